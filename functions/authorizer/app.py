@@ -1,0 +1,11 @@
+"""HTTP API Lambda authorizer: JWT or Mind Key → principal in the request context."""
+
+from typing import Any
+
+from synapse.auth import authorize
+from synapse.observability import logger
+
+
+@logger.inject_lambda_context(log_event=False, clear_state=True)
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return authorize(event)

@@ -1,0 +1,11 @@
+"""DELETE /minds/{mind_id} — the mind, its keys and every memory."""
+
+from synapse import minds
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    owner = request.principal.require_user("delete minds")
+    minds.delete_mind(owner, request.path("mind_id"))
+    return Response.empty()

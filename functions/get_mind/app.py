@@ -1,0 +1,10 @@
+"""GET /minds/{mind_id}"""
+
+from synapse import minds
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    owner = request.principal.require_user("read minds")
+    return Response.json(minds.owned_mind(owner, request.path("mind_id")).public())

@@ -1,0 +1,10 @@
+"""GET /minds/{mind_id}/keys — keys without secrets."""
+
+from synapse import minds
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    owner = request.principal.require_user("manage Mind Keys")
+    return Response.json({"keys": minds.list_keys(owner, request.path("mind_id")), "next_cursor": None})

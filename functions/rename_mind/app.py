@@ -1,0 +1,12 @@
+"""PATCH /minds/{mind_id} — rename."""
+
+from synapse import minds
+from synapse.http import Request, Response, endpoint
+from synapse.model import MindWrite
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    owner = request.principal.require_user("rename minds")
+    mind = minds.rename_mind(owner, request.path("mind_id"), request.body(MindWrite).name)
+    return Response.json(mind.public())

@@ -1,0 +1,1 @@
+"""Local stack and shared dev tooling: template reader, moto fixes, local runner."""

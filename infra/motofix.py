@@ -1,0 +1,93 @@
+"""Make moto's DynamoDB behave like DynamoDB where our correctness depends on it.
+
+1. DynamoDB applies each request atomically; moto does not lock, so two threads can interleave
+   inside one conditional write. We serialise every DynamoDB request behind one lock.
+2. moto rolls a failed transaction back by deep-copying every table it touches before each
+   transaction (O(table) per write). We evaluate the conditions first and cancel before applying
+   anything, as DynamoDB does, so no copy is needed.
+Both are test/local-stack fixes for the pinned moto version; the service code never imports this.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import types
+from typing import Any
+
+from moto.dynamodb import models as dynamo_models
+from moto.dynamodb.comparisons import get_filter_expression
+from moto.dynamodb.exceptions import TransactionCanceledException
+from moto.dynamodb.models.table import Table
+from moto.dynamodb.responses import DynamoHandler
+
+_LOCK = threading.RLock()
+_applied = False
+
+
+def _key_of(backend: Any, op_type: str, op: dict[str, Any]) -> dict[str, Any]:
+    if op_type != "Put":
+        return dict(op["Key"])
+    table = backend.get_table(op["TableName"])
+    attrs = op["Item"]
+    key = {table.hash_key_attr: attrs[table.hash_key_attr]}
+    if table.range_key_attr is not None:
+        key[table.range_key_attr] = attrs[table.range_key_attr]
+    return key
+
+
+def _failed_conditions(backend: Any, transact_items: list[dict[str, Any]]) -> list[tuple[Any, Any, Any]]:
+    reasons: list[tuple[Any, Any, Any]] = []
+    for entry in transact_items:
+        op_type, op = next(iter(entry.items()))
+        condition = op.get("ConditionExpression")
+        if condition is None:
+            reasons.append((None, None, None))
+            continue
+        current = backend.get_item(op["TableName"], _key_of(backend, op_type, op))
+        expression = get_filter_expression(
+            condition, op.get("ExpressionAttributeNames"), op.get("ExpressionAttributeValues")
+        )
+        if expression.expr(current):
+            reasons.append((None, None, None))
+        else:
+            reasons.append(("ConditionalCheckFailed", "The conditional request failed", None))
+    return reasons
+
+
+class _NoTableCopy(types.SimpleNamespace):
+    """Stands in for the `copy` module inside moto's transaction: tables pass through, items still copy."""
+
+    @staticmethod
+    def deepcopy(value: Any) -> Any:
+        return value if isinstance(value, Table) else copy.deepcopy(value)
+
+
+def apply() -> None:
+    global _applied
+    if _applied:
+        return
+    _applied = True
+
+    original_call = DynamoHandler.call_action
+
+    def call_action(self: Any) -> Any:
+        with _LOCK:
+            return original_call(self)
+
+    original_transact = dynamo_models.DynamoDBBackend.transact_write_items
+
+    def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+        with _LOCK:
+            reasons = _failed_conditions(self, transact_items)
+            if any(code for code, _, _ in reasons):
+                raise TransactionCanceledException(reasons)
+            real_copy = dynamo_models.copy
+            dynamo_models.copy = _NoTableCopy()  # type: ignore[assignment]
+            try:
+                original_transact(self, transact_items)
+            finally:
+                dynamo_models.copy = real_copy
+
+    DynamoHandler.call_action = call_action  # type: ignore[method-assign]
+    dynamo_models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]

@@ -1,0 +1,1 @@
+"""Synapse shared layer: the memory model, store, auth and HTTP glue every function imports."""

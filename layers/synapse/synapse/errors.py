@@ -1,0 +1,70 @@
+"""Domain errors. Each knows its HTTP status and error code; `http.py` is the one place that renders them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SynapseError(Exception):
+    status = 500
+    code = "internal_error"
+
+    def __init__(
+        self,
+        message: str,
+        details: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or []
+        self.headers = headers or {}
+
+
+class BadRequest(SynapseError):
+    status, code = 400, "bad_request"
+
+
+class Unauthorized(SynapseError):
+    status, code = 401, "unauthorized"
+
+    def __init__(self, message: str = "A valid JWT or Mind Key is required.") -> None:
+        super().__init__(message, headers={"WWW-Authenticate": 'Bearer realm="synapse"'})
+
+
+class Forbidden(SynapseError):
+    status, code = 403, "forbidden"
+
+
+class NotFound(SynapseError):
+    status, code = 404, "not_found"
+
+
+class PreconditionFailed(SynapseError):
+    status, code = 412, "precondition_failed"
+
+
+class PayloadTooLarge(SynapseError):
+    status, code = 413, "payload_too_large"
+
+
+class UnsupportedMediaType(SynapseError):
+    status, code = 415, "unsupported_media_type"
+
+
+class Unprocessable(SynapseError):
+    status, code = 422, "validation_error"
+
+
+class Throttled(SynapseError):
+    status, code = 429, "throttled"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, headers={"Retry-After": "1"})
+
+
+def field_error(field: str, rule: str, message: str) -> Unprocessable:
+    """A 422 for one field: the details name the field and the rule it broke."""
+    return Unprocessable(
+        f"{field}: {message}", details=[{"field": field, "rule": rule, "message": message}]
+    )

@@ -1,0 +1,211 @@
+"""HTTP glue for API Gateway HTTP API (payload 2.0): parse a request, render a response, and map
+every domain error to SPEC's JSON error body in one place.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+from aws_lambda_powertools.metrics import MetricUnit
+from pydantic import BaseModel
+
+from synapse import minds
+from synapse.auth import Principal
+from synapse.errors import (
+    BadRequest,
+    NotFound,
+    PayloadTooLarge,
+    SynapseError,
+    UnsupportedMediaType,
+)
+from synapse.observability import logger, metrics, tracer
+
+MAX_BODY_BYTES = 64 * 1024
+JSON_TYPE = "application/json; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    body: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def json(cls, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        return cls(status, text, {"Content-Type": JSON_TYPE, **(headers or {})})
+
+    @classmethod
+    def text(cls, payload: str, status: int = 200) -> Response:
+        return cls(status, payload, {"Content-Type": "text/plain; charset=utf-8"})
+
+    @classmethod
+    def empty(cls, status: int = 204) -> Response:
+        return cls(status)
+
+    def to_lambda(self) -> dict[str, Any]:
+        return {"statusCode": self.status, "headers": self.headers, "body": self.body, "isBase64Encoded": False}
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+@dataclass(frozen=True)
+class Request:
+    event: dict[str, Any]
+    headers: dict[str, str]
+    query: dict[str, list[str]]
+    path_params: dict[str, str]
+    request_id: str
+
+    @classmethod
+    def from_event(cls, event: dict[str, Any], request_id: str) -> Request:
+        headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+        query = parse_qs(event.get("rawQueryString") or "", keep_blank_values=True)
+        if not query and event.get("queryStringParameters"):
+            query = {k: v.split(",") for k, v in event["queryStringParameters"].items()}
+        return cls(event, headers, query, dict(event.get("pathParameters") or {}), request_id)
+
+    # ------------------------------------------------------------ identity
+
+    @property
+    def principal(self) -> Principal:
+        context = (self.event.get("requestContext") or {}).get("authorizer") or {}
+        return Principal.from_context(context.get("lambda"))
+
+    def mind_id(self) -> str:
+        """The mind a memory request addresses; ownership is checked, a foreign mind is a 404."""
+        principal = self.principal
+        requested = self.headers.get("x-mind-id") or self.query_one("mind_id")
+        if not principal.is_user:
+            if requested and requested != principal.mind_id:
+                raise NotFound(f"No mind {requested!r}.")
+            assert principal.mind_id is not None
+            return principal.mind_id
+        user = principal.require_user("address a mind")
+        if requested:
+            return minds.owned_mind(user, requested).id
+        owned = minds.list_minds(user)
+        if len(owned) == 1:
+            return owned[0].id
+        if not owned:
+            raise NotFound("You have no mind yet: create one with POST /minds.")
+        raise BadRequest("You own several minds: name one with the X-Mind-Id header or the mind_id parameter.")
+
+    # ------------------------------------------------------------ input
+
+    def path(self, name: str) -> str:
+        return self.path_params.get(name, "")
+
+    def query_one(self, name: str) -> str | None:
+        values = self.query.get(name)
+        if not values:
+            return None
+        if len(values) > 1:
+            raise BadRequest(f"{name}: give this parameter once.", details=[{"field": name, "rule": "single"}])
+        return values[0]
+
+    def query_all(self, name: str) -> list[str]:
+        return self.query.get(name, [])
+
+    def query_int(self, name: str, default: int, low: int, high: int) -> int:
+        raw = self.query_one(name)
+        if raw is None:
+            return default
+        if not raw.strip().isdigit() or not low <= int(raw) <= high:
+            raise BadRequest(
+                f"{name}: must be a whole number from {low} to {high}.",
+                details=[{"field": name, "rule": "range", "message": f"{low}-{high}"}],
+            )
+        return int(raw)
+
+    def query_bool(self, name: str, default: bool | None = None) -> bool | None:
+        raw = self.query_one(name)
+        if raw is None:
+            return default
+        if raw.lower() not in {"true", "false"}:
+            raise BadRequest(f"{name}: must be true or false.", details=[{"field": name, "rule": "boolean"}])
+        return raw.lower() == "true"
+
+    def query_choice(self, name: str, choices: type[Any]) -> str | None:
+        raw = self.query_one(name)
+        allowed = [c.value for c in choices]
+        if raw is not None and raw not in allowed:
+            raise BadRequest(
+                f"{name}: must be one of {', '.join(allowed)}.", details=[{"field": name, "rule": "enum"}]
+            )
+        return raw
+
+    def json_object(self) -> dict[str, Any]:
+        raw = self.event.get("body") or ""
+        data = base64.b64decode(raw) if self.event.get("isBase64Encoded") else raw.encode("utf-8")
+        if len(data) > MAX_BODY_BYTES:
+            raise PayloadTooLarge(f"The body is {len(data)} bytes; the limit is {MAX_BODY_BYTES}.")
+        content_type = self.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type and content_type != "application/json" and not content_type.endswith("+json"):
+            raise UnsupportedMediaType(f"Send JSON with Content-Type: application/json, not {content_type!r}.")
+        if not data.strip():
+            return {}
+        try:
+            parsed = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        except (UnicodeDecodeError, ValueError) as error:
+            raise BadRequest(f"The body is not valid JSON: {error}.") from None
+        if not isinstance(parsed, dict):
+            raise BadRequest("The body must be a JSON object.")
+        return parsed
+
+    def body[T: BaseModel](self, model: type[T]) -> T:
+        from synapse.model import parse
+
+        return parse(model, self.json_object())
+
+    def if_match(self) -> int | None:
+        raw = self.headers.get("if-match")
+        if raw is None:
+            return None
+        text = raw.strip().removeprefix("W/").strip('"')
+        if not text.isdigit():
+            raise BadRequest("If-Match: must be the memory's version number, e.g. If-Match: 3.")
+        return int(text)
+
+
+def error_response(error: SynapseError, request_id: str) -> Response:
+    payload = {
+        "error": {"code": error.code, "message": error.message, "details": error.details},
+        "request_id": request_id,
+    }
+    return Response.json(payload, status=error.status, headers=error.headers)
+
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def endpoint(function: Callable[[Request], Response]) -> Handler:
+    """Wrap a handler: logging with request id, tracing, metrics, and domain errors → HTTP."""
+
+    @logger.inject_lambda_context(log_event=False, clear_state=True)
+    @tracer.capture_lambda_handler(capture_response=False)
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        request_id = (event.get("requestContext") or {}).get("requestId") or getattr(
+            context, "aws_request_id", "local"
+        )
+        logger.append_keys(request_id=request_id)
+        try:
+            response = function(Request.from_event(event, request_id))
+        except SynapseError as error:
+            response = error_response(error, request_id)
+        except Exception:
+            logger.exception("Unhandled error")
+            response = error_response(SynapseError("Something went wrong on our side."), request_id)
+        metrics.add_metric(name=f"Http{response.status // 100}xx", unit=MetricUnit.Count, value=1)
+        logger.info("Handled", extra={"status": response.status, "route": event.get("routeKey")})
+        return response.to_lambda()
+
+    return handler

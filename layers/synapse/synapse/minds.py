@@ -1,0 +1,212 @@
+"""Minds and their Mind Keys.
+
+A Mind Key is shown once; only HMAC-SHA256(pepper, key) is stored, under a lookup item keyed by
+that hash, so the authorizer finds a key with one GetItem and never holds a plain secret at rest.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from synapse import auth, clock, store, tables
+from synapse.errors import NotFound
+from synapse.model import new_id
+
+KEY_PREFIX_CHARS = 10
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+@dataclass(frozen=True)
+class Mind:
+    id: str
+    name: str
+    owner: str
+    created_at: str
+    updated_at: str
+    memory_count: int
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "memory_count": self.memory_count,
+        }
+
+
+def _mind_from_item(item: dict[str, Any]) -> Mind:
+    return Mind(
+        id=item["id"],
+        name=item["name"],
+        owner=item["owner"],
+        created_at=item["created_at"],
+        updated_at=item["updated_at"],
+        memory_count=int(item.get("memory_count", 0)),
+    )
+
+
+def _key_public(item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": item["id"],
+        "label": item["label"],
+        "prefix": item["prefix"],
+        "created_at": item["created_at"],
+        "last_used_at": item.get("last_used_at"),
+    }
+
+
+# ---------------------------------------------------------------- minds
+
+
+def get_mind(mind_id: str) -> Mind:
+    item = tables.get(tables.minds_table(), tables.mind_key(mind_id)) if mind_id.startswith("m_") else None
+    if item is None:
+        raise NotFound(f"No mind {mind_id!r}.")
+    return _mind_from_item(item)
+
+
+def owned_mind(owner: str, mind_id: str) -> Mind:
+    """A mind the user owns; another user's mind answers 404 exactly like a missing one."""
+    mind = get_mind(mind_id)
+    if not secrets.compare_digest(mind.owner, owner):
+        raise NotFound(f"No mind {mind_id!r}.")
+    return mind
+
+
+def list_minds(owner: str) -> list[Mind]:
+    return [
+        _mind_from_item(item)
+        for item in tables.query_all(
+            TableName=tables.minds_table(),
+            IndexName="owner",
+            KeyConditionExpression="#owner = :owner",
+            ExpressionAttributeNames={"#owner": "owner"},
+            ExpressionAttributeValues=tables.values(owner=owner),
+        )
+    ]
+
+
+def _key_operations(mind_id: str, label: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    secret = auth.new_mind_key()
+    digest = auth.hash_mind_key(secret)
+    key_id = new_id("key_")
+    now = clock.to_iso(clock.now())
+    item = {
+        **tables.mind_key_item_key(mind_id, key_id),
+        "id": key_id,
+        "label": label,
+        "prefix": secret[:KEY_PREFIX_CHARS],
+        "hash": digest,
+        "created_at": now,
+    }
+    lookup = {**tables.key_hash_key(digest), "hash": digest, "mind_id": mind_id, "key_id": key_id}
+    ops = [
+        {"Put": {"TableName": tables.minds_table(), "Item": tables.dump(item),
+                 "ConditionExpression": "attribute_not_exists(pk)"}},
+        {"Put": {"TableName": tables.minds_table(), "Item": tables.dump(lookup),
+                 "ConditionExpression": "attribute_not_exists(pk)"}},
+    ]
+    shown = {"id": key_id, "key": secret, "label": label, "created_at": now}
+    return ops, shown
+
+
+def create_mind(owner: str, name: str) -> tuple[Mind, dict[str, Any]]:
+    """A mind and its first Mind Key, in one transaction."""
+    now = clock.to_iso(clock.now())
+    mind = Mind(id=new_id("m_"), name=name, owner=owner, created_at=now, updated_at=now, memory_count=0)
+    item = {**tables.mind_key(mind.id), **mind.public(), "owner": owner}
+    key_ops, shown_key = _key_operations(mind.id, "default")
+    tables.transact([
+        {"Put": {"TableName": tables.minds_table(), "Item": tables.dump(item),
+                 "ConditionExpression": "attribute_not_exists(pk)"}},
+        *key_ops,
+    ])
+    return mind, shown_key
+
+
+def rename_mind(owner: str, mind_id: str, name: str) -> Mind:
+    owned_mind(owner, mind_id)
+    answer = tables.client().update_item(
+        TableName=tables.minds_table(),
+        Key=tables.dump(tables.mind_key(mind_id)),
+        UpdateExpression="SET #name = :name, updated_at = :now",
+        ConditionExpression="attribute_exists(pk)",
+        ExpressionAttributeNames={"#name": "name"},
+        ExpressionAttributeValues=tables.values(name=name, now=clock.to_iso(clock.now())),
+        ReturnValues="ALL_NEW",
+    )
+    return _mind_from_item(tables.load(answer["Attributes"]))
+
+
+def _key_items(mind_id: str) -> list[dict[str, Any]]:
+    return list(
+        tables.query_all(
+            TableName=tables.minds_table(),
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :key)",
+            ExpressionAttributeValues=tables.values(pk=f"MIND#{mind_id}", key="KEY#"),
+        )
+    )
+
+
+def delete_mind(owner: str, mind_id: str) -> None:
+    """Keys and the mind first (so nothing new can be written), then every memory item."""
+    owned_mind(owner, mind_id)
+    doomed = []
+    for key in _key_items(mind_id):
+        doomed += [tables.key_hash_key(key["hash"]), tables.mind_key_item_key(mind_id, key["id"])]
+    doomed.append(tables.mind_key(mind_id))
+    tables.batch_delete(tables.minds_table(), doomed)
+    store.purge_mind(mind_id)
+
+
+# ---------------------------------------------------------------- keys
+
+
+def create_key(owner: str, mind_id: str, label: str) -> dict[str, Any]:
+    owned_mind(owner, mind_id)
+    ops, shown = _key_operations(mind_id, label)
+    tables.transact(ops)
+    return shown
+
+
+def list_keys(owner: str, mind_id: str) -> list[dict[str, Any]]:
+    owned_mind(owner, mind_id)
+    return [_key_public(item) for item in _key_items(mind_id)]
+
+
+def revoke_key(owner: str, mind_id: str, key_id: str) -> None:
+    owned_mind(owner, mind_id)
+    item = tables.get(tables.minds_table(), tables.mind_key_item_key(mind_id, key_id))
+    if item is None:
+        raise NotFound(f"No key {key_id!r} on this mind.")
+    tables.batch_delete(tables.minds_table(), [tables.key_hash_key(item["hash"]), tables.mind_key_item_key(mind_id, key_id)])
+
+
+def resolve_key(presented: str) -> tuple[str, str] | None:
+    """(mind id, key id) for a live Mind Key, else None. Records last_used_at at most once a minute."""
+    digest = auth.hash_mind_key(presented)
+    lookup = tables.get(tables.minds_table(), tables.key_hash_key(digest))
+    if lookup is None or not secrets.compare_digest(lookup.get("hash", ""), digest):
+        return None
+    _touch(lookup["mind_id"], lookup["key_id"])
+    return lookup["mind_id"], lookup["key_id"]
+
+
+def _touch(mind_id: str, key_id: str) -> None:
+    now = clock.now()
+    try:
+        tables.client().update_item(
+            TableName=tables.minds_table(),
+            Key=tables.dump(tables.mind_key_item_key(mind_id, key_id)),
+            UpdateExpression="SET last_used_at = :now",
+            ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(last_used_at) OR last_used_at < :stale)",
+            ExpressionAttributeValues=tables.values(
+                now=clock.to_iso(now), stale=clock.to_iso(now - LAST_USED_RESOLUTION)
+            ),
+        )
+    except tables.client().exceptions.ConditionalCheckFailedException:
+        pass

@@ -1,0 +1,170 @@
+"""DynamoDB access and the item layout of both tables: the one place that knows the schema.
+
+Memories table (pk = mind id):
+  MEM#<category>#<key>           the memory; the primary key makes (mind, category, key) unique
+  ID#<memory id>                 pointer from id to the memory's sort key (strongly consistent lookup)
+  TAG#<len>:<tag>#<recall order>  one copy per tag, in recall order (by-tag and tag-filtered recall)
+GSIs over memory items only (sparse): `recall` (pk, recall_sk), `created` (pk, created_sk),
+`expiring` (pk, expires_at), `category_recall` (mind_category, recall_sk).
+
+Minds table:
+  MIND#<mind id> / MIND          the mind (owner, name, memory_count); GSI `owner` (owner, created_at)
+  MIND#<mind id> / KEY#<key id>  a Mind Key's metadata and hash
+  KEYHASH#<hmac> / KEYHASH       lookup from a presented key's hash to its mind and key id
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from decimal import Decimal
+from functools import cache
+from typing import Any
+
+import boto3
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.config import Config
+
+from synapse.settings import get_settings
+
+Item = dict[str, Any]
+
+# Items read per DynamoDB call (ScannedCount), so benchmarks can show cost against answer size.
+reads: Counter[str] = Counter()
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+@cache
+def client() -> Any:
+    settings = get_settings()
+    return boto3.client(
+        "dynamodb",
+        region_name=settings.region,
+        endpoint_url=settings.dynamodb_endpoint,
+        config=Config(retries={"max_attempts": 4, "mode": "standard"}, connect_timeout=2, read_timeout=10),
+    )
+
+
+def memories_table() -> str:
+    return get_settings().memories_table
+
+
+def minds_table() -> str:
+    return get_settings().minds_table
+
+
+# ---------------------------------------------------------------- (de)serialisation
+
+
+def _to_dynamo_value(value: Any) -> Any:
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, dict):
+        return {k: _to_dynamo_value(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_to_dynamo_value(v) for v in value]
+    return value
+
+
+def _from_dynamo_value(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() and "." not in str(value) else float(value)
+    if isinstance(value, dict):
+        return {k: _from_dynamo_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_dynamo_value(v) for v in value]
+    return value
+
+
+def dump(item: Mapping[str, Any]) -> dict[str, Any]:
+    """Plain dict → DynamoDB wire format; None values are left out (sparse indexes rely on it)."""
+    return {k: _serializer.serialize(_to_dynamo_value(v)) for k, v in item.items() if v is not None}
+
+
+def load(item: Mapping[str, Any]) -> Item:
+    return {k: _from_dynamo_value(_deserializer.deserialize(v)) for k, v in item.items()}
+
+
+def values(**named: Any) -> dict[str, Any]:
+    """ExpressionAttributeValues from keyword arguments: values(v=1) → {":v": {"N": "1"}}."""
+    return {f":{k}": _serializer.serialize(_to_dynamo_value(v)) for k, v in named.items()}
+
+
+# ---------------------------------------------------------------- keys
+
+
+def mind_key(mind_id: str) -> dict[str, str]:
+    return {"pk": f"MIND#{mind_id}", "sk": "MIND"}
+
+
+def mind_key_item_key(mind_id: str, key_id: str) -> dict[str, str]:
+    return {"pk": f"MIND#{mind_id}", "sk": f"KEY#{key_id}"}
+
+
+def key_hash_key(digest: str) -> dict[str, str]:
+    return {"pk": f"KEYHASH#{digest}", "sk": "KEYHASH"}
+
+
+MEMORY_PREFIX = "MEM#"
+POINTER_PREFIX = "ID#"
+TAG_PREFIX = "TAG#"
+
+
+def memory_sk(category: str, key: str) -> str:
+    return f"{MEMORY_PREFIX}{category}#{key}"
+
+
+def pointer_sk(memory_id: str) -> str:
+    return f"{POINTER_PREFIX}{memory_id}"
+
+
+def tag_prefix(tag: str) -> str:
+    """Length-prefixed so that tag `c` never matches the items of tag `c#`."""
+    return f"{TAG_PREFIX}{len(tag):02d}:{tag}#"
+
+
+# ---------------------------------------------------------------- calls
+
+
+def get(table: str, key: Mapping[str, str]) -> Item | None:
+    answer = client().get_item(TableName=table, Key=dump(key), ConsistentRead=True)
+    reads["get"] += 1 if "Item" in answer else 0
+    return load(answer["Item"]) if "Item" in answer else None
+
+
+def query_pages(**params: Any) -> Iterator[tuple[list[Item], dict[str, Any] | None]]:
+    """Yield (items, last evaluated key) per DynamoDB page; counts every item DynamoDB read."""
+    while True:
+        answer = client().query(**params)
+        reads["query"] += answer.get("ScannedCount", answer.get("Count", 0))
+        last = answer.get("LastEvaluatedKey")
+        yield [load(i) for i in answer.get("Items", [])], last
+        if not last:
+            return
+        params = {**params, "ExclusiveStartKey": last}
+
+
+def query_all(**params: Any) -> Iterator[Item]:
+    for items, _ in query_pages(**params):
+        yield from items
+
+
+def batch_delete(table: str, keys: list[dict[str, str]]) -> None:
+    """Delete keys 25 at a time, resending whatever DynamoDB returns unprocessed."""
+    for start in range(0, len(keys), 25):
+        pending: list[Any] = [{"DeleteRequest": {"Key": dump(k)}} for k in keys[start : start + 25]]
+        while pending:
+            answer = client().batch_write_item(RequestItems={table: pending})
+            pending = answer.get("UnprocessedItems", {}).get(table, [])
+
+
+def transact(operations: list[dict[str, Any]]) -> None:
+    client().transact_write_items(TransactItems=operations)
+
+
+def cancellation_codes(error: Exception) -> list[str]:
+    """The per-operation reasons of a TransactionCanceledException, aligned with its operations."""
+    reasons = getattr(error, "response", {}).get("CancellationReasons", [])
+    return [r.get("Code", "None") for r in reasons]
