@@ -116,7 +116,9 @@ def build_event(
 
 
 def _gateway_error(status: int, message: str) -> HttpResponse:
-    return HttpResponse(status, {"Content-Type": "application/json"}, json.dumps({"message": message}).encode())
+    return HttpResponse(
+        status, {"Content-Type": "application/json"}, json.dumps({"message": message}).encode()
+    )
 
 
 class Gateway:
@@ -132,7 +134,12 @@ class Gateway:
         return None
 
     def handle(
-        self, method: str, path: str, raw_query: str = "", headers: dict[str, str] | None = None, body: bytes = b""
+        self,
+        method: str,
+        path: str,
+        raw_query: str = "",
+        headers: dict[str, str] | None = None,
+        body: bytes = b"",
     ) -> HttpResponse:
         matched = self.match(method.upper(), path)
         if matched is None:

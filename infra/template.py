@@ -102,7 +102,9 @@ class Route:
 
 def _handler_of(resource: dict[str, Any]) -> str:
     props = resource["Properties"]
-    return str(props.get("Handler") or load().get("Globals", {}).get("Function", {}).get("Handler", "app.handler"))
+    return str(
+        props.get("Handler") or load().get("Globals", {}).get("Function", {}).get("Handler", "app.handler")
+    )
 
 
 def authorizer_function() -> tuple[Path, str]:

@@ -24,14 +24,14 @@ os.environ.update(
 )
 os.environ.pop("SYNAPSE_DYNAMODB_ENDPOINT", None)
 
-from collections.abc import Iterator  # noqa: E402
+from collections.abc import Iterator
 
-import boto3  # noqa: E402
-import pytest  # noqa: E402
-from moto import mock_aws  # noqa: E402
+import boto3
+import pytest
+from moto import mock_aws
 
-from infra import motofix, template  # noqa: E402
-from tests.support.api import Api  # noqa: E402
+from infra import motofix, template
+from tests.support.api import Api
 
 TABLE_NAMES = {"MemoriesTable": "test-memories", "MindsTable": "test-minds"}
 

@@ -7,7 +7,9 @@ from synapse.http import Request, Response, endpoint
 @endpoint
 def handler(request: Request) -> Response:
     page = store.list_memories(
-        request.mind_id(), store.ListFilters.from_request(request), request.query_int("limit", 20, 1, 100),
+        request.mind_id(),
+        store.ListFilters.from_request(request),
+        request.query_int("limit", 20, 1, 100),
         request.query_one("cursor"),
     )
     return Response.json({"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor})

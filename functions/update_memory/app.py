@@ -9,6 +9,10 @@ from synapse.model import MemoryPatch
 def handler(request: Request) -> Response:
     patch = request.body(MemoryPatch)
     memory = store.update(
-        request.mind_id(), request.path("id"), patch, request.principal.writer(patch.source), request.if_match()
+        request.mind_id(),
+        request.path("id"),
+        patch,
+        request.principal.writer(patch.source),
+        request.if_match(),
     )
     return Response.json(memory.public())

@@ -76,5 +76,10 @@ class Api:
 
     def store(self, mind: MindHandle, *, as_agent: bool = False, **fields: Any) -> HttpResponse:
         token = mind.key if as_agent else mind.jwt
-        return self.call("POST", "/memory", token=token, json_body=memory_body(**fields),
-                         headers={"X-Mind-Id": mind.id} if not as_agent else None)
+        return self.call(
+            "POST",
+            "/memory",
+            token=token,
+            json_body=memory_body(**fields),
+            headers={"X-Mind-Id": mind.id} if not as_agent else None,
+        )

@@ -118,7 +118,9 @@ class Principal:
     def writer(self, claimed: Source | None) -> Source:
         """The source a write carries: the credential's. A body that claims otherwise is refused."""
         if claimed is not None and claimed is not self.source:
-            raise Forbidden(f"source: the body says {claimed.value!r} but the credential writes as {self.source.value!r}.")
+            raise Forbidden(
+                f"source: the body says {claimed.value!r} but the credential writes as {self.source.value!r}."
+            )
         return self.source
 
 

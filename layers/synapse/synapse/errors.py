@@ -65,6 +65,4 @@ class Throttled(SynapseError):
 
 def field_error(field: str, rule: str, message: str) -> Unprocessable:
     """A 422 for one field: the details name the field and the rule it broke."""
-    return Unprocessable(
-        f"{field}: {message}", details=[{"field": field, "rule": rule, "message": message}]
-    )
+    return Unprocessable(f"{field}: {message}", details=[{"field": field, "rule": rule, "message": message}])

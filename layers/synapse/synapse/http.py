@@ -49,7 +49,12 @@ class Response:
         return cls(status)
 
     def to_lambda(self) -> dict[str, Any]:
-        return {"statusCode": self.status, "headers": self.headers, "body": self.body, "isBase64Encoded": False}
+        return {
+            "statusCode": self.status,
+            "headers": self.headers,
+            "body": self.body,
+            "isBase64Encoded": False,
+        }
 
 
 def _reject_constant(name: str) -> Any:
@@ -96,7 +101,9 @@ class Request:
             return owned[0].id
         if not owned:
             raise NotFound("You have no mind yet: create one with POST /minds.")
-        raise BadRequest("You own several minds: name one with the X-Mind-Id header or the mind_id parameter.")
+        raise BadRequest(
+            "You own several minds: name one with the X-Mind-Id header or the mind_id parameter."
+        )
 
     # ------------------------------------------------------------ input
 
@@ -108,7 +115,9 @@ class Request:
         if not values:
             return None
         if len(values) > 1:
-            raise BadRequest(f"{name}: give this parameter once.", details=[{"field": name, "rule": "single"}])
+            raise BadRequest(
+                f"{name}: give this parameter once.", details=[{"field": name, "rule": "single"}]
+            )
         return values[0]
 
     def query_all(self, name: str) -> list[str]:
@@ -149,7 +158,9 @@ class Request:
             raise PayloadTooLarge(f"The body is {len(data)} bytes; the limit is {MAX_BODY_BYTES}.")
         content_type = self.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type and content_type != "application/json" and not content_type.endswith("+json"):
-            raise UnsupportedMediaType(f"Send JSON with Content-Type: application/json, not {content_type!r}.")
+            raise UnsupportedMediaType(
+                f"Send JSON with Content-Type: application/json, not {content_type!r}."
+            )
         if not data.strip():
             return {}
         try:
@@ -193,8 +204,9 @@ def endpoint(function: Callable[[Request], Response]) -> Handler:
     @tracer.capture_lambda_handler(capture_response=False)
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        request_id = (event.get("requestContext") or {}).get("requestId") or getattr(
-            context, "aws_request_id", "local"
+        request_id = str(
+            (event.get("requestContext") or {}).get("requestId")
+            or getattr(context, "aws_request_id", "local")
         )
         logger.append_keys(request_id=request_id)
         try:
@@ -208,4 +220,5 @@ def endpoint(function: Callable[[Request], Response]) -> Handler:
         logger.info("Handled", extra={"status": response.status, "route": event.get("routeKey")})
         return response.to_lambda()
 
-    return handler
+    wrapped: Handler = handler
+    return wrapped

@@ -105,10 +105,20 @@ def _key_operations(mind_id: str, label: str) -> tuple[list[dict[str, Any]], dic
     }
     lookup = {**tables.key_hash_key(digest), "hash": digest, "mind_id": mind_id, "key_id": key_id}
     ops = [
-        {"Put": {"TableName": tables.minds_table(), "Item": tables.dump(item),
-                 "ConditionExpression": "attribute_not_exists(pk)"}},
-        {"Put": {"TableName": tables.minds_table(), "Item": tables.dump(lookup),
-                 "ConditionExpression": "attribute_not_exists(pk)"}},
+        {
+            "Put": {
+                "TableName": tables.minds_table(),
+                "Item": tables.dump(item),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+        {
+            "Put": {
+                "TableName": tables.minds_table(),
+                "Item": tables.dump(lookup),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
     ]
     shown = {"id": key_id, "key": secret, "label": label, "created_at": now}
     return ops, shown
@@ -120,11 +130,18 @@ def create_mind(owner: str, name: str) -> tuple[Mind, dict[str, Any]]:
     mind = Mind(id=new_id("m_"), name=name, owner=owner, created_at=now, updated_at=now, memory_count=0)
     item = {**tables.mind_key(mind.id), **mind.public(), "owner": owner}
     key_ops, shown_key = _key_operations(mind.id, "default")
-    tables.transact([
-        {"Put": {"TableName": tables.minds_table(), "Item": tables.dump(item),
-                 "ConditionExpression": "attribute_not_exists(pk)"}},
-        *key_ops,
-    ])
+    tables.transact(
+        [
+            {
+                "Put": {
+                    "TableName": tables.minds_table(),
+                    "Item": tables.dump(item),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            *key_ops,
+        ]
+    )
     return mind, shown_key
 
 
@@ -183,7 +200,9 @@ def revoke_key(owner: str, mind_id: str, key_id: str) -> None:
     item = tables.get(tables.minds_table(), tables.mind_key_item_key(mind_id, key_id))
     if item is None:
         raise NotFound(f"No key {key_id!r} on this mind.")
-    tables.batch_delete(tables.minds_table(), [tables.key_hash_key(item["hash"]), tables.mind_key_item_key(mind_id, key_id)])
+    tables.batch_delete(
+        tables.minds_table(), [tables.key_hash_key(item["hash"]), tables.mind_key_item_key(mind_id, key_id)]
+    )
 
 
 def resolve_key(presented: str) -> tuple[str, str] | None:
@@ -203,7 +222,9 @@ def _touch(mind_id: str, key_id: str) -> None:
             TableName=tables.minds_table(),
             Key=tables.dump(tables.mind_key_item_key(mind_id, key_id)),
             UpdateExpression="SET last_used_at = :now",
-            ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(last_used_at) OR last_used_at < :stale)",
+            ConditionExpression=(
+                "attribute_exists(pk) AND (attribute_not_exists(last_used_at) OR last_used_at < :stale)"
+            ),
             ExpressionAttributeValues=tables.values(
                 now=clock.to_iso(now), stale=clock.to_iso(now - LAST_USED_RESOLUTION)
             ),

@@ -91,9 +91,7 @@ def _check_content(value: str) -> str:
     if size == 0:
         raise PydanticCustomError("length", "must not be empty")
     if size > CONTENT_MAX_BYTES:
-        raise PydanticCustomError(
-            "size", f"must be at most {CONTENT_MAX_BYTES} bytes of UTF-8 (got {size})"
-        )
+        raise PydanticCustomError("size", f"must be at most {CONTENT_MAX_BYTES} bytes of UTF-8 (got {size})")
     return value
 
 
@@ -103,7 +101,9 @@ def normalize_tags(values: list[str]) -> list[str]:
     for raw in values:
         tag = raw.strip().lower()
         if not 1 <= len(tag) <= TAG_MAX_CHARS:
-            raise PydanticCustomError("length", f"each tag must be 1-{TAG_MAX_CHARS} characters after trimming")
+            raise PydanticCustomError(
+                "length", f"each tag must be 1-{TAG_MAX_CHARS} characters after trimming"
+            )
         if any(ord(ch) < 32 or ord(ch) == 127 for ch in tag):
             raise PydanticCustomError("characters", "tags must not contain control characters")
         seen.setdefault(tag, None)
@@ -118,7 +118,9 @@ def _check_expires_at(value: str | None) -> str | None:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise PydanticCustomError("format", "must be an ISO 8601 timestamp, e.g. 2026-12-31T23:59:00Z") from None
+        raise PydanticCustomError(
+            "format", "must be an ISO 8601 timestamp, e.g. 2026-12-31T23:59:00Z"
+        ) from None
     if moment.tzinfo is None:
         raise PydanticCustomError("timezone", "must carry a time zone (Z or an offset such as +02:00)")
     return clock.to_iso(moment)
@@ -323,7 +325,9 @@ def patched(old: Memory, patch: MemoryPatch, source: Source, at: datetime) -> Me
         if sent is not None and sent != getattr(old, field):
             raise Unprocessable(
                 f"{field}: is immutable; store a new memory instead",
-                details=[{"field": field, "rule": "immutable", "message": "cannot be changed after creation"}],
+                details=[
+                    {"field": field, "rule": "immutable", "message": "cannot be changed after creation"}
+                ],
             )
     sent = patch.model_fields_set
     changes: dict[str, Any] = {}
@@ -334,7 +338,9 @@ def patched(old: Memory, patch: MemoryPatch, source: Source, at: datetime) -> Me
         if value is None and field != "expires_at":
             raise Unprocessable(
                 f"{field}: cannot be null",
-                details=[{"field": field, "rule": "not_null", "message": "cannot be null; leave it out to keep it"}],
+                details=[
+                    {"field": field, "rule": "not_null", "message": "cannot be null; leave it out to keep it"}
+                ],
             )
         changes[field] = value.value if isinstance(value, StrEnum) else value
     return _after_change(old, replace(old, **changes), source, at)
@@ -342,4 +348,6 @@ def patched(old: Memory, patch: MemoryPatch, source: Source, at: datetime) -> Me
 
 def verified(old: Memory, by: str, at: datetime) -> Memory:
     stamp = clock.to_iso(at)
-    return replace(old, verified=True, verified_at=stamp, verified_by=by, updated_at=stamp, version=old.version + 1)
+    return replace(
+        old, verified=True, verified_at=stamp, verified_by=by, updated_at=stamp, version=old.version + 1
+    )

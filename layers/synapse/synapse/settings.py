@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 
 DEV_JWT_SECRET = "synapse-local-dev-secret-change-me-0123456789"  # noqa: S105 - local runs only
-DEV_KEY_PEPPER = "synapse-local-dev-pepper-change-me-0123456789"  # noqa: S105 - local runs only
+DEV_KEY_PEPPER = "synapse-local-dev-pepper-change-me-0123456789"
 FORBIDDEN_ALGORITHMS = frozenset({"none", ""})
 
 

@@ -75,10 +75,10 @@ def _tag_item(memory: Memory, tag: str) -> dict[str, Any]:
 
 
 def memory_from_item(item: dict[str, Any]) -> Memory:
-    body = {name: item.get(name) for name in _MEMORY_FIELDS}
-    body["confidence"] = float(body["confidence"])
-    body["version"] = int(body["version"])
-    body["tags"] = list(body["tags"] or [])
+    body: dict[str, Any] = {name: item.get(name) for name in _MEMORY_FIELDS}
+    body["confidence"] = float(item["confidence"])
+    body["version"] = int(item["version"])
+    body["tags"] = list(item.get("tags") or [])
     return Memory(**body)
 
 
@@ -159,9 +159,11 @@ def _commit(operations: list[dict[str, Any]], mind_op_index: int | None = None) 
                 raise _Retry from error
             raise
         reasons = tables.cancellation_codes(error)
-        if mind_op_index is not None and len(reasons) > mind_op_index:
-            if reasons[mind_op_index] == "ConditionalCheckFailed":
-                raise NotFound("This mind no longer exists.") from error
+        mind_failed = mind_op_index is not None and reasons[mind_op_index : mind_op_index + 1] == [
+            "ConditionalCheckFailed"
+        ]
+        if mind_failed:
+            raise NotFound("This mind no longer exists.") from error
         raise _Retry from error
 
 
@@ -194,7 +196,13 @@ def store(mind_id: str, write: MemoryWrite, source: Source, at: datetime | None 
             memory = new_memory(mind_id, write, source, moment)
             ops = [
                 _put(memory_item(memory), "attribute_not_exists(pk)"),
-                _put({"pk": mind_id, "sk": tables.pointer_sk(memory.id), "memory_sk": memory_item(memory)["sk"]}),
+                _put(
+                    {
+                        "pk": mind_id,
+                        "sk": tables.pointer_sk(memory.id),
+                        "memory_sk": memory_item(memory)["sk"],
+                    }
+                ),
                 *[_put(_tag_item(memory, tag)) for tag in memory.tags],
                 _count_memories(mind_id, +1),
             ]
@@ -241,8 +249,11 @@ def delete(mind_id: str, memory_id: str) -> None:
     def attempt() -> None:
         current = _read_by_id(mind_id, memory_id)
         ops = [
-            _delete({"pk": mind_id, "sk": tables.memory_sk(current.category, current.key)},
-                    "version = :seen", seen=current.version),
+            _delete(
+                {"pk": mind_id, "sk": tables.memory_sk(current.category, current.key)},
+                "version = :seen",
+                seen=current.version,
+            ),
             _delete({"pk": mind_id, "sk": tables.pointer_sk(current.id)}),
             *[_delete(tag_item_key(current, tag)) for tag in current.tags],
             _count_memories(mind_id, -1),
@@ -319,12 +330,14 @@ def _filter_expression(filters: ListFilters, now: str) -> tuple[str | None, dict
     if not filters.include_expired:
         clauses.append("(attribute_not_exists(expires_at) OR expires_at > :now)")
         vals["now"] = now
-    names = {f"#{n}": n for n in ("category", "priority", "source", "verified") if getattr(filters, n) is not None}
+    names = {
+        f"#{n}": n for n in ("category", "priority", "source", "verified") if getattr(filters, n) is not None
+    }
     return (" AND ".join(clauses) or None), vals, names
 
 
 def list_memories(mind_id: str, filters: ListFilters, limit: int, after: str | None) -> Page:
-    """Newest first (by created_at). Reads pages until `limit` matches are found, plus one to know if more exist."""
+    """Newest first (by created_at): reads until `limit` matches plus one, to know whether more exist."""
     scope = filters.scope()
     params: dict[str, Any] = {
         "TableName": tables.memories_table(),
