@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 import json
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +28,8 @@ from synapse.errors import (
 from synapse.observability import logger, metrics, tracer
 
 MAX_BODY_BYTES = 64 * 1024
+MAX_JSON_DEPTH = 32
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,9}")  # ASCII digits only: str.isdigit() admits '²', int() does not
 JSON_TYPE = "application/json; charset=utf-8"
 
 
@@ -61,6 +65,24 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:20]} is too large")
+    return value
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of parsed JSON, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 @dataclass(frozen=True)
 class Request:
     event: dict[str, Any]
@@ -90,7 +112,7 @@ class Request:
         requested = self.headers.get("x-mind-id") or self.query_one("mind_id")
         if not principal.is_user:
             if requested and requested != principal.mind_id:
-                raise NotFound(f"No mind {requested!r}.")
+                raise NotFound(f"No mind {requested[:80]!r}.")
             assert principal.mind_id is not None
             return principal.mind_id
         user = principal.require_user("address a mind")
@@ -127,7 +149,7 @@ class Request:
         raw = self.query_one(name)
         if raw is None:
             return default
-        if not raw.strip().isdigit() or not low <= int(raw) <= high:
+        if not _WHOLE_NUMBER.fullmatch(raw.strip()) or not low <= int(raw) <= high:
             raise BadRequest(
                 f"{name}: must be a whole number from {low} to {high}.",
                 details=[{"field": name, "rule": "range", "message": f"{low}-{high}"}],
@@ -164,11 +186,19 @@ class Request:
         if not data.strip():
             return {}
         try:
-            parsed = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
-        except (UnicodeDecodeError, ValueError) as error:
+            parsed = json.loads(
+                data.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float
+            )
+        except (UnicodeDecodeError, ValueError, RecursionError) as error:
             raise BadRequest(f"The body is not valid JSON: {error}.") from None
         if not isinstance(parsed, dict):
             raise BadRequest("The body must be a JSON object.")
+        if _depth(parsed) > MAX_JSON_DEPTH:
+            raise BadRequest(f"The body nests deeper than {MAX_JSON_DEPTH} levels.")
+        try:
+            json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadRequest("The body holds a lone UTF-16 surrogate (\\ud800-\\udfff): not text.") from None
         return parsed
 
     def body[T: BaseModel](self, model: type[T]) -> T:
@@ -181,7 +211,7 @@ class Request:
         if raw is None:
             return None
         text = raw.strip().removeprefix("W/").strip('"')
-        if not text.isdigit():
+        if not _WHOLE_NUMBER.fullmatch(text):
             raise BadRequest("If-Match: must be the memory's version number, e.g. If-Match: 3.")
         return int(text)
 

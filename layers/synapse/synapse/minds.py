@@ -13,7 +13,7 @@ from typing import Any
 
 from synapse import auth, clock, store, tables
 from synapse.errors import NotFound
-from synapse.model import new_id
+from synapse.model import looks_like_id, new_id
 
 KEY_PREFIX_CHARS = 10
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -63,9 +63,11 @@ def _key_public(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def get_mind(mind_id: str) -> Mind:
-    item = tables.get(tables.minds_table(), tables.mind_key(mind_id)) if mind_id.startswith("m_") else None
+    item = (
+        tables.get(tables.minds_table(), tables.mind_key(mind_id)) if looks_like_id("m_", mind_id) else None
+    )
     if item is None:
-        raise NotFound(f"No mind {mind_id!r}.")
+        raise NotFound(f"No mind {mind_id[:80]!r}.")
     return _mind_from_item(item)
 
 
@@ -73,7 +75,7 @@ def owned_mind(owner: str, mind_id: str) -> Mind:
     """A mind the user owns; another user's mind answers 404 exactly like a missing one."""
     mind = get_mind(mind_id)
     if not secrets.compare_digest(mind.owner, owner):
-        raise NotFound(f"No mind {mind_id!r}.")
+        raise NotFound(f"No mind {mind_id[:80]!r}.")
     return mind
 
 
@@ -197,9 +199,10 @@ def list_keys(owner: str, mind_id: str) -> list[dict[str, Any]]:
 
 def revoke_key(owner: str, mind_id: str, key_id: str) -> None:
     owned_mind(owner, mind_id)
-    item = tables.get(tables.minds_table(), tables.mind_key_item_key(mind_id, key_id))
+    found = looks_like_id("key_", key_id)
+    item = tables.get(tables.minds_table(), tables.mind_key_item_key(mind_id, key_id)) if found else None
     if item is None:
-        raise NotFound(f"No key {key_id!r} on this mind.")
+        raise NotFound(f"No key {key_id[:80]!r} on this mind.")
     tables.batch_delete(
         tables.minds_table(), [tables.key_hash_key(item["hash"]), tables.mind_key_item_key(mind_id, key_id)]
     )

@@ -73,13 +73,22 @@ def new_id(prefix: str) -> str:
     return prefix + secrets.token_urlsafe(16)
 
 
+_ID_BODY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def looks_like_id(prefix: str, value: str) -> bool:
+    """Could `value` be an id we issued? Anything else is answered 404 before it reaches DynamoDB
+    (whose key size limits would otherwise turn a hostile path into a 500)."""
+    return value.startswith(prefix) and _ID_BODY.fullmatch(value[len(prefix) :]) is not None
+
+
 # ---------------------------------------------------------------- field rules
 
 
 def _check_key(value: str) -> str:
     if not 1 <= len(value) <= KEY_MAX_CHARS:
         raise PydanticCustomError("length", f"must be 1-{KEY_MAX_CHARS} characters")
-    if not KEY_PATTERN.match(value):
+    if not KEY_PATTERN.fullmatch(value):  # fullmatch: `$` alone would let a trailing newline in
         raise PydanticCustomError(
             "pattern", "must be lowercase snake_case: a-z, 0-9 and single underscores between words"
         )
@@ -123,7 +132,10 @@ def _check_expires_at(value: str | None) -> str | None:
         ) from None
     if moment.tzinfo is None:
         raise PydanticCustomError("timezone", "must carry a time zone (Z or an offset such as +02:00)")
-    return clock.to_iso(moment)
+    try:
+        return clock.to_iso(moment)
+    except (OverflowError, ValueError):  # e.g. 0001-01-01T00:00+01:00 is before year 1 in UTC
+        raise PydanticCustomError("range", "must fall between the years 1 and 9999 in UTC") from None
 
 
 Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]

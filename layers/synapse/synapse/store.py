@@ -26,6 +26,7 @@ from synapse.model import (
     MemoryWrite,
     Priority,
     Source,
+    looks_like_id,
     new_memory,
     patched,
     replaced,
@@ -91,8 +92,8 @@ def _read_by_key(mind_id: str, category: str, key: str) -> Memory | None:
 
 
 def _read_by_id(mind_id: str, memory_id: str) -> Memory:
-    not_found = NotFound(f"No memory {memory_id!r} in this mind.")
-    if not memory_id.startswith("mem_"):
+    not_found = NotFound(f"No memory {memory_id[:80]!r} in this mind.")
+    if not looks_like_id("mem_", memory_id):
         raise not_found
     pointer = tables.get(tables.memories_table(), {"pk": mind_id, "sk": tables.pointer_sk(memory_id)})
     if pointer is None:
@@ -144,7 +145,10 @@ def _count_memories(mind_id: str, delta: int) -> dict[str, Any]:
 def _replace_ops(old: Memory, new: Memory) -> list[dict[str, Any]]:
     """Swap `old` for `new` if nobody changed it since we read it: memory plus its tag copies."""
     ops = [_put(memory_item(new), "version = :seen", seen=old.version)]
-    ops += [_delete(tag_item_key(old, tag)) for tag in old.tags]
+    # A write in the same millisecond keeps a tag copy's key: overwrite it, never delete and put
+    # the same item in one transaction (DynamoDB refuses two operations on one item).
+    kept = [tag_item_key(new, tag) for tag in new.tags]
+    ops += [_delete(key) for key in (tag_item_key(old, tag) for tag in old.tags) if key not in kept]
     ops += [_put(_tag_item(new, tag)) for tag in new.tags]
     return ops
 
