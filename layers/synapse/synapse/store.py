@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from synapse import clock, cursor, tables
+from synapse import clock, counts, cursor, tables
 from synapse.errors import NotFound, PreconditionFailed, Throttled
 from synapse.model import (
     Category,
@@ -150,7 +150,7 @@ def _replace_ops(old: Memory, new: Memory) -> list[dict[str, Any]]:
     kept = [tag_item_key(new, tag) for tag in new.tags]
     ops += [_delete(key) for key in (tag_item_key(old, tag) for tag in old.tags) if key not in kept]
     ops += [_put(_tag_item(new, tag)) for tag in new.tags]
-    return ops
+    return ops + counts.operations(new.mind_id, old, new)
 
 
 def _commit(operations: list[dict[str, Any]], mind_op_index: int | None = None) -> None:
@@ -208,6 +208,7 @@ def store(mind_id: str, write: MemoryWrite, source: Source, at: datetime | None 
                     }
                 ),
                 *[_put(_tag_item(memory, tag)) for tag in memory.tags],
+                *counts.operations(mind_id, None, memory),
                 _count_memories(mind_id, +1),
             ]
             _commit(ops, mind_op_index=len(ops) - 1)
@@ -260,6 +261,7 @@ def delete(mind_id: str, memory_id: str) -> None:
             ),
             _delete({"pk": mind_id, "sk": tables.pointer_sk(current.id)}),
             *[_delete(tag_item_key(current, tag)) for tag in current.tags],
+            *counts.operations(mind_id, current, None),
             _count_memories(mind_id, -1),
         ]
         _commit(ops)

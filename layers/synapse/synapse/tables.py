@@ -4,6 +4,8 @@ Memories table (pk = mind id):
   MEM#<category>#<key>           the memory; the primary key makes (mind, category, key) unique
   ID#<memory id>                 pointer from id to the memory's sort key (strongly consistent lookup)
   TAG#<len>:<tag>#<recall order>  one copy per tag, in recall order (by-tag and tag-filtered recall)
+  NCAT#<category>                counters n / v / low of the category's memories (see `counts`)
+  NTAG#<len>:<tag>#<category>    the same counters for one tag within one category
 GSIs over memory items only (sparse): `recall` (pk, recall_sk), `created` (pk, created_sk),
 `expiring` (pk, expires_at), `category_recall` (mind_category, recall_sk).
 

@@ -1,0 +1,114 @@
+"""Memory counters, kept in the same transaction as every memory write.
+
+Recall's header (`N total (X verified, Y unverified)`), its low-priority summary and its
+left-out line need counts of the whole selection while it reads only what it prints, so the
+counts cannot come from reading the memories. Each mind holds one counter item per category
+(`NCAT#<category>`) and one per (tag, category) (`NTAG#<len>:<tag>#<category>`), with
+`n` (memories), `v` (verified ones) and `low` (low-priority ones). A filter's counts are then
+at most 8 items. The counters include expired memories (expiry is the passing of time, not a
+write); readers subtract the expired ones they find through the `expiring` index.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from synapse import tables
+
+if TYPE_CHECKING:
+    from synapse.model import Memory
+
+CATEGORY_PREFIX = "NCAT#"
+TAG_PREFIX = "NTAG#"
+
+
+def category_counter_sk(category: str) -> str:
+    return f"{CATEGORY_PREFIX}{category}"
+
+
+def tag_counters_prefix(tag: str) -> str:
+    """Length-prefixed like the tag copies, so tag `c` never reads the counters of tag `c#`."""
+    return f"{TAG_PREFIX}{len(tag):02d}:{tag}#"
+
+
+def tag_counter_sk(tag: str, category: str) -> str:
+    return tag_counters_prefix(tag) + category
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Counts of a set of memories: all, verified, low priority."""
+
+    n: int = 0
+    v: int = 0
+    low: int = 0
+
+    def __add__(self, other: Tally) -> Tally:
+        return Tally(self.n + other.n, self.v + other.v, self.low + other.low)
+
+    def __sub__(self, other: Tally) -> Tally:
+        return Tally(self.n - other.n, self.v - other.v, self.low - other.low)
+
+    @classmethod
+    def of(cls, memory: Memory) -> Tally:
+        return cls(1, int(memory.verified), int(memory.priority == "low"))
+
+
+def _contributions(memory: Memory | None) -> Counter[tuple[str, str]]:
+    found: Counter[tuple[str, str]] = Counter()
+    if memory is None:
+        return found
+    tally = Tally.of(memory)
+    keys = [category_counter_sk(memory.category)] + [tag_counter_sk(t, memory.category) for t in memory.tags]
+    for sk in keys:
+        found[(sk, "n")] += tally.n
+        found[(sk, "v")] += tally.v
+        found[(sk, "low")] += tally.low
+    return found
+
+
+def operations(mind_id: str, old: Memory | None, new: Memory | None) -> list[dict[str, Any]]:
+    """Transaction updates moving the counters from `old` to `new` (None = absent); none if unchanged."""
+    before, after = _contributions(old), _contributions(new)
+    deltas: dict[str, dict[str, int]] = {}
+    for sk, field in set(before) | set(after):
+        delta = after[(sk, field)] - before[(sk, field)]
+        if delta:
+            deltas.setdefault(sk, {})[field] = delta
+    ops = []
+    for sk in sorted(deltas):
+        fields = sorted(deltas[sk])
+        ops.append(
+            {
+                "Update": {
+                    "TableName": tables.memories_table(),
+                    "Key": tables.dump({"pk": mind_id, "sk": sk}),
+                    "UpdateExpression": "ADD " + ", ".join(f"#{f} :{f}" for f in fields),
+                    "ExpressionAttributeNames": {f"#{f}": f for f in fields},
+                    "ExpressionAttributeValues": tables.values(**deltas[sk]),
+                }
+            }
+        )
+    return ops
+
+
+def _tally(item: dict[str, Any]) -> Tally:
+    return Tally(int(item.get("n", 0)), int(item.get("v", 0)), int(item.get("low", 0)))
+
+
+def stored(mind_id: str, categories: frozenset[str] | None, tag: str | None) -> Tally:
+    """Counts of the mind's stored memories (expired included) matching the filters: ≤ 8 items read."""
+    prefix = tag_counters_prefix(tag) if tag is not None else CATEGORY_PREFIX
+    total = Tally()
+    for items, _ in tables.query_pages(
+        TableName=tables.memories_table(),
+        KeyConditionExpression="pk = :mind AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues=tables.values(mind=mind_id, prefix=prefix),
+    ):
+        for item in items:
+            category = str(item["sk"])[len(prefix) :]
+            if categories is None or category in categories:
+                total += _tally(item)
+    return total
