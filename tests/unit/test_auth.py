@@ -1,0 +1,197 @@
+"""JWT validation and Mind Key hashing, as pure code: what a credential must be to be believed."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from synapse import auth
+from synapse.errors import Unauthorized
+from synapse.settings import _algorithms
+
+from tests.support.api import TEST_JWT_SECRET, jwt_for
+from tests.support.jwks import Jwks, rsa_key
+from tests.support.jwks import jwks_fixture as jwks_fixture
+from tests.support.settings import Configure
+from tests.support.settings import configure_fixture as configure_fixture
+
+
+def token_with(claims: dict[str, Any], key: Any = TEST_JWT_SECRET, algorithm: str = "HS256") -> str:
+    return jwt.encode(claims, key, algorithm=algorithm)
+
+
+def refused(token: str) -> str:
+    with pytest.raises(Unauthorized) as caught:
+        auth.decode_jwt(token)
+    assert caught.value.headers["WWW-Authenticate"].startswith("Bearer")
+    return caught.value.message
+
+
+# ---------------------------------------------------------------- HS256 (shared secret)
+
+
+def test_a_valid_hs256_token_gives_its_claims() -> None:
+    assert auth.decode_jwt(jwt_for("user-7"))["sub"] == "user-7"
+
+
+def test_an_expired_token_is_refused() -> None:
+    assert "expired" in refused(jwt_for("user-1", ttl=-120))
+
+
+def test_a_token_signed_with_another_secret_is_refused() -> None:
+    refused(jwt_for("user-1", secret="another-secret-0123456789abcdef0123456789"))
+
+
+def test_an_alg_none_token_is_refused() -> None:
+    now = int(time.time())
+    unsigned = jwt.encode({"sub": "user-1", "exp": now + 60}, None, algorithm="none")
+    refused(unsigned)
+    # Also when a signature is glued on to a `none` header
+    refused(unsigned + "c2lnbmF0dXJl")
+
+
+@pytest.mark.parametrize("missing", ["sub", "exp"])
+def test_sub_and_exp_are_required(missing: str) -> None:
+    claims = {"sub": "user-1", "exp": int(time.time()) + 60}
+    del claims[missing]
+    refused(token_with(claims))
+
+
+@pytest.mark.parametrize("sub", ["", 42])
+def test_sub_must_be_a_non_empty_string(sub: Any) -> None:
+    refused(token_with({"sub": sub, "exp": int(time.time()) + 60}))
+
+
+@pytest.mark.parametrize("garbage", ["x", "a.b.c", "eyJhbGciOiJIUzI1NiJ9..", "🔑", "Bearer x"])
+def test_garbage_is_refused(garbage: str) -> None:
+    refused(garbage)
+
+
+def test_iss_and_aud_are_ignored_when_not_configured(configure: Configure) -> None:
+    configure(SYNAPSE_JWT_ISSUER=None, SYNAPSE_JWT_AUDIENCE=None)
+    assert auth.decode_jwt(jwt_for("user-1", iss="https://anyone", aud="anything"))["sub"] == "user-1"
+
+
+def test_iss_and_aud_are_checked_when_configured(configure: Configure) -> None:
+    # Given a deployment that names its issuer and audience
+    configure(SYNAPSE_JWT_ISSUER="https://idp.example", SYNAPSE_JWT_AUDIENCE="synapse")
+    # Then only a token from that issuer for that audience passes
+    assert auth.decode_jwt(jwt_for("user-1", iss="https://idp.example", aud="synapse"))["sub"] == "user-1"
+    refused(jwt_for("user-1", iss="https://evil.example", aud="synapse"))
+    refused(jwt_for("user-1", iss="https://idp.example", aud="someone-else"))
+    refused(jwt_for("user-1", aud="synapse"))
+    refused(jwt_for("user-1", iss="https://idp.example"))
+
+
+def test_no_secret_configured_refuses_every_token(configure: Configure) -> None:
+    configure(SYNAPSE_JWT_SECRET=None, SYNAPSE_JWT_SECRET_PARAM=None, SYNAPSE_ALLOW_DEV_SECRETS=None)
+    refused(jwt_for("user-1"))
+
+
+# ---------------------------------------------------------------- JWKS (RS256 / ES256)
+
+
+def test_rs256_and_es256_tokens_through_a_jwks_url(configure: Configure, jwks: Jwks) -> None:
+    configure(SYNAPSE_JWKS_URL=jwks.url)
+    for key in jwks.keys:
+        assert auth.decode_jwt(key.token("user-" + key.algorithm))["sub"] == "user-" + key.algorithm
+
+
+def test_with_a_jwks_an_hs256_token_is_refused(configure: Configure, jwks: Jwks) -> None:
+    configure(SYNAPSE_JWKS_URL=jwks.url)
+    # A shared-secret token, with or without the kid of a published key
+    refused(jwt_for("user-1"))
+    now = int(time.time())
+    claims = {"sub": "user-1", "exp": now + 60}
+    refused(jwt.encode(claims, TEST_JWT_SECRET, algorithm="HS256", headers={"kid": jwks.keys[0].kid}))
+    # Nor may the published RSA public key be used as an HMAC secret (algorithm confusion)
+    public_pem = (
+        jwks.keys[0]
+        .private.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
+    hmac_key = jwt.algorithms.HMACAlgorithm(jwt.algorithms.HMACAlgorithm.SHA256)
+    header = {"alg": "HS256", "kid": jwks.keys[0].kid, "typ": "JWT"}
+    signing_input = (
+        jwt.utils.base64url_encode(jwt.api_jws.json.dumps(header, separators=(",", ":")).encode())
+        + b"."
+        + jwt.utils.base64url_encode(jwt.api_jws.json.dumps(claims, separators=(",", ":")).encode())
+    )
+    signature = jwt.utils.base64url_encode(hmac_key.sign(signing_input, public_pem))
+    refused((signing_input + b"." + signature).decode())
+
+
+def test_with_a_jwks_a_key_it_does_not_publish_is_refused(configure: Configure, jwks: Jwks) -> None:
+    configure(SYNAPSE_JWKS_URL=jwks.url)
+    refused(rsa_key("unknown-kid").token())
+    impostor = rsa_key(jwks.keys[0].kid)  # the right kid, the wrong private key
+    refused(impostor.token())
+
+
+def test_with_a_jwks_iss_and_aud_still_apply(configure: Configure, jwks: Jwks) -> None:
+    configure(SYNAPSE_JWKS_URL=jwks.url, SYNAPSE_JWT_ISSUER="https://cognito", SYNAPSE_JWT_AUDIENCE="app")
+    assert auth.decode_jwt(jwks.keys[0].token(iss="https://cognito", aud="app"))["sub"] == "user-1"
+    refused(jwks.keys[1].token(iss="https://cognito", aud="other"))
+    refused(jwks.keys[1].token(ttl=-120, iss="https://cognito", aud="app"))
+
+
+# ---------------------------------------------------------------- algorithm allow-list
+
+
+@pytest.mark.parametrize(
+    ("raw", "using_jwks", "allowed"),
+    [
+        ("", False, ("HS256",)),
+        ("", True, ("RS256", "ES256")),
+        ("none,HS256", False, ("HS256",)),
+        ("HS256, None ,HS512", False, ("HS256", "HS512")),
+        ("HS256,RS256,none", True, ("RS256",)),
+    ],
+)
+def test_the_allow_list_never_admits_none(raw: str, using_jwks: bool, allowed: tuple[str, ...]) -> None:
+    assert _algorithms(raw, using_jwks) == allowed
+
+
+@pytest.mark.parametrize(("raw", "using_jwks"), [("none", False), ("NONE,", False), ("HS256", True)])
+def test_an_allow_list_with_nothing_acceptable_stops_the_service(raw: str, using_jwks: bool) -> None:
+    with pytest.raises(RuntimeError):
+        _algorithms(raw, using_jwks)
+
+
+# ---------------------------------------------------------------- Mind Keys and the authorizer
+
+
+def test_mind_keys_are_prefixed_random_and_hashed_under_the_pepper(configure: Configure) -> None:
+    first, second = auth.new_mind_key(), auth.new_mind_key()
+    assert first.startswith("mk_") and second.startswith("mk_") and first != second
+    digest = auth.hash_mind_key(first)
+    assert digest == auth.hash_mind_key(first) and first not in digest and len(digest) == 64
+    # The same key under another pepper hashes differently: a leaked table alone verifies nothing
+    configure(SYNAPSE_KEY_PEPPER="another-pepper-0123456789abcdef0123456789")
+    assert auth.hash_mind_key(first) != digest
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"authorization": "Basic dXNlcjpwYXNz"},
+        {"authorization": "Bearer"},
+        {"authorization": "Token abc"},
+        {"authorization": "Bearer not-a-jwt"},
+    ],
+)
+def test_the_authorizer_never_denies_but_records_why(headers: dict[str, str]) -> None:
+    result = auth.authorize({"headers": headers})
+    assert result["isAuthorized"] is True and result["context"]["error"]
+    with pytest.raises(Unauthorized):
+        auth.Principal.from_context(result["context"])
+
+
+def test_the_authorizer_turns_a_jwt_into_a_user_principal() -> None:
+    result = auth.authorize({"headers": {"Authorization": f"Bearer {jwt_for('user-3')}"}})
+    principal = auth.Principal.from_context(result["context"])
+    assert (principal.is_user, principal.user_id, principal.mind_id) == (True, "user-3", None)
