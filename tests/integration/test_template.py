@@ -1,0 +1,441 @@
+"""Deployability: the template validates and builds, every function has a sample event that fits its
+route and its handler, policies stay least-privilege, and the BUILT artifacts — the layer and the
+function folders `sam build` produced, with nothing from the source tree or the dev virtualenv on
+the path — serve real requests. A packaging mistake (a module missing from the layer, a wrong
+Handler, a dependency left out) fails here rather than in AWS.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+import yaml
+
+from infra import motofix, template
+from infra.gateway import LambdaContext, load_handler
+from tests.support import events
+from tests.support.api import TEST_JWT_SECRET, Api, jwt_for
+
+ROOT = template.ROOT
+FUNCTIONS_DIR = ROOT / "functions"
+VENV_BIN = Path(sys.executable).parent
+
+# What `sam local invoke` / a deployed stack would answer for each sample, once its ids are real.
+EXPECTED_STATUS = {
+    "create_mind": 201,
+    "list_minds": 200,
+    "get_mind": 200,
+    "rename_mind": 200,
+    "delete_mind": 204,
+    "create_key": 201,
+    "list_keys": 200,
+    "revoke_key": 204,
+    "store_memory": 201,
+    "list_memories": 200,
+    "get_memory": 200,
+    "update_memory": 200,
+    "delete_memory": 204,
+    "verify_memory": 200,
+}
+
+
+def _function_dirs() -> list[str]:
+    return sorted(p.name for p in FUNCTIONS_DIR.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+
+
+def _functions() -> dict[str, dict[str, Any]]:
+    return template.resources("AWS::Serverless::Function")
+
+
+def _handler(resource: dict[str, Any]) -> str:
+    default = template.load().get("Globals", {}).get("Function", {}).get("Handler")
+    return str(resource["Properties"].get("Handler", default))
+
+
+def _dir_of(resource: dict[str, Any]) -> str:
+    return Path(resource["Properties"]["CodeUri"]).name
+
+
+# ---------------------------------------------------------------- template shape (no SAM CLI needed)
+
+
+def test_every_function_directory_has_a_sample_event() -> None:
+    missing = [name for name in _function_dirs() if not (events.EVENTS_DIR / f"{name}.json").is_file()]
+    assert missing == [], f"add events/<dir>.json for {missing}"
+
+
+def test_sample_event_files_are_what_the_generator_writes() -> None:
+    for name, event in events.generated().items():
+        on_disk = (events.EVENTS_DIR / f"{name}.json").read_text()
+        assert on_disk == events.render(event), (
+            f"events/{name}.json is stale: run PYTHONPATH=layers/synapse python -m tests.support.events"
+        )
+
+
+@pytest.mark.parametrize("route", template.routes(), ids=lambda r: r.route_key)
+def test_each_routes_sample_event_fits_the_route(route: template.Route) -> None:
+    event = events.load(route.code_dir.name)
+    assert event["version"] == "2.0"
+    assert event["routeKey"] == route.route_key
+    assert event["requestContext"]["routeKey"] == route.route_key
+    assert event["requestContext"]["http"]["method"] == route.method
+    matched = route.pattern.match(event["rawPath"])
+    assert matched is not None, f"{event['rawPath']} does not match {route.path}"
+    assert (event.get("pathParameters") or {}) == matched.groupdict()
+
+
+def test_the_authorizer_sample_is_a_request_event_with_a_credential() -> None:
+    event = events.load("authorizer")
+    assert event["type"] == "REQUEST" and event["version"] == "2.0"
+    assert event["headers"]["authorization"].startswith("Bearer ")
+    assert "authorizer" not in event["requestContext"]
+
+
+def test_every_code_uri_exists_with_its_handler_module() -> None:
+    for name, resource in _functions().items():
+        code_dir = ROOT / resource["Properties"]["CodeUri"]
+        module = _handler(resource).rsplit(".", 1)[0]
+        assert (code_dir / f"{module.replace('.', '/')}.py").is_file(), (
+            f"{name}: no {module}.py in {code_dir}"
+        )
+    for name, layer in template.resources("AWS::Serverless::LayerVersion").items():
+        assert (ROOT / layer["Properties"]["ContentUri"]).is_dir(), f"{name}: ContentUri missing"
+
+
+def _statements(policy: Any) -> list[dict[str, Any]]:
+    assert isinstance(policy, dict) and "Statement" in policy, (
+        f"only inline policy documents can be audited for least privilege, not {policy!r}"
+    )
+    statements = policy["Statement"]
+    return statements if isinstance(statements, list) else [statements]
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def test_no_function_policy_grants_a_wildcard() -> None:
+    for name, resource in _functions().items():
+        for policy in _as_list(resource["Properties"].get("Policies") or []):
+            for statement in _statements(policy):
+                assert statement.get("Effect") == "Allow", name
+                for action in _as_list(statement["Action"]):
+                    assert "*" not in action, f"{name}: wildcard action {action!r}"
+                for target in _as_list(statement["Resource"]):
+                    assert "*" not in json.dumps(target), f"{name}: wildcard resource {target!r}"
+
+
+# ---------------------------------------------------------------- sample events against the handlers
+
+
+@dataclass(frozen=True)
+class World:
+    """A mind owned by the samples' user, with one memory: the real ids behind the placeholders."""
+
+    replacements: dict[str, str]
+
+
+def _seed(api: Api) -> World:
+    mind = api.create_mind(user=events.EXAMPLE_USER)
+    stored = api.store(
+        mind,
+        category="preference",
+        key="communication_style",
+        content="Prefers concise technical responses",
+        tags=["communication"],
+        priority="high",
+    )
+    assert stored.status == 201, stored.text
+    return World(
+        {
+            events.EXAMPLE_JWT: jwt_for(events.EXAMPLE_USER),
+            events.EXAMPLE_MIND_KEY: mind.key,
+            events.EXAMPLE_MIND_ID: mind.id,
+            events.EXAMPLE_KEY_ID: mind.key_id,
+            events.EXAMPLE_MEMORY_ID: stored.json()["id"],
+        }
+    )
+
+
+def _route_of(function_dir: str) -> template.Route:
+    return next(r for r in template.routes() if r.code_dir.name == function_dir)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_STATUS))
+def test_sample_event_with_real_ids_is_served_by_its_handler(api: Api, name: str) -> None:
+    # Given the sample event, its placeholders filled with the ids of a real mind and memory
+    event = events.fill(events.load(name), _seed(api).replacements)
+    # When the authorizer reads the sample's credentials
+    authorizer = load_handler(*template.authorizer_function())
+    verdict = authorizer(events.without_authorizer(event), LambdaContext("authorizer"))
+    # Then it grants exactly the principal the sample carries
+    assert verdict == {"isAuthorized": True, "context": event["requestContext"]["authorizer"]["lambda"]}
+    # And the function answers the sample with success
+    route = _route_of(name)
+    result = load_handler(route.code_dir, route.handler)(event, LambdaContext(route.function))
+    assert result["statusCode"] == EXPECTED_STATUS[name], result["body"]
+
+
+def test_authorizer_sample_with_a_valid_jwt_yields_its_user(dynamo: object) -> None:
+    # Given the authorizer's sample, signed for this test deployment
+    event = events.fill(events.load("authorizer"), {events.EXAMPLE_JWT: jwt_for(events.EXAMPLE_USER)})
+    # When the authorizer runs
+    verdict = load_handler(*template.authorizer_function())(event, LambdaContext("authorizer"))
+    # Then the request carries the user on to the handler
+    assert verdict == {
+        "isAuthorized": True,
+        "context": {"source": "user", "user_id": events.EXAMPLE_USER, "key_id": "", "mind_id": ""},
+    }
+
+
+# ---------------------------------------------------------------- SAM CLI: validate, build, run the build
+
+
+def _sam(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "SAM_CLI_TELEMETRY": "0",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    return subprocess.run(  # noqa: S603 - fixed argv, our own venv's sam
+        [str(VENV_BIN / "sam"), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+@pytest.mark.sam
+def test_sam_validate_lint_passes() -> None:
+    result = _sam("validate", "--lint", "--template-file", str(template.TEMPLATE))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`sam build` once for the module (no container: python3.13 from the venv's PATH)."""
+    target = tmp_path_factory.mktemp("sam") / "build"
+    result = _sam("build", "--build-dir", str(target), "--template-file", str(template.TEMPLATE))
+    assert result.returncode == 0, result.stdout + result.stderr
+    return target
+
+
+@dataclass(frozen=True)
+class BuiltFunction:
+    code_dir: Path
+    handler: str
+    layers: tuple[Path, ...]
+
+
+def _built(build_dir: Path) -> dict[str, BuiltFunction]:
+    """Each function of the BUILT template, by source directory name: its folder, Handler and layers."""
+    built = yaml.safe_load((build_dir / "template.yaml").read_text())
+    resources = built["Resources"]
+    globals_ = built.get("Globals", {}).get("Function", {})
+    found = {}
+    for logical, source in _functions().items():
+        props = resources[logical]["Properties"]
+        layers = []
+        for ref in props.get("Layers", globals_.get("Layers", [])):
+            layer = resources[ref["Ref"]]["Properties"]["ContentUri"]
+            layers.append(build_dir / layer / "python")
+        found[_dir_of(source)] = BuiltFunction(
+            build_dir / props["CodeUri"], props.get("Handler", globals_.get("Handler")), tuple(layers)
+        )
+    return found
+
+
+@pytest.fixture(scope="module")
+def lambda_runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What the python3.13 Lambda runtime itself provides (boto3 and its own dependencies), and no more."""
+    runtime = tmp_path_factory.mktemp("lambda-runtime")
+    for name in ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "six", "urllib3"):
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None, name
+        if spec.submodule_search_locations:
+            source = Path(next(iter(spec.submodule_search_locations)))
+            (runtime / name).symlink_to(source, target_is_directory=True)
+        else:
+            (runtime / Path(spec.origin).name).symlink_to(spec.origin)
+    return runtime
+
+
+BUILT_TABLES = {"MemoriesTable": "built-memories", "MindsTable": "built-minds"}
+
+
+@pytest.fixture
+def moto_endpoint() -> Iterator[str]:
+    """A moto DynamoDB server (tables from template.yaml) the built handlers reach over HTTP."""
+    from moto.server import ThreadedMotoServer
+
+    motofix.apply()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    try:
+        client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
+        template.create_tables(client, BUILT_TABLES)
+        yield endpoint
+    finally:
+        server.stop()
+
+
+# Runs inside the fresh interpreter, as Lambda's bootstrap would: import Handler, call it once.
+_DRIVER = """
+import importlib, json, sys
+class Context:
+    function_name = "built"
+    memory_limit_in_mb = 512
+    aws_request_id = "built-request-0001"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:built"
+    def get_remaining_time_in_millis(self):
+        return 10000
+module_name, attribute = sys.argv[1].rsplit(".", 1)
+module = importlib.import_module(module_name)
+result = getattr(module, attribute)(json.load(sys.stdin), Context())
+loaded = {name: getattr(m, "__file__", None) for name, m in list(sys.modules.items())}
+with open(sys.argv[2], "w") as out:
+    json.dump({"result": result, "modules": loaded, "path": sys.path}, out)
+"""
+
+
+@dataclass
+class BuiltInvoker:
+    functions: dict[str, BuiltFunction]
+    runtime: Path
+    endpoint: str
+    scratch: Path
+
+    def __call__(self, name: str, event: dict[str, Any]) -> dict[str, Any]:
+        function = self.functions[name]
+        path = [function.code_dir, *function.layers, self.runtime]
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "PYTHONPATH": os.pathsep.join(str(p) for p in path),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_SESSION_TOKEN": "testing",
+            "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "SYNAPSE_DYNAMODB_ENDPOINT": self.endpoint,
+            "SYNAPSE_MEMORIES_TABLE": BUILT_TABLES["MemoriesTable"],
+            "SYNAPSE_MINDS_TABLE": BUILT_TABLES["MindsTable"],
+            "SYNAPSE_JWT_SECRET": TEST_JWT_SECRET,
+            "SYNAPSE_KEY_PEPPER": os.environ["SYNAPSE_KEY_PEPPER"],
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_SERVICE_NAME": "synapse",
+            "POWERTOOLS_METRICS_NAMESPACE": "Synapse",
+        }
+        out = self.scratch / f"{name}-{len(list(self.scratch.iterdir()))}.json"
+        # -S: no site-packages of the dev venv; -P: no implicit script directory on sys.path.
+        done = subprocess.run(  # noqa: S603 - our interpreter, fixed driver
+            [sys.executable, "-S", "-P", "-c", _DRIVER, function.handler, str(out)],
+            input=json.dumps(event),
+            cwd=function.code_dir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, f"{name} failed from the build:\n{done.stderr[-4000:]}"
+        report: dict[str, Any] = json.loads(out.read_text())
+        self._assert_only_built_code(name, function, report)
+        result: dict[str, Any] = report["result"]
+        return result
+
+    def _assert_only_built_code(self, name: str, function: BuiltFunction, report: dict[str, Any]) -> None:
+        modules = report["modules"]
+        assert str(modules["synapse"]).startswith(str(function.layers[0])), modules["synapse"]
+        assert str(ROOT) not in json.dumps(report["path"]), report["path"]
+        handler_module = function.handler.rsplit(".", 1)[0]
+        assert str(modules[handler_module]).startswith(str(function.code_dir)), f"{name}: {modules}"
+
+
+@pytest.fixture
+def invoke_built(build_dir: Path, lambda_runtime: Path, moto_endpoint: str, tmp_path: Path) -> BuiltInvoker:
+    return BuiltInvoker(_built(build_dir), lambda_runtime, moto_endpoint, tmp_path)
+
+
+@pytest.mark.sam
+def test_sam_build_produces_the_layer_and_every_function(build_dir: Path) -> None:
+    functions = _built(build_dir)
+    assert sorted(functions) == sorted(_dir_of(r) for r in _functions().values())
+    for name, function in functions.items():
+        module = function.handler.rsplit(".", 1)[0]
+        assert (function.code_dir / f"{module}.py").is_file(), name
+        for layer in function.layers:
+            assert (layer / "synapse" / "__init__.py").is_file(), layer
+
+
+@pytest.mark.sam
+def test_built_artifacts_serve_the_sample_events(invoke_built: BuiltInvoker) -> None:
+    # Given a JWT for the samples' user, the authorizer FROM THE BUILD grants the user
+    user_jwt = jwt_for(events.EXAMPLE_USER)
+    as_user = invoke_built(
+        "authorizer", events.fill(events.load("authorizer"), {events.EXAMPLE_JWT: user_jwt})
+    )
+    assert as_user["isAuthorized"] is True and as_user["context"]["source"] == "user", as_user
+    ids = {events.EXAMPLE_JWT: user_jwt}
+
+    # When the built create_mind answers its sample
+    created = invoke_built(
+        "create_mind", events.with_principal(events.load("create_mind"), as_user["context"])
+    )
+    # Then a mind and its first Mind Key exist
+    assert created["statusCode"] == 201, created["body"]
+    mind = json.loads(created["body"])
+    ids |= {
+        events.EXAMPLE_MIND_ID: mind["mind"]["id"],
+        events.EXAMPLE_MIND_KEY: mind["mind_key"]["key"],
+        events.EXAMPLE_KEY_ID: mind["mind_key"]["id"],
+    }
+
+    # And that key authorizes an agent for that mind
+    as_agent = invoke_built(
+        "authorizer", events.fill(events.load("authorizer"), {events.EXAMPLE_JWT: mind["mind_key"]["key"]})
+    )
+    assert as_agent["context"] == {
+        "source": "agent",
+        "user_id": "",
+        "key_id": mind["mind_key"]["id"],
+        "mind_id": mind["mind"]["id"],
+    }
+
+    # When the agent stores the sample memory and reads it back by id
+    agent = as_agent["context"]
+    stored = invoke_built(
+        "store_memory", events.with_principal(events.fill(events.load("store_memory"), ids), agent)
+    )
+    assert stored["statusCode"] == 201, stored["body"]
+    ids[events.EXAMPLE_MEMORY_ID] = json.loads(stored["body"])["id"]
+    got = invoke_built(
+        "get_memory", events.with_principal(events.fill(events.load("get_memory"), ids), agent)
+    )
+    # Then it is the memory the sample stored, unverified as agent writes are
+    assert got["statusCode"] == 200, got["body"]
+    memory = json.loads(got["body"])
+    assert memory["content"] == json.loads(events.load("store_memory")["body"])["content"]
+    assert memory["verified"] is False and memory["version"] == 1
+
+    # And the person verifies it with their JWT
+    verify = events.with_principal(events.fill(events.load("verify_memory"), ids), as_user["context"])
+    verified = invoke_built("verify_memory", verify)
+    assert verified["statusCode"] == 200, verified["body"]
+    assert json.loads(verified["body"])["verified"] is True

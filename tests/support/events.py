@@ -1,0 +1,257 @@
+"""The sample events in events/ (one per function, for `sam local invoke <Function> -e events/<dir>.json`)
+and helpers that fill their placeholder ids with real ones, so tests invoke handlers with exactly the
+events the repository ships.
+
+The files are generated from `SAMPLES` below; after changing a sample, rewrite them with
+`PYTHONPATH=layers/synapse .venv/bin/python -m tests.support.events`. A test checks they match.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jwt
+from synapse.auth import Principal
+from synapse.model import Source
+from synapse.settings import DEV_JWT_SECRET
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS_DIR = ROOT / "events"
+
+# Placeholders: shaped like real ids (prefix + 22 URL-safe characters), unmistakably examples.
+EXAMPLE_USER = "user-example"
+EXAMPLE_MIND_ID = "m_exampleMind00000000000"
+EXAMPLE_KEY_ID = "key_exampleKey000000000000"
+EXAMPLE_MEMORY_ID = "mem_exampleMemory000000000"
+EXAMPLE_MIND_KEY = "mk_example" + "0" * 36
+# Signed with the local dev secret (settings.DEV_JWT_SECRET): valid only where that secret is in use.
+EXAMPLE_JWT = jwt.encode(
+    {"sub": EXAMPLE_USER, "iat": 1796025600, "exp": 4102444800}, DEV_JWT_SECRET, algorithm="HS256"
+)
+
+API_ID = "abcdef1234"
+ACCOUNT_ID = "123456789012"
+HOST = f"{API_ID}.execute-api.us-east-1.amazonaws.com"
+REQUEST_TIME = "30/Nov/2026:08:00:00 +0000"
+REQUEST_EPOCH_MS = 1796025600000
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One request a function serves: route, placeholder path values, credential and payload."""
+
+    method: str
+    path: str
+    params: dict[str, str] = field(default_factory=dict)
+    as_agent: bool = False
+    body: dict[str, Any] | None = None
+    query: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def route_key(self) -> str:
+        return f"{self.method} {self.path}"
+
+    @property
+    def raw_path(self) -> str:
+        path = self.path
+        for name, value in self.params.items():
+            path = path.replace("{" + name + "}", value)
+        return path
+
+
+MIND = {"mind_id": EXAMPLE_MIND_ID}
+MEMORY = {"id": EXAMPLE_MEMORY_ID}
+ADDRESS_MIND = {"x-mind-id": EXAMPLE_MIND_ID}
+
+SAMPLES: dict[str, Sample] = {
+    "create_mind": Sample("POST", "/minds", body={"name": "Michael's Mind"}),
+    "list_minds": Sample("GET", "/minds"),
+    "get_mind": Sample("GET", "/minds/{mind_id}", MIND),
+    "rename_mind": Sample("PATCH", "/minds/{mind_id}", MIND, body={"name": "Michael's Work Mind"}),
+    "delete_mind": Sample("DELETE", "/minds/{mind_id}", MIND),
+    "create_key": Sample("POST", "/minds/{mind_id}/keys", MIND, body={"label": "claude-desktop"}),
+    "list_keys": Sample("GET", "/minds/{mind_id}/keys", MIND),
+    "revoke_key": Sample("DELETE", "/minds/{mind_id}/keys/{key_id}", {**MIND, "key_id": EXAMPLE_KEY_ID}),
+    "store_memory": Sample(
+        "POST",
+        "/memory",
+        as_agent=True,
+        body={
+            "category": "project",
+            "key": "synapse_status",
+            "content": "v1.5.0 deployed, working on v1.6.0 docs",
+            "tags": ["synapse", "deployment"],
+            "priority": "high",
+        },
+    ),
+    "list_memories": Sample(
+        "GET", "/memory", query="category=preference&tag=communication&limit=20", headers=ADDRESS_MIND
+    ),
+    "get_memory": Sample("GET", "/memory/{id}", MEMORY, as_agent=True),
+    "update_memory": Sample(
+        "PUT",
+        "/memory/{id}",
+        MEMORY,
+        body={"content": "Prefers concise technical responses with code", "tags": ["communication", "style"]},
+        headers={**ADDRESS_MIND, "if-match": "1"},
+    ),
+    "delete_memory": Sample("DELETE", "/memory/{id}", MEMORY, as_agent=True),
+    "verify_memory": Sample("POST", "/memory/{id}/verify", MEMORY, headers=ADDRESS_MIND),
+}
+
+# The authorizer sees every request before its handler (never the body); its sample is a person
+# listing a mind's memories with a JWT.
+AUTHORIZER_SAMPLE = Sample("GET", "/memory", query="limit=20", headers=ADDRESS_MIND)
+
+
+def _principal(sample: Sample) -> dict[str, str]:
+    if sample.as_agent:
+        return Principal(source=Source.AGENT, key_id=EXAMPLE_KEY_ID, mind_id=EXAMPLE_MIND_ID).to_context()
+    return Principal(source=Source.USER, user_id=EXAMPLE_USER).to_context()
+
+
+def _headers(sample: Sample, body: str | None) -> dict[str, str]:
+    token = EXAMPLE_MIND_KEY if sample.as_agent else EXAMPLE_JWT
+    headers = {
+        "accept": "application/json",
+        "authorization": f"Bearer {token}",
+        "host": HOST,
+        "user-agent": "curl/8.5.0",
+        "x-amzn-trace-id": "Root=1-674ac600-0123456789abcdef01234567",
+        "x-forwarded-for": "203.0.113.10",
+        "x-forwarded-port": "443",
+        "x-forwarded-proto": "https",
+        **sample.headers,
+    }
+    if body is not None:
+        headers["content-type"] = "application/json"
+        headers["content-length"] = str(len(body.encode("utf-8")))
+    return dict(sorted(headers.items()))
+
+
+def _request_context(sample: Sample) -> dict[str, Any]:
+    return {
+        "accountId": ACCOUNT_ID,
+        "apiId": API_ID,
+        "domainName": HOST,
+        "domainPrefix": API_ID,
+        "http": {
+            "method": sample.method,
+            "path": sample.raw_path,
+            "protocol": "HTTP/1.1",
+            "sourceIp": "203.0.113.10",
+            "userAgent": "curl/8.5.0",
+        },
+        "requestId": "CXQ3ZhDuoAMEMyQ=",
+        "routeKey": sample.route_key,
+        "stage": "$default",
+        "time": REQUEST_TIME,
+        "timeEpoch": REQUEST_EPOCH_MS,
+    }
+
+
+def _query_parameters(query: str) -> dict[str, str] | None:
+    pairs = [part.split("=", 1) for part in query.split("&") if part]
+    return {name: value for name, value in pairs} or None
+
+
+def handler_event(sample: Sample) -> dict[str, Any]:
+    """An HTTP API payload-2.0 event as a function behind the Lambda authorizer receives it."""
+    body = json.dumps(sample.body, ensure_ascii=False) if sample.body is not None else None
+    event: dict[str, Any] = {
+        "version": "2.0",
+        "routeKey": sample.route_key,
+        "rawPath": sample.raw_path,
+        "rawQueryString": sample.query,
+        "headers": _headers(sample, body),
+    }
+    if sample.query:
+        event["queryStringParameters"] = _query_parameters(sample.query)
+    event["requestContext"] = {**_request_context(sample), "authorizer": {"lambda": _principal(sample)}}
+    if sample.params:
+        event["pathParameters"] = dict(sample.params)
+    if body is not None:
+        event["body"] = body
+    event["isBase64Encoded"] = False
+    return event
+
+
+def authorizer_event(sample: Sample = AUTHORIZER_SAMPLE) -> dict[str, Any]:
+    """A payload-2.0 REQUEST authorizer event (simple responses) for the same request."""
+    event: dict[str, Any] = {
+        "version": "2.0",
+        "type": "REQUEST",
+        "routeArn": f"arn:aws:execute-api:us-east-1:{ACCOUNT_ID}:{API_ID}/$default/"
+        f"{sample.method}{sample.raw_path}",
+        "routeKey": sample.route_key,
+        "rawPath": sample.raw_path,
+        "rawQueryString": sample.query,
+        "headers": _headers(sample, None),
+    }
+    if sample.query:
+        event["queryStringParameters"] = _query_parameters(sample.query)
+    event["requestContext"] = _request_context(sample)
+    event["pathParameters"] = dict(sample.params)
+    event["stageVariables"] = {}
+    return event
+
+
+def generated() -> dict[str, dict[str, Any]]:
+    """Every sample event by function directory name."""
+    return {"authorizer": authorizer_event(), **{name: handler_event(s) for name, s in SAMPLES.items()}}
+
+
+def render(event: dict[str, Any]) -> str:
+    return json.dumps(event, indent=2, ensure_ascii=False) + "\n"
+
+
+def load(name: str) -> dict[str, Any]:
+    event: dict[str, Any] = json.loads((EVENTS_DIR / f"{name}.json").read_text())
+    return event
+
+
+def fill(event: dict[str, Any], replacements: dict[str, str]) -> dict[str, Any]:
+    """The event with each placeholder (a key of `replacements`) swapped for a real value.
+
+    The content-length header is recomputed, since a filled body may change length.
+    """
+    text = json.dumps(event)
+    for placeholder, real in replacements.items():
+        text = text.replace(placeholder, real)
+    filled: dict[str, Any] = json.loads(text)
+    if filled.get("body") is not None:
+        filled["headers"]["content-length"] = str(len(filled["body"].encode("utf-8")))
+    return filled
+
+
+def without_authorizer(event: dict[str, Any]) -> dict[str, Any]:
+    """What the authorizer receives for a request: the handler event minus the authorizer's context."""
+    copy = json.loads(json.dumps(event))
+    copy["requestContext"].pop("authorizer", None)
+    copy.update({"type": "REQUEST"})
+    return copy
+
+
+def with_principal(event: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    copy = json.loads(json.dumps(event))
+    copy["requestContext"]["authorizer"] = {"lambda": context}
+    return copy
+
+
+def write_all(directory: Path = EVENTS_DIR) -> list[Path]:
+    directory.mkdir(exist_ok=True)
+    written = []
+    for name, event in generated().items():
+        path = directory / f"{name}.json"
+        path.write_text(render(event))
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for path in write_all():
+        print(path.relative_to(ROOT))
