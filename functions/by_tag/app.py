@@ -1,0 +1,15 @@
+"""GET /memory/by-tag — memories carrying a tag (case-insensitive), recall order, paginated."""
+
+from synapse import reads
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    page = reads.by_tag(
+        request.mind_id(),
+        reads.TagQuery.from_request(request),
+        request.query_int("limit", reads.LIST_DEFAULT, 1, reads.LIST_MAX),
+        request.query_one("cursor"),
+    )
+    return Response.json({"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor})

@@ -1,0 +1,15 @@
+"""GET /memory/expiring — memories expiring within a window (default 7d), soonest first, paginated."""
+
+from synapse import reads
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    page = reads.expiring(
+        request.mind_id(),
+        reads.parse_within(request.query_one("within")),
+        request.query_int("limit", reads.LIST_DEFAULT, 1, reads.LIST_MAX),
+        request.query_one("cursor"),
+    )
+    return Response.json({"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor})

@@ -1,0 +1,12 @@
+"""GET /memory/recall — the plain-text recall of SPEC §4 (or the same selection as JSON)."""
+
+from synapse import reads
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    mind_id = request.mind_id()
+    query = reads.RecallQuery.from_request(request)
+    answer = reads.recall_of(mind_id, query)
+    return Response.json(answer.public()) if query.as_json else Response.text(answer.text)

@@ -1,0 +1,296 @@
+"""The reads an agent starts a conversation with: recall, by-tag and expiring.
+
+Each reads an index already in the order it answers in and stops when the answer is full, so
+its cost follows the answer, not the mind (`tables.query_pages` counts every item read):
+- recall: GSI `recall` (pk, recall_sk), or `category_recall` per asked category merged in
+  recall order, or the tag copies `TAG#<len>:<tag>#<recall_sk>` when a tag is asked; the
+  counts of its header come from the counters of `counts` (≤ 8 items) minus the expired
+  memories found through the `expiring` index (they cost one item each until deleted);
+- by-tag: the tag copies of that tag only;
+- expiring: GSI `expiring` (pk, expires_at) between now and now + within only.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from synapse import clock, counts, cursor, minds, recall, tables
+from synapse.counts import Tally
+from synapse.errors import BadRequest
+from synapse.model import TAG_MAX_CHARS, Category, Memory
+from synapse.store import Page, memory_from_item
+
+if TYPE_CHECKING:
+    from synapse.http import Request
+
+LOW_RANK = "3#"  # recall_sk starts with the priority rank; 3 is low
+# The first page asks for what the answer can use; later pages for this many.
+PAGE = 100
+LIST_DEFAULT, LIST_MAX = 20, 100
+
+
+def _bad(name: str, rule: str, message: str) -> BadRequest:
+    return BadRequest(f"{name}: {message}", details=[{"field": name, "rule": rule, "message": message}])
+
+
+# ---------------------------------------------------------------- parameters
+
+
+def categories_of(request: Request) -> frozenset[str] | None:
+    """`category`, repeatable (`?category=fact&category=project` or `?category=fact,project`)."""
+    allowed = [c.value for c in Category]
+    found = set()
+    for raw in request.query_all("category"):
+        for value in raw.split(","):
+            if value not in allowed:
+                raise _bad("category", "enum", f"must be one of {', '.join(allowed)}.")
+            found.add(value)
+    return frozenset(found) or None
+
+
+def tag_of(request: Request, required: bool) -> str | None:
+    """A tag as stored: trimmed and lowercased, so matching is case-insensitive."""
+    raw = request.query_one("tag")
+    if raw is None or not raw.strip():
+        if required:
+            raise _bad("tag", "required", "give the tag to look up, e.g. ?tag=docker.")
+        if raw is None:
+            return None
+        raise _bad("tag", "length", f"must be 1-{TAG_MAX_CHARS} characters.")
+    tag = raw.strip().lower()
+    if len(tag) > TAG_MAX_CHARS:
+        raise _bad("tag", "length", f"must be 1-{TAG_MAX_CHARS} characters.")
+    return tag
+
+
+_WITHIN = re.compile(r"([1-9][0-9]{0,6})([mhdw])")
+_UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+MAX_WITHIN = timedelta(days=365)
+WITHIN_FORM = (
+    "must be a whole number followed by m, h, d or w (minutes, hours, days, weeks), "
+    "e.g. 30m, 24h, 7d or 2w; at most 365d"
+)
+
+
+def parse_within(raw: str | None) -> timedelta:
+    if raw is None:
+        return timedelta(days=7)
+    found = _WITHIN.fullmatch(raw)
+    if not found or int(found[1]) * _UNITS[found[2]] > MAX_WITHIN:
+        raise _bad("within", "duration", WITHIN_FORM + f" (got {raw[:40]!r}).")
+    return int(found[1]) * _UNITS[found[2]]
+
+
+# ---------------------------------------------------------------- shared query pieces
+
+
+def _not_expired(path: str) -> str:
+    return f"(attribute_not_exists({path}) OR {path} > :now)"
+
+
+def _category_clause(path: str, categories: frozenset[str] | None) -> tuple[str | None, dict[str, str]]:
+    if not categories:
+        return None, {}
+    names = {f"c{i}": c for i, c in enumerate(sorted(categories))}
+    return f"{path} IN ({', '.join(':' + n for n in names)})", names
+
+
+def _items(params: dict[str, Any], page_size: int) -> Iterator[dict[str, Any]]:
+    """Items of a query, lazily, `page_size` per DynamoDB call: the next page is read only when
+    the caller asks for more, so stopping early stops the reading."""
+    for items, _ in tables.query_pages(**params, Limit=page_size):
+        yield from items
+
+
+# ---------------------------------------------------------------- recall
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    categories: frozenset[str] | None = None
+    tag: str | None = None
+    limit: int = recall.DEFAULT_LIMIT
+    max_chars: int = recall.MAX_CHARS
+    as_json: bool = False
+
+    @classmethod
+    def from_request(cls, request: Request) -> RecallQuery:
+        shape = request.query_one("format") or "text"
+        if shape not in {"text", "json"}:
+            raise _bad("format", "enum", "must be text or json.")
+        return cls(
+            categories=categories_of(request),
+            tag=tag_of(request, required=False),
+            limit=request.query_int("limit", recall.DEFAULT_LIMIT, 1, recall.MAX_LIMIT),
+            max_chars=request.query_int("max_chars", recall.MAX_CHARS, recall.MIN_CHARS, recall.MAX_CHARS),
+            as_json=shape == "json",
+        )
+
+
+def _recall_streams(
+    mind_id: str, query: RecallQuery, now: str, page_size: int
+) -> tuple[Iterator[Memory], Iterator[Memory]]:
+    """(critical…normal, low) of the selection, each lazily in recall order, expired left out."""
+    if query.tag is not None:
+        prefix = tables.tag_prefix(query.tag)
+        category, category_values = _category_clause("#m.category", query.categories)
+        condition = _not_expired("#m.expires_at") + (f" AND {category}" if category else "")
+
+        def tagged(key_condition: str, **bounds: str) -> Iterator[Memory]:
+            params = {
+                "TableName": tables.memories_table(),
+                "KeyConditionExpression": key_condition,
+                "FilterExpression": condition,
+                "ExpressionAttributeNames": {"#m": "memory"},
+                "ExpressionAttributeValues": tables.values(
+                    mind=mind_id, now=now, **bounds, **category_values
+                ),
+            }
+            return (memory_from_item(item["memory"]) for item in _items(params, page_size))
+
+        return (
+            tagged("pk = :mind AND sk BETWEEN :lo AND :hi", lo=prefix + "0", hi=prefix + "2~"),
+            tagged("pk = :mind AND begins_with(sk, :low)", low=prefix + LOW_RANK),
+        )
+
+    def indexed(index: str, partition: str, key: str, key_condition: str) -> Iterator[tuple[str, Memory]]:
+        params = {
+            "TableName": tables.memories_table(),
+            "IndexName": index,
+            "KeyConditionExpression": f"{partition} = :part AND {key_condition}",
+            "FilterExpression": _not_expired("expires_at"),
+            "ExpressionAttributeValues": tables.values(part=key, now=now, low=LOW_RANK),
+        }
+        return ((item["recall_sk"], memory_from_item(item)) for item in _items(params, page_size))
+
+    def merged(key_condition: str) -> Iterator[Memory]:
+        if query.categories is None:
+            streams = [indexed("recall", "pk", mind_id, key_condition)]
+        else:
+            streams = [
+                indexed("category_recall", "mind_category", f"{mind_id}#{c}", key_condition)
+                for c in sorted(query.categories)
+            ]
+        return (memory for _, memory in heapq.merge(*streams, key=lambda pair: pair[0]))
+
+    return merged("recall_sk < :low"), merged("begins_with(recall_sk, :low)")
+
+
+def _expired(mind_id: str, query: RecallQuery, now: str) -> Tally:
+    """Counts of the selection's expired memories: the counters include them, recall does not."""
+    found = Tally()
+    params = {
+        "TableName": tables.memories_table(),
+        "IndexName": "expiring",
+        "KeyConditionExpression": "pk = :mind AND expires_at <= :now",
+        "ProjectionExpression": "#c, #t, #v, #p",
+        "ExpressionAttributeNames": {"#c": "category", "#t": "tags", "#v": "verified", "#p": "priority"},
+        "ExpressionAttributeValues": tables.values(mind=mind_id, now=now),
+    }
+    for items, _ in tables.query_pages(**params):
+        for item in items:
+            if query.categories is not None and item["category"] not in query.categories:
+                continue
+            if query.tag is not None and query.tag not in (item.get("tags") or []):
+                continue
+            found += Tally(1, int(bool(item["verified"])), int(item["priority"] == "low"))
+    return found
+
+
+def recall_of(mind_id: str, query: RecallQuery, at: datetime | None = None) -> recall.Recall:
+    moment = at or clock.now()
+    now = clock.to_iso(moment)
+    name = minds.get_mind(mind_id).name
+    active = counts.stored(mind_id, query.categories, query.tag) - _expired(mind_id, query, now)
+    others, low = _recall_streams(mind_id, query, now, min(query.limit + 1, PAGE))
+    return recall.compose(mind_id, name, active, others, low, query.limit, query.max_chars)
+
+
+# ---------------------------------------------------------------- by-tag
+
+
+@dataclass(frozen=True)
+class TagQuery:
+    tag: str
+    categories: frozenset[str] | None = None
+    include_expired: bool = False
+
+    @classmethod
+    def from_request(cls, request: Request) -> TagQuery:
+        tag = tag_of(request, required=True)
+        assert tag is not None
+        return cls(tag, categories_of(request), bool(request.query_bool("include_expired", False)))
+
+    def scope(self) -> str:
+        shape = [self.tag, sorted(self.categories or []), self.include_expired]
+        return "by-tag " + json.dumps(shape, ensure_ascii=False)
+
+
+def _page(
+    mind_id: str, params: dict[str, Any], limit: int, scope: str, position: list[str], after: str | None
+) -> Page:
+    """Read until `limit` matches plus one (to know whether more exist); cursor after the last shown."""
+    if after:
+        params["ExclusiveStartKey"] = tables.dump(cursor.decode(after, mind_id, scope))
+    found: list[dict[str, Any]] = []
+    for items, _ in tables.query_pages(**params, Limit=min(limit + 1, PAGE)):
+        found += items
+        if len(found) > limit:
+            break
+    shown = found[:limit]
+    next_cursor = None
+    if len(found) > limit:
+        last = shown[-1]
+        next_cursor = cursor.encode(mind_id, scope, {name: last[name] for name in position})
+    return Page([memory_from_item(item.get("memory", item)) for item in shown], next_cursor)
+
+
+def by_tag(mind_id: str, query: TagQuery, limit: int, after: str | None, at: datetime | None = None) -> Page:
+    """Memories carrying the tag, in recall order, from the tag's own copies only."""
+    clauses, names = [], {"#m": "memory"}
+    vals: dict[str, Any] = {"mind": mind_id, "prefix": tables.tag_prefix(query.tag)}
+    if not query.include_expired:
+        clauses.append(_not_expired("#m.expires_at"))
+        vals["now"] = clock.to_iso(at or clock.now())
+    category, category_values = _category_clause("#m.category", query.categories)
+    if category:
+        clauses.append(category)
+        vals.update(category_values)
+    params: dict[str, Any] = {
+        "TableName": tables.memories_table(),
+        "KeyConditionExpression": "pk = :mind AND begins_with(sk, :prefix)",
+        "ExpressionAttributeValues": tables.values(**vals),
+    }
+    if clauses:
+        params["FilterExpression"] = " AND ".join(clauses)
+        params["ExpressionAttributeNames"] = names
+    return _page(mind_id, params, limit, query.scope(), ["pk", "sk"], after)
+
+
+# ---------------------------------------------------------------- expiring
+
+
+def expiring(
+    mind_id: str, within: timedelta, limit: int, after: str | None, at: datetime | None = None
+) -> Page:
+    """now < expires_at ≤ now + within, soonest first, read from the `expiring` index's window only."""
+    moment = at or clock.now()
+    # Timestamps are millisecond text, so "after now" is "from now + 1 ms" (BETWEEN is inclusive).
+    start = clock.to_iso(clock.from_iso(clock.to_iso(moment)) + timedelta(milliseconds=1))
+    end = clock.to_iso(moment + within)
+    scope = f"expiring {int(within.total_seconds())}s"
+    if after and cursor.decode(after, mind_id, scope)["expires_at"] < start:
+        after = None  # the cursor's memory has expired since: the window now starts after it
+    params: dict[str, Any] = {
+        "TableName": tables.memories_table(),
+        "IndexName": "expiring",
+        "KeyConditionExpression": "pk = :mind AND expires_at BETWEEN :start AND :end",
+        "ExpressionAttributeValues": tables.values(mind=mind_id, start=start, end=end),
+    }
+    return _page(mind_id, params, limit, scope, ["pk", "sk", "expires_at"], after)

@@ -1,0 +1,208 @@
+"""The recall text of SPEC §4, and the budget rules that decide what it shows. Pure: no I/O.
+
+The text, every line ending in a newline:
+
+    Mind: <name>
+    Memories: <N> total (<X> verified, <Y> unverified)
+    <blank>
+    [001] <category> (<PRIORITY>) [verified|unverified]
+      <key>
+      <content, each line indented two spaces>
+      Tags: <tag>, <tag>                        (left out when there are none)
+    <blank>
+    [002] …
+    <blank>                                     (only before the two closing lines)
+    Low priority, not shown in full (<L>): <key>, <key>, …
+    <K> more memories left out; GET /memory/search finds them.
+
+`N`, `X`, `Y` count the active (unexpired) memories that match the filters, shown or not.
+Content is split on every line break Unicode knows (`str.splitlines`) and each line indented,
+so no content, tag or mind name can forge an unindented line such as a fake entry.
+
+Budgets. `limit` caps the memories the text shows (entries in full plus keys named in the
+summary line); `max_chars` caps the length of the whole text in characters (code points).
+If every memory fits in full, all are shown and neither closing line appears. Otherwise:
+1. Low-priority memories are summarised: the summary line gives how many there are (`L`)
+   and names, in recall order, as many of their keys as the budgets leave room for after
+   step 2; a trailing `…` means not all are named (`: …` when none are).
+2. The others (critical, high, normal) are shown in full in recall order for as long as
+   they fit; the rest — the least important, then least recently updated — are left out.
+   An entry that does not fit ends the list (no later, smaller one jumps the queue), so a
+   critical memory is never dropped while a less important one is shown.
+3. The last line counts every memory neither shown in full nor named (`K`):
+   `1 more memory left out; GET /memory/search finds it.` in the singular.
+The caller passes lazy iterators in recall order and this module pulls only as many memories
+as the answer can show (at most `limit` + 1), so reading stops when the budget is full.
+`format=json` (`Recall.public`) carries exactly the same selection and order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
+
+from synapse.counts import Tally
+from synapse.model import Memory
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+# 400,000 characters keep the answer under Lambda's 6 MB response limit in any script.
+MAX_CHARS = 400_000
+# Room for the header with a 100-character mind name and both closing lines with large counts.
+MIN_CHARS = 500
+SEARCH_HINT = "GET /memory/search"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.splitlines())
+
+
+def header(name: str, total: int, verified: int) -> str:
+    counts = f"{total} total ({verified} verified, {total - verified} unverified)"
+    return f"Mind: {_one_line(name)}\nMemories: {counts}\n"
+
+
+def entry(number: int, memory: Memory) -> str:
+    state = "verified" if memory.verified else "unverified"
+    lines = [f"[{number:03d}] {memory.category} ({memory.priority.upper()}) [{state}]", f"  {memory.key}"]
+    lines += [f"  {line}" for line in (memory.content.splitlines() or [""])]
+    if memory.tags:
+        lines.append("  Tags: " + ", ".join(_one_line(tag) for tag in memory.tags))
+    return "\n".join(lines) + "\n"
+
+
+def summary_line(low_total: int, keys: list[str]) -> str:
+    named = ", ".join(keys)
+    if len(keys) < low_total:
+        named = f"{named}, …" if named else "…"
+    return f"Low priority, not shown in full ({low_total}): {named}"
+
+
+def left_out_line(count: int) -> str:
+    if count == 1:
+        return f"1 more memory left out; {SEARCH_HINT} finds it."
+    return f"{count} more memories left out; {SEARCH_HINT} finds them."
+
+
+@dataclass(frozen=True)
+class Recall:
+    mind_id: str
+    mind_name: str
+    total: int
+    verified: int
+    memories: list[Memory]
+    low_total: int
+    low_keys: list[str]
+    summarised: bool
+    left_out: int
+    text: str
+
+    def public(self) -> dict[str, Any]:
+        """`format=json`: the same selection and order as the text."""
+        return {
+            "mind": {"id": self.mind_id, "name": self.mind_name},
+            "total": self.total,
+            "verified": self.verified,
+            "unverified": self.total - self.verified,
+            "memories": [m.public() for m in self.memories],
+            "low_priority": {"count": self.low_total, "keys": self.low_keys} if self.summarised else None,
+            "left_out": self.left_out,
+        }
+
+
+class _Text:
+    """The text under construction: header, numbered entries, closing lines."""
+
+    def __init__(self, head: str, total: int, low_total: int, summarised: bool) -> None:
+        self.head = head
+        self.total = total
+        self.low_total = low_total
+        self.summarised = summarised
+        self.blocks: list[str] = []
+        self.size = len(head)
+
+    def add(self, memory: Memory) -> None:
+        block = "\n" + entry(len(self.blocks) + 1, memory)
+        self.blocks.append(block)
+        self.size += len(block)
+
+    def drop_last(self) -> None:
+        self.size -= len(self.blocks.pop())
+
+    def closing(self, keys: list[str]) -> str:
+        lines = []
+        if self.summarised:
+            lines.append(summary_line(self.low_total, keys) + "\n")
+        left = max(self.total - len(self.blocks) - len(keys), 0)
+        if left:
+            lines.append(left_out_line(left) + "\n")
+        return "\n" + "".join(lines) if lines else ""
+
+    def length(self, keys: list[str]) -> int:
+        return self.size + len(self.closing(keys))
+
+    def render(self, keys: list[str]) -> str:
+        return self.head + "".join(self.blocks) + self.closing(keys)
+
+
+def compose(
+    mind_id: str,
+    mind_name: str,
+    active: Tally,
+    others: Iterator[Memory],
+    low: Iterator[Memory],
+    limit: int = DEFAULT_LIMIT,
+    max_chars: int = MAX_CHARS,
+) -> Recall:
+    """The recall of a selection whose counts are `active`; `others` (critical to normal) and `low`
+    yield its memories in recall order and are read no further than the answer needs."""
+    total = max(active.n, 0)
+    verified = min(max(active.v, 0), total)
+    head = header(mind_name, total, verified)
+
+    # Everything in full, if it fits: at most limit + 1 memories are read to find out.
+    whole = _Text(head, total, 0, summarised=False)
+    taken: list[Memory] = []
+    overflow: Memory | None = None
+    for memory in chain(others, low):
+        if len(taken) == limit:
+            overflow = memory
+            break
+        whole.add(memory)
+        if whole.size > max_chars:
+            whole.drop_last()
+            overflow = memory
+            break
+        taken.append(memory)
+    if overflow is None:
+        return Recall(mind_id, mind_name, total, verified, taken, 0, [], False, 0, whole.render([]))
+
+    # Not everything fits: summarise low priority, show the others in full while they fit.
+    seen_low = [m for m in [*taken, overflow] if m.priority == "low"]
+    more_others = [m for m in [*taken, overflow] if m.priority != "low"]
+    low_total = min(max(active.low, len(seen_low), 0), max(total, len(seen_low)))
+    text = _Text(head, max(total, len(taken) + 1), low_total, summarised=low_total > 0)
+    shown: list[Memory] = []
+    for memory in chain(more_others, others):
+        if len(shown) == limit:
+            break
+        text.add(memory)
+        if text.length([]) > max_chars:
+            text.drop_last()
+            break
+        shown.append(memory)
+
+    keys: list[str] = []
+    for memory in chain(seen_low, low) if text.summarised else iter(()):
+        if len(shown) + len(keys) == limit or text.length([*keys, memory.key]) > max_chars:
+            break
+        keys.append(memory.key)
+    rendered = text.render(keys)
+    if len(rendered) > max_chars:  # only below MIN_CHARS, which the API refuses
+        rendered = rendered[:max_chars]
+    left = max(text.total - len(shown) - len(keys), 0)
+    return Recall(
+        mind_id, mind_name, total, verified, shown, low_total, keys, text.summarised, left, rendered
+    )
