@@ -1,0 +1,329 @@
+"""`make run`: Synapse on http://127.0.0.1:3000 without AWS or Docker.
+
+What happens, in order:
+1. The environment is fixed before anything imports `synapse` (settings are read once): fake AWS
+   credentials and region when none are set, dev JWT secret and key pepper allowed
+   (`SYNAPSE_ALLOW_DEV_SECRETS`; a real `SYNAPSE_JWT_SECRET`/`SYNAPSE_KEY_PEPPER` wins), tracing off,
+   and `SYNAPSE_DATA_DIR` made absolute so every component finds the same folder.
+2. DynamoDB: `SYNAPSE_DYNAMODB_ENDPOINT` when given (e.g. DynamoDB Local, which keeps its own data);
+   otherwise an embedded moto server on a free loopback port, whose items are restored from and
+   saved to `<data dir>/dynamodb.json` (see `infra.local_snapshot`).
+3. The tables of template.yaml are created (existing ones are kept).
+4. `start_background_services` starts what runs beside the HTTP server (today: the snapshot saver).
+5. `infra.gateway.Gateway` serves the template's routes — the same handler files, API Gateway v2
+   events, authorizer first — behind a stdlib ThreadingHTTPServer bound to 127.0.0.1 only.
+6. SIGINT/SIGTERM stop it cleanly: no new requests, in-flight ones finish, background services stop,
+   a last snapshot is written, then moto stops.
+
+It prints the URL, a dev JWT for `local-user` and a curl line that creates a mind. It never prints or
+logs a Mind Key, request bodies or query strings.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST = "127.0.0.1"
+DEFAULT_PORT = 3000
+MAX_REQUEST_BYTES = 1024 * 1024  # handlers enforce SPEC's 64 KiB; this only protects the runner
+DEV_USER = "local-user"
+DEV_TOKEN_TTL = 24 * 3600
+DRAIN_SECONDS = 10.0
+
+
+def prepare_environment() -> Path:
+    """Set what settings read, before any `synapse` import; returns the absolute data dir."""
+    defaults = {
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "SYNAPSE_MEMORIES_TABLE": "synapse-memories",
+        "SYNAPSE_MINDS_TABLE": "synapse-minds",
+        "POWERTOOLS_SERVICE_NAME": "synapse",
+        "POWERTOOLS_METRICS_NAMESPACE": "Synapse",
+    }
+    for name, value in defaults.items():
+        if not os.environ.get(name):
+            os.environ[name] = value
+    if not os.environ.get("AWS_REGION"):
+        os.environ["AWS_REGION"] = os.environ["AWS_DEFAULT_REGION"]
+    os.environ["SYNAPSE_ALLOW_DEV_SECRETS"] = "true"
+    os.environ["POWERTOOLS_TRACE_DISABLED"] = "true"
+    data_dir = Path(os.environ.get("SYNAPSE_DATA_DIR") or ROOT / ".synapse").resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["SYNAPSE_DATA_DIR"] = str(data_dir)
+    layer = str(ROOT / "layers" / "synapse")
+    if layer not in sys.path:
+        sys.path.insert(0, layer)
+    return data_dir
+
+
+def table_names() -> dict[str, str]:
+    return {
+        "MemoriesTable": os.environ["SYNAPSE_MEMORIES_TABLE"],
+        "MindsTable": os.environ["SYNAPSE_MINDS_TABLE"],
+    }
+
+
+# ---------------------------------------------------------------- DynamoDB
+
+
+class EmbeddedDynamo:
+    """moto's DynamoDB on a free loopback port, made atomic by infra.motofix."""
+
+    def __init__(self) -> None:
+        import logging
+
+        from moto.server import ThreadedMotoServer
+
+        from infra import motofix
+
+        motofix.apply()
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access log per DynamoDB call
+        self.server = ThreadedMotoServer(ip_address=HOST, port=0, verbose=False)
+        self.server.start()
+        host, port = self.server.get_host_and_port()
+        self.endpoint_url = f"http://{host}:{port}"
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def dynamodb_client(endpoint_url: str) -> Any:
+    import boto3
+
+    return boto3.client("dynamodb", endpoint_url=endpoint_url, region_name=os.environ["AWS_REGION"])
+
+
+def start_background_services(
+    endpoint_url: str, stop: threading.Event, snapshot: Any | None = None
+) -> list[threading.Thread]:
+    """Start what runs beside the HTTP server until `stop` is set; called once the tables exist.
+
+    Add a service here as one `threads.append(_start(...))` line (e.g. a pump feeding the Memories
+    table's stream to the search indexer; `endpoint_url` is the DynamoDB endpoint to read it from).
+    """
+    threads = []
+    if snapshot is not None:
+        threads.append(_start("snapshot", snapshot.run, stop))
+    return threads
+
+
+def _start(name: str, target: Callable[..., None], *args: Any) -> threading.Thread:
+    thread = threading.Thread(target=target, args=args, name=f"synapse-{name}", daemon=True)
+    thread.start()
+    return thread
+
+
+# ---------------------------------------------------------------- HTTP
+
+
+class LocalServer(ThreadingHTTPServer):
+    """Serves the gateway; counts requests in flight so a stop can let them finish."""
+
+    daemon_threads = True
+
+    def __init__(self, port: int, gateway: Any, on_write: Callable[[], None]) -> None:
+        self.gateway = gateway
+        self.on_write = on_write
+        self._in_flight = 0
+        self._idle = threading.Condition()
+        super().__init__((HOST, port), RequestHandler)
+
+    def enter(self) -> None:
+        with self._idle:
+            self._in_flight += 1
+
+    def leave(self) -> None:
+        with self._idle:
+            self._in_flight -= 1
+            self._idle.notify_all()
+
+    def drain(self, timeout: float) -> None:
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+
+
+def _plain(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
+    """API Gateway's own error shape (the handlers use SPEC's error body)."""
+    return status, {"Content-Type": "application/json"}, f'{{"message":"{message}"}}'.encode()
+
+
+class RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "synapse-local"
+    server: LocalServer
+
+    def _serve(self) -> None:
+        started = time.perf_counter()
+        self.server.enter()
+        try:
+            status, headers, body = self._answer()
+        finally:
+            self.server.leave()
+        self.send_response(status)
+        for name, value in headers.items():
+            if name.lower() not in {"content-length", "connection", "transfer-encoding"}:
+                self.send_header(name, value)
+        if status not in {204, 304}:
+            self.send_header("Content-Length", str(len(body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD" and status not in {204, 304}:
+            self.wfile.write(body)
+        path = urlsplit(self.path).path  # never the query string
+        elapsed = (time.perf_counter() - started) * 1000
+        sys.stderr.write(f"synapse-local: {self.command} {path} {status} {elapsed:.1f}ms\n")
+
+    def _answer(self) -> tuple[int, dict[str, str], bytes]:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            self.close_connection = True
+            return _plain(411, "Length Required")
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            return _plain(400, "Bad Request")
+        if length > MAX_REQUEST_BYTES:
+            self.close_connection = True  # the body stays unread
+            return _plain(413, "Request Entity Too Large")
+        body = self.rfile.read(length) if length else b""
+        headers: dict[str, str] = {}
+        for name, value in self.headers.items():
+            key = name.lower()
+            headers[key] = f"{headers[key]},{value}" if key in headers else value
+        target = urlsplit(self.path)
+        if self.command not in {"GET", "HEAD", "OPTIONS"}:
+            self.server.on_write()
+        try:
+            answer = self.server.gateway.handle(self.command, target.path, target.query, headers, body)
+        except Exception as error:  # the gateway itself failed (e.g. DynamoDB unreachable)
+            sys.stderr.write(f"synapse-local: gateway error: {type(error).__name__}: {error}\n")
+            return _plain(500, "Internal Server Error")
+        return answer.status, answer.headers, answer.body
+
+    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """Replaced by the line `_serve` writes (path only: a query could carry anything)."""
+
+
+# ---------------------------------------------------------------- banner
+
+
+def dev_token() -> str | None:
+    """An HS256 JWT for `local-user`, signed with the secret the authorizer checks (None with JWKS)."""
+    import jwt
+    from synapse.settings import get_settings
+
+    settings = get_settings()
+    if settings.jwks_url or "HS256" not in settings.jwt_algorithms:
+        return None
+    now = int(time.time())
+    claims: dict[str, Any] = {"sub": DEV_USER, "iat": now, "exp": now + DEV_TOKEN_TTL}
+    if settings.jwt_issuer:
+        claims["iss"] = settings.jwt_issuer
+    if settings.jwt_audience:
+        claims["aud"] = settings.jwt_audience
+    return jwt.encode(claims, settings.jwt_secret, algorithm="HS256")
+
+
+def banner(url: str, token: str | None, storage: str) -> str:
+    lines = [f"Synapse is running on {url}", f"DynamoDB: {storage}", ""]
+    if token is None:
+        lines.append("JWTs come from SYNAPSE_JWKS_URL: use a token from your identity provider.")
+    else:
+        lines += [
+            f"Dev JWT (sub {DEV_USER}, valid 24 h):",
+            f"JWT={token}",
+            "",
+            "Create a mind (the answer holds its Mind Key, shown once):",
+            f'curl -s -X POST {url}/minds -H "Authorization: Bearer {token}" '
+            f'-H "Content-Type: application/json" -d \'{{"name":"My Mind"}}\'',
+        ]
+    lines += ["", "Stop with Ctrl+C (data is saved)."]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- main
+
+
+def main() -> int:
+    data_dir = prepare_environment()
+    port = int(os.environ.get("PORT") or DEFAULT_PORT)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+
+    from infra import template
+    from infra.gateway import Gateway, load_handler
+    from infra.local_snapshot import SnapshotError, TableSnapshot
+
+    embedded: EmbeddedDynamo | None = None
+    external = os.environ.get("SYNAPSE_DYNAMODB_ENDPOINT", "").strip()
+    try:
+        if external:
+            endpoint_url, storage = external, f"{external} (data kept there)"
+        else:
+            embedded = EmbeddedDynamo()
+            endpoint_url = embedded.endpoint_url
+            os.environ["SYNAPSE_DYNAMODB_ENDPOINT"] = endpoint_url
+            storage = f"embedded moto, data saved in {data_dir}"
+        client = dynamodb_client(endpoint_url)
+        template.create_tables(client, table_names())
+        snapshot = None if external else TableSnapshot(data_dir, client, table_names())
+        if snapshot is not None:
+            restored = snapshot.restore()
+            if restored:
+                print(f"Restored {sum(restored.values())} items from {snapshot.path}", flush=True)
+
+        gateway = Gateway()
+        for route in gateway.routes:  # import every handler now: a broken one fails at start
+            load_handler(route.code_dir, route.handler)
+        try:
+            server = LocalServer(port, gateway, snapshot.mark_dirty if snapshot else lambda: None)
+        except OSError as error:
+            print(f"synapse-local: cannot listen on {HOST}:{port}: {error} (set PORT)", file=sys.stderr)
+            return 2
+        threads = start_background_services(endpoint_url, stop, snapshot)
+        serving = _start("http", server.serve_forever)
+        url = f"http://{HOST}:{server.server_address[1]}"
+        print(banner(url, dev_token(), storage), flush=True)
+
+        while not stop.wait(0.2) and serving.is_alive():
+            pass
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # a second Ctrl+C ends it at once
+        print("Stopping…", flush=True)
+        server.shutdown()
+        server.drain(DRAIN_SECONDS)
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=DRAIN_SECONDS)
+        if snapshot is not None:
+            saved = snapshot.save()
+            print(f"Saved {saved} items to {snapshot.path}", flush=True)
+        server.server_close()
+        return 0
+    except SnapshotError as error:
+        print(f"synapse-local: {error}", file=sys.stderr)
+        return 2
+    finally:
+        if embedded is not None:
+            embedded.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

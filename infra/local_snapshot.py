@@ -1,0 +1,146 @@
+"""Persistence for the local runner's embedded DynamoDB: one JSON file of every table's items.
+
+moto keeps tables in memory, so the runner saves them to `<data dir>/dynamodb.json` and loads them
+back on the next start:
+
+- Items are kept in DynamoDB's wire format (`{"S": ...}`, `{"N": "1.50"}`, …) exactly as the
+  low-level client returns them, so every type round-trips (numbers stay decimal text; binary,
+  which JSON cannot hold, is written as base64 and decoded again on load).
+- Tables are keyed by their logical id in template.yaml, so renaming the physical tables through
+  `SYNAPSE_*_TABLE` keeps the data.
+- A save scans each table and replaces the file atomically (temp file, fsync, `os.replace`): a crash
+  leaves the previous snapshot or the new one, never half of one.
+- Saves happen every `interval` seconds while something was written (`mark_dirty`), and once more
+  on a clean stop after the HTTP server has drained. A periodic save taken while writes are still
+  arriving is consistent per item, not per transaction; the save on a clean stop is exact.
+- A load writes the items back with BatchWriteItem into the freshly created tables.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+FILE_NAME = "dynamodb.json"
+BATCH = 25  # BatchWriteItem's limit
+
+
+class SnapshotError(RuntimeError):
+    """The snapshot file exists but cannot be read; the runner refuses to start rather than lose it."""
+
+
+def _to_json(value: dict[str, Any]) -> dict[str, Any]:
+    """One wire-format attribute value → JSON-safe (binary as base64)."""
+    (kind, inner), *_ = value.items()
+    if kind == "B":
+        return {"B": base64.b64encode(inner).decode()}
+    if kind == "BS":
+        return {"BS": [base64.b64encode(b).decode() for b in inner]}
+    if kind == "M":
+        return {"M": {k: _to_json(v) for k, v in inner.items()}}
+    if kind == "L":
+        return {"L": [_to_json(v) for v in inner]}
+    return value
+
+
+def _from_json(value: dict[str, Any]) -> dict[str, Any]:
+    (kind, inner), *_ = value.items()
+    if kind == "B":
+        return {"B": base64.b64decode(inner)}
+    if kind == "BS":
+        return {"BS": [base64.b64decode(b) for b in inner]}
+    if kind == "M":
+        return {"M": {k: _from_json(v) for k, v in inner.items()}}
+    if kind == "L":
+        return {"L": [_from_json(v) for v in inner]}
+    return value
+
+
+class TableSnapshot:
+    """Saves and restores the items of `tables` ({logical id: physical name}) through `client`."""
+
+    def __init__(self, data_dir: Path, client: Any, tables: dict[str, str]) -> None:
+        self.path = data_dir / FILE_NAME
+        self.client = client
+        self.tables = tables
+        self._dirty = threading.Event()
+        self._saving = threading.Lock()
+
+    def mark_dirty(self) -> None:
+        self._dirty.set()
+
+    # ------------------------------------------------------------ load
+
+    def restore(self) -> dict[str, int]:
+        """Write the saved items into the (empty) tables; returns the item count per logical id."""
+        if not self.path.exists():
+            return {}
+        try:
+            document = json.loads(self.path.read_text(encoding="utf-8"))
+            saved: dict[str, list[dict[str, Any]]] = document["tables"]
+            if document.get("format") != FORMAT:
+                raise ValueError(f"unknown format {document.get('format')!r}")
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise SnapshotError(
+                f"Cannot read the local data snapshot {self.path}: {error}. "
+                "Move it away to start empty, or point SYNAPSE_DATA_DIR elsewhere."
+            ) from error
+        counts = {}
+        for logical, items in saved.items():
+            if logical not in self.tables:
+                continue
+            self._write_all(self.tables[logical], [{k: _from_json(v) for k, v in i.items()} for i in items])
+            counts[logical] = len(items)
+        return counts
+
+    def _write_all(self, table: str, items: list[dict[str, Any]]) -> None:
+        for start in range(0, len(items), BATCH):
+            requests = [{"PutRequest": {"Item": item}} for item in items[start : start + BATCH]]
+            pending: dict[str, Any] = {table: requests}
+            while pending:
+                answer = self.client.batch_write_item(RequestItems=pending)
+                pending = answer.get("UnprocessedItems") or {}
+
+    # ------------------------------------------------------------ save
+
+    def _scan(self, table: str) -> Iterator[dict[str, Any]]:
+        for page in self.client.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
+            yield from page.get("Items", [])
+
+    def save(self) -> int:
+        """Write every table's items to the snapshot file atomically; returns the item count."""
+        with self._saving:
+            self._dirty.clear()
+            tables = {
+                logical: [{k: _to_json(v) for k, v in item.items()} for item in self._scan(physical)]
+                for logical, physical in self.tables.items()
+            }
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temp = tempfile.mkstemp(prefix=".dynamodb-", suffix=".tmp", dir=self.path.parent)
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as out:
+                    json.dump({"format": FORMAT, "tables": tables}, out, separators=(",", ":"))
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(temp, self.path)
+            except BaseException:
+                Path(temp).unlink(missing_ok=True)
+                raise
+            return sum(len(items) for items in tables.values())
+
+    def run(self, stop: threading.Event, interval: float = 2.0) -> None:
+        """Save every `interval` seconds while anything was written, until `stop` is set."""
+        while not stop.wait(interval):
+            if self._dirty.is_set():
+                try:
+                    self.save()
+                except Exception as error:  # keep serving; the next tick or the final save retries
+                    self._dirty.set()
+                    print(f"synapse-local: snapshot failed: {error}", flush=True)

@@ -1,0 +1,103 @@
+"""Start `python -m infra.local_runner` as a subprocess on a free port, for the e2e tests."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+JWT_LINE = re.compile(r"^JWT=(\S+)$", re.MULTILINE)
+URL_LINE = re.compile(r"Synapse is running on (http://\S+)")
+ACCESS_5XX = re.compile(r"^synapse-local: [A-Z]+ \S+ 5\d\d ")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def runner_environment(data_dir: Path, port: int) -> dict[str, str]:
+    """The developer's view: no SYNAPSE_* settings (dev secrets, default tables) but a private data dir."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNAPSE_")}
+    env.update({"PORT": str(port), "SYNAPSE_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1"})
+    return env
+
+
+@dataclass
+class RunningService:
+    process: subprocess.Popen[bytes]
+    url: str
+    jwt: str
+    log_path: Path
+    _log: IO[bytes]
+
+    def output(self) -> str:
+        """Everything the runner printed (stdout and stderr) so far."""
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self, timeout: float = 20.0) -> int:
+        """Stop it the way Ctrl+C or a service manager would; returns its exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+        return self.process.returncode
+
+    def crash(self) -> None:
+        """End it without any chance to clean up (SIGKILL), as a power cut would."""
+        self.process.kill()
+        self.process.wait()
+        self._log.close()
+
+    def server_errors(self) -> list[str]:
+        """Access-log lines of requests answered with a 5xx."""
+        return [line for line in self.output().splitlines() if ACCESS_5XX.match(line)]
+
+
+def start_runner(data_dir: Path, log_path: Path, timeout: float = 30.0) -> RunningService:
+    """Start the runner and wait until it has printed its JWT and answers HTTP."""
+    port = free_port()
+    start = log_path.stat().st_size if log_path.exists() else 0
+    log = log_path.open("ab")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "infra.local_runner"],
+        cwd=ROOT,
+        env=runner_environment(data_dir, port),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            log.close()
+            raise RuntimeError(f"the runner exited with {process.returncode}:\n{log_path.read_text()}")
+        printed = log_path.read_bytes()[start:].decode("utf-8", errors="replace")
+        token, url = JWT_LINE.search(printed), URL_LINE.search(printed)
+        if token and url:
+            try:
+                requests.get(f"{url.group(1)}/", timeout=2)
+            except requests.ConnectionError:
+                pass
+            else:
+                return RunningService(process, url.group(1), token.group(1), log_path, log)
+        time.sleep(0.1)
+    process.kill()
+    process.wait()
+    log.close()
+    raise RuntimeError(f"the runner did not start within {timeout} s:\n{log_path.read_text()}")
