@@ -46,6 +46,9 @@ EXPECTED_STATUS = {
     "update_memory": 200,
     "delete_memory": 204,
     "verify_memory": 200,
+    "recall": 200,
+    "by_tag": 200,
+    "expiring": 200,
 }
 
 

@@ -101,6 +101,9 @@ SAMPLES: dict[str, Sample] = {
     ),
     "delete_memory": Sample("DELETE", "/memory/{id}", MEMORY, as_agent=True),
     "verify_memory": Sample("POST", "/memory/{id}/verify", MEMORY, headers=ADDRESS_MIND),
+    "recall": Sample("GET", "/memory/recall", as_agent=True, query="limit=50&max_chars=8000"),
+    "by_tag": Sample("GET", "/memory/by-tag", query="tag=communication&limit=20", headers=ADDRESS_MIND),
+    "expiring": Sample("GET", "/memory/expiring", as_agent=True, query="within=7d&limit=20"),
 }
 
 # The authorizer sees every request before its handler (never the body); its sample is a person
