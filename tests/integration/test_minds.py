@@ -1,0 +1,205 @@
+"""Minds and Mind Keys through the API (SPEC §2, §3 "Minds")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.support.api import Api, jwt_for
+from tests.support.checks import as_user, assert_error
+from tests.support.tables import MEMORIES, MINDS, mind_items, scan
+
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def counts(api: Api, user: str) -> dict[str, int]:
+    answer = api.call("GET", "/minds", token=jwt_for(user))
+    assert answer.status == 200, answer.text
+    return {m["id"]: m["memory_count"] for m in answer.json()["minds"]}
+
+
+def test_creating_a_mind_shows_its_first_key_once(api: Api) -> None:
+    # When a person creates a mind
+    answer = api.call("POST", "/minds", token=jwt_for("user-1"), json_body={"name": "  Michael's Mind "})
+    # Then it is a 201 with the mind and a plain-text Mind Key
+    assert answer.status == 201, answer.text
+    body = answer.json()
+    mind, key = body["mind"], body["mind_key"]
+    assert answer.headers["Location"] == f"/minds/{mind['id']}"
+    assert mind["id"].startswith("m_") and mind["name"] == "Michael's Mind" and mind["memory_count"] == 0
+    assert STAMP.match(mind["created_at"]) and mind["updated_at"] == mind["created_at"]
+    assert set(key) == {"id", "key", "label", "created_at"}
+    assert key["key"].startswith("mk_") and len(key["key"]) > 40 and key["id"].startswith("key_")
+    # And the key is never shown again: not by the mind, not by the key list
+    again = api.call("GET", f"/minds/{mind['id']}", token=jwt_for("user-1")).text
+    listed = api.call("GET", f"/minds/{mind['id']}/keys", token=jwt_for("user-1")).text
+    assert key["key"] not in again and key["key"] not in listed
+    # And it works
+    assert api.call("GET", "/memory", token=key["key"]).status == 200
+
+
+def test_list_minds_with_memory_counts_that_follow_writes(api: Api) -> None:
+    # Given two minds of one user and one of another
+    first = api.create_mind("user-1", "First")
+    second = api.create_mind("user-1", "Second")
+    stranger = api.create_mind("user-2", "Stranger")
+    # When memories are created, replaced and deleted
+    ids = [api.store(first, key=f"k{i}").json()["id"] for i in range(3)]
+    api.store(first, key="k0", content="replaced")  # a replace is not a new memory
+    api.call("DELETE", f"/memory/{ids[1]}", **as_user(first))
+    api.store(second, as_agent=True, key="k0")
+    # Then each list shows the caller's minds only, with live counts
+    assert counts(api, "user-1") == {first.id: 2, second.id: 1}
+    assert counts(api, "user-2") == {stranger.id: 0}
+    # And a user without minds sees an empty list
+    assert api.call("GET", "/minds", token=jwt_for("user-3")).json() == {"minds": [], "next_cursor": None}
+    # And one mind's count is in its own answer too
+    assert api.call("GET", f"/minds/{first.id}", token=first.jwt).json()["memory_count"] == 2
+
+
+def test_get_and_rename_a_mind(api: Api) -> None:
+    mind = api.create_mind("user-1", "Old name")
+    got = api.call("GET", f"/minds/{mind.id}", token=mind.jwt).json()
+    assert (got["id"], got["name"]) == (mind.id, "Old name")
+    renamed = api.call("PATCH", f"/minds/{mind.id}", token=mind.jwt, json_body={"name": "New name"})
+    assert renamed.status == 200, renamed.text
+    assert renamed.json()["name"] == "New name" and renamed.json()["created_at"] == got["created_at"]
+    assert api.call("GET", f"/minds/{mind.id}", token=mind.jwt).json()["name"] == "New name"
+
+
+@pytest.mark.parametrize("name", ["", "   ", "x" * 101])
+def test_renaming_to_an_empty_or_too_long_name_is_a_422(api: Api, name: str) -> None:
+    mind = api.create_mind("user-1", "Kept")
+    answer = api.call("PATCH", f"/minds/{mind.id}", token=mind.jwt, json_body={"name": name})
+    assert_error(answer, 422, field="name", rule="length")
+    assert api.call("GET", f"/minds/{mind.id}", token=mind.jwt).json()["name"] == "Kept"
+
+
+def test_deleting_a_mind_removes_everything_it_held(api: Api, dynamo: Any) -> None:
+    # Given a mind with tagged memories and two keys, and another mind that must survive
+    mind = api.create_mind("user-1")
+    survivor = api.create_mind("user-2")
+    second_key = api.call("POST", f"/minds/{mind.id}/keys", token=mind.jwt, json_body={}).json()["key"]
+    for i in range(5):
+        api.store(mind, key=f"k{i}", tags=["a", "b"])
+    kept = api.store(survivor, tags=["a"]).json()
+    groups = mind_items(dynamo, mind.id)
+    assert (len(groups["memory"]), len(groups["pointer"]), len(groups["tag"])) == (5, 5, 10)
+    # When its owner deletes it
+    answer = api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt)
+    # Then it is a 204 and nothing of it is left in either table
+    assert answer.status == 204 and answer.body == b""
+    assert mind_items(dynamo, mind.id) == {"memory": [], "pointer": [], "tag": []}
+    assert [i for i in scan(dynamo, MEMORIES) if i["pk"] == mind.id] == []
+    assert [i for i in scan(dynamo, MINDS) if mind.id in str(i)] == []
+    # And its keys stop working, and the mind is gone
+    for key in (mind.key, second_key):
+        assert_error(api.call("GET", "/memory", token=key), 401)
+    assert_error(api.call("GET", f"/minds/{mind.id}", token=mind.jwt), 404)
+    assert_error(api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt), 404)
+    # And the other mind is untouched
+    assert api.call("GET", f"/memory/{kept['id']}", token=survivor.key).status == 200
+
+
+def test_another_users_mind_is_a_404_on_every_route(api: Api) -> None:
+    theirs = api.create_mind("user-2", "Theirs")
+    me = jwt_for("user-1")
+    routes = [
+        ("GET", f"/minds/{theirs.id}", None),
+        ("PATCH", f"/minds/{theirs.id}", {"name": "Mine now"}),
+        ("DELETE", f"/minds/{theirs.id}", None),
+        ("POST", f"/minds/{theirs.id}/keys", {"label": "backdoor"}),
+        ("GET", f"/minds/{theirs.id}/keys", None),
+        ("DELETE", f"/minds/{theirs.id}/keys/{theirs.key_id}", None),
+    ]
+    for method, path, body in routes:
+        assert_error(api.call(method, path, token=me, json_body=body), 404)
+        # exactly like a mind that does not exist
+        assert_error(
+            api.call(method, path.replace(theirs.id, "m_doesnotexist"), token=me, json_body=body), 404
+        )
+    # And their mind, name and key are intact
+    assert api.call("GET", f"/minds/{theirs.id}", token=theirs.jwt).json()["name"] == "Theirs"
+    assert api.call("GET", "/memory", token=theirs.key).status == 200
+
+
+def test_keys_list_shows_metadata_and_never_a_secret(api: Api) -> None:
+    # Given a mind with its first key and one labelled key
+    mind = api.create_mind("user-1")
+    made = api.call("POST", f"/minds/{mind.id}/keys", token=mind.jwt, json_body={"label": "laptop agent"})
+    assert made.status == 201, made.text
+    second = made.json()
+    assert set(second) == {"id", "key", "label", "created_at"} and second["label"] == "laptop agent"
+    # When the keys are listed
+    listed = api.call("GET", f"/minds/{mind.id}/keys", token=mind.jwt).json()
+    # Then each shows id, label, prefix and timestamps, and no secret or hash
+    by_id = {k["id"]: k for k in listed["keys"]}
+    assert set(by_id) == {mind.key_id, second["id"]} and listed["next_cursor"] is None
+    for key_id, secret in ((mind.key_id, mind.key), (second["id"], second["key"])):
+        shown = by_id[key_id]
+        assert set(shown) == {"id", "label", "prefix", "created_at", "last_used_at"}
+        assert shown["prefix"].startswith("mk_") and secret.startswith(shown["prefix"])
+        assert len(shown["prefix"]) < len(secret) // 3
+    assert by_id[mind.key_id]["label"] == "default"
+
+
+def test_last_used_at_is_set_when_a_key_is_used(api: Api) -> None:
+    mind = api.create_mind("user-1")
+    before = api.call("GET", f"/minds/{mind.id}/keys", token=mind.jwt).json()["keys"][0]
+    assert before["last_used_at"] is None
+    api.store(mind, as_agent=True)
+    after = api.call("GET", f"/minds/{mind.id}/keys", token=mind.jwt).json()["keys"][0]
+    assert after["last_used_at"] is not None and STAMP.match(after["last_used_at"])
+    assert after["last_used_at"] >= after["created_at"]
+
+
+def test_a_new_key_defaults_its_label_and_works(api: Api) -> None:
+    mind = api.create_mind("user-1")
+    made = api.call("POST", f"/minds/{mind.id}/keys", token=mind.jwt)
+    assert made.status == 201, made.text
+    assert made.json()["label"] == "default"
+    assert api.store(mind, as_agent=False).status == 201
+    assert api.call("GET", "/memory", token=made.json()["key"]).json()["memories"][0]["key"] == "home_city"
+
+
+# ---------------------------------------------------------------- X-Mind-Id rules for people
+
+
+def test_a_user_with_one_mind_may_leave_out_x_mind_id(api: Api) -> None:
+    mind = api.create_mind("user-1")
+    stored = api.call(
+        "POST", "/memory", token=mind.jwt, json_body={"category": "fact", "key": "a", "content": "b"}
+    )
+    assert stored.status == 201 and stored.json()["mind_id"] == mind.id
+    assert len(api.call("GET", "/memory", token=mind.jwt).json()["memories"]) == 1
+
+
+def test_a_user_with_several_minds_must_name_one(api: Api) -> None:
+    first = api.create_mind("user-1", "First")
+    second = api.create_mind("user-1", "Second")
+    body = {"category": "fact", "key": "a", "content": "b"}
+    # Without X-Mind-Id: a 400 that says how to name one
+    error = assert_error(api.call("POST", "/memory", token=first.jwt, json_body=body), 400)
+    assert "X-Mind-Id" in error["message"]
+    assert_error(api.call("GET", "/memory", token=first.jwt), 400)
+    # With it (header or query parameter): each mind gets its own memory
+    assert api.call("POST", "/memory", json_body=body, **as_user(second)).json()["mind_id"] == second.id
+    by_query = api.call("POST", "/memory", token=first.jwt, json_body=body, query={"mind_id": first.id})
+    assert by_query.json()["mind_id"] == first.id
+    assert counts(api, "user-1") == {first.id: 1, second.id: 1}
+
+
+def test_a_user_without_a_mind_gets_a_404_that_says_how_to_make_one(api: Api) -> None:
+    error = assert_error(api.call("GET", "/memory", token=jwt_for("user-new")), 404)
+    assert "POST /minds" in error["message"]
+    assert_error(
+        api.call(
+            "POST",
+            "/memory",
+            token=jwt_for("user-new"),
+            json_body={"category": "fact", "key": "a", "content": "b"},
+        ),
+        404,
+    )
