@@ -1,0 +1,323 @@
+"""Memories through the API (SPEC §1 lifecycle, §3 "Memories"): store, replace, read, update,
+verify, delete, and list with filters and pagination."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.support.api import Api, MindHandle
+from tests.support.checks import as_agent, as_user, assert_error
+from tests.support.clock import ticking_clock_fixture as ticking_clock_fixture
+from tests.support.tables import mind_items
+
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+PAST = "2020-01-01T00:00:00Z"
+FUTURE = "2099-01-01T00:00:00+01:00"
+
+
+@pytest.fixture
+def mind(api: Api) -> MindHandle:
+    return api.create_mind()
+
+
+def get(api: Api, mind: MindHandle, memory_id: str) -> dict[str, Any]:
+    answer = api.call("GET", f"/memory/{memory_id}", **as_user(mind))
+    assert answer.status == 200, answer.text
+    result: dict[str, Any] = answer.json()
+    return result
+
+
+def listed(api: Api, mind: MindHandle, **query: Any) -> list[dict[str, Any]]:
+    answer = api.call("GET", "/memory", query=query, **as_user(mind))
+    assert answer.status == 200, answer.text
+    memories: list[dict[str, Any]] = answer.json()["memories"]
+    return memories
+
+
+def put(api: Api, mind: MindHandle, memory_id: str, body: dict[str, Any], **headers: str) -> Any:
+    return api.call(
+        "PUT",
+        f"/memory/{memory_id}",
+        json_body=body,
+        token=mind.jwt,
+        headers={"X-Mind-Id": mind.id, **headers},
+    )
+
+
+# ---------------------------------------------------------------- create and replace
+
+
+def test_store_creates_a_memory_with_specs_fields(api: Api, mind: MindHandle) -> None:
+    # When a person stores a memory
+    answer = api.store(mind, tags=[" Docker", "SWARM", "docker"], expires_at=FUTURE)
+    # Then it is a 201 pointing at the new memory
+    assert answer.status == 201, answer.text
+    memory = answer.json()
+    assert answer.headers["Location"] == f"/memory/{memory['id']}"
+    assert memory["id"].startswith("mem_") and memory["mind_id"] == mind.id
+    assert (memory["category"], memory["key"], memory["content"]) == ("fact", "home_city", "Lives in Berlin")
+    assert memory["tags"] == ["docker", "swarm"]
+    assert (memory["priority"], memory["source"], memory["verified"], memory["confidence"]) == (
+        "normal",
+        "user",
+        True,
+        1.0,
+    )
+    assert memory["expires_at"] == "2098-12-31T23:00:00.000Z" and memory["expired"] is False
+    assert memory["version"] == 1 and STAMP.match(memory["created_at"])
+    assert memory["updated_at"] == memory["created_at"]
+    # And reading it back gives the same object
+    assert get(api, mind, memory["id"]) == memory
+
+
+def test_an_agents_memory_starts_unverified_at_confidence_0_7(api: Api, mind: MindHandle) -> None:
+    memory = api.store(mind, as_agent=True).json()
+    assert (memory["source"], memory["verified"], memory["confidence"]) == ("agent", False, 0.7)
+
+
+def test_storing_the_same_key_again_replaces(api: Api, mind: MindHandle, ticking_clock: None) -> None:
+    # Given a stored memory
+    first = api.store(mind, tags=["a"], priority="high", confidence=0.9, expires_at=FUTURE).json()
+    # When the same (category, key) is stored again
+    answer = api.store(mind, content="Lives in Hamburg", tags=["b"])
+    # Then it is a 200 replacing it: same id and created_at, new everything else, version + 1
+    assert answer.status == 200, answer.text
+    second = answer.json()
+    assert "Location" not in answer.headers
+    assert (second["id"], second["created_at"]) == (first["id"], first["created_at"])
+    assert (
+        second["content"],
+        second["tags"],
+        second["priority"],
+        second["confidence"],
+        second["expires_at"],
+    ) == (
+        "Lives in Hamburg",
+        ["b"],
+        "normal",
+        1.0,
+        None,
+    )
+    assert second["version"] == 2 and second["updated_at"] > first["updated_at"]
+    # And the mind still holds one memory
+    assert [m["id"] for m in listed(api, mind)] == [first["id"]]
+
+
+def test_the_same_key_in_another_category_is_another_memory(api: Api, mind: MindHandle) -> None:
+    one = api.store(mind, category="fact").json()
+    other = api.store(mind, category="preference")
+    assert other.status == 201 and other.json()["id"] != one["id"]
+
+
+# ---------------------------------------------------------------- read
+
+
+def test_an_expired_memory_is_still_readable_by_id(api: Api, mind: MindHandle) -> None:
+    # Given a memory whose expiry has passed, and one that has not
+    expired = api.store(mind, key="old_plan", expires_at=PAST).json()
+    current = api.store(mind, key="new_plan", expires_at=FUTURE).json()
+    # Then both read by id, the first flagged expired
+    assert get(api, mind, expired["id"])["expired"] is True
+    assert get(api, mind, expired["id"])["expires_at"] == "2020-01-01T00:00:00.000Z"
+    assert get(api, mind, current["id"])["expired"] is False
+    # But a list leaves the expired one out unless asked
+    assert [m["key"] for m in listed(api, mind)] == ["new_plan"]
+    assert {m["key"] for m in listed(api, mind, include_expired="true")} == {"old_plan", "new_plan"}
+
+
+def test_an_unknown_id_is_a_404(api: Api, mind: MindHandle) -> None:
+    for memory_id in ("mem_doesnotexist", "not-an-id", "m_" + mind.id):
+        assert_error(api.call("GET", f"/memory/{memory_id}", **as_user(mind)), 404)
+
+
+# ---------------------------------------------------------------- update
+
+
+def test_put_changes_only_the_fields_it_names(api: Api, mind: MindHandle) -> None:
+    memory = api.store(mind, tags=["a"], priority="high", expires_at=FUTURE).json()
+    answer = put(api, mind, memory["id"], {"content": "Lives in Paris", "confidence": 0.8})
+    assert answer.status == 200, answer.text
+    updated = answer.json()
+    assert (updated["content"], updated["confidence"]) == ("Lives in Paris", 0.8)
+    assert (updated["tags"], updated["priority"], updated["expires_at"]) == (
+        ["a"],
+        "high",
+        memory["expires_at"],
+    )
+    assert (updated["id"], updated["created_at"], updated["version"]) == (
+        memory["id"],
+        memory["created_at"],
+        2,
+    )
+    assert get(api, mind, memory["id"]) == updated
+
+
+def test_put_expires_at_null_clears_it(api: Api, mind: MindHandle) -> None:
+    memory = api.store(mind, expires_at=PAST).json()
+    cleared = put(api, mind, memory["id"], {"expires_at": None}).json()
+    assert (cleared["expires_at"], cleared["expired"]) == (None, False)
+    assert [m["id"] for m in listed(api, mind)] == [memory["id"]]
+
+
+def test_put_with_a_current_if_match_succeeds_and_a_stale_one_is_a_412(api: Api, mind: MindHandle) -> None:
+    memory = api.store(mind).json()
+    # A current version, bare or as an ETag-style quoted value, is accepted
+    assert put(api, mind, memory["id"], {"content": "v2"}, **{"If-Match": "1"}).json()["version"] == 2
+    assert put(api, mind, memory["id"], {"content": "v3"}, **{"If-Match": '"2"'}).json()["version"] == 3
+    # A stale one is refused with 412 and changes nothing
+    error = assert_error(put(api, mind, memory["id"], {"content": "lost"}, **{"If-Match": "2"}), 412)
+    assert "3" in error["message"]
+    assert get(api, mind, memory["id"])["content"] == "v3"
+
+
+def test_put_with_a_non_numeric_if_match_is_a_400(api: Api, mind: MindHandle) -> None:
+    memory = api.store(mind).json()
+    assert_error(put(api, mind, memory["id"], {"content": "x"}, **{"If-Match": "latest"}), 400)
+
+
+@pytest.mark.parametrize("change", [{"category": "note"}, {"key": "work_city"}])
+def test_put_may_not_change_category_or_key(api: Api, mind: MindHandle, change: dict[str, str]) -> None:
+    memory = api.store(mind).json()
+    field = next(iter(change))
+    assert_error(put(api, mind, memory["id"], change), 422, field=field, rule="immutable")
+    # Repeating the current value is harmless
+    same = put(api, mind, memory["id"], {field: memory[field], "content": "x"})
+    assert same.status == 200, same.text
+
+
+def test_put_on_a_missing_memory_is_a_404(api: Api, mind: MindHandle) -> None:
+    assert_error(put(api, mind, "mem_doesnotexist", {"content": "x"}), 404)
+
+
+# ---------------------------------------------------------------- delete
+
+
+def test_delete_is_for_good_and_the_key_comes_back_with_a_new_id(
+    api: Api, mind: MindHandle, dynamo: Any
+) -> None:
+    # Given a tagged memory
+    memory = api.store(mind, tags=["a", "b"]).json()
+    # When it is deleted
+    answer = api.call("DELETE", f"/memory/{memory['id']}", **as_user(mind))
+    # Then it is a 204, then a 404, and no trace of it is left
+    assert answer.status == 204 and answer.body == b""
+    assert_error(api.call("GET", f"/memory/{memory['id']}", **as_user(mind)), 404)
+    assert_error(api.call("DELETE", f"/memory/{memory['id']}", **as_user(mind)), 404)
+    assert mind_items(dynamo, mind.id) == {"memory": [], "pointer": [], "tag": []}
+    assert listed(api, mind) == []
+    # And storing the same key again makes a new memory with a new id
+    again = api.store(mind, tags=["a"])
+    assert again.status == 201 and again.json()["id"] != memory["id"] and again.json()["version"] == 1
+    assert_error(api.call("GET", f"/memory/{memory['id']}", **as_user(mind)), 404)
+
+
+def test_an_agent_may_delete_in_its_own_mind(api: Api, mind: MindHandle) -> None:
+    memory = api.store(mind).json()
+    assert api.call("DELETE", f"/memory/{memory['id']}", **as_agent(mind)).status == 204
+
+
+# ---------------------------------------------------------------- verify
+
+
+def test_verify_records_who_and_when(api: Api, mind: MindHandle, ticking_clock: None) -> None:
+    memory = api.store(mind, as_agent=True).json()
+    answer = api.call("POST", f"/memory/{memory['id']}/verify", **as_user(mind))
+    assert answer.status == 200, answer.text
+    verified = answer.json()
+    assert (verified["verified"], verified["verified_by"]) == (True, "user-1")
+    assert STAMP.match(verified["verified_at"]) and verified["verified_at"] > memory["created_at"]
+    assert verified["version"] == 2 and verified["content"] == memory["content"]
+    assert get(api, mind, memory["id"]) == verified
+    assert_error(api.call("POST", "/memory/mem_doesnotexist/verify", **as_user(mind)), 404)
+
+
+# ---------------------------------------------------------------- list
+
+
+def test_list_is_newest_first(api: Api, mind: MindHandle, ticking_clock: None) -> None:
+    for key in ("first", "second", "third"):
+        api.store(mind, key=key)
+    api.store(mind, key="first", content="replaced")  # a replace does not make it newer
+    assert [m["key"] for m in listed(api, mind)] == ["third", "second", "first"]
+
+
+def test_list_filters(api: Api, mind: MindHandle, ticking_clock: None) -> None:
+    # Given memories of every kind
+    api.store(mind, key="a", category="fact", tags=["Docker"], priority="high")
+    api.store(mind, key="b", category="skill", tags=["python", "docker"], as_agent=True)
+    api.store(mind, key="c", category="fact", priority="low", as_agent=True)
+    api.store(mind, key="d", category="note", expires_at=PAST, tags=["docker"])
+    verified_id = api.store(mind, key="e", category="skill", as_agent=True).json()["id"]
+    api.call("POST", f"/memory/{verified_id}/verify", **as_user(mind))
+
+    def keys(**query: Any) -> list[str]:
+        return [m["key"] for m in listed(api, mind, **query)]
+
+    # Then each filter narrows the list, newest first
+    assert keys() == ["e", "c", "b", "a"]
+    assert keys(category="fact") == ["c", "a"]
+    assert keys(tag="docker") == ["b", "a"]
+    assert keys(tag="  DOCKER ") == ["b", "a"]
+    assert keys(priority="low") == ["c"]
+    assert keys(source="agent") == ["e", "c", "b"]
+    assert keys(source="user") == ["a"]
+    assert keys(verified="false") == ["c", "b"]
+    assert keys(verified="true") == ["e", "a"]
+    assert keys(include_expired="true") == ["e", "d", "c", "b", "a"]
+    assert keys(include_expired="true", tag="docker", category="note") == ["d"]
+    assert keys(category="skill", source="agent", verified="true") == ["e"]
+    assert keys(category="mistake") == []
+
+
+def test_pagination_walks_every_memory_once(api: Api, mind: MindHandle, ticking_clock: None) -> None:
+    # Given 45 memories
+    created = [api.store(mind, key=f"memory_{i:02d}").json()["id"] for i in range(45)]
+    # When they are listed 20 at a time, following next_cursor
+    pages: list[list[str]] = []
+    query: dict[str, Any] = {"limit": 20}
+    while True:
+        answer = api.call("GET", "/memory", query=query, **as_user(mind))
+        assert answer.status == 200, answer.text
+        page = answer.json()
+        pages.append([m["id"] for m in page["memories"]])
+        if page["next_cursor"] is None:
+            break
+        query = {"limit": 20, "cursor": page["next_cursor"]}
+        assert len(pages) < 10
+    # Then there are pages of 20, 20 and 5, newest first, with no duplicate and no gap
+    assert [len(p) for p in pages] == [20, 20, 5]
+    assert [i for p in pages for i in p] == created[::-1]
+
+
+def test_pagination_with_a_filter_that_skips_most_items(
+    api: Api, mind: MindHandle, ticking_clock: None
+) -> None:
+    tagged = []
+    for i in range(30):
+        answer = api.store(mind, key=f"m{i}", tags=["rare"] if i % 4 == 0 else ["common"])
+        if i % 4 == 0:
+            tagged.append(answer.json()["id"])
+    seen: list[str] = []
+    query: dict[str, Any] = {"limit": 3, "tag": "rare"}
+    while True:
+        page = api.call("GET", "/memory", query=query, **as_user(mind)).json()
+        assert len(page["memories"]) <= 3
+        seen += [m["id"] for m in page["memories"]]
+        if not page["next_cursor"]:
+            break
+        query = {**query, "cursor": page["next_cursor"]}
+    assert seen == tagged[::-1]
+
+
+def test_list_limit_defaults_to_20_and_an_exact_last_page_has_no_cursor(api: Api, mind: MindHandle) -> None:
+    for i in range(21):
+        api.store(mind, key=f"k{i}")
+    first = api.call("GET", "/memory", **as_user(mind)).json()
+    assert len(first["memories"]) == 20 and first["next_cursor"]
+    rest = api.call("GET", "/memory", query={"cursor": first["next_cursor"]}, **as_user(mind)).json()
+    assert len(rest["memories"]) == 1 and rest["next_cursor"] is None
+    exact = api.call("GET", "/memory", query={"limit": 21}, **as_user(mind)).json()
+    assert len(exact["memories"]) == 21 and exact["next_cursor"] is None
