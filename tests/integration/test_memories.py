@@ -10,6 +10,7 @@ import pytest
 
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user, assert_error
+from tests.support.clock import frozen_clock_fixture as frozen_clock_fixture
 from tests.support.clock import ticking_clock_fixture as ticking_clock_fixture
 from tests.support.tables import mind_items
 
@@ -110,6 +111,21 @@ def test_the_same_key_in_another_category_is_another_memory(api: Api, mind: Mind
     one = api.store(mind, category="fact").json()
     other = api.store(mind, category="preference")
     assert other.status == 201 and other.json()["id"] != one["id"]
+
+
+def test_rewrites_within_one_millisecond_keep_the_tag_copies_whole(
+    api: Api, mind: MindHandle, dynamo: Any, frozen_clock: None
+) -> None:
+    # Given a tagged memory, rewritten, updated and verified all in the same millisecond
+    memory = api.store(mind, tags=["a", "b"]).json()
+    assert api.store(mind, as_agent=True, content="again", tags=["a", "b"]).status == 200
+    assert put(api, mind, memory["id"], {"tags": ["b", "c"]}).status == 200
+    verified = api.call("POST", f"/memory/{memory['id']}/verify", **as_user(mind))
+    assert verified.status == 200, verified.text
+    # Then each tag copy matches the memory as it is now
+    copies = mind_items(dynamo, mind.id)["tag"]
+    assert sorted(c["sk"].split("#")[1] for c in copies) == ["01:b", "01:c"]
+    assert {c["memory"]["version"] for c in copies} == {4}
 
 
 # ---------------------------------------------------------------- read

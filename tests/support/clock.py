@@ -27,3 +27,10 @@ def ticking_clock_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     monkeypatch.setattr(clock, "now", now)
     yield
+
+
+@pytest.fixture(name="frozen_clock")
+def frozen_clock_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every `clock.now()` is the same instant: writes land in one millisecond."""
+    monkeypatch.setattr(clock, "now", lambda: START)
+    yield
