@@ -21,6 +21,7 @@ logs a Mind Key, request bodies or query strings.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import sys
@@ -29,7 +30,7 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,6 +67,18 @@ def prepare_environment() -> Path:
     if layer not in sys.path:
         sys.path.insert(0, layer)
     return data_dir
+
+
+def lock_data_dir(data_dir: Path) -> IO[bytes] | None:
+    """Hold an exclusive lock on the data dir while running: two runners saving one snapshot would
+    overwrite each other's data. Returns the open lock file (keep it), or None when it is taken."""
+    handle = (data_dir / "runner.lock").open("ab")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return None
+    return handle
 
 
 def table_names() -> dict[str, str]:
@@ -113,9 +126,12 @@ def start_background_services(
     Add a service here as one `threads.append(_start(...))` line (e.g. a pump feeding the Memories
     table's stream to the search indexer; `endpoint_url` is the DynamoDB endpoint to read it from).
     """
+    from infra import stream_pump
+
     threads = []
     if snapshot is not None:
         threads.append(_start("snapshot", snapshot.run, stop))
+    threads.append(stream_pump.start(endpoint_url, os.environ["SYNAPSE_MEMORIES_TABLE"], stop))
     return threads
 
 
@@ -132,6 +148,7 @@ class LocalServer(ThreadingHTTPServer):
     """Serves the gateway; counts requests in flight so a stop can let them finish."""
 
     daemon_threads = True
+    request_queue_size = 128  # socketserver's default of 5 resets bursts of concurrent clients
 
     def __init__(self, port: int, gateway: Any, on_write: Callable[[], None]) -> None:
         self.gateway = gateway
@@ -278,6 +295,10 @@ def main() -> int:
         if external:
             endpoint_url, storage = external, f"{external} (data kept there)"
         else:
+            lock = lock_data_dir(data_dir)
+            if lock is None:
+                print(f"synapse-local: another runner is using {data_dir}", file=sys.stderr)
+                return 2
             embedded = EmbeddedDynamo()
             endpoint_url = embedded.endpoint_url
             os.environ["SYNAPSE_DYNAMODB_ENDPOINT"] = endpoint_url

@@ -43,6 +43,8 @@ class Settings:
     key_pepper_param: str
     data_dir: str
     allow_dev_secrets: bool = field(default=False)
+    # Where the per-mind FTS5 snapshots live: EFS (/mnt/index) in AWS, a local folder otherwise.
+    index_dir: str = field(default="")
 
     @cached_property
     def jwt_secret(self) -> str:
@@ -93,4 +95,5 @@ def get_settings() -> Settings:
         key_pepper_param=_env("SYNAPSE_KEY_PEPPER_PARAM"),
         data_dir=_env("SYNAPSE_DATA_DIR", ".synapse"),
         allow_dev_secrets=_env("SYNAPSE_ALLOW_DEV_SECRETS").lower() in {"1", "true", "yes"},
+        index_dir=_env("SYNAPSE_INDEX_DIR") or os.path.join(_env("SYNAPSE_DATA_DIR", ".synapse"), "index"),
     )

@@ -1,0 +1,15 @@
+"""The search indexer: stream batches → one new FTS5 generation per mind; partial failures reported."""
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
+from synapse import search_index
+from synapse.observability import logger, metrics
+
+processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+
+
+@logger.inject_lambda_context(log_event=False, clear_state=True)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return search_index.index_stream(event, context, processor)

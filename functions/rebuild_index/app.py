@@ -1,0 +1,22 @@
+"""Rebuild one mind's search index from DynamoDB into a new generation (invoked with {"mind_id": ...})."""
+
+from typing import Any
+
+from synapse import search_index
+from synapse.observability import logger
+
+
+@logger.inject_lambda_context(log_event=True, clear_state=True)
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    mind_id = str(event.get("mind_id") or "")
+    if not search_index.mind_exists(mind_id):
+        removed = search_index.remove_mind(mind_id)
+        return {"mind_id": mind_id, "status": "mind not found", "index_removed": removed}
+    rebuilt = search_index.rebuild(mind_id)
+    return {
+        "mind_id": mind_id,
+        "status": "rebuilt",
+        "indexed": rebuilt.indexed,
+        "carried_over": rebuilt.carried_over,
+        "generation": rebuilt.generation.name if rebuilt.generation else None,
+    }

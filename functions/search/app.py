@@ -1,0 +1,16 @@
+"""GET /memory/search — full-text search over the mind's current index snapshot, hydrated from DynamoDB."""
+
+from synapse import search
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    page = search.search(
+        request.mind_id(),
+        request.query_one("q"),
+        search.SearchFilters.from_request(request),
+        request.query_int("limit", 20, 1, 100),
+        request.query_one("cursor"),
+    )
+    return Response.json(page.public())

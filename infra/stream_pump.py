@@ -1,0 +1,145 @@
+"""A local stand-in for Lambda's DynamoDB stream event source mapping.
+
+It follows every shard of the Memories table's stream (DescribeStream / GetShardIterator /
+GetRecords on the same endpoint as the table, e.g. the embedded moto server), and invokes the
+indexer handler named in template.yaml — the function with a DynamoDB event — with Lambda's event
+shape, in batches. Like the real mapping it retries a batch from its first reported failure, a
+bounded number of times, then gives the records up (logged, where AWS would send them to SQS).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from infra import template
+from infra.gateway import LambdaContext, load_handler
+
+log = logging.getLogger("synapse.stream_pump")
+
+POLL_SECONDS = 0.3
+BATCH_SIZE = 100
+MAX_ATTEMPTS = 3
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+
+def indexer_function() -> tuple[Path, str]:
+    """CodeUri and Handler of the function that template.yaml subscribes to the table's stream."""
+    for resource in template.resources("AWS::Serverless::Function").values():
+        events = (resource["Properties"].get("Events") or {}).values()
+        if any(event["Type"] == "DynamoDB" for event in events):
+            handler = (
+                resource["Properties"].get("Handler") or template.load()["Globals"]["Function"]["Handler"]
+            )
+            return template.ROOT / resource["Properties"]["CodeUri"], str(handler)
+    raise LookupError("template.yaml has no function with a DynamoDB stream event")
+
+
+def lambda_record(record: dict[str, Any], stream_arn: str) -> dict[str, Any]:
+    """GetRecords' record → the record Lambda hands a function (epoch seconds, eventSourceARN)."""
+    body = dict(record["dynamodb"])
+    moment = body.get("ApproximateCreationDateTime")
+    if isinstance(moment, datetime):
+        body["ApproximateCreationDateTime"] = int(moment.timestamp())
+    return {**record, "dynamodb": body, "eventVersion": "1.1", "eventSourceARN": stream_arn}
+
+
+class StreamReader:
+    """Reads each shard of a table's stream from its trim horizon, remembering where it got to."""
+
+    def __init__(self, dynamodb: Any, streams: Any, table_name: str) -> None:
+        self.dynamodb = dynamodb
+        self.streams = streams
+        self.table_name = table_name
+        self.stream_arn: str | None = None
+        self.iterators: dict[str, str | None] = {}
+
+    def _discover(self) -> None:
+        if self.stream_arn is None:
+            self.stream_arn = self.dynamodb.describe_table(TableName=self.table_name)["Table"][
+                "LatestStreamArn"
+            ]
+        shards = self.streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
+        for shard in shards:
+            if shard["ShardId"] not in self.iterators:
+                self.iterators[shard["ShardId"]] = self.streams.get_shard_iterator(
+                    StreamArn=self.stream_arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+                )["ShardIterator"]
+
+    def poll(self) -> list[dict[str, Any]]:
+        """New records of every shard, in order within each shard, in Lambda's record shape."""
+        self._discover()
+        assert self.stream_arn is not None
+        records: list[dict[str, Any]] = []
+        for shard_id, iterator in list(self.iterators.items()):
+            while iterator is not None:
+                answer = self.streams.get_records(ShardIterator=iterator, Limit=1000)
+                iterator = answer.get("NextShardIterator")
+                got = answer.get("Records") or []
+                records += [lambda_record(r, self.stream_arn) for r in got]
+                if not got:
+                    break
+            self.iterators[shard_id] = iterator
+        return records
+
+
+class Pump:
+    """Delivers stream records to the indexer handler in batches, with Lambda's retry behaviour."""
+
+    def __init__(self, reader: StreamReader, handler: Handler | None = None) -> None:
+        self.reader = reader
+        self.handler = handler or load_handler(*indexer_function())
+        self.given_up: list[dict[str, Any]] = []
+
+    @classmethod
+    def connect(cls, table_name: str, endpoint_url: str | None = None, region: str = "us-east-1") -> Pump:
+        dynamodb = boto3.client("dynamodb", endpoint_url=endpoint_url, region_name=region)
+        streams = boto3.client("dynamodbstreams", endpoint_url=endpoint_url, region_name=region)
+        return cls(StreamReader(dynamodb, streams, table_name))
+
+    def run_once(self) -> int:
+        """Poll once and deliver everything found; returns how many records were read."""
+        records = self.reader.poll()
+        for start in range(0, len(records), BATCH_SIZE):
+            self.deliver(records[start : start + BATCH_SIZE])
+        return len(records)
+
+    def deliver(self, records: list[dict[str, Any]]) -> None:
+        pending = records
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                answer = self.handler({"Records": pending}, LambdaContext("indexer")) or {}
+            except Exception:
+                log.exception("indexer failed on a batch of %d records; retrying", len(pending))
+                continue
+            failed = {f["itemIdentifier"] for f in answer.get("batchItemFailures") or []}
+            if not failed:
+                return
+            first = min(i for i, r in enumerate(pending) if r["dynamodb"]["SequenceNumber"] in failed)
+            pending = pending[first:]
+        self.given_up += pending
+        log.error("indexer gave up on %d stream records (AWS: the on-failure SQS queue)", len(pending))
+
+
+def start(endpoint_url: str, table_name: str, stop: threading.Event) -> threading.Thread:
+    """Run the pump in a daemon thread until `stop` is set: a stored memory is searchable in < 1 s."""
+    pump = Pump.connect(table_name, endpoint_url)
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                pump.run_once()
+            except Exception:
+                log.exception("stream pump: polling failed; trying again")
+            stop.wait(POLL_SECONDS)
+
+    thread = threading.Thread(target=loop, name="stream-pump", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,421 @@
+"""Full-text search (SPEC §5): the query language, its translation to FTS5, and hydrated results.
+
+The user's query is parsed here, never handed to FTS5 as typed: every word and phrase is re-quoted
+as an FTS5 string, and only the operators we recognise (OR, AND, NOT, parentheses, a trailing `*`)
+are emitted as syntax. A query whose structure does not parse (a stray OR, an unbalanced
+parenthesis) is searched as its plain words; one with nothing searchable, or too large, is a 400.
+So FTS5 never sees raw syntax from a client and no FTS5 error text can reach one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from synapse import clock, cursor, search_index, store, tables
+from synapse.errors import BadRequest
+from synapse.model import Category, Memory, Priority
+from synapse.observability import logger
+
+if TYPE_CHECKING:
+    from synapse.http import Request
+
+MAX_QUERY_CHARS = 1000
+MAX_TERMS = 32
+MAX_DEPTH = 8
+MAX_OFFSET = 10_000
+MARKS = ("**", "**")
+SNIPPET_TOKENS = 16
+OPERATORS = frozenset({"OR", "AND", "NOT"})
+
+
+# ---------------------------------------------------------------- the query language
+
+
+@dataclass(frozen=True)
+class Term:
+    """A word or a phrase (its text is tokenised by FTS5 inside quotes); `prefix` for `word*`."""
+
+    text: str
+    prefix: bool = False
+
+    def fts(self) -> str:
+        return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str  # AND, OR, NOT
+    parts: tuple[Node, ...]
+
+    def fts(self) -> str:
+        return "(" + f" {self.name} ".join(p.fts() for p in self.parts) + ")"
+
+
+Node = Term | Op
+
+
+def _bad_query(message: str) -> BadRequest:
+    return BadRequest(f"q: {message}", details=[{"field": "q", "rule": "query", "message": message}])
+
+
+def _searchable(text: str) -> bool:
+    """Whether FTS5's unicode61 tokenizer finds a token in it (letters and digits make tokens)."""
+    return any(ch.isalnum() for ch in text)
+
+
+def _clean(raw: str) -> str:
+    """Control and format characters become spaces; lone surrogates (not UTF-8) are dropped."""
+    out = []
+    for ch in raw:
+        category = unicodedata.category(ch)
+        if category == "Cs":
+            continue
+        out.append(" " if category in {"Cc", "Cf", "Zl", "Zp"} else ch)
+    return "".join(out)
+
+
+def _lex(text: str) -> Iterator[tuple[str, str]]:
+    """(kind, value) tokens: term, prefix, phrase, prefix-phrase, op, open, close.
+
+    An unmatched double quote is dropped; everything between matched quotes is one phrase.
+    """
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch.isspace():
+            i += 1
+        elif ch == '"':
+            end = text.find('"', i + 1)
+            if end < 0:
+                i += 1  # unbalanced: drop the quote, read the rest as words
+                continue
+            star = end + 1 < n and text[end + 1] == "*"
+            yield ("prefix-phrase" if star else "phrase"), text[i + 1 : end]
+            i = end + (2 if star else 1)
+        elif ch in "()":
+            yield ("open" if ch == "(" else "close"), ch
+            i += 1
+        else:
+            j = i
+            while j < n and not text[j].isspace() and text[j] not in '"()':
+                j += 1
+            word = text[i:j]
+            i = j
+            if word in OPERATORS:
+                yield "op", word
+            elif word.endswith("*"):
+                yield "prefix", word.rstrip("*")
+            else:
+                yield "term", word
+
+
+class _Unparsable(Exception):
+    """The query's structure is not valid: it will be searched as plain words."""
+
+
+class _Parser:
+    """or := and (OR and)* ; and := not ([AND] not)* ; not := unit (NOT unit)* ; unit := term | ( or )"""
+
+    def __init__(self, tokens: list[tuple[str, str]]) -> None:
+        self.tokens = tokens
+        self.at = 0
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def take(self) -> tuple[str, str]:
+        token = self.tokens[self.at]
+        self.at += 1
+        return token
+
+    def parse(self) -> Node:
+        node = self.or_(0)
+        if self.peek() is not None:
+            raise _Unparsable
+        return node
+
+    def or_(self, depth: int) -> Node:
+        parts = [self.and_(depth)]
+        while self.peek() == ("op", "OR"):
+            self.take()
+            parts.append(self.and_(depth))
+        return parts[0] if len(parts) == 1 else Op("OR", tuple(parts))
+
+    def and_(self, depth: int) -> Node:
+        parts = [self.not_(depth)]
+        while (token := self.peek()) is not None and token[0] != "close" and token not in {("op", "OR")}:
+            if token == ("op", "AND"):
+                self.take()
+            parts.append(self.not_(depth))
+        return parts[0] if len(parts) == 1 else Op("AND", tuple(parts))
+
+    def not_(self, depth: int) -> Node:
+        node = self.unit(depth)
+        while self.peek() == ("op", "NOT"):
+            self.take()
+            node = Op("NOT", (node, self.unit(depth)))
+        return node
+
+    def unit(self, depth: int) -> Node:
+        token = self.peek()
+        if token is None or token[0] in {"op", "close"}:
+            raise _Unparsable
+        self.take()
+        kind, value = token
+        if kind == "open":
+            if depth + 1 > MAX_DEPTH:
+                raise _bad_query(f"parentheses nest too deep (at most {MAX_DEPTH} levels)")
+            node = self.or_(depth + 1)
+            if self.peek() is None or self.take()[0] != "close":
+                raise _Unparsable
+            return node
+        return Term(value, prefix=kind.startswith("prefix"))
+
+
+def _prune(node: Node) -> Node | None:
+    """Drop terms without anything to match (punctuation, emoji): FTS5 would match nothing for them."""
+    if isinstance(node, Term):
+        return node if _searchable(node.text) else None
+    if node.name == "NOT":
+        left, right = (_prune(p) for p in node.parts)
+        if left is None:
+            raise _Unparsable
+        return left if right is None else Op("NOT", (left, right))
+    parts = tuple(p for p in (_prune(p) for p in node.parts) if p is not None)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else Op(node.name, parts)
+
+
+def _terms(node: Node) -> int:
+    return 1 if isinstance(node, Term) else sum(_terms(p) for p in node.parts)
+
+
+def _plain_words(tokens: list[tuple[str, str]]) -> Node | None:
+    """The fallback: every word and phrase, all required; operators and parentheses ignored."""
+    terms = [
+        Term(value, prefix=kind.startswith("prefix"))
+        for kind, value in tokens
+        if kind in {"term", "prefix", "phrase", "prefix-phrase"} and _searchable(value)
+    ]
+    if not terms:
+        return None
+    return terms[0] if len(terms) == 1 else Op("AND", tuple(terms))
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: the FTS5 MATCH expression, and whether it was read as plain words."""
+
+    match: str
+    plain: bool
+
+
+def parse_query(raw: str | None) -> Query:
+    if raw is None or not raw.strip():
+        raise _bad_query("required: what to search for, e.g. q=docker")
+    if len(raw) > MAX_QUERY_CHARS:
+        raise _bad_query(f"at most {MAX_QUERY_CHARS} characters (got {len(raw)})")
+    tokens = list(_lex(search_index.fold(_clean(raw))))
+    for before, token in zip([None, *tokens], tokens, strict=False):
+        if token == ("op", "NOT") and (before is None or before[0] in {"op", "open"}):
+            raise _bad_query("NOT leaves out what follows from what comes before it: e.g. docker NOT swarm")
+    plain = False
+    try:
+        node: Node | None = _prune(_Parser(tokens).parse()) if tokens else None
+    except _Unparsable:
+        node, plain = _plain_words(tokens), True
+    if node is None:
+        raise _bad_query('nothing to search for: use letters or digits, e.g. docker, "exact phrase", dock*')
+    if _terms(node) > MAX_TERMS:
+        raise _bad_query(f"at most {MAX_TERMS} words and phrases")
+    return Query(node.fts(), plain)
+
+
+# ---------------------------------------------------------------- filters and scope
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    tag: str | None = None
+    category: str | None = None
+    priority: str | None = None
+    include_expired: bool = False
+
+    @classmethod
+    def from_request(cls, request: Request) -> SearchFilters:
+        tag = request.query_one("tag")
+        return cls(
+            tag=tag.strip().lower() if tag and tag.strip() else None,
+            category=request.query_choice("category", Category),
+            priority=request.query_choice("priority", Priority),
+            include_expired=bool(request.query_bool("include_expired", False)),
+        )
+
+    def keeps(self, memory: Memory, now: str) -> bool:
+        """The same filters on the current record (the index may be a moment behind it)."""
+        return (
+            (self.tag is None or self.tag in memory.tags)
+            and (self.category is None or memory.category == self.category)
+            and (self.priority is None or memory.priority == self.priority)
+            and (self.include_expired or memory.expires_at is None or memory.expires_at > now)
+        )
+
+    def sql(self, now: str) -> tuple[str, list[Any]]:
+        clauses, params = [], []
+        if self.tag is not None:
+            clauses.append("EXISTS (SELECT 1 FROM doc_tags t WHERE t.tag = ? AND t.rowid = d.rowid)")
+            params.append(self.tag)
+        if self.category is not None:
+            clauses.append("d.category = ?")
+            params.append(self.category)
+        if self.priority is not None:
+            clauses.append("d.priority = ?")
+            params.append(self.priority)
+        if not self.include_expired:
+            clauses.append("(d.expires_at IS NULL OR d.expires_at > ?)")
+            params.append(now)
+        return "".join(f" AND {c}" for c in clauses), params
+
+
+def _scope(raw_query: str, filters: SearchFilters) -> str:
+    text = json.dumps([raw_query, filters.tag, filters.category, filters.priority, filters.include_expired])
+    return "search:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+# ---------------------------------------------------------------- running it
+
+_WEIGHTS = ", ".join(str(w) for w in search_index.BM25_WEIGHTS)
+HITS_SQL = (
+    "SELECT d.id, d.category, d.key, -bm25(fts, {w}) AS score, snippet(fts, -1, ?, ?, ?, ?),"
+    " fts.content, fts.raw_content, fts.key, fts.raw_key, fts.tags, fts.raw_tags"
+    " FROM fts JOIN docs d ON d.rowid = fts.rowid"
+    " WHERE fts MATCH ?{filters}"
+    " ORDER BY bm25(fts, {w}), d.priority_rank, d.updated_at DESC, d.id"
+    " LIMIT ? OFFSET ?"
+)
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    category: str
+    key: str
+    score: float
+    snippet: str
+
+
+def index_hits(
+    db: sqlite3.Connection, query: Query, filters: SearchFilters, limit: int, offset: int, now: str
+) -> list[Hit]:
+    """Ranked hits from one generation: BM25 (key and tags weigh more), then priority, then recency."""
+    where, params = filters.sql(now)
+    sql = HITS_SQL.format(w=_WEIGHTS, filters=where)
+    try:
+        marks = (search_index.MARK_OPEN, search_index.MARK_CLOSE, search_index.ELLIPSIS)
+        rows = db.execute(sql, [*marks, SNIPPET_TOKENS, query.match, *params, limit, offset]).fetchall()
+    except sqlite3.Error as error:
+        # Never expected (the expression is ours); never shown to the client either.
+        logger.warning("FTS5 rejected a compiled query", extra={"match": query.match, "error": str(error)})
+        raise _bad_query(
+            'could not be searched; use words, "exact phrases", prefix*, OR, NOT and parentheses'
+        ) from None
+    return [
+        Hit(
+            id=r[0],
+            category=r[1],
+            key=r[2],
+            score=float(f"{float(r[3]):.6g}"),
+            snippet=search_index.restore_snippet(r[4] or "", zip(r[5::2], r[6::2], strict=True), MARKS),
+        )
+        for r in rows
+    ]
+
+
+def hydrate(mind_id: str, hits: list[Hit]) -> dict[str, Memory]:
+    """Current records for the hits (one consistent BatchGetItem per 100): deleted ones are absent."""
+    found: dict[str, Memory] = {}
+    keys = {(h.category, h.key) for h in hits}
+    wanted = [{"pk": mind_id, "sk": tables.memory_sk(c, k)} for c, k in sorted(keys)]
+    table = tables.memories_table()
+    for start in range(0, len(wanted), 100):
+        request: dict[str, Any] = {
+            table: {"Keys": [tables.dump(k) for k in wanted[start : start + 100]], "ConsistentRead": True}
+        }
+        while request:
+            answer = tables.client().batch_get_item(RequestItems=request)
+            for raw in answer.get("Responses", {}).get(table, []):
+                memory = store.memory_from_item(tables.load(raw))
+                found[memory.id] = memory
+            request = answer.get("UnprocessedKeys") or {}
+    return found
+
+
+@dataclass(frozen=True)
+class Result:
+    memory: Memory
+    score: float
+    snippet: str
+
+    def public(self) -> dict[str, Any]:
+        return {"memory": self.memory.public(), "score": self.score, "snippet": self.snippet}
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    results: list[Result] = field(default_factory=list)
+    next_cursor: str | None = None
+
+    def public(self) -> dict[str, Any]:
+        return {"results": [r.public() for r in self.results], "next_cursor": self.next_cursor}
+
+
+def _offset(mind_id: str, scope: str, after: str | None) -> int:
+    if not after:
+        return 0
+    position = cursor.decode(after, mind_id, scope)
+    offset = position.get("o")
+    if not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+        raise BadRequest("cursor: not a cursor this query issued; start again without it")
+    return offset
+
+
+def search(
+    mind_id: str, raw_query: str | None, filters: SearchFilters, limit: int, after: str | None = None
+) -> SearchPage:
+    """One page of results. Hits come from the index; what is returned is the record as it is now.
+
+    A hit whose memory is gone (deleted, or replaced under the same key by a new one) or no longer
+    passes the filters is skipped and the next hit taken, so a page is full while hits remain.
+    """
+    query = parse_query(raw_query)
+    scope = _scope(raw_query or "", filters)
+    offset = _offset(mind_id, scope, after)
+    db = search_index.reader(mind_id)
+    if db is None:
+        return SearchPage()
+    now = clock.to_iso(clock.now())
+    results: list[Result] = []
+    position = offset
+    exhausted = False
+    for _ in range(4):  # bounded: a badly stale index costs a few rounds, never a scan
+        need = limit - len(results)
+        hits = index_hits(db, query, filters, need, position, now)
+        current = hydrate(mind_id, hits) if hits else {}
+        for hit in hits:
+            position += 1
+            memory = current.get(hit.id)
+            if memory is not None and filters.keeps(memory, now):
+                results.append(Result(memory, hit.score, hit.snippet))
+        exhausted = len(hits) < need
+        if exhausted or len(results) >= limit:
+            break
+    more = not exhausted and position < MAX_OFFSET and bool(index_hits(db, query, filters, 1, position, now))
+    next_cursor = cursor.encode(mind_id, scope, {"o": position}) if more else None
+    return SearchPage(results, next_cursor)
