@@ -5,9 +5,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.conftest import Http
 from tests.support.api import memory_body
-from tests.support.runner import start_runner
+from tests.support.runner import RunningService, start_runner
 
 
 def test_data_survives_a_clean_stop_and_restart(tmp_path: Path) -> None:
@@ -68,3 +70,14 @@ def test_writes_are_saved_while_running_so_a_crash_keeps_them(tmp_path: Path) ->
         assert read.json()["content"] == "Saved"
     finally:
         assert second.stop() == 0, second.output()
+
+
+def test_a_second_runner_on_the_same_data_dir_refuses_to_start(
+    runner: RunningService, tmp_path: Path
+) -> None:
+    # Given a running runner; when another one starts on its data dir
+    with pytest.raises(RuntimeError, match="another runner is using") as refused:
+        start_runner(runner.data_dir, tmp_path / "second.log")
+    # Then it exits with an error instead of overwriting the first one's snapshot
+    assert "exited with 2" in str(refused.value)
+    assert Http(runner.url).call("GET", "/memory").status_code == 401  # the first one still serves

@@ -38,6 +38,7 @@ def runner_environment(data_dir: Path, port: int) -> dict[str, str]:
 @dataclass
 class RunningService:
     process: subprocess.Popen[bytes]
+    data_dir: Path
     url: str
     jwt: str
     log_path: Path
@@ -95,7 +96,7 @@ def start_runner(data_dir: Path, log_path: Path, timeout: float = 30.0) -> Runni
             except requests.ConnectionError:
                 pass
             else:
-                return RunningService(process, url.group(1), token.group(1), log_path, log)
+                return RunningService(process, data_dir, url.group(1), token.group(1), log_path, log)
         time.sleep(0.1)
     process.kill()
     process.wait()
