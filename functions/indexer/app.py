@@ -6,7 +6,8 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from synapse import search_index
 from synapse.observability import logger, metrics
 
-processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+# A batch whose every record fails is reported like any other (Lambda retries from the first failure).
+processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
 
 
 @logger.inject_lambda_context(log_event=False, clear_state=True)

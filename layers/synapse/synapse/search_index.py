@@ -264,10 +264,10 @@ def _drop_indexed(db: sqlite3.Connection, rowid: int) -> None:
 
 def apply_change(db: sqlite3.Connection, change: Change) -> bool:
     """Apply one change if its version allows; True when the index changed. Idempotent."""
-    row = db.execute("SELECT rowid, version FROM docs WHERE id = ?", (change.memory_id,)).fetchone()
+    row = db.execute("SELECT rowid, version, deleted FROM docs WHERE id = ?", (change.memory_id,)).fetchone()
     doc = change.doc
     if doc is None:
-        if row is not None and row[1] > change.version:
+        if row is not None and (row[1] > change.version or (row[2] and row[1] == change.version)):
             return False
         if row is None:
             db.execute(

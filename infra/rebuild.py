@@ -1,0 +1,49 @@
+"""Rebuild minds' search indexes from DynamoDB: `python -m infra.rebuild <mind_id> [<mind_id> …]`.
+
+Locally it reads the table at SYNAPSE_DYNAMODB_ENDPOINT (the running `make run` prints nothing
+about it; give the endpoint of DynamoDB Local or of the embedded moto server) and writes under
+SYNAPSE_INDEX_DIR (default `<SYNAPSE_DATA_DIR>/index`). In AWS, invoke the RebuildIndexFunction
+with {"mind_id": "..."} instead: only it can reach the EFS file system.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    layer = str(ROOT / "layers" / "synapse")
+    if layer not in sys.path:
+        sys.path.insert(0, layer)
+    from synapse import search_index
+
+    parser = argparse.ArgumentParser(prog="python -m infra.rebuild", description=__doc__.split("\n")[0])
+    parser.add_argument("mind_ids", nargs="+", metavar="mind_id")
+    args = parser.parse_args(argv)
+    failed = 0
+    for mind_id in args.mind_ids:
+        try:
+            if not search_index.mind_exists(mind_id):
+                removed = search_index.remove_mind(mind_id)
+                print(f"{mind_id}: no such mind{' (its index files were removed)' if removed else ''}")
+                failed += 1
+                continue
+            rebuilt = search_index.rebuild(mind_id)
+        except search_index.Unindexable as error:
+            print(f"{mind_id}: {error}", file=sys.stderr)
+            failed += 1
+            continue
+        generation = rebuilt.generation.name if rebuilt.generation else "-"
+        print(
+            f"{mind_id}: {rebuilt.indexed} memories indexed, {rebuilt.carried_over} newer changes kept,"
+            f" published {generation} in {search_index.mind_dir(mind_id)}"
+        )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

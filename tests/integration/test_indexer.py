@@ -1,0 +1,191 @@
+"""The indexer handler fed with real stream records from moto: idempotent, version-gated, one
+generation per mind per batch, partial batch failures, and what deleting a mind does to its files."""
+
+from __future__ import annotations
+
+import copy
+import random
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from synapse import search_index
+
+from infra.gateway import LambdaContext, load_handler
+from infra.rebuild import main as rebuild_main
+from infra.stream_pump import StreamReader, indexer_function
+from tests.support.api import Api, MindHandle
+from tests.support.checks import as_agent
+from tests.support.settings import Configure
+from tests.support.settings import configure_fixture as configure_fixture
+
+Records = list[dict[str, Any]]
+
+
+@pytest.fixture
+def index_root(configure: Configure, tmp_path: Path) -> Path:
+    root = tmp_path / "index"
+    configure(SYNAPSE_INDEX_DIR=str(root))
+    return root
+
+
+@pytest.fixture
+def stream(dynamo: Any, index_root: Path) -> StreamReader:
+    return StreamReader(dynamo, boto3.client("dynamodbstreams", region_name="us-east-1"), "test-memories")
+
+
+def deliver(records: Records) -> dict[str, Any]:
+    handler = load_handler(*indexer_function())
+    answer: dict[str, Any] = handler({"Records": records}, LambdaContext("indexer"))
+    return answer
+
+
+def memory_records(records: Records) -> Records:
+    return [r for r in records if r["dynamodb"]["Keys"]["sk"]["S"].startswith("MEM#")]
+
+
+def index_rows(mind_id: str, base: Path) -> list[tuple[Any, ...]]:
+    generation = search_index.current_generation(base / mind_id)
+    assert generation is not None
+    db = search_index.open_generation(generation)
+    try:
+        return search_index.live_rows(db)
+    finally:
+        db.close()
+
+
+def clean_rebuild_rows(mind_id: str, tmp_path: Path) -> list[tuple[Any, ...]]:
+    clean = tmp_path / "clean"
+    search_index.rebuild(mind_id, base=clean)
+    return index_rows(mind_id, clean)
+
+
+def generations(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("gen-*.sqlite"))
+
+
+def history(api: Api, mind: MindHandle) -> None:
+    """Creates, replacements, updates, a delete, and a re-create of a deleted key (a new id)."""
+    stored = [api.store(mind, key=f"k{i}", content=f"memory number {i}", tags=["t"]).json() for i in range(5)]
+    api.store(mind, key="k1", content="memory one replaced", tags=["x", "y"])
+    api.call("PUT", f"/memory/{stored[2]['id']}", json_body={"priority": "high"}, **as_agent(mind))
+    api.call("PUT", f"/memory/{stored[2]['id']}", json_body={"content": "Schäfer"}, **as_agent(mind))
+    api.call("DELETE", f"/memory/{stored[3]['id']}", **as_agent(mind))
+    api.call("DELETE", f"/memory/{stored[4]['id']}", **as_agent(mind))
+    api.store(mind, key="k4", content="memory four is back with a new id")
+
+
+# ---------------------------------------------------------------- idempotent, version-gated
+
+
+def test_replaying_a_batch_twice_equals_a_clean_rebuild(
+    api: Api, stream: StreamReader, index_root: Path, tmp_path: Path
+) -> None:
+    # Given a history of writes and its stream records
+    mind = api.create_mind()
+    history(api, mind)
+    records = stream.poll()
+    # When the same batch is delivered twice
+    assert deliver(records) == {"batchItemFailures": []}
+    first = generations(index_root / mind.id)
+    assert deliver(records) == {"batchItemFailures": []}
+    # Then the index equals one rebuilt from the table, and the replay published nothing new
+    assert index_rows(mind.id, index_root) == clean_rebuild_rows(mind.id, tmp_path)
+    assert generations(index_root / mind.id) == first == ["gen-000001.sqlite"]
+
+
+def test_old_images_after_new_ones_change_nothing(
+    api: Api, stream: StreamReader, index_root: Path, tmp_path: Path
+) -> None:
+    mind = api.create_mind()
+    history(api, mind)
+    records = memory_records(stream.poll())
+    # Delivered one record per batch, in order, then every record again newest first
+    for record in records:
+        deliver([record])
+    for record in reversed(records):
+        deliver([record])
+    assert index_rows(mind.id, index_root) == clean_rebuild_rows(mind.id, tmp_path)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_any_delivery_order_converges_to_the_table(
+    api: Api, stream: StreamReader, index_root: Path, tmp_path: Path, seed: int
+) -> None:
+    mind = api.create_mind()
+    history(api, mind)
+    records = memory_records(stream.poll())
+    shuffled = random.Random(seed).sample(records, len(records))
+    for start in range(0, len(shuffled), 3):
+        deliver(shuffled[start : start + 3])
+    assert index_rows(mind.id, index_root) == clean_rebuild_rows(mind.id, tmp_path)
+
+
+def test_a_poison_record_is_reported_and_the_others_applied(
+    api: Api, stream: StreamReader, index_root: Path
+) -> None:
+    mind = api.create_mind()
+    api.store(mind, key="a", content="first")
+    api.store(mind, key="b", content="second")
+    good = memory_records(stream.poll())
+    poison = copy.deepcopy(good[0])
+    del poison["dynamodb"]["NewImage"]["id"]
+    poison["dynamodb"]["SequenceNumber"] = "999"
+    answer = deliver([good[0], poison, good[1]])
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "999"}]}
+    assert {row[3] for row in index_rows(mind.id, index_root)} == {"a", "b"}
+
+
+def test_a_record_for_an_unsafe_mind_id_is_refused(stream: StreamReader, api: Api, index_root: Path) -> None:
+    mind = api.create_mind()
+    api.store(mind, key="a", content="first")
+    (record,) = memory_records(stream.poll())
+    evil = copy.deepcopy(record)
+    for part in (evil["dynamodb"]["Keys"], evil["dynamodb"]["NewImage"]):
+        part["pk"] = {"S": "../../etc"}
+    evil["dynamodb"]["NewImage"]["mind_id"] = {"S": "../../etc"}
+    answer = deliver([evil])
+    assert answer == {"batchItemFailures": [{"itemIdentifier": record["dynamodb"]["SequenceNumber"]}]}
+    assert not (index_root.parent / "etc").exists()
+
+
+def test_one_generation_per_mind_per_batch(api: Api, stream: StreamReader, index_root: Path) -> None:
+    first, second = api.create_mind("user-1"), api.create_mind("user-2")
+    for i in range(4):
+        api.store(first, key=f"a{i}", content="one")
+        api.store(second, key=f"b{i}", content="two")
+    deliver(stream.poll())
+    assert generations(index_root / first.id) == ["gen-000001.sqlite"]
+    assert generations(index_root / second.id) == ["gen-000001.sqlite"]
+    assert len(index_rows(first.id, index_root)) == len(index_rows(second.id, index_root)) == 4
+
+
+# ---------------------------------------------------------------- minds going away
+
+
+def test_deleting_a_mind_removes_its_index_and_late_replays_do_not_bring_it_back(
+    api: Api, stream: StreamReader, index_root: Path
+) -> None:
+    mind = api.create_mind()
+    api.store(mind, key="a", content="first")
+    before = stream.poll()
+    deliver(before)
+    assert (index_root / mind.id).is_dir()
+    assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 204
+    deliver(stream.poll())
+    assert not (index_root / mind.id).exists()
+    deliver(before)  # an old batch delivered again after the mind is gone
+    assert not (index_root / mind.id).exists()
+
+
+def test_the_rebuild_command_rebuilds_from_the_table(
+    api: Api, stream: StreamReader, index_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mind = api.create_mind()
+    history(api, mind)
+    # The index was lost: nothing was ever delivered
+    assert rebuild_main([mind.id]) == 0
+    assert "4 memories indexed" in capsys.readouterr().out
+    assert index_rows(mind.id, index_root) == clean_rebuild_rows(mind.id, tmp_path)
+    assert rebuild_main(["m_doesNotExist0000000000"]) == 1

@@ -1,0 +1,153 @@
+"""Snapshot generations on a folder standing in for EFS: published files never change, readers keep a
+consistent generation while the next is published, old ones go after the grace period, a failed
+build leaves nothing behind, and a rebuild merges with what was indexed while it read the table."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+from synapse import search_index
+from synapse.search_index import Change, Doc
+
+MIND = "m_snapshotTest0000000000"
+
+
+def doc(memory_id: str, content: str, version: int = 1, updated_at: str = "2026-11-30T08:00:00.000Z") -> Doc:
+    return Doc(
+        id=memory_id,
+        mind_id=MIND,
+        category="fact",
+        key=memory_id.removeprefix("mem_"),
+        content=content,
+        tags=("t",),
+        priority="normal",
+        updated_at=updated_at,
+        expires_at=None,
+        version=version,
+    )
+
+
+def matching(db: sqlite3.Connection, word: str) -> list[str]:
+    rows = db.execute(
+        "SELECT d.id FROM fts JOIN docs d ON d.rowid = fts.rowid WHERE fts MATCH ? ORDER BY d.id", (word,)
+    )
+    return [r[0] for r in rows]
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_reader_keeps_its_generation_while_the_next_is_published(tmp_path: Path) -> None:
+    # Given a published generation and a reader that opened it
+    search_index.apply_batch(
+        MIND, [Change.upsert(doc("mem_a", "alpha")), Change.upsert(doc("mem_b", "alpha"))], tmp_path
+    )
+    held = search_index.reader(MIND, tmp_path)
+    assert held is not None
+    before = matching(held, "alpha")
+    first = search_index.current_generation(tmp_path / MIND)
+    assert first is not None
+    first_digest = digest(first)
+    # When the next generation deletes one and adds another
+    search_index.apply_batch(
+        MIND, [Change(MIND, "mem_a", 1, None), Change.upsert(doc("mem_c", "alpha"))], tmp_path
+    )
+    # Then the held connection still answers from its generation, consistently
+    assert matching(held, "alpha") == before == ["mem_a", "mem_b"]
+    # And the published file was not modified
+    assert digest(first) == first_digest
+    # And a reader asking now gets the new generation
+    fresh = search_index.reader(MIND, tmp_path)
+    assert fresh is not None and fresh is not held
+    assert matching(fresh, "alpha") == ["mem_b", "mem_c"]
+    # While CURRENT is unchanged the same connection is reused
+    assert search_index.reader(MIND, tmp_path) is fresh
+
+
+def test_superseded_generations_go_after_the_grace_period(tmp_path: Path) -> None:
+    folder = tmp_path / MIND
+    search_index.apply_batch(MIND, [Change.upsert(doc("mem_a", "one"))], tmp_path)
+    search_index.apply_batch(MIND, [Change.upsert(doc("mem_a", "two", version=2))], tmp_path)
+    first, second = folder / "gen-000001.sqlite", folder / "gen-000002.sqlite"
+    retired_at = first.stat().st_mtime
+    # Within the grace period the retired generation stays readable
+    search_index.collect_garbage(folder, now=retired_at + search_index.GRACE_SECONDS - 1)
+    assert first.exists() and second.exists()
+    # After it, it is removed; the current one never is
+    search_index.collect_garbage(folder, now=retired_at + search_index.GRACE_SECONDS + 1)
+    assert not first.exists() and second.exists()
+    search_index.collect_garbage(folder, now=retired_at + 10 * search_index.GRACE_SECONDS)
+    assert second.exists()
+
+
+def test_a_failed_build_leaves_the_published_generation_and_no_temp_file(tmp_path: Path) -> None:
+    search_index.apply_batch(MIND, [Change.upsert(doc("mem_a", "one"))], tmp_path)
+    with pytest.raises(RuntimeError), search_index.Writer(MIND, tmp_path) as writer:
+        writer.apply(Change.upsert(doc("mem_b", "two")))
+        raise RuntimeError("the invocation died")
+    folder = tmp_path / MIND
+    assert sorted(p.name for p in folder.glob("*.sqlite")) == ["gen-000001.sqlite"]
+    db = search_index.reader(MIND, tmp_path)
+    assert db is not None and matching(db, "two") == []
+
+
+def test_a_batch_that_changes_nothing_publishes_nothing(tmp_path: Path) -> None:
+    change = Change.upsert(doc("mem_a", "one", version=3))
+    search_index.apply_batch(MIND, [change], tmp_path)
+    assert (
+        search_index.apply_batch(MIND, [change, Change.upsert(doc("mem_a", "old", version=2))], tmp_path)
+        is None
+    )
+    assert search_index.current_generation(tmp_path / MIND) == tmp_path / MIND / "gen-000001.sqlite"
+
+
+def test_a_tombstone_stops_an_older_image_from_resurrecting_a_memory(tmp_path: Path) -> None:
+    search_index.apply_batch(MIND, [Change(MIND, "mem_a", 2, None)], tmp_path)
+    search_index.apply_batch(MIND, [Change.upsert(doc("mem_a", "zombie", version=2))], tmp_path)
+    db = search_index.reader(MIND, tmp_path)
+    assert db is not None and matching(db, "zombie") == []
+
+
+def test_a_rebuild_keeps_what_was_indexed_while_it_read_the_table(tmp_path: Path) -> None:
+    # Given the published index already has v2 of mem_a, a tombstone for mem_t, and mem_x which the
+    # table no longer holds (a drift: its delete was lost long ago)
+    search_index.apply_batch(
+        MIND,
+        [
+            Change.upsert(doc("mem_a", "newer text", version=2, updated_at="2099-01-01T00:00:00.000Z")),
+            Change(MIND, "mem_t", 1, None),
+            Change.upsert(doc("mem_x", "drifted", updated_at="2020-01-01T00:00:00.000Z")),
+        ],
+        tmp_path,
+    )
+    # When a rebuild reads a table snapshot that still has v1 of mem_a and v1 of mem_t
+    table = [
+        {**vars(doc("mem_a", "older text")), "tags": ["t"]},
+        {**vars(doc("mem_t", "deleted meanwhile")), "tags": ["t"]},
+        {**vars(doc("mem_b", "only in the table")), "tags": ["t"]},
+    ]
+    rebuilt = search_index.rebuild(MIND, items=table, base=tmp_path)
+    # Then the newer change and the tombstone win, the drifted doc is gone, the table's doc is in
+    db = search_index.reader(MIND, tmp_path)
+    assert db is not None
+    assert [row[0] for row in search_index.live_rows(db)] == ["mem_a", "mem_b"]
+    assert matching(db, "newer") == ["mem_a"] and matching(db, "deleted") == []
+    assert matching(db, "drifted") == [] and rebuilt.carried_over == 2
+
+
+def test_fold_keeps_length_and_strips_diacritics_in_every_script() -> None:
+    for original, folded in [("Schäfer", "Schafer"), ("Ёлка", "Елка"), ("Ἀθῆναι", "Αθηναι"), ("ﬁ", "ﬁ")]:
+        assert search_index.fold(original) == folded
+        assert len(search_index.fold(original)) == len(original)
+
+
+def test_a_snippet_of_folded_text_maps_back_onto_the_original() -> None:
+    original = "Михаил Шефер любит ёлки"
+    folded = search_index.fold(original)
+    snippet = f"Михаил Шефер любит {search_index.MARK_OPEN}елки{search_index.MARK_CLOSE}"
+    restored = search_index.restore_snippet(snippet, [(folded, original)], ("[", "]"))
+    assert restored == "Михаил Шефер любит [ёлки]"
