@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import platform
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -371,8 +372,19 @@ class BuiltInvoker:
         assert str(modules[handler_module]).startswith(str(function.code_dir)), f"{name}: {modules}"
 
 
+def _skip_unless_host_runs_the_build() -> None:
+    """The layer holds compiled wheels (pydantic_core, cryptography) for Lambda's Linux and architecture."""
+    architectures = template.load().get("Globals", {}).get("Function", {}).get("Architectures", ["x86_64"])
+    machine = {"x86_64": "x86_64", "arm64": "aarch64"}[architectures[0]]
+    if sys.platform != "linux" or platform.machine() != machine:
+        pytest.skip(
+            f"built artifacts are for linux/{machine}; this host is {sys.platform}/{platform.machine()}"
+        )
+
+
 @pytest.fixture
 def invoke_built(build_dir: Path, lambda_runtime: Path, moto_endpoint: str, tmp_path: Path) -> BuiltInvoker:
+    _skip_unless_host_runs_the_build()
     return BuiltInvoker(_built(build_dir), lambda_runtime, moto_endpoint, tmp_path)
 
 
