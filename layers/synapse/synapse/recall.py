@@ -184,21 +184,37 @@ def compose(
     more_others = [m for m in [*taken, overflow] if m.priority != "low"]
     low_total = min(max(active.low, len(seen_low), 0), max(total, len(seen_low)))
     text = _Text(head, max(total, len(taken) + 1), low_total, summarised=low_total > 0)
+    others_total = text.total - low_total
+    low_seen = list(seen_low)
+
+    def first_low(count: int) -> list[Memory]:
+        while len(low_seen) < count and (more := next(low, None)) is not None:
+            low_seen.append(more)
+        return low_seen[:count]
+
+    def every_low_key_fits() -> list[str] | None:
+        """With every other memory shown, naming all low keys drops the left-out line: maybe shorter."""
+        shown_count = len(text.blocks)
+        if not text.summarised or shown_count != others_total or shown_count + low_total > limit:
+            return None
+        keys = [m.key for m in first_low(low_total)]
+        return keys if len(keys) == low_total and text.length(keys) <= max_chars else None
+
     shown: list[Memory] = []
-    for memory in chain(more_others, others):
-        if len(shown) == limit:
-            break
-        text.add(memory)
-        if text.length([]) > max_chars:
+    candidates = chain(more_others, others)
+    while len(shown) < limit and (candidate := next(candidates, None)) is not None:
+        text.add(candidate)
+        if text.length([]) > max_chars and every_low_key_fits() is None:
             text.drop_last()
             break
-        shown.append(memory)
+        shown.append(candidate)
 
-    keys: list[str] = []
-    for memory in chain(seen_low, low) if text.summarised else iter(()):
-        if len(shown) + len(keys) == limit or text.length([*keys, memory.key]) > max_chars:
+    keys = every_low_key_fits() or []
+    while text.summarised and len(keys) < low_total and len(shown) + len(keys) < limit:
+        following = first_low(len(keys) + 1)
+        if len(following) == len(keys) or text.length([*keys, following[-1].key]) > max_chars:
             break
-        keys.append(memory.key)
+        keys.append(following[-1].key)
     rendered = text.render(keys)
     if len(rendered) > max_chars:  # only below MIN_CHARS, which the API refuses
         rendered = rendered[:max_chars]

@@ -1,0 +1,161 @@
+"""Cost of recall, by-tag and expiring on a large mind, against a naive full-mind query in the same run.
+
+A mind of N memories (default 50,000: 20 critical, 200 tagged `docker`, 100 expiring within 7
+days, the rest high/normal/low with other tags) is stored through `store.store` — the service's
+own write path, counters and tag copies included — into in-process moto. Then each read runs as
+the endpoint runs it, and the DynamoDB items read (ScannedCount/Count of every call, from
+`tables.reads`) are printed beside the items returned, and beside a naive `Query pk=mind` over
+every item of the mind. Target per read: items read <= 2 x items returned + 100.
+
+    .venv/bin/python bench/reads.py [--memories 50000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
+os.environ.update(
+    {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "SYNAPSE_MEMORIES_TABLE": "bench-memories",
+        "SYNAPSE_MINDS_TABLE": "bench-minds",
+        "SYNAPSE_JWT_SECRET": "bench-jwt-secret-0123456789abcdef0123456789",
+        "SYNAPSE_KEY_PEPPER": "bench-pepper-0123456789abcdef0123456789",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_SERVICE_NAME": "synapse",
+        "POWERTOOLS_METRICS_NAMESPACE": "Synapse",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    }
+)
+os.environ.pop("SYNAPSE_DYNAMODB_ENDPOINT", None)
+
+import boto3  # noqa: E402
+from moto import mock_aws  # noqa: E402
+
+from infra import motofix, template  # noqa: E402
+
+OTHER_TAGS = ["python", "aws", "family", "travel", "work", "music", "health", "books"]
+CATEGORIES = ["identity", "preference", "fact", "project", "skill", "mistake", "context", "note"]
+
+
+def items_read() -> int:
+    from synapse import tables
+
+    return sum(tables.reads.values())
+
+
+def populate(mind_id: str, total: int, now: datetime) -> None:
+    from synapse import model, store
+
+    rng = random.Random(7)
+    critical = set(range(min(20, total)))
+    docker = set(rng.sample(range(total), min(200, total)))
+    expiring = set(rng.sample(range(total), min(100, total)))
+    started = time.perf_counter()
+    for i in range(total):
+        priority = "critical" if i in critical else rng.choices(["high", "normal", "low"], [1, 6, 3])[0]
+        tags = rng.sample(OTHER_TAGS, rng.randint(0, 2)) + (["docker"] if i in docker else [])
+        body: dict[str, object] = {
+            "category": CATEGORIES[i % len(CATEGORIES)],
+            "key": f"memory_{i}",
+            "content": f"Memory number {i}: a sentence or two of what the agent should remember.",
+            "tags": tags,
+            "priority": priority,
+        }
+        if i in expiring:
+            body["expires_at"] = (now + timedelta(hours=1 + rng.random() * 24 * 6.5)).isoformat()
+        source = model.Source.USER if i % 5 else model.Source.AGENT
+        moment = now - timedelta(seconds=total - i)
+        store.store(mind_id, model.parse(model.MemoryWrite, body), source, at=moment)
+        if (i + 1) % 5000 == 0:
+            rate = (i + 1) / (time.perf_counter() - started)
+            print(f"  stored {i + 1:,} ({rate:,.0f}/s)", flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=50_000)
+    args = parser.parse_args()
+
+    motofix.apply()
+    with mock_aws():
+        template.create_tables(
+            boto3.client("dynamodb", region_name="us-east-1"),
+            {"MemoriesTable": "bench-memories", "MindsTable": "bench-minds"},
+        )
+        from synapse import clock, minds, reads, tables
+
+        now = clock.now()
+        mind, _ = minds.create_mind("bench-user", "Bench Mind")
+        print(f"Storing {args.memories:,} memories through store.store ...", flush=True)
+        started = time.perf_counter()
+        populate(mind.id, args.memories, now)
+        print(f"  done in {time.perf_counter() - started:,.0f} s", flush=True)
+
+        rows: list[tuple[str, int, int]] = []
+
+        before = items_read()
+        answer = reads.recall_of(mind.id, reads.RecallQuery(limit=50))
+        rows.append(("recall limit=50", items_read() - before, len(answer.memories) + len(answer.low_keys)))
+
+        def paged(read: object) -> tuple[int, int]:
+            before, returned, after = items_read(), 0, None
+            while True:
+                page = read(after)  # type: ignore[operator]
+                returned += len(page.memories)
+                after = page.next_cursor
+                if after is None:
+                    return items_read() - before, returned
+
+        read, returned = paged(lambda after: reads.by_tag(mind.id, reads.TagQuery("docker"), 100, after))
+        rows.append(("by-tag docker (all pages)", read, returned))
+        read, returned = paged(lambda after: reads.expiring(mind.id, timedelta(days=7), 100, after))
+        rows.append(("expiring within=7d (all pages)", read, returned))
+
+        before = items_read()
+        everything = list(
+            tables.query_all(
+                TableName=tables.memories_table(),
+                KeyConditionExpression="pk = :mind",
+                ExpressionAttributeValues=tables.values(mind=mind.id),
+            )
+        )
+        naive_read = items_read() - before
+        memories = [i for i in everything if str(i["sk"]).startswith(tables.MEMORY_PREFIX)]
+        until = clock.to_iso(now + timedelta(days=7))
+        naive_answers = {
+            "recall limit=50": min(50, len(memories)),
+            "by-tag docker (all pages)": sum("docker" in (m.get("tags") or []) for m in memories),
+            "expiring within=7d (all pages)": sum(
+                clock.to_iso(now) < m.get("expires_at", "") <= until for m in memories
+            ),
+        }
+
+        print(f"\nMind: {args.memories:,} memories, {len(everything):,} items in its partition")
+        print(f"{'read':32} {'items read':>10} {'returned':>9} {'target':>7}  ok   naive read / returned")
+        ok = True
+        for name, read, returned in rows:
+            target = 2 * returned + 100
+            ok &= read <= target
+            print(
+                f"{name:32} {read:>10,} {returned:>9,} {target:>7,}  {'yes' if read <= target else 'NO ':3}"
+                f"  {naive_read:>10,} / {naive_answers[name]:,}"
+            )
+        print("\nAll within target." if ok else "\nSOME READ EXCEEDS ITS TARGET.")
+        return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
