@@ -11,9 +11,11 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,19 +177,101 @@ def _route_of(function_dir: str) -> template.Route:
     return next(r for r in template.routes() if r.code_dir.name == function_dir)
 
 
+# ------------------------------------------------------------ IAM: what a handler calls, its policy grants
+
+_ITEM_ACTIONS = {
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
+    "ConditionCheck": "ConditionCheckItem",
+    "Get": "GetItem",
+}
+
+
+def _table_resource(table: str, index: str | None = None) -> str:
+    logical = {
+        os.environ["SYNAPSE_MEMORIES_TABLE"]: "MemoriesTable",
+        os.environ["SYNAPSE_MINDS_TABLE"]: "MindsTable",
+    }[table]
+    return f"{logical}/index/{index}" if index else logical
+
+
+def _permissions(operation: str, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """The IAM (action, resource) pairs one DynamoDB call needs; resources named by logical id."""
+    if operation in {"TransactWriteItems", "TransactGetItems"}:
+        needed = []
+        for entry in params["TransactItems"]:
+            ((kind, op),) = entry.items()
+            needed.append((f"dynamodb:{_ITEM_ACTIONS[kind]}", _table_resource(op["TableName"])))
+        return needed
+    if operation in {"BatchWriteItem", "BatchGetItem"}:
+        return [(f"dynamodb:{operation}", _table_resource(table)) for table in params["RequestItems"]]
+    return [(f"dynamodb:{operation}", _table_resource(params["TableName"], params.get("IndexName")))]
+
+
+@contextmanager
+def _dynamodb_calls() -> Iterator[list[tuple[str, str]]]:
+    """Records the permissions every DynamoDB call made inside the block needs."""
+    from synapse import tables
+
+    needed: list[tuple[str, str]] = []
+
+    def record(params: dict[str, Any], model: Any, **_: Any) -> None:
+        needed.extend(_permissions(model.name, params))
+
+    hooks = tables.client().meta.events
+    hooks.register("before-parameter-build.dynamodb", record, unique_id="policy-audit")
+    try:
+        yield needed
+    finally:
+        hooks.unregister("before-parameter-build.dynamodb", unique_id="policy-audit")
+
+
+def _symbolic(target: Any) -> str:
+    """`!GetAtt T.Arn` → `T`; `!Sub "${T.Arn}/index/i"` → `T/index/i`; anything else as JSON."""
+    if isinstance(target, dict) and "Fn::GetAtt" in target:
+        name, attribute = target["Fn::GetAtt"]
+        return str(name) if attribute == "Arn" else f"{name}/{attribute}"
+    if isinstance(target, dict) and isinstance(target.get("Fn::Sub"), str):
+        found = re.fullmatch(r"\$\{(\w+)\.Arn\}(.*)", target["Fn::Sub"])
+        if found:
+            return found[1] + found[2]
+    return json.dumps(target, sort_keys=True)
+
+
+def _not_granted(function: str, needed: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    granted = set()
+    for policy in _as_list(_functions()[function]["Properties"].get("Policies") or []):
+        for statement in _statements(policy):
+            for action in _as_list(statement["Action"]):
+                granted |= {(action, _symbolic(target)) for target in _as_list(statement["Resource"])}
+    return sorted(set(needed) - granted)
+
+
+def _authorizer_logical_id() -> str:
+    api = next(iter(template.resources("AWS::Serverless::HttpApi").values()))["Properties"]["Auth"]
+    return str(api["Authorizers"][api["DefaultAuthorizer"]]["FunctionArn"]["Fn::GetAtt"][0])
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED_STATUS))
-def test_sample_event_with_real_ids_is_served_by_its_handler(api: Api, name: str) -> None:
+def test_sample_event_with_real_ids_is_served_by_its_handler_within_its_policy(api: Api, name: str) -> None:
     # Given the sample event, its placeholders filled with the ids of a real mind and memory
     event = events.fill(events.load(name), _seed(api).replacements)
     # When the authorizer reads the sample's credentials
     authorizer = load_handler(*template.authorizer_function())
-    verdict = authorizer(events.without_authorizer(event), LambdaContext("authorizer"))
-    # Then it grants exactly the principal the sample carries
+    with _dynamodb_calls() as authorizer_needs:
+        verdict = authorizer(events.without_authorizer(event), LambdaContext("authorizer"))
+    # Then it grants exactly the principal the sample carries, using only what its policy allows
     assert verdict == {"isAuthorized": True, "context": event["requestContext"]["authorizer"]["lambda"]}
+    assert _not_granted(_authorizer_logical_id(), authorizer_needs) == []
     # And the function answers the sample with success
     route = _route_of(name)
-    result = load_handler(route.code_dir, route.handler)(event, LambdaContext(route.function))
+    with _dynamodb_calls() as handler_needs:
+        result = load_handler(route.code_dir, route.handler)(event, LambdaContext(route.function))
     assert result["statusCode"] == EXPECTED_STATUS[name], result["body"]
+    # And every DynamoDB call it made is granted by its policy in template.yaml (moto checks no IAM)
+    assert handler_needs, "the sample reached DynamoDB"
+    assert _not_granted(route.function, handler_needs) == [], f"{route.function}'s policy lacks these"
 
 
 def test_authorizer_sample_with_a_valid_jwt_yields_its_user(dynamo: object) -> None:
