@@ -171,6 +171,13 @@ class LocalServer(ThreadingHTTPServer):
             self._idle.wait_for(lambda: self._in_flight == 0, timeout)
 
 
+class _BodyError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 def _plain(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
     """API Gateway's own error shape (the handlers use SPEC's error body)."""
     return status, {"Content-Type": "application/json"}, f'{{"message":"{message}"}}'.encode()
@@ -204,20 +211,11 @@ class RequestHandler(BaseHTTPRequestHandler):
         sys.stderr.write(f"synapse-local: {self.command} {path} {status} {elapsed:.1f}ms\n")
 
     def _answer(self) -> tuple[int, dict[str, str], bytes]:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            self.close_connection = True
-            return _plain(411, "Length Required")
         try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = -1
-        if length < 0:
-            self.close_connection = True
-            return _plain(400, "Bad Request")
-        if length > MAX_REQUEST_BYTES:
-            self.close_connection = True  # the body stays unread
-            return _plain(413, "Request Entity Too Large")
-        body = self.rfile.read(length) if length else b""
+            body = self._read_body()
+        except _BodyError as error:
+            self.close_connection = True  # what is left of the body stays unread
+            return _plain(error.status, error.message)
         headers: dict[str, str] = {}
         for name, value in self.headers.items():
             key = name.lower()
@@ -231,6 +229,35 @@ class RequestHandler(BaseHTTPRequestHandler):
             sys.stderr.write(f"synapse-local: gateway error: {type(error).__name__}: {error}\n")
             return _plain(500, "Internal Server Error")
         return answer.status, answer.headers, answer.body
+
+    def _read_body(self) -> bytes:
+        """The request body, refused (413) past MAX_REQUEST_BYTES before it is read."""
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            return self._read_chunked()
+        raw = self.headers.get("Content-Length") or "0"
+        if not raw.strip().isdigit():
+            raise _BodyError(400, "Bad Request")
+        length = int(raw)
+        if length > MAX_REQUEST_BYTES:
+            raise _BodyError(413, "Request Entity Too Large")
+        return self.rfile.read(length) if length else b""
+
+    def _read_chunked(self) -> bytes:
+        body = bytearray()
+        while True:
+            size_line = self.rfile.readline(1024).split(b";")[0].strip()
+            try:
+                size = int(size_line, 16)
+            except ValueError:
+                raise _BodyError(400, "Bad Request") from None
+            if size == 0:
+                while self.rfile.readline(8192).strip():  # trailers, up to the blank line
+                    pass
+                return bytes(body)
+            if len(body) + size > MAX_REQUEST_BYTES:
+                raise _BodyError(413, "Request Entity Too Large")
+            body += self.rfile.read(size)
+            self.rfile.readline(8)  # the CRLF closing the chunk
 
     do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
 

@@ -28,7 +28,7 @@ class Http:
         json_body: Any = None,
         headers: dict[str, str] | None = None,
         params: dict[str, Any] | None = None,
-        data: bytes | None = None,
+        data: bytes | Iterator[bytes] | None = None,
     ) -> requests.Response:
         sent = dict(headers or {})
         if token is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 from tests.e2e.conftest import Http
@@ -57,3 +58,23 @@ def test_mind_keys_never_reach_the_runner_output(
     assert f"POST /minds/{mind.id}/keys 201" in output
     assert mind.key not in output and mind.key[3:] not in output
     assert extra.json()["key"] not in output
+
+
+def test_a_chunked_body_is_read_like_any_other(http: Http, mind: MindHandle) -> None:
+    # Given a body sent with Transfer-Encoding: chunked (requests does that for a generator)
+    body = json.dumps(memory_body(key="chunked_body", content="Came in pieces")).encode()
+    pieces = (body[i : i + 7] for i in range(0, len(body), 7))
+    answer = http.call(
+        "POST", "/memory", token=mind.key, data=pieces, headers={"Content-Type": "application/json"}
+    )
+    # Then it is stored as if it had come with a Content-Length
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["content"] == "Came in pieces"
+
+
+def test_a_chunked_body_over_the_runner_limit_is_413(http: Http, mind: MindHandle) -> None:
+    pieces = (b"x" * 65536 for _ in range(40))
+    answer = http.call(
+        "POST", "/memory", token=mind.key, data=pieces, headers={"Content-Type": "application/json"}
+    )
+    assert answer.status_code == 413
