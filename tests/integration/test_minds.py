@@ -203,3 +203,28 @@ def test_a_user_without_a_mind_gets_a_404_that_says_how_to_make_one(api: Api) ->
         ),
         404,
     )
+
+
+def test_a_mind_deleted_while_a_key_is_made_or_it_is_renamed_is_a_404(
+    api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a mind that disappears right after its ownership was checked (a racing DELETE)
+    from synapse import minds, tables
+
+    mind = api.create_mind()
+    checked = minds.owned_mind
+
+    def checked_then_deleted(owner: str, mind_id: str) -> Any:
+        found = checked(owner, mind_id)
+        dynamo.delete_item(TableName=MINDS, Key=tables.dump(tables.mind_key(mind_id)))
+        return found
+
+    monkeypatch.setattr(minds, "owned_mind", checked_then_deleted)
+    # When a key is made for it, or it is renamed
+    made = api.call("POST", f"/minds/{mind.id}/keys", token=mind.jwt, json_body={"label": "late"})
+    renamed = api.call("PATCH", f"/minds/{mind.id}", token=mind.jwt, json_body={"name": "late"})
+    # Then both are 404, and no key for the vanished mind was left behind
+    assert_error(made, 404)
+    assert_error(renamed, 404)
+    assert [i for i in scan(dynamo, MINDS) if i["sk"].startswith("KEY#") and "late" in str(i)] == []
+    assert [i for i in scan(dynamo, MINDS) if i["sk"] == "MIND"] == []

@@ -149,15 +149,18 @@ def create_mind(owner: str, name: str) -> tuple[Mind, dict[str, Any]]:
 
 def rename_mind(owner: str, mind_id: str, name: str) -> Mind:
     owned_mind(owner, mind_id)
-    answer = tables.client().update_item(
-        TableName=tables.minds_table(),
-        Key=tables.dump(tables.mind_key(mind_id)),
-        UpdateExpression="SET #name = :name, updated_at = :now",
-        ConditionExpression="attribute_exists(pk)",
-        ExpressionAttributeNames={"#name": "name"},
-        ExpressionAttributeValues=tables.values(name=name, now=clock.to_iso(clock.now())),
-        ReturnValues="ALL_NEW",
-    )
+    try:
+        answer = tables.client().update_item(
+            TableName=tables.minds_table(),
+            Key=tables.dump(tables.mind_key(mind_id)),
+            UpdateExpression="SET #name = :name, updated_at = :now",
+            ConditionExpression="attribute_exists(pk)",
+            ExpressionAttributeNames={"#name": "name"},
+            ExpressionAttributeValues=tables.values(name=name, now=clock.to_iso(clock.now())),
+            ReturnValues="ALL_NEW",
+        )
+    except tables.client().exceptions.ConditionalCheckFailedException:
+        raise NotFound(f"No mind {mind_id!r}.") from None  # deleted since we looked
     return _mind_from_item(tables.load(answer["Attributes"]))
 
 
@@ -188,7 +191,20 @@ def delete_mind(owner: str, mind_id: str) -> None:
 def create_key(owner: str, mind_id: str, label: str) -> dict[str, Any]:
     owned_mind(owner, mind_id)
     ops, shown = _key_operations(mind_id, label)
-    tables.transact(ops)
+    # The mind must still exist when the key lands: a key for a deleted mind would outlive it.
+    alive = {
+        "ConditionCheck": {
+            "TableName": tables.minds_table(),
+            "Key": tables.dump(tables.mind_key(mind_id)),
+            "ConditionExpression": "attribute_exists(pk)",
+        }
+    }
+    try:
+        tables.transact([alive, *ops])
+    except tables.client().exceptions.TransactionCanceledException as error:
+        if tables.cancellation_codes(error)[:1] == ["ConditionalCheckFailed"]:
+            raise NotFound(f"No mind {mind_id!r}.") from None
+        raise
     return shown
 
 
