@@ -13,6 +13,10 @@ import pytest
 
 from tests.support.api import TEST_JWT_SECRET, Api, MindHandle, jwt_for, memory_body
 from tests.support.checks import as_agent, as_user, assert_error
+from tests.support.jwks import Jwks
+from tests.support.jwks import jwks_fixture as jwks_fixture
+from tests.support.settings import Configure
+from tests.support.settings import configure_fixture as configure_fixture
 from tests.support.tables import MEMORIES, MINDS, scan
 
 
@@ -345,3 +349,29 @@ def test_no_table_item_holds_a_plain_mind_key(api: Api, dynamo: Any) -> None:
     from synapse import auth
 
     assert auth.hash_mind_key(extra) in stored
+
+
+# ---------------------------------------------------------------- JWT configuration end to end
+
+
+def test_a_jwks_deployment_accepts_rs256_and_es256_and_refuses_hs256(
+    api: Api, configure: Configure, jwks: Jwks
+) -> None:
+    # Given a deployment whose JWTs come from an OIDC provider's JWKS, with issuer and audience
+    configure(
+        SYNAPSE_JWKS_URL=jwks.url, SYNAPSE_JWT_ISSUER="https://idp.example", SYNAPSE_JWT_AUDIENCE="synapse"
+    )
+    rsa, ec = jwks.keys
+    # When people sign in with RS256 and ES256 tokens from it
+    for key in (rsa, ec):
+        token = key.token(f"person-{key.kid}", iss="https://idp.example", aud="synapse")
+        made = api.call("POST", "/minds", token=token, json_body={"name": key.kid})
+        # Then they are served
+        assert made.status == 201, made.text
+        assert api.call("GET", "/minds", token=token).json()["minds"][0]["name"] == key.kid
+    # And a shared-secret token, or one for another audience, is a 401
+    assert_error(
+        api.call("GET", "/minds", token=jwt_for("person-rsa-1", iss="https://idp.example", aud="synapse")),
+        401,
+    )
+    assert_error(api.call("GET", "/minds", token=rsa.token(iss="https://idp.example", aud="other")), 401)
