@@ -434,3 +434,19 @@ def test_each_read_costs_what_it_returns_not_the_size_of_the_mind(
     assert returned == 10 and read <= 2 * returned + 20
     read, returned = cost("/memory/expiring")
     assert returned == 5 and read <= 2 * returned + 20
+
+
+def test_recall_merging_categories_reads_little_more_than_it_shows(
+    api: Api, mind: MindHandle, moved: Clock
+) -> None:
+    # Given 160 memories spread over four categories
+    categories = ["fact", "project", "skill", "note"]
+    for i in range(160):
+        store(api, mind, moved, key=f"m_{i}", category=categories[i % 4])
+    # When recall merges the four categories' streams with limit 10
+    before = sum(tables.reads.values())
+    keys = recall_keys(api, mind, category=categories, limit=10)
+    read = sum(tables.reads.values()) - before
+    # Then it shows the ten most recent, having read a small multiple of that (not 160)
+    assert keys == [f"m_{i}" for i in range(159, 149, -1)]
+    assert read <= 2 * 10 + 20

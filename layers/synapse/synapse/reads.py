@@ -101,11 +101,16 @@ def _category_clause(path: str, categories: frozenset[str] | None) -> tuple[str 
     return f"{path} IN ({', '.join(':' + n for n in names)})", names
 
 
-def _items(params: dict[str, Any], page_size: int) -> Iterator[dict[str, Any]]:
-    """Items of a query, lazily, `page_size` per DynamoDB call: the next page is read only when
-    the caller asks for more, so stopping early stops the reading."""
-    for items, _ in tables.query_pages(**params, Limit=page_size):
+def _items(params: dict[str, Any], first_page: int, later_pages: int) -> Iterator[dict[str, Any]]:
+    """Items of a query, lazily: the next page is read only when the caller asks for more, so
+    stopping early stops the reading. A small first page keeps merged streams cheap."""
+    size = first_page
+    while True:
+        items, last = next(tables.query_pages(**params, Limit=size))
         yield from items
+        if not last:
+            return
+        params, size = {**params, "ExclusiveStartKey": last}, later_pages
 
 
 # ---------------------------------------------------------------- recall
@@ -152,12 +157,15 @@ def _recall_streams(
                     mind=mind_id, now=now, **bounds, **category_values
                 ),
             }
-            return (memory_from_item(item["memory"]) for item in _items(params, page_size))
+            return (memory_from_item(item["memory"]) for item in _items(params, page_size, page_size))
 
         return (
             tagged("pk = :mind AND sk BETWEEN :lo AND :hi", lo=prefix + "0", hi=prefix + "2~"),
             tagged("pk = :mind AND begins_with(sk, :low)", low=prefix + LOW_RANK),
         )
+
+    streams_count = len(query.categories) if query.categories else 1
+    first_page = -(-page_size // streams_count) + 1
 
     def indexed(index: str, partition: str, key: str, key_condition: str) -> Iterator[tuple[str, Memory]]:
         params = {
@@ -167,7 +175,8 @@ def _recall_streams(
             "FilterExpression": _not_expired("expires_at"),
             "ExpressionAttributeValues": tables.values(part=key, now=now, low=LOW_RANK),
         }
-        return ((item["recall_sk"], memory_from_item(item)) for item in _items(params, page_size))
+        items = _items(params, min(first_page, page_size), page_size)
+        return ((item["recall_sk"], memory_from_item(item)) for item in items)
 
     def merged(key_condition: str) -> Iterator[Memory]:
         if query.categories is None:
