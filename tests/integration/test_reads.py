@@ -176,7 +176,7 @@ def test_recall_filters_by_categories_and_tag_and_counts_after_filters(
     store(api, mind, moved, category="project", key="p2", tags=["docker"], priority="critical")
     # Several categories merge in recall order
     assert recall_keys(api, mind, category=["fact", "project"]) == ["p2", "f2", "p1", "f1"]
-    assert recall_keys(api, mind, category="fact,skill") == ["f2", "s1", "f1"]
+    assert recall_keys(api, mind, category="fact, skill") == ["f2", "s1", "f1"]
     # A tag, case-insensitive, alone or with a category
     assert recall_keys(api, mind, tag="DOCKER") == ["p2", "p1", "f1"]
     assert recall_keys(api, mind, tag="docker", category="fact") == ["f1"]

@@ -47,7 +47,7 @@ def categories_of(request: Request) -> frozenset[str] | None:
     allowed = [c.value for c in Category]
     found = set()
     for raw in request.query_all("category"):
-        for value in raw.split(","):
+        for value in (part.strip() for part in raw.split(",")):
             if value not in allowed:
                 raise _bad("category", "enum", f"must be one of {', '.join(allowed)}.")
             found.add(value)
