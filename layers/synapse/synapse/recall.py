@@ -26,11 +26,14 @@ If every memory fits in full, all are shown and neither closing line appears. Ot
    and names, in recall order, as many of their keys as the budgets leave room for after
    step 2; a trailing `…` means not all are named (`: …` when none are).
 2. The others (critical, high, normal) are shown in full in recall order for as long as
-   they fit; the rest — the least important, then least recently updated — are left out.
-   An entry that does not fit ends the list (no later, smaller one jumps the queue), so a
-   critical memory is never dropped while a less important one is shown.
-3. The last line counts every memory neither shown in full nor named (`K`):
-   `1 more memory left out; GET /memory/search finds it.` in the singular.
+   they fit beside the closing lines; the rest — the least important, then the least
+   recently updated — are left out. An entry that does not fit ends the list (no later,
+   smaller one jumps the queue), so a critical memory is never dropped while a less
+   important one is shown. (When the last of the others fits only if every low key is
+   named, which drops the left-out line, it is shown and all low keys are named.)
+3. The last line counts every memory neither shown in full nor named (`K`), so shown +
+   named + K = N: `1 more memory left out; GET /memory/search finds it.` in the singular.
+Both closing lines are left out when they would say nothing (no low-priority memory; K = 0).
 The caller passes lazy iterators in recall order and this module pulls only as many memories
 as the answer can show (at most `limit` + 1), so reading stops when the budget is full.
 `format=json` (`Recall.public`) carries exactly the same selection and order.
