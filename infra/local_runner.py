@@ -9,7 +9,8 @@ What happens, in order:
    otherwise an embedded moto server on a free loopback port, whose items are restored from and
    saved to `<data dir>/dynamodb.json` (see `infra.local_snapshot`).
 3. The tables of template.yaml are created (existing ones are kept).
-4. `start_background_services` starts what runs beside the HTTP server (today: the snapshot saver).
+4. `start_background_services` starts what runs beside the HTTP server: the snapshot saver and the
+   stream pump that feeds the Memories table's stream to the search indexer (`infra.stream_pump`).
 5. `infra.gateway.Gateway` serves the template's routes — the same handler files, API Gateway v2
    events, authorizer first — behind a stdlib ThreadingHTTPServer bound to 127.0.0.1 only.
 6. SIGINT/SIGTERM stop it cleanly: no new requests, in-flight ones finish, background services stop,
@@ -30,8 +31,11 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from infra.local_snapshot import TableSnapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
@@ -119,12 +123,12 @@ def dynamodb_client(endpoint_url: str) -> Any:
 
 
 def start_background_services(
-    endpoint_url: str, stop: threading.Event, snapshot: Any | None = None
+    endpoint_url: str, stop: threading.Event, snapshot: TableSnapshot | None = None
 ) -> list[threading.Thread]:
     """Start what runs beside the HTTP server until `stop` is set; called once the tables exist.
 
-    Add a service here as one `threads.append(_start(...))` line (e.g. a pump feeding the Memories
-    table's stream to the search indexer; `endpoint_url` is the DynamoDB endpoint to read it from).
+    Each service is one `threads.append(...)` line; `endpoint_url` is the DynamoDB endpoint in use.
+    On a clean stop the runner sets `stop` and joins these threads before its last snapshot.
     """
     from infra import stream_pump
 
@@ -307,7 +311,11 @@ def banner(url: str, token: str | None, storage: str) -> str:
 
 def main() -> int:
     data_dir = prepare_environment()
-    port = int(os.environ.get("PORT") or DEFAULT_PORT)
+    raw_port = os.environ.get("PORT") or str(DEFAULT_PORT)
+    if not raw_port.isdigit() or int(raw_port) > 65535:
+        print(f"synapse-local: PORT must be a port number, not {raw_port!r}", file=sys.stderr)
+        return 2
+    port = int(raw_port)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())

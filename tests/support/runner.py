@@ -28,10 +28,12 @@ def free_port() -> int:
         return port
 
 
-def runner_environment(data_dir: Path, port: int) -> dict[str, str]:
-    """The developer's view: no SYNAPSE_* settings (dev secrets, default tables) but a private data dir."""
+def runner_environment(data_dir: Path, port: int, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The developer's view: no SYNAPSE_* settings (dev secrets, default tables) but a private data dir,
+    plus `extra`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYNAPSE_")}
     env.update({"PORT": str(port), "SYNAPSE_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1"})
+    env.update(extra or {})
     return env
 
 
@@ -71,7 +73,9 @@ class RunningService:
         return [line for line in self.output().splitlines() if ACCESS_5XX.match(line)]
 
 
-def start_runner(data_dir: Path, log_path: Path, timeout: float = 30.0) -> RunningService:
+def start_runner(
+    data_dir: Path, log_path: Path, env: dict[str, str] | None = None, timeout: float = 30.0
+) -> RunningService:
     """Start the runner and wait until it has printed its JWT and answers HTTP."""
     port = free_port()
     start = log_path.stat().st_size if log_path.exists() else 0
@@ -79,7 +83,7 @@ def start_runner(data_dir: Path, log_path: Path, timeout: float = 30.0) -> Runni
     process = subprocess.Popen(
         [sys.executable, "-m", "infra.local_runner"],
         cwd=ROOT,
-        env=runner_environment(data_dir, port),
+        env=runner_environment(data_dir, port, env),
         stdout=log,
         stderr=subprocess.STDOUT,
     )
