@@ -375,3 +375,13 @@ def test_a_jwks_deployment_accepts_rs256_and_es256_and_refuses_hs256(
         401,
     )
     assert_error(api.call("GET", "/minds", token=rsa.token(iss="https://idp.example", aud="other")), 401)
+
+
+def test_another_users_key_cannot_be_revoked_through_my_own_mind(
+    api: Api, mine: MindHandle, theirs: MindHandle
+) -> None:
+    # When I name their key id under my own mind
+    answer = api.call("DELETE", f"/minds/{mine.id}/keys/{theirs.key_id}", token=mine.jwt)
+    # Then it is a 404 and their key keeps working
+    assert_error(answer, 404)
+    assert api.call("GET", "/memory", token=theirs.key).status == 200
