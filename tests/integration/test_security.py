@@ -48,10 +48,10 @@ def test_another_minds_memory_id_is_a_404_like_one_that_never_existed(
     # Given a memory in their mind
     their_memory = api.store(theirs, content="Their secret").json()
     # When I address it by id from my own mind, with my JWT or my mind's key
-    for method, path, body in memory_routes(their_memory["id"]):
-        for credentials in (as_user(mine), as_agent(mine)):
+    for by_key, credentials in ((False, as_user(mine)), (True, as_agent(mine))):
+        for method, path, body in memory_routes(their_memory["id"]):
             answer = api.call(method, path, json_body=body, **credentials)
-            if method == "POST" and "token" in credentials and credentials["token"] == mine.key:
+            if by_key and path.endswith("/verify"):
                 assert_error(answer, 403)  # verify is refused to any Mind Key before anything else
                 continue
             # Then it answers exactly as an id that never existed
@@ -59,7 +59,7 @@ def test_another_minds_memory_id_is_a_404_like_one_that_never_existed(
             never = api.call(
                 method, path.replace(their_memory["id"], "mem_neverexisted"), json_body=body, **credentials
             )
-            assert never.status == 404 and assert_error(never, 404)["code"] == error["code"]
+            assert assert_error(never, 404)["code"] == error["code"]
             assert "Their secret" not in answer.text
     # And their memory is untouched
     still = api.call("GET", f"/memory/{their_memory['id']}", **as_agent(theirs)).json()
@@ -385,3 +385,18 @@ def test_another_users_key_cannot_be_revoked_through_my_own_mind(
     # Then it is a 404 and their key keeps working
     assert_error(answer, 404)
     assert api.call("GET", "/memory", token=theirs.key).status == 200
+
+
+def test_one_users_two_minds_are_sealed_from_each_other_too(api: Api) -> None:
+    # Given one person with two minds, and a memory in the first
+    home = api.create_mind("user-1", "Home")
+    work = api.create_mind("user-1", "Work")
+    memory = api.store(home).json()
+    # When it is addressed from the second mind, by its key or by the owner naming that mind
+    for by_key, credentials in ((True, as_agent(work)), (False, as_user(work))):
+        for method, path, body in memory_routes(memory["id"]):
+            answer = api.call(method, path, json_body=body, **credentials)
+            # Then it does not exist there (and verifying with a key is refused outright)
+            refused_outright = by_key and path.endswith("/verify")
+            assert_error(answer, 403 if refused_outright else 404)
+    assert api.call("GET", f"/memory/{memory['id']}", **as_user(home)).json()["version"] == 1
