@@ -227,3 +227,30 @@ def test_a_mind_deleted_while_a_key_is_made_or_it_is_renamed_is_a_404(
     assert_error(renamed, 404)
     assert [i for i in scan(dynamo, MINDS) if i["sk"].startswith("KEY#") and "late" in str(i)] == []
     assert [i for i in scan(dynamo, MINDS) if i["sk"] == "MIND"] == []
+
+
+def test_a_delete_cut_short_can_be_sent_again_to_finish(
+    api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synapse import store
+
+    # Given a mind whose first DELETE dies while purging memories (as a Lambda timeout would)
+    mind = api.create_mind()
+    for i in range(3):
+        api.store(mind, key=f"k{i}", tags=["t"])
+    purge = store.purge_mind
+
+    def timed_out(mind_id: str) -> int:
+        raise TimeoutError("Task timed out")
+
+    monkeypatch.setattr(store, "purge_mind", timed_out)
+    assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 500
+    # Then the mind is still there to delete, though its keys already stopped working
+    assert api.call("GET", f"/minds/{mind.id}", token=mind.jwt).status == 200
+    assert_error(api.call("GET", "/memory", token=mind.key), 401)
+    # When the DELETE is sent again
+    monkeypatch.setattr(store, "purge_mind", purge)
+    assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 204
+    # Then nothing of the mind is left
+    assert [i for i in scan(dynamo, MEMORIES) if i["pk"] == mind.id] == []
+    assert [i for i in scan(dynamo, MINDS) if mind.id in str(i)] == []

@@ -174,14 +174,25 @@ def _key_items(mind_id: str) -> list[dict[str, Any]]:
     )
 
 
-def delete_mind(owner: str, mind_id: str) -> None:
-    """Keys and the mind first (so nothing new can be written), then every memory item."""
-    owned_mind(owner, mind_id)
+def _delete_keys(mind_id: str) -> None:
     doomed = []
     for key in _key_items(mind_id):
         doomed += [tables.key_hash_key(key["hash"]), tables.mind_key_item_key(mind_id, key["id"])]
-    doomed.append(tables.mind_key(mind_id))
     tables.batch_delete(tables.minds_table(), doomed)
+
+
+def delete_mind(owner: str, mind_id: str) -> None:
+    """Keys first (agents stop), then every memory item, then the mind, then one last sweep.
+
+    The mind item goes last so that a DELETE cut short (say a Lambda timeout on a large mind) can
+    be sent again and finish the job instead of leaving orphans nobody can reach. Memory writes and
+    new keys need the mind to exist, so the sweep after it catches anything that landed meanwhile.
+    """
+    owned_mind(owner, mind_id)
+    _delete_keys(mind_id)
+    store.purge_mind(mind_id)
+    tables.batch_delete(tables.minds_table(), [tables.mind_key(mind_id)])
+    _delete_keys(mind_id)
     store.purge_mind(mind_id)
 
 
