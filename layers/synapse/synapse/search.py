@@ -29,6 +29,7 @@ MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32
 MAX_DEPTH = 8
 MAX_OFFSET = 10_000
+TIE_SLACK = 4
 MARKS = ("**", "**")
 SNIPPET_TOKENS = 16
 OPERATORS = frozenset({"OR", "AND", "NOT"})
@@ -292,13 +293,13 @@ def _scope(raw_query: str, filters: SearchFilters) -> str:
 # ---------------------------------------------------------------- running it
 
 _WEIGHTS = ", ".join(str(w) for w in search_index.BM25_WEIGHTS)
-HITS_SQL = (
-    "SELECT d.id, d.category, d.key, -bm25(fts, {w}) AS score, snippet(fts, -1, ?, ?, ?, ?),"
-    " fts.content, fts.raw_content, fts.key, fts.raw_key, fts.tags, fts.raw_tags"
+# FTS5 sorts by `rank` itself (no SQLite sorter; snippets are made only for the rows returned).
+RANKED_SQL = (
+    "SELECT fts.rank, d.priority_rank, d.updated_at, d.id, d.category, d.key,"
+    " snippet(fts, -1, ?, ?, ?, ?), fts.raw_content, fts.raw_key, fts.raw_tags"
     " FROM fts JOIN docs d ON d.rowid = fts.rowid"
-    " WHERE fts MATCH ?{filters}"
-    " ORDER BY bm25(fts, {w}), d.priority_rank, d.updated_at DESC, d.id"
-    " LIMIT ? OFFSET ?"
+    " WHERE fts MATCH ? AND fts.rank MATCH 'bm25({w})'{filters}"
+    " ORDER BY fts.rank LIMIT ? OFFSET ?"
 )
 
 
@@ -311,31 +312,79 @@ class Hit:
     snippet: str
 
 
+class _Ranked:
+    """Reads rows in FTS5's order (BM25 alone) from one generation for one query."""
+
+    def __init__(self, db: sqlite3.Connection, query: Query, filters: SearchFilters, now: str) -> None:
+        where, params = filters.sql(now)
+        self.db = db
+        self.query = query
+        self.sql = RANKED_SQL.format(w=_WEIGHTS, filters=where)
+        marks = (search_index.MARK_OPEN, search_index.MARK_CLOSE, search_index.ELLIPSIS)
+        self.params = [*marks, SNIPPET_TOKENS, query.match, *params]
+
+    def rows(self, count: int, offset: int) -> list[Any]:
+        try:
+            return self.db.execute(self.sql, [*self.params, count, offset]).fetchall()
+        except sqlite3.Error as error:
+            # Never expected (the expression is ours); never shown to the client either.
+            logger.warning(
+                "FTS5 rejected a compiled query", extra={"match": self.query.match, "error": str(error)}
+            )
+            raise _bad_query(
+                'could not be searched; use words, "exact phrases", prefix*, OR, NOT and parentheses'
+            ) from None
+
+    def through(self, start: int, end: int) -> list[Any]:
+        """Rows `start` to `end` and one more, and on while they tie with row `end - 1`.
+
+        A few rows more than needed are read in the same query (ties are common among short
+        memories), since every query pays for ranking all matches again.
+        """
+        wanted = end - start + 1 + TIE_SLACK
+        rows = self.rows(wanted, start)
+        while len(rows) == wanted and rows[-1][0] == rows[end - start - 1][0]:
+            more = self.rows(wanted, start + len(rows))
+            rows += more
+            wanted = len(rows) if len(more) == wanted else -1
+        return rows
+
+
+def _in_spec_order(rows: list[Any]) -> list[Any]:
+    """BM25, then priority, then most recently updated (then id, so the order is total)."""
+    rows.sort(key=lambda r: r[3])
+    rows.sort(key=lambda r: r[2], reverse=True)  # stable: most recent first among equals
+    rows.sort(key=lambda r: (r[0], r[1]))
+    return rows
+
+
 def index_hits(
     db: sqlite3.Connection, query: Query, filters: SearchFilters, limit: int, offset: int, now: str
-) -> list[Hit]:
-    """Ranked hits from one generation: BM25 (key and tags weigh more), then priority, then recency."""
-    where, params = filters.sql(now)
-    sql = HITS_SQL.format(w=_WEIGHTS, filters=where)
-    try:
-        marks = (search_index.MARK_OPEN, search_index.MARK_CLOSE, search_index.ELLIPSIS)
-        rows = db.execute(sql, [*marks, SNIPPET_TOKENS, query.match, *params, limit, offset]).fetchall()
-    except sqlite3.Error as error:
-        # Never expected (the expression is ours); never shown to the client either.
-        logger.warning("FTS5 rejected a compiled query", extra={"match": query.match, "error": str(error)})
-        raise _bad_query(
-            'could not be searched; use words, "exact phrases", prefix*, OR, NOT and parentheses'
-        ) from None
-    return [
+) -> tuple[list[Hit], bool]:
+    """Hits `offset` to `offset + limit` of one generation in SPEC order, and whether more exist.
+
+    FTS5 orders by BM25 (key and tags weigh more); equal scores are ordered here by priority and
+    recency. A page is read together with the row before it and every row tying with its last one,
+    so a group of equal scores split by a page boundary is read whole (from the start if needed).
+    """
+    ranked = _Ranked(db, query, filters, now)
+    start = max(offset - 1, 0)
+    rows = ranked.through(start, offset + limit)
+    if offset > 0 and len(rows) > 1 and rows[0][0] == rows[1][0]:
+        start, rows = 0, ranked.through(0, offset + limit)
+    rows = _in_spec_order(rows)
+    page = rows[offset - start : offset - start + limit]
+    hits = [
         Hit(
-            id=r[0],
-            category=r[1],
-            key=r[2],
-            score=float(f"{float(r[3]):.6g}"),
-            snippet=search_index.restore_snippet(r[4] or "", zip(r[5::2], r[6::2], strict=True), MARKS),
+            r[3],
+            r[4],
+            r[5],
+            score=float(f"{-float(r[0]):.6g}"),
+            snippet=search_index.restore_snippet(r[6] or "", r[7:10], MARKS),
         )
-        for r in rows
+        for r in page
     ]
+    return hits, len(rows) > offset - start + limit
 
 
 def hydrate(mind_id: str, hits: list[Hit]) -> dict[str, Memory]:
@@ -403,19 +452,17 @@ def search(
     now = clock.to_iso(clock.now())
     results: list[Result] = []
     position = offset
-    exhausted = False
+    more = False
     for _ in range(4):  # bounded: a badly stale index costs a few rounds, never a scan
-        need = limit - len(results)
-        hits = index_hits(db, query, filters, need, position, now)
+        hits, more = index_hits(db, query, filters, limit - len(results), position, now)
         current = hydrate(mind_id, hits) if hits else {}
         for hit in hits:
             position += 1
             memory = current.get(hit.id)
             if memory is not None and filters.keeps(memory, now):
                 results.append(Result(memory, hit.score, hit.snippet))
-        exhausted = len(hits) < need
-        if exhausted or len(results) >= limit:
+        if not more or len(results) >= limit or position >= MAX_OFFSET:
             break
-    more = not exhausted and position < MAX_OFFSET and bool(index_hits(db, query, filters, 1, position, now))
+    more = more and position < MAX_OFFSET
     next_cursor = cursor.encode(mind_id, scope, {"o": position}) if more else None
     return SearchPage(results, next_cursor)

@@ -115,27 +115,34 @@ def fold(text: str) -> str:
     return text if text.isascii() else "".join(map(_fold_char, text))
 
 
-def restore_snippet(snippet: str, columns: Iterable[tuple[str, str | None]], mark: tuple[str, str]) -> str:
-    """Map a snippet of folded text back onto the original (`columns`: (folded, original or None))."""
+_MARKS = re.compile(f"([{MARK_OPEN}{MARK_CLOSE}])")
+
+
+def restore_snippet(snippet: str, originals: Iterable[str | None], mark: tuple[str, str]) -> str:
+    """Map a snippet cut from folded text back onto the original text of its column.
+
+    `originals` are the row's raw_* columns: set only where folding changed the text, so most rows
+    (plain ASCII and the like) need no mapping at all.
+    """
     lead, trail = snippet.startswith(ELLIPSIS), snippet.endswith(ELLIPSIS) and len(snippet) > 1
     body = snippet.strip(ELLIPSIS)
-    plain = body.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
-    source = plain
-    for folded, original in columns:
-        at = folded.find(plain) if plain else -1
-        if at >= 0:
-            source = (original or folded)[at : at + len(plain)]
-            break
-    out, i = [], 0
-    for ch in body:
-        if ch == MARK_OPEN:
-            out.append(mark[0])
-        elif ch == MARK_CLOSE:
-            out.append(mark[1])
-        else:
-            out.append(source[i])
-            i += 1
-    return ("…" if lead else "") + "".join(out) + ("…" if trail else "")
+    changed = [original for original in originals if original]
+    if changed:
+        plain = body.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+        for original in changed:
+            at = fold(original).find(plain) if plain else -1
+            if at >= 0:
+                out, i = [], at
+                for piece in _MARKS.split(body):
+                    if piece in (MARK_OPEN, MARK_CLOSE):
+                        out.append(piece)
+                    else:
+                        out.append(original[i : i + len(piece)])
+                        i += len(piece)
+                body = "".join(out)
+                break
+    body = body.replace(MARK_OPEN, mark[0]).replace(MARK_CLOSE, mark[1])
+    return ("…" if lead else "") + body + ("…" if trail else "")
 
 
 # ---------------------------------------------------------------- what gets indexed
