@@ -245,12 +245,16 @@ def test_a_delete_cut_short_can_be_sent_again_to_finish(
 
     monkeypatch.setattr(store, "purge_mind", timed_out)
     assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 500
-    # Then the mind is still there to delete, though its keys already stopped working
-    assert api.call("GET", f"/minds/{mind.id}", token=mind.jwt).status == 200
+    # Then the mind and its keys are already gone, though its memories are still stored
+    assert_error(api.call("GET", f"/minds/{mind.id}", token=mind.jwt), 404)
     assert_error(api.call("GET", "/memory", token=mind.key), 401)
-    # When the DELETE is sent again
+    assert len(mind_items(dynamo, mind.id)["memory"]) == 3
+    # And nobody else can finish (or probe) the deletion
+    assert_error(api.call("DELETE", f"/minds/{mind.id}", token=jwt_for("user-2")), 404)
+    # When its owner sends the DELETE again
     monkeypatch.setattr(store, "purge_mind", purge)
     assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 204
-    # Then nothing of the mind is left
+    # Then nothing of the mind is left, and a third DELETE is a 404
     assert [i for i in scan(dynamo, MEMORIES) if i["pk"] == mind.id] == []
     assert [i for i in scan(dynamo, MINDS) if mind.id in str(i)] == []
+    assert_error(api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt), 404)

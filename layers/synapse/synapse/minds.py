@@ -182,18 +182,27 @@ def _delete_keys(mind_id: str) -> None:
 
 
 def delete_mind(owner: str, mind_id: str) -> None:
-    """Keys first (agents stop), then every memory item, then the mind, then one last sweep.
+    """The mind first (memory writes and new keys need it, and the search indexer takes its absence
+    as the order to drop the index), then its keys, then every memory item.
 
-    The mind item goes last so that a DELETE cut short (say a Lambda timeout on a large mind) can
-    be sent again and finish the job instead of leaving orphans nobody can reach. Memory writes and
-    new keys need the mind to exist, so the sweep after it catches anything that landed meanwhile.
+    A tombstone naming the owner outlives the mind until the purge is done, so a DELETE cut short
+    (say a Lambda timeout on a large mind) can be sent again and finishes the job instead of
+    leaving memories nobody can reach.
     """
-    owned_mind(owner, mind_id)
+    tombstone = tables.mind_tombstone_key(mind_id)
+    try:
+        owned_mind(owner, mind_id)
+    except NotFound:
+        left = tables.get(tables.minds_table(), tombstone) if looks_like_id("m_", mind_id) else None
+        if left is None or not secrets.compare_digest(str(left.get("deleted_by", "")), owner):
+            raise
+    else:
+        marker = {**tombstone, "deleted_by": owner, "deleted_at": clock.to_iso(clock.now())}
+        tables.client().put_item(TableName=tables.minds_table(), Item=tables.dump(marker))
+        tables.batch_delete(tables.minds_table(), [tables.mind_key(mind_id)])
     _delete_keys(mind_id)
     store.purge_mind(mind_id)
-    tables.batch_delete(tables.minds_table(), [tables.mind_key(mind_id)])
-    _delete_keys(mind_id)
-    store.purge_mind(mind_id)
+    tables.batch_delete(tables.minds_table(), [tombstone])
 
 
 # ---------------------------------------------------------------- keys

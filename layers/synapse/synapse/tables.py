@@ -12,6 +12,7 @@ GSIs over memory items only (sparse): `recall` (pk, recall_sk), `created` (pk, c
 Minds table:
   MIND#<mind id> / MIND          the mind (owner, name, memory_count); GSI `owner` (owner, created_at)
   MIND#<mind id> / KEY#<key id>  a Mind Key's metadata and hash
+  MIND#<mind id> / DELETING      tombstone (deleted_by) while a DELETE purges the mind's memories
   KEYHASH#<hmac> / KEYHASH       lookup from a presented key's hash to its mind and key id
 """
 
@@ -103,6 +104,10 @@ def mind_key(mind_id: str) -> dict[str, str]:
 
 def mind_key_item_key(mind_id: str, key_id: str) -> dict[str, str]:
     return {"pk": f"MIND#{mind_id}", "sk": f"KEY#{key_id}"}
+
+
+def mind_tombstone_key(mind_id: str) -> dict[str, str]:
+    return {"pk": f"MIND#{mind_id}", "sk": "DELETING"}
 
 
 def key_hash_key(digest: str) -> dict[str, str]:
