@@ -128,6 +128,27 @@ def test_rewrites_within_one_millisecond_keep_the_tag_copies_whole(
     assert {c["memory"]["version"] for c in copies} == {4}
 
 
+def test_the_largest_memory_the_rules_allow_can_be_stored_and_rewritten(
+    api: Api, mind: MindHandle, dynamo: Any
+) -> None:
+    # Given a memory at every limit: 32 KiB of content and 20 tags of 64 characters
+    content = "x" * (32 * 1024)
+    first_tags = [f"{i:02d}" + "a" * 62 for i in range(20)]
+    other_tags = [f"{i:02d}" + "b" * 62 for i in range(20)]
+    created = api.store(mind, content=content, tags=first_tags)
+    assert created.status == 201, created.text
+    # When an agent rewrites it with 20 other tags (every tag copy and counter changes at once)
+    rewritten = api.store(mind, as_agent=True, content=content[:-1] + "x", tags=other_tags)
+    # Then the write goes through whole
+    assert rewritten.status == 200, rewritten.text
+    assert rewritten.json()["tags"] == other_tags and rewritten.json()["verified"] is False
+    copies = mind_items(dynamo, mind.id)["tag"]
+    assert len(copies) == 20 and all("b" * 62 in c["sk"] for c in copies)
+    # And deleting it removes everything in one go
+    assert api.call("DELETE", f"/memory/{created.json()['id']}", **as_user(mind)).status == 204
+    assert mind_items(dynamo, mind.id) == {"memory": [], "pointer": [], "tag": []}
+
+
 # ---------------------------------------------------------------- read
 
 
