@@ -4,14 +4,16 @@ generation per mind per batch, partial batch failures, and what deleting a mind 
 from __future__ import annotations
 
 import copy
+import json
 import random
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
-from synapse import search_index
+from synapse import search_index, tables
 
+from infra import template
 from infra.gateway import LambdaContext, load_handler
 from infra.rebuild import main as rebuild_main
 from infra.stream_pump import StreamReader, indexer_function
@@ -21,6 +23,7 @@ from tests.support.settings import Configure
 from tests.support.settings import configure_fixture as configure_fixture
 
 Records = list[dict[str, Any]]
+EVENTS = template.ROOT / "events"
 
 
 @pytest.fixture
@@ -189,3 +192,19 @@ def test_the_rebuild_command_rebuilds_from_the_table(
     assert "4 memories indexed" in capsys.readouterr().out
     assert index_rows(mind.id, index_root) == clean_rebuild_rows(mind.id, tmp_path)
     assert rebuild_main(["m_doesNotExist0000000000"]) == 1
+
+
+def test_the_sample_events_index_and_rebuild_their_mind(dynamo: Any, index_root: Path) -> None:
+    # Given the mind the samples name exists (its memory exists only in the sample stream records)
+    sample = json.loads((EVENTS / "indexer.json").read_text())
+    mind_id = sample["Records"][0]["dynamodb"]["Keys"]["pk"]["S"]
+    dynamo.put_item(TableName="test-minds", Item=tables.dump({**tables.mind_key(mind_id), "id": mind_id}))
+    # When the indexer gets events/indexer.json (an INSERT, then a MODIFY to version 2)
+    assert deliver(sample["Records"]) == {"batchItemFailures": []}
+    # Then the index holds version 2
+    ((_, version, *_),) = index_rows(mind_id, index_root)
+    assert version == 2
+    # And events/rebuild_index.json rebuilds the mind from the table (where that memory is absent)
+    rebuild = load_handler(template.ROOT / "functions" / "rebuild_index", "app.handler")
+    answer = rebuild(json.loads((EVENTS / "rebuild_index.json").read_text()), LambdaContext("rebuild"))
+    assert (answer["status"], answer["indexed"], answer["generation"]) == ("rebuilt", 0, "gen-000002.sqlite")
