@@ -89,7 +89,7 @@ def test_a_prefix_matches_every_word_it_starts(api: Api, mind: MindHandle, pump:
     dockerfile = store(api, mind, key="b", content="Keeps a dockerfile per project")
     store(api, mind, key="c", content="Docs live in the wiki")
     pump.run_once()
-    # Same BM25 for both single-hit documents of similar length: priority breaks the tie.
+    # Both match once; the shorter content ranks first, "docs" does not start with "dock".
     assert ids(search(api, mind, "dock*")) == [docker["id"], dockerfile["id"]]
 
 
