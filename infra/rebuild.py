@@ -1,4 +1,5 @@
-"""Rebuild minds' search indexes from DynamoDB: `python -m infra.rebuild <mind_id> [<mind_id> …]`.
+"""Rebuild minds' search indexes from DynamoDB: `python -m infra.rebuild <mind_id> [<mind_id> …]`;
+`python -m infra.rebuild --sweep` removes the indexes of minds that no longer exist.
 
 Locally it reads the table at SYNAPSE_DYNAMODB_ENDPOINT (the running `make run` prints nothing
 about it; give the endpoint of DynamoDB Local or of the embedded moto server) and writes under
@@ -22,8 +23,14 @@ def main(argv: list[str] | None = None) -> int:
     from synapse import search_index
 
     parser = argparse.ArgumentParser(prog="python -m infra.rebuild", description=__doc__.split("\n")[0])
-    parser.add_argument("mind_ids", nargs="+", metavar="mind_id")
+    parser.add_argument("mind_ids", nargs="*", metavar="mind_id")
+    parser.add_argument("--sweep", action="store_true", help="remove the indexes of minds that are gone")
     args = parser.parse_args(argv)
+    if args.sweep:
+        removed = search_index.sweep()
+        print(f"removed the indexes of {len(removed)} deleted minds: {' '.join(removed) or '-'}")
+    elif not args.mind_ids:
+        parser.error("give mind ids to rebuild, or --sweep")
     failed = 0
     for mind_id in args.mind_ids:
         try:

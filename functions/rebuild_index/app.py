@@ -1,4 +1,4 @@
-"""Rebuild one mind's search index from DynamoDB into a new generation (invoked with {"mind_id": ...})."""
+"""Rebuild a mind's index from DynamoDB ({"mind_id": ...}); {"sweep": true} removes deleted minds' indexes."""
 
 from typing import Any
 
@@ -8,6 +8,8 @@ from synapse.observability import logger
 
 @logger.inject_lambda_context(log_event=True, clear_state=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    if event.get("sweep"):
+        return {"status": "swept", "removed": search_index.sweep()}
     mind_id = str(event.get("mind_id") or "")
     if not search_index.mind_exists(mind_id):
         removed = search_index.remove_mind(mind_id)

@@ -208,3 +208,23 @@ def test_the_sample_events_index_and_rebuild_their_mind(dynamo: Any, index_root:
     rebuild = load_handler(template.ROOT / "functions" / "rebuild_index", "app.handler")
     answer = rebuild(json.loads((EVENTS / "rebuild_index.json").read_text()), LambdaContext("rebuild"))
     assert (answer["status"], answer["indexed"], answer["generation"]) == ("rebuilt", 0, "gen-000002.sqlite")
+
+
+def test_a_sweep_removes_only_the_indexes_of_minds_that_are_gone(
+    api: Api, stream: StreamReader, index_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given two indexed minds, one of which had every memory deleted before it was itself deleted
+    kept, gone = api.create_mind("user-1"), api.create_mind("user-2")
+    api.store(kept, key="a", content="stays")
+    doomed = api.store(gone, key="a", content="goes").json()
+    deliver(stream.poll())
+    api.call("DELETE", f"/memory/{doomed['id']}", **as_agent(gone))
+    deliver(stream.poll())
+    assert api.call("DELETE", f"/minds/{gone.id}", token=gone.jwt).status == 204
+    deliver(stream.poll())  # no memory of it is left to delete: the indexer sees nothing
+    assert (index_root / gone.id).is_dir()
+    # When the sweep runs
+    assert rebuild_main(["--sweep"]) == 0
+    # Then only the deleted mind's index is gone
+    assert gone.id in capsys.readouterr().out
+    assert not (index_root / gone.id).exists() and (index_root / kept.id).is_dir()

@@ -253,6 +253,25 @@ def remove_mind(mind_id: str, base: Path | None = None) -> bool:
     return True
 
 
+def sweep(base: Path | None = None) -> list[str]:
+    """Remove the index of every mind that no longer exists; returns their ids.
+
+    The indexer removes a mind's index when it sees the mind's memories deleted after the mind; a
+    mind whose memories were all deleted before it leaves no such record, so a daily sweep catches it.
+    """
+    folder = base or root()
+    if not folder.is_dir():
+        return []
+    gone = []
+    for entry in sorted(folder.iterdir()):
+        if entry.is_dir() and _MIND_ID.match(entry.name) and not mind_exists(entry.name):
+            with _writer_lock(entry):
+                pass  # let a writer in flight finish first
+            remove_mind(entry.name, folder)
+            gone.append(entry.name)
+    return gone
+
+
 # ---------------------------------------------------------------- applying changes
 
 
