@@ -148,5 +148,6 @@ def test_fold_keeps_length_and_strips_diacritics_in_every_script() -> None:
 def test_a_snippet_of_folded_text_maps_back_onto_the_original() -> None:
     original = "Михаил Шефер любит ёлки"
     snippet = f"Михаил Шефер любит {search_index.MARK_OPEN}елки{search_index.MARK_CLOSE}"
-    restored = search_index.restore_snippet(snippet, [None, original, None], ("[", "]"))
+    columns = [(None, None), (search_index.fold(original), original), (None, None)]
+    restored = search_index.restore_snippet(snippet, columns, ("[", "]"))
     assert restored == "Михаил Шефер любит [ёлки]"

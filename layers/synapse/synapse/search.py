@@ -15,7 +15,7 @@ import sqlite3
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from synapse import clock, cursor, search_index, store, tables
 from synapse.errors import BadRequest
@@ -29,7 +29,7 @@ MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32
 MAX_DEPTH = 8
 MAX_OFFSET = 10_000
-TIE_SLACK = 4
+TIE_SLACK = 2
 MARKS = ("**", "**")
 SNIPPET_TOKENS = 16
 OPERATORS = frozenset({"OR", "AND", "NOT"})
@@ -295,16 +295,20 @@ def _scope(raw_query: str, filters: SearchFilters) -> str:
 _WEIGHTS = ", ".join(str(w) for w in search_index.BM25_WEIGHTS)
 # FTS5 sorts by `rank` itself (no SQLite sorter; snippets are made only for the rows returned).
 RANKED_SQL = (
-    "SELECT fts.rank, d.priority_rank, d.updated_at, d.id, d.category, d.key,"
-    " snippet(fts, -1, ?, ?, ?, ?), fts.raw_content, fts.raw_key, fts.raw_tags"
+    "SELECT fts.rank, d.priority_rank, d.updated_at, d.id, d.category, d.key, snippet(fts, -1, ?, ?, ?, ?),"
+    # Where folding changed the text, a second snippet with control marks to map onto the original.
+    " CASE WHEN coalesce(fts.raw_content, fts.raw_key, fts.raw_tags) IS NOT NULL"
+    " THEN snippet(fts, -1, ?, ?, ?, ?) END, fts.raw_content, fts.raw_key, fts.raw_tags,"
+    " CASE WHEN fts.raw_content IS NOT NULL THEN fts.content END,"
+    " CASE WHEN fts.raw_key IS NOT NULL THEN fts.key END,"
+    " CASE WHEN fts.raw_tags IS NOT NULL THEN fts.tags END"
     " FROM fts JOIN docs d ON d.rowid = fts.rowid"
     " WHERE fts MATCH ? AND fts.rank MATCH 'bm25({w})'{filters}"
     " ORDER BY fts.rank LIMIT ? OFFSET ?"
 )
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     id: str
     category: str
     key: str
@@ -321,7 +325,7 @@ class _Ranked:
         self.query = query
         self.sql = RANKED_SQL.format(w=_WEIGHTS, filters=where)
         marks = (search_index.MARK_OPEN, search_index.MARK_CLOSE, search_index.ELLIPSIS)
-        self.params = [*marks, SNIPPET_TOKENS, query.match, *params]
+        self.params = [*MARKS, "…", SNIPPET_TOKENS, *marks, SNIPPET_TOKENS, query.match, *params]
 
     def rows(self, count: int, offset: int) -> list[Any]:
         try:
@@ -352,6 +356,8 @@ class _Ranked:
 
 def _in_spec_order(rows: list[Any]) -> list[Any]:
     """BM25, then priority, then most recently updated (then id, so the order is total)."""
+    if len({r[0] for r in rows}) == len(rows):
+        return rows  # no two scores are equal: FTS5's order is the order
     rows.sort(key=lambda r: r[3])
     rows.sort(key=lambda r: r[2], reverse=True)  # stable: most recent first among equals
     rows.sort(key=lambda r: (r[0], r[1]))
@@ -374,16 +380,12 @@ def index_hits(
         start, rows = 0, ranked.through(0, offset + limit)
     rows = _in_spec_order(rows)
     page = rows[offset - start : offset - start + limit]
-    hits = [
-        Hit(
-            r[3],
-            r[4],
-            r[5],
-            score=float(f"{-float(r[0]):.6g}"),
-            snippet=search_index.restore_snippet(r[6] or "", r[7:10], MARKS),
-        )
-        for r in page
-    ]
+    hits = []
+    for r in page:
+        snippet = r[6] or ""
+        if r[7] is not None:
+            snippet = search_index.restore_snippet(r[7], zip(r[11:14], r[8:11], strict=True), MARKS)
+        hits.append(Hit(r[3], r[4], r[5], float(f"{-r[0]:.6g}"), snippet))
     return hits, len(rows) > offset - start + limit
 
 

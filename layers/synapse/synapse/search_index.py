@@ -111,36 +111,46 @@ def fold(text: str) -> str:
     folded before FTS5 sees it, documents and queries alike; case is left to the tokenizer. Keeping
     the length lets a snippet cut from the folded text be mapped back onto the original.
     """
-    text = text.translate(_CONTROLS)
-    return text if text.isascii() else "".join(map(_fold_char, text))
+    return text.translate(_CONTROLS) if text.isascii() else text.translate(_FOLDS)
+
+
+class _FoldTable(dict[int, str]):
+    """str.translate table filled on first sight of each character."""
+
+    def __missing__(self, code: int) -> str:
+        folded = self[code] = _fold_char(chr(code))
+        return folded
+
+
+_FOLDS = _FoldTable()
 
 
 _MARKS = re.compile(f"([{MARK_OPEN}{MARK_CLOSE}])")
 
 
-def restore_snippet(snippet: str, originals: Iterable[str | None], mark: tuple[str, str]) -> str:
+def restore_snippet(
+    snippet: str, columns: Iterable[tuple[str | None, str | None]], mark: tuple[str, str]
+) -> str:
     """Map a snippet cut from folded text back onto the original text of its column.
 
-    `originals` are the row's raw_* columns: set only where folding changed the text, so most rows
-    (plain ASCII and the like) need no mapping at all.
+    `columns` are the row's (folded, original) texts, given only where folding changed the text
+    (None elsewhere): most rows (plain ASCII and the like) need no mapping at all.
     """
     lead, trail = snippet.startswith(ELLIPSIS), snippet.endswith(ELLIPSIS) and len(snippet) > 1
     body = snippet.strip(ELLIPSIS)
-    changed = [original for original in originals if original]
-    if changed:
-        plain = body.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
-        for original in changed:
-            at = fold(original).find(plain) if plain else -1
-            if at >= 0:
-                out, i = [], at
-                for piece in _MARKS.split(body):
-                    if piece in (MARK_OPEN, MARK_CLOSE):
-                        out.append(piece)
-                    else:
-                        out.append(original[i : i + len(piece)])
-                        i += len(piece)
-                body = "".join(out)
-                break
+    plain = body.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+    for folded, original in columns:
+        at = folded.find(plain) if plain and folded and original else -1
+        if at >= 0 and original is not None:
+            out, i = [], at
+            for piece in _MARKS.split(body):
+                if piece in (MARK_OPEN, MARK_CLOSE):
+                    out.append(piece)
+                else:
+                    out.append(original[i : i + len(piece)])
+                    i += len(piece)
+            body = "".join(out)
+            break
     body = body.replace(MARK_OPEN, mark[0]).replace(MARK_CLOSE, mark[1])
     return ("…" if lead else "") + body + ("…" if trail else "")
 
@@ -627,7 +637,8 @@ def rebuild(mind_id: str, items: Iterable[dict[str, Any]] | None = None, base: P
 
 class _Readers(threading.local):
     def __init__(self) -> None:
-        self.open: dict[Path, tuple[Path, sqlite3.Connection]] = {}
+        # CURRENT's path → (the generation's file name, its open connection)
+        self.open: dict[str, tuple[str, sqlite3.Connection]] = {}
 
 
 _readers = _Readers()
@@ -641,26 +652,29 @@ def open_generation(path: Path) -> sqlite3.Connection:
 def reader(mind_id: str, base: Path | None = None) -> sqlite3.Connection | None:
     """The mind's current generation, opened once and reused while CURRENT still names it.
 
-    None when the mind has no index yet (or it vanished with its mind).
+    CURRENT is read on every call (an open() revalidates it over NFS, where a stat could be served
+    stale from the attribute cache). None when the mind has no index yet, or it went with its mind.
     """
-    folder = mind_dir(mind_id, base)
-    current = current_generation(folder)
-    cached = _readers.open.get(folder)
-    if current is None:
-        if cached is not None:
-            cached[1].close()
-            del _readers.open[folder]
-        return None
-    if cached is not None and cached[0] == current:
-        return cached[1]
+    pointer = os.path.join(base or root(), mind_dir(mind_id, base).name, CURRENT)
+    cached = _readers.open.get(pointer)
     try:
-        connection = open_generation(current)
+        with open(pointer, "rb") as handle:
+            name = handle.read().decode("ascii", "replace").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        name = ""
+    if cached is not None and cached[0] == name:
+        return cached[1]
+    if cached is not None:
+        cached[1].close()
+        del _readers.open[pointer]
+    if not _GENERATION.match(name):
+        return None
+    try:
+        connection = open_generation(Path(pointer).parent / name)
         connection.execute("SELECT 1 FROM meta LIMIT 1").fetchone()
     except sqlite3.Error:
         return None
-    if cached is not None:
-        cached[1].close()
-    _readers.open[folder] = (current, connection)
+    _readers.open[pointer] = (name, connection)
     return connection
 
 
