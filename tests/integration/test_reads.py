@@ -450,3 +450,19 @@ def test_recall_merging_categories_reads_little_more_than_it_shows(
     # Then it shows the ten most recent, having read a small multiple of that (not 160)
     assert keys == [f"m_{i}" for i in range(159, 149, -1)]
     assert read <= 2 * 10 + 20
+
+
+def test_a_full_page_reads_one_item_more_than_it_returns(api: Api, mind: MindHandle, moved: Clock) -> None:
+    # Given 150 memories with the tag and a week to live
+    for i in range(150):
+        store(
+            api, mind, moved, key=f"m_{i}", tags=["docker"], expires_at=iso(T0 + timedelta(days=1, minutes=i))
+        )
+    for path, query in [("/memory/by-tag", {"tag": "docker"}), ("/memory/expiring", {})]:
+        # When the first page of 100 is read
+        before = sum(tables.reads.values())
+        page = get(api, mind, path, limit=100, **query).json()
+        read = sum(tables.reads.values()) - before
+        # Then one more item than the page was read (to know that more exist), plus the mind
+        assert len(page["memories"]) == 100 and page["next_cursor"]
+        assert read <= 101 + 1, path

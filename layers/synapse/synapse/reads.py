@@ -248,7 +248,7 @@ def _page(
     if after:
         params["ExclusiveStartKey"] = tables.dump(cursor.decode(after, mind_id, scope))
     found: list[dict[str, Any]] = []
-    for items, _ in tables.query_pages(**params, Limit=min(limit + 1, PAGE)):
+    for items, _ in tables.query_pages(**params, Limit=limit + 1):
         found += items
         if len(found) > limit:
             break
