@@ -23,6 +23,7 @@ from synapse.settings import get_settings
 
 MIND_KEY_PREFIX = "mk_"
 JWT_REQUIRED_CLAIMS = ("exp", "sub")
+SUB_MAX_CHARS = 256  # the sub becomes a DynamoDB key (mind owner); keep it well inside key limits
 
 
 # ---------------------------------------------------------------- Mind Keys
@@ -69,8 +70,8 @@ def decode_jwt(token: str) -> dict[str, Any]:
         raise Unauthorized("The JWT's signing key is not in the configured JWKS.") from None
     except jwt.InvalidTokenError as error:
         raise Unauthorized(f"The JWT is not valid: {error}.") from None
-    if not isinstance(claims.get("sub"), str) or not claims["sub"]:
-        raise Unauthorized("The JWT's sub claim must be a non-empty string.")
+    if not isinstance(claims.get("sub"), str) or not 1 <= len(claims["sub"]) <= SUB_MAX_CHARS:
+        raise Unauthorized(f"The JWT's sub claim must be a string of 1-{SUB_MAX_CHARS} characters.")
     return claims
 
 
