@@ -2,9 +2,10 @@
 
 (a) Index build rate: synthetic memories as stream records (Lambda's shape), through the indexer's
     own path (`StreamBatch.stage` → version-gated apply), published as one generation.
-(b) Query latency: a fixed set of 200 queries through the search module (parse, sanitise, current
-    generation lookup, ranked + filtered + snippet query, snippet mapping; DynamoDB hydration left
-    out, it is a network call) beside the same compiled FTS5 expressions as raw SQL on the same file.
+(b) Query latency, best of 3 per query: a fixed set of 200 queries through the search module
+    (parse, sanitise, current generation lookup, ranked + filtered + snippet query with exact
+    tie-breaking, snippet mapping; DynamoDB hydration left out, it is a network call) beside the
+    same compiled FTS5 expressions as the idiomatic raw FTS5 SQL on the same file.
 (c) Time to publish a new generation after a batch of 100 changes, for minds of each size.
 
 Everything runs on a temp folder on local disk; on EFS the copy in (c) costs more (see the README).
@@ -27,6 +28,7 @@ sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
 from synapse import search, search_index, tables  # noqa: E402
 
 SEED = 20261130
+REPEATS = 3
 TAGS = [f"tag{i}" for i in range(60)]
 PRIORITIES = ["low", "normal", "normal", "normal", "high", "critical"]
 CATEGORIES = ["identity", "preference", "fact", "project", "skill", "mistake", "context", "note"]
@@ -180,13 +182,20 @@ def query_latency(
     for text, filters in queries:  # warm both paths (page cache, statement cache)
         through_module(text, filters)
         raw_query(text, filters)
+    # Each query's time is the best of REPEATS runs, the two paths interleaved: on a shared machine
+    # this drops scheduler noise from both sides alike.
     for text, filters in queries:
-        started = time.perf_counter()
-        hits += through_module(text, filters)
-        module_ms.append((time.perf_counter() - started) * 1000)
-        started = time.perf_counter()
-        raw_query(text, filters)
-        raw_ms.append((time.perf_counter() - started) * 1000)
+        best_module = best_raw = float("inf")
+        for _ in range(REPEATS):
+            started = time.perf_counter()
+            found = through_module(text, filters)
+            best_module = min(best_module, time.perf_counter() - started)
+            started = time.perf_counter()
+            raw_query(text, filters)
+            best_raw = min(best_raw, time.perf_counter() - started)
+        hits += found
+        module_ms.append(best_module * 1000)
+        raw_ms.append(best_raw * 1000)
     return {
         "module_p50": percentile(module_ms, 50),
         "module_p95": percentile(module_ms, 95),
