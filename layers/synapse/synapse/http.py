@@ -5,6 +5,7 @@ every domain error to SPEC's JSON error body in one place.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import math
 import re
@@ -173,11 +174,19 @@ class Request:
             )
         return raw
 
-    def json_object(self) -> dict[str, Any]:
+    def raw_body(self, max_bytes: int = MAX_BODY_BYTES) -> bytes:
+        """The body's bytes as sent (API Gateway base64-encodes binary ones); 413 past `max_bytes`."""
         raw = self.event.get("body") or ""
-        data = base64.b64decode(raw) if self.event.get("isBase64Encoded") else raw.encode("utf-8")
-        if len(data) > MAX_BODY_BYTES:
-            raise PayloadTooLarge(f"The body is {len(data)} bytes; the limit is {MAX_BODY_BYTES}.")
+        try:
+            data = base64.b64decode(raw, validate=True) if self.event.get("isBase64Encoded") else raw.encode()
+        except (binascii.Error, ValueError):
+            raise BadRequest("The body is neither text nor valid base64.") from None
+        if len(data) > max_bytes:
+            raise PayloadTooLarge(f"The body is {len(data)} bytes; the limit is {max_bytes}.")
+        return data
+
+    def json_object(self, max_bytes: int = MAX_BODY_BYTES) -> dict[str, Any]:
+        data = self.raw_body(max_bytes)
         content_type = self.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type and content_type != "application/json" and not content_type.endswith("+json"):
             raise UnsupportedMediaType(

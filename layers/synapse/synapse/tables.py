@@ -14,6 +14,10 @@ Minds table:
   MIND#<mind id> / KEY#<key id>  a Mind Key's metadata and hash
   MIND#<mind id> / DELETING      tombstone (deleted_by) while a DELETE purges the mind's memories
   KEYHASH#<hmac> / KEYHASH       lookup from a presented key's hash to its mind and key id
+  MIND#<mind id> / HOOK#<hook id>  an inbound hook's metadata (label, secret prefix; no secret)
+  HOOK#<hook id> / HOOK          lookup for `POST /hooks/{id}`: mind id and the sealed secrets
+                                 (current, previous + previous_valid_until while a rotation's grace runs)
+  IDEM#<hook id>#<sha256> / IDEM  a delivery's idempotency claim and first answer; `ttl` (epoch s) expires it
 """
 
 from __future__ import annotations
@@ -112,6 +116,21 @@ def mind_tombstone_key(mind_id: str) -> dict[str, str]:
 
 def key_hash_key(digest: str) -> dict[str, str]:
     return {"pk": f"KEYHASH#{digest}", "sk": "KEYHASH"}
+
+
+HOOK_PREFIX = "HOOK#"
+
+
+def hook_key(mind_id: str, hook_id: str) -> dict[str, str]:
+    return {"pk": f"MIND#{mind_id}", "sk": f"{HOOK_PREFIX}{hook_id}"}
+
+
+def hook_lookup_key(hook_id: str) -> dict[str, str]:
+    return {"pk": f"{HOOK_PREFIX}{hook_id}", "sk": "HOOK"}
+
+
+def idempotency_key(hook_id: str, digest: str) -> dict[str, str]:
+    return {"pk": f"IDEM#{hook_id}#{digest}", "sk": "IDEM"}
 
 
 MEMORY_PREFIX = "MEM#"
