@@ -45,6 +45,11 @@ class Settings:
     allow_dev_secrets: bool = field(default=False)
     # Where the per-mind FTS5 snapshots live: EFS (/mnt/index) in AWS, a local folder otherwise.
     index_dir: str = field(default="")
+    # Outbound webhooks: the delivery queue and its dead-letter queue (SQS URLs; empty locally, where
+    # the runner's in-process queue stands in), and the loopback opt-in for local runs and tests only.
+    webhook_queue_url: str = field(default="")
+    webhook_dead_letter_url: str = field(default="")
+    webhooks_allow_loopback: bool = field(default=False)
 
     @cached_property
     def jwt_secret(self) -> str:
@@ -96,4 +101,7 @@ def get_settings() -> Settings:
         data_dir=_env("SYNAPSE_DATA_DIR", ".synapse"),
         allow_dev_secrets=_env("SYNAPSE_ALLOW_DEV_SECRETS").lower() in {"1", "true", "yes"},
         index_dir=_env("SYNAPSE_INDEX_DIR") or os.path.join(_env("SYNAPSE_DATA_DIR", ".synapse"), "index"),
+        webhook_queue_url=_env("SYNAPSE_WEBHOOK_QUEUE_URL"),
+        webhook_dead_letter_url=_env("SYNAPSE_WEBHOOK_DEAD_LETTER_URL"),
+        webhooks_allow_loopback=_env("SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK").lower() in {"1", "true", "yes"},
     )

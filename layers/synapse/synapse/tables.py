@@ -18,6 +18,13 @@ Minds table:
   HOOK#<hook id> / HOOK          lookup for `POST /hooks/{id}`: mind id and the sealed secrets
                                  (current, previous + previous_valid_until while a rotation's grace runs)
   IDEM#<hook id>#<sha256> / IDEM  a delivery's idempotency claim and first answer; `ttl` (epoch s) expires it
+  MIND#<mind id> / WEBHOOK#<id>  an outbound webhook subscription (url, events, sealed secret, failures)
+  MIND#<mind id> / DELIVERY#<webhook id>#<attempted at>#<event id>#<attempt>
+                                 one outbound delivery attempt (status, latency, next retry); `ttl` 7 days
+  MIND#<mind id> / EXPIRYSENT#<memory id>#<expires_at>
+                                 marker: memory.expiring went out for this expiry time; `ttl`
+  WEBHOOKS#EXPIRING / MIND#<mind id>
+                                 registry: n = the mind's subscriptions to memory.expiring
 """
 
 from __future__ import annotations
@@ -131,6 +138,23 @@ def hook_lookup_key(hook_id: str) -> dict[str, str]:
 
 def idempotency_key(hook_id: str, digest: str) -> dict[str, str]:
     return {"pk": f"IDEM#{hook_id}#{digest}", "sk": "IDEM"}
+
+
+WEBHOOK_PREFIX = "WEBHOOK#"
+DELIVERY_PREFIX = "DELIVERY#"
+EXPIRING_REGISTRY = "WEBHOOKS#EXPIRING"
+
+
+def webhook_key(mind_id: str, webhook_id: str) -> dict[str, str]:
+    return {"pk": f"MIND#{mind_id}", "sk": f"{WEBHOOK_PREFIX}{webhook_id}"}
+
+
+def expiring_registry_key(mind_id: str) -> dict[str, str]:
+    return {"pk": EXPIRING_REGISTRY, "sk": f"MIND#{mind_id}"}
+
+
+def expiry_sent_key(mind_id: str, memory_id: str, expires_at: str) -> dict[str, str]:
+    return {"pk": f"MIND#{mind_id}", "sk": f"EXPIRYSENT#{memory_id}#{expires_at}"}
 
 
 MEMORY_PREFIX = "MEM#"

@@ -1,0 +1,112 @@
+"""What happened to a mind, as outbound webhook events.
+
+Events come from the Memories table's stream, not from the handlers, so every write path emits
+them (store, replace by key, update, verify, delete, mind deletion's purge). One stream record of a
+memory item (sort key `MEM#…`) becomes:
+
+    INSERT                         → memory.created
+    MODIFY                         → memory.updated, and memory.verified when `verified` turns true
+    REMOVE                         → memory.deleted
+
+`memory.expiring` comes from the hourly scheduled function (see `webhooks.expiring_changes`), and
+`ping` from `POST …/webhooks/{id}/test`.
+
+An event id is derived from what caused the event (the stream record's id, or memory id and expiry
+time) and the subscription, so a replayed stream record or a second scheduler run yields the same
+id and receivers can deduplicate on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from synapse import clock, store, tables
+
+CREATED = "memory.created"
+UPDATED = "memory.updated"
+VERIFIED = "memory.verified"
+DELETED = "memory.deleted"
+EXPIRING = "memory.expiring"
+PING = "ping"
+SUBSCRIBABLE = (CREATED, UPDATED, VERIFIED, DELETED, EXPIRING)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One event before it fans out to subscriptions: `cause` makes its id unique and stable."""
+
+    type: str
+    mind_id: str
+    cause: str
+    created_at: str
+    data: dict[str, Any]
+
+    def event_id(self, subscription_id: str) -> str:
+        digest = hashlib.sha256(f"{self.cause}\n{self.type}\n{subscription_id}".encode()).hexdigest()
+        return f"evt_{digest[:32]}"
+
+    def payload(self, subscription_id: str) -> dict[str, Any]:
+        """The JSON body a receiver gets."""
+        return {
+            "id": self.event_id(subscription_id),
+            "type": self.type,
+            "created_at": self.created_at,
+            "mind_id": self.mind_id,
+            "data": self.data,
+        }
+
+
+def _public(image: dict[str, Any], at: datetime) -> dict[str, Any]:
+    return store.memory_from_item(tables.load(image)).public(at)
+
+
+def _record_time(body: dict[str, Any]) -> datetime:
+    moment = body.get("ApproximateCreationDateTime")
+    if isinstance(moment, int | float) and not isinstance(moment, bool):
+        return datetime.fromtimestamp(moment, UTC)
+    return clock.now()
+
+
+def is_memory_record(record: dict[str, Any]) -> bool:
+    sk = ((record.get("dynamodb") or {}).get("Keys") or {}).get("sk") or {}
+    return str(sk.get("S", "")).startswith(tables.MEMORY_PREFIX)
+
+
+def from_stream_record(record: dict[str, Any]) -> list[Change]:
+    """The events one stream record means; none for items that are not memories."""
+    if not is_memory_record(record):
+        return []
+    body = record["dynamodb"]
+    at = _record_time(body)
+    stamp = clock.to_iso(at)
+    mind_id = str(body["Keys"]["pk"]["S"])
+    cause = f"stream:{record.get('eventID') or body.get('SequenceNumber')}"
+    name = record.get("eventName")
+    new = body.get("NewImage")
+    old = body.get("OldImage")
+    if name == "INSERT" and new:
+        return [Change(CREATED, mind_id, cause, stamp, {"memory": _public(new, at)})]
+    if name == "REMOVE" and old:
+        return [Change(DELETED, mind_id, cause, stamp, {"memory": _public(old, at)})]
+    if name == "MODIFY" and new:
+        data: dict[str, Any] = {"memory": _public(new, at)}
+        if old:
+            data["previous"] = _public(old, at)
+        changes = [Change(UPDATED, mind_id, cause, stamp, data)]
+        if data["memory"]["verified"] and not (old and data["previous"]["verified"]):
+            changes.append(Change(VERIFIED, mind_id, cause, stamp, data))
+        return changes
+    return []
+
+
+def expiring(mind_id: str, memory: dict[str, Any], at: datetime) -> Change:
+    """`memory.expiring` for one memory and its expiry time (a new expiry time is a new event)."""
+    cause = f"expiring:{memory['id']}:{memory['expires_at']}"
+    return Change(EXPIRING, mind_id, cause, clock.to_iso(at), {"memory": memory})
+
+
+def ping(mind_id: str, at: datetime, nonce: str) -> Change:
+    return Change(PING, mind_id, f"ping:{nonce}", clock.to_iso(at), {"message": "Synapse webhook test"})
