@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import jwt
+from synapse import signing
 from synapse.auth import Principal
 from synapse.model import Source
 from synapse.settings import DEV_JWT_SECRET
@@ -27,6 +28,9 @@ EXAMPLE_MIND_ID = "m_exampleMind00000000000"
 EXAMPLE_KEY_ID = "key_exampleKey000000000000"
 EXAMPLE_MEMORY_ID = "mem_exampleMemory000000000"
 EXAMPLE_MIND_KEY = "mk_example" + "0" * 36
+EXAMPLE_WEBHOOK_ID = "wh_exampleWebhook00000000"
+EXAMPLE_HOOK_ID = "hook_exampleHook0000000000"
+EXAMPLE_HOOK_SECRET = "whsec_example" + "0" * 36
 # Signed with the local dev secret (settings.DEV_JWT_SECRET): valid only where that secret is in use.
 EXAMPLE_JWT = jwt.encode(
     {"sub": EXAMPLE_USER, "iat": 1796025600, "exp": 4102444800}, DEV_JWT_SECRET, algorithm="HS256"
@@ -50,6 +54,8 @@ class Sample:
     body: dict[str, Any] | None = None
     query: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    # A route without the authorizer (an inbound hook): no credential, signed with the hook's secret.
+    hook_signed: bool = False
 
     @property
     def route_key(self) -> str:
@@ -104,6 +110,63 @@ SAMPLES: dict[str, Sample] = {
     "recall": Sample("GET", "/memory/recall", as_agent=True, query="limit=50&max_chars=8000"),
     "by_tag": Sample("GET", "/memory/by-tag", query="tag=communication&limit=20", headers=ADDRESS_MIND),
     "expiring": Sample("GET", "/memory/expiring", as_agent=True, query="within=7d&limit=20"),
+    "create_webhook": Sample(
+        "POST",
+        "/minds/{mind_id}/webhooks",
+        MIND,
+        body={
+            "url": "https://agents.example.com/synapse/events",
+            "events": ["memory.created", "memory.updated"],
+        },
+    ),
+    "list_webhooks": Sample("GET", "/minds/{mind_id}/webhooks", MIND),
+    "update_webhook": Sample(
+        "PATCH",
+        "/minds/{mind_id}/webhooks/{webhook_id}",
+        {**MIND, "webhook_id": EXAMPLE_WEBHOOK_ID},
+        body={"events": ["memory.created", "memory.deleted", "memory.expiring"], "enabled": True},
+    ),
+    "delete_webhook": Sample(
+        "DELETE", "/minds/{mind_id}/webhooks/{webhook_id}", {**MIND, "webhook_id": EXAMPLE_WEBHOOK_ID}
+    ),
+    "test_webhook": Sample(
+        "POST", "/minds/{mind_id}/webhooks/{webhook_id}/test", {**MIND, "webhook_id": EXAMPLE_WEBHOOK_ID}
+    ),
+    "list_deliveries": Sample(
+        "GET",
+        "/minds/{mind_id}/webhooks/{webhook_id}/deliveries",
+        {**MIND, "webhook_id": EXAMPLE_WEBHOOK_ID},
+        query="limit=20",
+    ),
+    "create_hook": Sample("POST", "/minds/{mind_id}/hooks", MIND, body={"label": "voice-bot"}),
+    "list_hooks": Sample("GET", "/minds/{mind_id}/hooks", MIND),
+    "delete_hook": Sample("DELETE", "/minds/{mind_id}/hooks/{hook_id}", {**MIND, "hook_id": EXAMPLE_HOOK_ID}),
+    "rotate_hook_secret": Sample(
+        "POST",
+        "/minds/{mind_id}/hooks/{hook_id}/rotate",
+        {**MIND, "hook_id": EXAMPLE_HOOK_ID},
+        body={"grace_seconds": 3600},
+    ),
+    # Signed at the sample's request time: a live deployment answers 401 (outside the 5-minute
+    # tolerance) until the test re-signs it with a real hook's secret.
+    "receive_hook": Sample(
+        "POST",
+        "/hooks/{hook_id}",
+        {"hook_id": EXAMPLE_HOOK_ID},
+        hook_signed=True,
+        headers={"idempotency-key": "call-2026-11-30-0001"},
+        body={
+            "memories": [
+                {
+                    "category": "preference",
+                    "key": "callback_time",
+                    "content": "Prefers calls after 17:00 on weekdays",
+                    "tags": ["phone", "schedule"],
+                },
+                {"category": "fact", "key": "home_city", "content": "Lives in Berlin", "confidence": 0.9},
+            ]
+        },
+    ),
 }
 
 # The authorizer sees every request before its handler (never the body); its sample is a person
@@ -121,7 +184,7 @@ def _headers(sample: Sample, body: str | None) -> dict[str, str]:
     token = EXAMPLE_MIND_KEY if sample.as_agent else EXAMPLE_JWT
     headers = {
         "accept": "application/json",
-        "authorization": f"Bearer {token}",
+        **({} if sample.hook_signed else {"authorization": f"Bearer {token}"}),
         "host": HOST,
         "user-agent": "curl/8.5.0",
         "x-amzn-trace-id": "Root=1-674ac600-0123456789abcdef01234567",
@@ -133,6 +196,11 @@ def _headers(sample: Sample, body: str | None) -> dict[str, str]:
     if body is not None:
         headers["content-type"] = "application/json"
         headers["content-length"] = str(len(body.encode("utf-8")))
+    if sample.hook_signed:
+        signed = (body or "").encode("utf-8")
+        headers["synapse-signature"] = signing.header_value(
+            [EXAMPLE_HOOK_SECRET], signed, REQUEST_EPOCH_MS // 1000
+        )
     return dict(sorted(headers.items()))
 
 
@@ -174,7 +242,9 @@ def handler_event(sample: Sample) -> dict[str, Any]:
     }
     if sample.query:
         event["queryStringParameters"] = _query_parameters(sample.query)
-    event["requestContext"] = {**_request_context(sample), "authorizer": {"lambda": _principal(sample)}}
+    event["requestContext"] = _request_context(sample)
+    if not sample.hook_signed:
+        event["requestContext"]["authorizer"] = {"lambda": _principal(sample)}
     if sample.params:
         event["pathParameters"] = dict(sample.params)
     if body is not None:

@@ -201,6 +201,9 @@ def delete_mind(owner: str, mind_id: str) -> None:
         tables.client().put_item(TableName=tables.minds_table(), Item=tables.dump(marker))
         tables.batch_delete(tables.minds_table(), [tables.mind_key(mind_id)])
     _delete_keys(mind_id)
+    from synapse import hooks  # late import: hooks imports this module
+
+    tables.batch_delete(tables.minds_table(), hooks.hook_keys_of_mind(mind_id))
     store.purge_mind(mind_id)
     tables.batch_delete(tables.minds_table(), [tombstone])
 

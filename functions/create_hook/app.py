@@ -1,0 +1,12 @@
+"""POST /minds/{mind_id}/hooks — a new inbound hook: its URL and signing secret (shown once)."""
+
+from synapse import hooks
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    owner = request.principal.require_user("manage hooks")
+    label = request.body(hooks.HookWrite).label
+    hook = hooks.create_hook(owner, request.path("mind_id"), label, hooks.base_url(request))
+    return Response.json(hook, 201)

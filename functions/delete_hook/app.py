@@ -1,0 +1,11 @@
+"""DELETE /minds/{mind_id}/hooks/{hook_id} — revoke an inbound hook at once."""
+
+from synapse import hooks
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    owner = request.principal.require_user("manage hooks")
+    hooks.delete_hook(owner, request.path("mind_id"), request.path("hook_id"))
+    return Response.empty()

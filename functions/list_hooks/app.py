@@ -1,0 +1,11 @@
+"""GET /minds/{mind_id}/hooks — the mind's inbound hooks, without secrets."""
+
+from synapse import hooks
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    owner = request.principal.require_user("manage hooks")
+    listed = hooks.list_hooks(owner, request.path("mind_id"), hooks.base_url(request))
+    return Response.json({"hooks": listed, "next_cursor": None})

@@ -1,0 +1,13 @@
+"""POST /hooks/{hook_id} — a signed delivery of one memory or a batch, stored as `source: agent`.
+
+No JWT or Mind Key: the route has no authorizer; `Synapse-Signature` authenticates the request.
+"""
+
+from synapse import hooks
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    delivered = hooks.receive(request)
+    return Response.json(delivered.body, delivered.status, delivered.headers)
