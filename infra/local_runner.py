@@ -130,12 +130,13 @@ def start_background_services(
     Each service is one `threads.append(...)` line; `endpoint_url` is the DynamoDB endpoint in use.
     On a clean stop the runner sets `stop` and joins these threads before its last snapshot.
     """
-    from infra import stream_pump
+    from infra import local_queue, stream_pump
 
     threads = []
     if snapshot is not None:
         threads.append(_start("snapshot", snapshot.run, stop))
     threads.append(stream_pump.start(endpoint_url, os.environ["SYNAPSE_MEMORIES_TABLE"], stop))
+    threads.append(local_queue.start(stop))  # webhook deliveries (loopback only if the user opts in)
     return threads
 
 

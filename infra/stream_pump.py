@@ -1,9 +1,10 @@
 """A local stand-in for Lambda's DynamoDB stream event source mapping.
 
 It follows every shard of the Memories table's stream (DescribeStream / GetShardIterator /
-GetRecords on the same endpoint as the table, e.g. the embedded moto server), and invokes the
-indexer handler named in template.yaml — the function with a DynamoDB event — with Lambda's event
-shape, in batches. Like the real mapping it retries a batch from its first reported failure, a
+GetRecords on the same endpoint as the table, e.g. the embedded moto server), and invokes every
+handler template.yaml subscribes to it (the functions with a DynamoDB event: the search indexer,
+the webhook event producer), each with its own reader position, with Lambda's event shape, in
+batches. Like the real mapping it retries a batch from its first reported failure, a
 bounded number of times, then gives the records up (logged, where AWS would send them to SQS).
 """
 
@@ -30,16 +31,24 @@ MAX_ATTEMPTS = 3
 Handler = Callable[[dict[str, Any], Any], Any]
 
 
-def indexer_function() -> tuple[Path, str]:
-    """CodeUri and Handler of the function that template.yaml subscribes to the table's stream."""
-    for resource in template.resources("AWS::Serverless::Function").values():
+def stream_functions() -> dict[str, tuple[Path, str]]:
+    """CodeUri and Handler of every function template.yaml subscribes to the table's stream."""
+    found = {}
+    for name, resource in template.resources("AWS::Serverless::Function").items():
         events = (resource["Properties"].get("Events") or {}).values()
         if any(event["Type"] == "DynamoDB" for event in events):
             handler = (
                 resource["Properties"].get("Handler") or template.load()["Globals"]["Function"]["Handler"]
             )
-            return template.ROOT / resource["Properties"]["CodeUri"], str(handler)
-    raise LookupError("template.yaml has no function with a DynamoDB stream event")
+            found[name] = (template.ROOT / resource["Properties"]["CodeUri"], str(handler))
+    if not found:
+        raise LookupError("template.yaml has no function with a DynamoDB stream event")
+    return found
+
+
+def indexer_function() -> tuple[Path, str]:
+    """CodeUri and Handler of the search indexer."""
+    return stream_functions()["IndexerFunction"]
 
 
 def lambda_record(record: dict[str, Any], stream_arn: str) -> dict[str, Any]:
@@ -93,16 +102,24 @@ class StreamReader:
 class Pump:
     """Delivers stream records to the indexer handler in batches, with Lambda's retry behaviour."""
 
-    def __init__(self, reader: StreamReader, handler: Handler | None = None) -> None:
+    def __init__(self, reader: StreamReader, handler: Handler | None = None, name: str = "indexer") -> None:
         self.reader = reader
         self.handler = handler or load_handler(*indexer_function())
+        self.name = name
         self.given_up: list[dict[str, Any]] = []
 
     @classmethod
-    def connect(cls, table_name: str, endpoint_url: str | None = None, region: str = "us-east-1") -> Pump:
+    def connect(
+        cls,
+        table_name: str,
+        endpoint_url: str | None = None,
+        region: str = "us-east-1",
+        function: str = "IndexerFunction",
+    ) -> Pump:
         dynamodb = boto3.client("dynamodb", endpoint_url=endpoint_url, region_name=region)
         streams = boto3.client("dynamodbstreams", endpoint_url=endpoint_url, region_name=region)
-        return cls(StreamReader(dynamodb, streams, table_name))
+        handler = load_handler(*stream_functions()[function])
+        return cls(StreamReader(dynamodb, streams, table_name), handler, function)
 
     def run_once(self) -> int:
         """Poll once and deliver everything found; returns how many records were read."""
@@ -115,9 +132,9 @@ class Pump:
         pending = records
         for _ in range(MAX_ATTEMPTS):
             try:
-                answer = self.handler({"Records": pending}, LambdaContext("indexer")) or {}
+                answer = self.handler({"Records": pending}, LambdaContext(self.name)) or {}
             except Exception:
-                log.exception("indexer failed on a batch of %d records; retrying", len(pending))
+                log.exception("%s failed on a batch of %d records; retrying", self.name, len(pending))
                 continue
             failed = {f["itemIdentifier"] for f in answer.get("batchItemFailures") or []}
             if not failed:
@@ -125,19 +142,21 @@ class Pump:
             first = min(i for i, r in enumerate(pending) if r["dynamodb"]["SequenceNumber"] in failed)
             pending = pending[first:]
         self.given_up += pending
-        log.error("indexer gave up on %d stream records (AWS: the on-failure SQS queue)", len(pending))
+        log.error("%s gave up on %d stream records (AWS: the on-failure SQS queue)", self.name, len(pending))
 
 
 def start(endpoint_url: str, table_name: str, stop: threading.Event) -> threading.Thread:
-    """Run the pump in a daemon thread until `stop` is set: a stored memory is searchable in < 1 s."""
-    pump = Pump.connect(table_name, endpoint_url)
+    """Run the pumps (one per stream function, each with its own position) in a daemon thread until
+    `stop` is set: a stored memory is searchable, and its webhook events queued, in < 1 s."""
+    pumps = [Pump.connect(table_name, endpoint_url, function=name) for name in stream_functions()]
 
     def loop() -> None:
         while not stop.is_set():
-            try:
-                pump.run_once()
-            except Exception:
-                log.exception("stream pump: polling failed; trying again")
+            for pump in pumps:
+                try:
+                    pump.run_once()
+                except Exception:
+                    log.exception("stream pump: polling for %s failed; trying again", pump.name)
             stop.wait(POLL_SECONDS)
 
     thread = threading.Thread(target=loop, name="stream-pump", daemon=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from synapse.errors import Unprocessable, field_error
@@ -135,9 +136,10 @@ def _resolve(host: str, port: int) -> list[IPAddress]:
     for family, *_rest, sockaddr in answers:
         if family not in (socket.AF_INET, socket.AF_INET6):
             continue
-        text = str(sockaddr[0])
-        scoped = family == socket.AF_INET6 and len(sockaddr) > 3 and sockaddr[3]
-        address = ipaddress.ip_address(f"{text}%{sockaddr[3]}" if scoped and "%" not in text else text)
+        fields: tuple[Any, ...] = tuple(sockaddr)
+        text = str(fields[0])
+        scope = fields[3] if family == socket.AF_INET6 and len(fields) > 3 else 0
+        address = ipaddress.ip_address(f"{text}%{scope}" if scope and "%" not in text else text)
         if address not in found:
             found.append(address)
     if not found:

@@ -1,0 +1,26 @@
+"""Delivery queue → signed POSTs. Each message on its own thread with its own timeout, so one slow
+receiver holds up no other; a message whose retry could not be queued is reported as failed."""
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from synapse import delivery
+from synapse.observability import logger, metrics
+
+
+def _deliver(record: dict[str, Any]) -> str | None:
+    try:
+        delivery.handle_message(record["body"])
+    except Exception:
+        logger.exception("webhook delivery: message failed; SQS will redeliver it")
+        return str(record["messageId"])
+    return None
+
+
+@logger.inject_lambda_context(log_event=False, clear_state=True)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    records = event.get("Records") or []
+    with ThreadPoolExecutor(max_workers=max(1, min(10, len(records)))) as pool:
+        failed = [m for m in pool.map(_deliver, records) if m]
+    return {"batchItemFailures": [{"itemIdentifier": m} for m in failed]}

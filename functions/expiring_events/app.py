@@ -1,0 +1,14 @@
+"""Hourly: memory.expiring for memories expiring within 24 h, once per memory and expiry time."""
+
+from typing import Any
+
+from synapse import delivery
+from synapse.observability import logger, metrics
+
+
+@logger.inject_lambda_context(log_event=False, clear_state=True)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    tally = delivery.publish_expiring()
+    logger.info("memory.expiring run", extra=tally)
+    return tally

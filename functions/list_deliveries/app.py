@@ -1,0 +1,14 @@
+"""GET /minds/{mind_id}/webhooks/{webhook_id}/deliveries — recent attempts, newest first."""
+
+from synapse import delivery
+from synapse.http import Request, Response, endpoint
+
+LIMIT_DEFAULT, LIMIT_MAX = 50, 100
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    owner = request.principal.require_user("manage webhooks")
+    limit = request.query_int("limit", LIMIT_DEFAULT, 1, LIMIT_MAX)
+    found = delivery.list_deliveries(owner, request.path("mind_id"), request.path("webhook_id"), limit)
+    return Response.json({"deliveries": found})

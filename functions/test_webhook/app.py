@@ -1,0 +1,10 @@
+"""POST /minds/{mind_id}/webhooks/{webhook_id}/test — send a signed `ping` now; the outcome."""
+
+from synapse import delivery
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    owner = request.principal.require_user("manage webhooks")
+    return Response.json(delivery.send_test(owner, request.path("mind_id"), request.path("webhook_id")))

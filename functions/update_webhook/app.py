@@ -1,0 +1,12 @@
+"""PATCH /minds/{mind_id}/webhooks/{webhook_id} — change url, events or enabled."""
+
+from synapse import webhooks
+from synapse.http import Request, Response, endpoint
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    owner = request.principal.require_user("manage webhooks")
+    patch = request.body(webhooks.WebhookPatch)
+    updated = webhooks.update(owner, request.path("mind_id"), request.path("webhook_id"), patch)
+    return Response.json(updated)

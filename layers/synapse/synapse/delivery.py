@@ -1,0 +1,409 @@
+"""Getting webhook events to receivers: fan-out to a queue, signed POSTs, retries, a delivery log.
+
+Producers (the stream consumer, the hourly `memory.expiring` run) only enqueue one message per
+(subscription, event), so a slow or dead receiver never slows a write. The delivery function takes
+each message on its own and POSTs it to an address the URL guard has just approved (the connection
+is pinned to that address; Host header and TLS SNI keep the name), with a 5 s timeout.
+
+A failure is retried by sending the message again with a delay drawn from an exponential backoff
+with jitter: half the ceiling plus a random share of the other half, the ceiling doubling from 30 s
+to 4 h, so each wait is at least as long as the one before. SQS delays stop at 15 minutes, so a
+longer wait hops: the message comes back early, sees its `not_before`, and goes round again. After
+24 hours of failing the event goes to the dead-letter queue. Every attempt is logged under the
+mind (`DELIVERY#…`, kept 7 days) for `GET …/webhooks/{id}/deliveries`.
+
+The queue is SQS in AWS. The local runner and tests install an in-process stand-in with the same
+semantics (`install_queue`, see `infra/local_queue.py`).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import random
+import secrets
+import socket
+import ssl
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import cache
+from typing import Any, Protocol
+
+import boto3
+
+from synapse import clock, events, minds, reads, signing, ssrf, tables, webhooks
+from synapse.observability import logger
+from synapse.settings import get_settings
+
+TIMEOUT_SECONDS = 5.0
+BASE_DELAY_SECONDS = 30
+MAX_DELAY_SECONDS = 4 * 3600
+GIVE_UP_AFTER = timedelta(hours=24)
+SQS_MAX_DELAY_SECONDS = 900
+KEEP_LOG = timedelta(days=7)
+EXPIRING_AHEAD = timedelta(hours=24)
+USER_AGENT = "Synapse-Webhooks/1"
+_RESPONSE_PEEK_BYTES = 4096
+
+# ---------------------------------------------------------------- the retry schedule
+
+
+def backoff_seconds(failed_attempt: int, rng: random.Random | None = None) -> int:
+    """Seconds to wait after attempt `failed_attempt` (1-based) failed: exponential, with jitter."""
+    ceiling = min(MAX_DELAY_SECONDS, BASE_DELAY_SECONDS << max(0, min(failed_attempt - 1, 20)))
+    half = ceiling // 2
+    jitter: int = (rng or random.SystemRandom()).randint(0, ceiling - half)
+    return half + jitter
+
+
+# ---------------------------------------------------------------- the queue
+
+
+class Queue(Protocol):
+    def send(self, body: str, delay_seconds: int) -> None: ...
+
+    def dead_letter(self, body: str) -> None: ...
+
+
+class SqsQueue:
+    """The delivery queue and its dead-letter queue in AWS."""
+
+    def __init__(self, queue_url: str, dead_letter_url: str) -> None:
+        self.queue_url = queue_url
+        self.dead_letter_url = dead_letter_url
+
+    @staticmethod
+    @cache
+    def _client() -> Any:
+        return boto3.client("sqs", region_name=get_settings().region)
+
+    def send(self, body: str, delay_seconds: int) -> None:
+        if not self.queue_url:
+            raise RuntimeError("SYNAPSE_WEBHOOK_QUEUE_URL is not set and no local queue is installed")
+        delay = max(0, min(SQS_MAX_DELAY_SECONDS, delay_seconds))
+        self._client().send_message(QueueUrl=self.queue_url, MessageBody=body, DelaySeconds=delay)
+
+    def dead_letter(self, body: str) -> None:
+        self._client().send_message(QueueUrl=self.dead_letter_url or self.queue_url, MessageBody=body)
+
+
+_installed: Queue | None = None
+
+
+def install_queue(queue: Queue | None) -> None:
+    """Use an in-process queue instead of SQS (the local runner and tests); None goes back to SQS."""
+    global _installed
+    _installed = queue
+
+
+def queue() -> Queue:
+    if _installed is not None:
+        return _installed
+    settings = get_settings()
+    return SqsQueue(settings.webhook_queue_url, settings.webhook_dead_letter_url)
+
+
+def _message(subscription_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "subscription_id": subscription_id,
+        "mind_id": payload["mind_id"],
+        "event": payload,
+        "attempt": 1,
+        "first_attempt_at": None,
+        "not_before": None,
+    }
+
+
+def _enqueue(change: events.Change, subscriptions: Iterable[webhooks.Subscription]) -> int:
+    sent = 0
+    target = queue()
+    for subscription in subscriptions:
+        if subscription.wants(change.type):
+            message = _message(subscription.id, change.payload(subscription.id))
+            target.send(json.dumps(message, ensure_ascii=False, separators=(",", ":")), 0)
+            sent += 1
+    return sent
+
+
+# ---------------------------------------------------------------- producers
+
+
+def publish_stream(records: list[dict[str, Any]]) -> list[str]:
+    """Enqueue the events of a batch of Memories stream records, in order.
+
+    Returns the sequence number of the first record that failed (Lambda retries the batch from
+    there; the event ids are stable, so a receiver can drop what it already got), or nothing.
+    """
+    found: dict[str, list[webhooks.Subscription]] = {}
+    checked_alive: set[str] = set()
+    for record in records:
+        try:
+            for change in events.from_stream_record(record):
+                if change.mind_id not in found:
+                    found[change.mind_id] = webhooks.list_subscriptions(change.mind_id)
+                subscriptions = found[change.mind_id]
+                _enqueue(change, subscriptions)
+                if change.type == events.DELETED and subscriptions and change.mind_id not in checked_alive:
+                    checked_alive.add(change.mind_id)
+                    if tables.get(tables.minds_table(), tables.mind_key(change.mind_id)) is None:
+                        webhooks.expire_orphans(change.mind_id, subscriptions, clock.now())
+        except Exception:
+            logger.exception(
+                "webhook events: a stream record failed", extra={"event_id": record.get("eventID")}
+            )
+            return [str(record["dynamodb"]["SequenceNumber"])]
+    return []
+
+
+def publish_expiring(at: datetime | None = None) -> dict[str, int]:
+    """memory.expiring, once per memory and expiry time, for memories expiring within 24 h.
+
+    The minds come from the registry (no scan), each mind's memories from the `expiring` index.
+    A conditional marker per (memory, expiry time) makes a second run, or an overlapping one, send
+    nothing twice; a marker whose events could not be queued is released for the next run.
+    """
+    moment = at or clock.now()
+    tally = {"minds": 0, "memories": 0, "messages": 0, "failed_minds": 0}
+    for mind_id in webhooks.minds_wanting_expiring():
+        try:
+            subscriptions = [s for s in webhooks.list_subscriptions(mind_id) if s.wants(events.EXPIRING)]
+            if not subscriptions:
+                continue
+            tally["minds"] += 1
+            after: str | None = None
+            while True:
+                page = reads.expiring(mind_id, EXPIRING_AHEAD, reads.LIST_MAX, after, at=moment)
+                for memory in page.memories:
+                    assert memory.expires_at is not None
+                    if not webhooks.claim_expiry(mind_id, memory.id, memory.expires_at):
+                        continue
+                    try:
+                        change = events.expiring(mind_id, memory.public(moment), moment)
+                        tally["messages"] += _enqueue(change, subscriptions)
+                    except Exception:
+                        webhooks.release_expiry(mind_id, memory.id, memory.expires_at)
+                        raise
+                    tally["memories"] += 1
+                if not page.next_cursor:
+                    break
+                after = page.next_cursor
+        except Exception:
+            tally["failed_minds"] += 1
+            logger.exception(
+                "memory.expiring: a mind failed; the next run tries again", extra={"mind": mind_id}
+            )
+    return tally
+
+
+# ---------------------------------------------------------------- one POST
+
+
+@dataclass(frozen=True)
+class Outcome:
+    delivered: bool
+    status_code: int | None
+    error: str | None
+    latency_ms: int
+
+
+class _PinnedConnection(http.client.HTTPConnection):
+    """HTTP(S) over a socket already connected to the checked address; Host and SNI keep the name."""
+
+    def __init__(self, target: ssrf.Target, sock: socket.socket, timeout: float) -> None:
+        super().__init__(target.host, target.port, timeout=timeout)
+        self._pinned = sock
+        self._tls = ssl.create_default_context() if target.scheme == "https" else None
+        self.default_port = 443 if self._tls else 80
+
+    def connect(self) -> None:
+        sock = self._pinned
+        if self._tls is not None:
+            sock = self._tls.wrap_socket(sock, server_hostname=self.host)
+        self.sock = sock
+
+
+def _connect(target: ssrf.Target, timeout: float) -> socket.socket:
+    last: OSError | None = None
+    for address in target.addresses:
+        try:
+            return socket.create_connection((address, target.port), timeout=timeout)
+        except OSError as error:
+            last = error
+    raise last or OSError("no address to connect to")
+
+
+def post(target: ssrf.Target, body: bytes, headers: dict[str, str], timeout: float = TIMEOUT_SECONDS) -> int:
+    """POST `body` to the checked target (no redirects followed); the response status."""
+    connection = _PinnedConnection(target, _connect(target, timeout), timeout)
+    try:
+        connection.request("POST", target.path, body=body, headers=headers)
+        response = connection.getresponse()
+        response.read(_RESPONSE_PEEK_BYTES)
+        return response.status
+    finally:
+        connection.close()
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, TimeoutError | socket.timeout):
+        return f"timeout: no answer within {TIMEOUT_SECONDS:g} s"
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, ssl.SSLError):
+        return f"TLS error: {error.__class__.__name__}"
+    return f"{error.__class__.__name__}: {str(error)[:200]}"
+
+
+def attempt(subscription: webhooks.Subscription, payload: dict[str, Any], at: datetime) -> Outcome:
+    """Check the URL again (after DNS), sign, POST once. Never raises for the receiver's faults."""
+    started = time.monotonic()
+
+    def outcome(status: int | None, error: str | None) -> Outcome:
+        delivered = status is not None and 200 <= status < 300
+        return Outcome(delivered, status, error, int((time.monotonic() - started) * 1000))
+
+    try:
+        target = ssrf.check(subscription.url, get_settings().webhooks_allow_loopback)
+    except ssrf.Refused as refused:
+        return outcome(None, f"refused: url {refused.message}")
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        signing.HEADER: signing.header_value([subscription.secret()], body, int(at.timestamp())),
+        "Synapse-Event-Id": str(payload["id"]),
+        "Synapse-Event-Type": str(payload["type"]),
+    }
+    try:
+        status = post(target, body, headers)
+    except (OSError, http.client.HTTPException) as error:
+        return outcome(None, _describe(error))
+    return outcome(status, None if 200 <= status < 300 else f"HTTP {status}")
+
+
+# ---------------------------------------------------------------- the delivery log
+
+
+def _log(
+    subscription: webhooks.Subscription,
+    payload: dict[str, Any],
+    attempt_number: int,
+    at: datetime,
+    result: Outcome,
+    state: str,
+    next_retry_at: datetime | None,
+) -> None:
+    stamp = clock.to_iso(at)
+    sk = f"{tables.DELIVERY_PREFIX}{subscription.id}#{stamp}#{payload['id']}#{attempt_number:04d}"
+    item = {
+        "pk": f"MIND#{subscription.mind_id}",
+        "sk": sk,
+        "webhook_id": subscription.id,
+        "event_id": payload["id"],
+        "event_type": payload["type"],
+        "attempt": attempt_number,
+        "attempted_at": stamp,
+        "status_code": result.status_code,
+        "error": result.error,
+        "latency_ms": result.latency_ms,
+        "state": state,
+        "next_retry_at": clock.to_iso(next_retry_at) if next_retry_at else None,
+        "ttl": int((at + KEEP_LOG).timestamp()),
+    }
+    tables.client().put_item(TableName=tables.minds_table(), Item=tables.dump(item))
+
+
+_LOG_FIELDS = (
+    "event_id",
+    "event_type",
+    "attempt",
+    "attempted_at",
+    "state",
+    "status_code",
+    "error",
+    "latency_ms",
+    "next_retry_at",
+)
+
+
+def list_deliveries(owner: str, mind_id: str, webhook_id: str, limit: int) -> list[dict[str, Any]]:
+    """The most recent attempts first."""
+    webhooks.owned(owner, mind_id, webhook_id)
+    items = next(
+        tables.query_pages(
+            TableName=tables.minds_table(),
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=tables.values(
+                pk=f"MIND#{mind_id}", prefix=f"{tables.DELIVERY_PREFIX}{webhook_id}#"
+            ),
+            ScanIndexForward=False,
+            Limit=limit,
+        )
+    )[0]
+    return [{name: item.get(name) for name in _LOG_FIELDS} for item in items]
+
+
+# ---------------------------------------------------------------- the delivery function's work
+
+
+def handle_message(body: str, at: datetime | None = None) -> str:
+    """Deliver one queued message; what happened: delivered, retrying, gave_up, waiting, dropped.
+
+    Raises only when the retry could not be queued (the queue then redelivers this message).
+    """
+    now = at or clock.now()
+    message: dict[str, Any] = json.loads(body)
+    not_before = clock.from_iso(message["not_before"]) if message.get("not_before") else None
+    if not_before is not None and now < not_before:  # a long wait hops through SQS's 15 minutes
+        queue().send(body, int((not_before - now).total_seconds()) + 1)
+        return "waiting"
+    payload = message["event"]
+    subscription = webhooks.find(message["mind_id"], message["subscription_id"])
+    if subscription is None or not subscription.wants(payload["type"]):
+        logger.info("webhook delivery dropped: subscription gone, disabled or no longer subscribed")
+        return "dropped"
+    number = int(message.get("attempt") or 1)
+    first = clock.from_iso(message["first_attempt_at"]) if message.get("first_attempt_at") else now
+    result = attempt(subscription, payload, now)
+    if result.delivered:
+        webhooks.record_success(subscription, now)
+        _log(subscription, payload, number, now, result, "delivered", None)
+        return "delivered"
+    current = webhooks.record_failure(subscription, now, result.error or "failed")
+    deadline = first + GIVE_UP_AFTER
+    retry_at = min(now + timedelta(seconds=backoff_seconds(number)), deadline)
+    if current is None or not current.enabled or retry_at <= now:
+        _log(subscription, payload, number, now, result, "gave_up", None)
+        queue().dead_letter(body)
+        return "gave_up"
+    _log(subscription, payload, number, now, result, "retrying", retry_at)
+    again = {
+        **message,
+        "attempt": number + 1,
+        "first_attempt_at": clock.to_iso(first),
+        "not_before": clock.to_iso(retry_at),
+    }
+    queue().send(
+        json.dumps(again, ensure_ascii=False, separators=(",", ":")), int((retry_at - now).total_seconds())
+    )
+    return "retrying"
+
+
+def send_test(owner: str, mind_id: str, webhook_id: str) -> dict[str, Any]:
+    """Send a `ping` now, wait for the answer, log it, and say how it went (no retries)."""
+    subscription = webhooks.owned(owner, mind_id, webhook_id)
+    minds.owned_mind(owner, mind_id)
+    now = clock.now()
+    payload = events.ping(mind_id, now, secrets.token_hex(8)).payload(subscription.id)
+    result = attempt(subscription, payload, now)
+    _log(subscription, payload, 1, now, result, "delivered" if result.delivered else "failed", None)
+    return {
+        "event_id": payload["id"],
+        "event_type": payload["type"],
+        "delivered": result.delivered,
+        "status_code": result.status_code,
+        "error": result.error,
+        "latency_ms": result.latency_ms,
+    }

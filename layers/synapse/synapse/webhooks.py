@@ -1,0 +1,452 @@
+"""Outbound webhook subscriptions: who wants which events of a mind, and how their delivery fares.
+
+A subscription lives under its mind in the Minds table (`MIND#<mind>` / `WEBHOOK#<id>`), so the
+event producer finds a mind's subscriptions with one Query. Its signing secret is shown once and
+kept sealed (`sealed`, bound to the item), since the server must use it again to sign.
+
+`memory.expiring` is produced by a scheduled function; to find the minds that want it without a
+scan, a registry item per mind (`WEBHOOKS#EXPIRING` / `MIND#<mind>`) counts the mind's
+subscriptions to it, changed in the same transaction as the subscription.
+
+A subscription that keeps failing (no success for 3 days while events are being delivered) is
+disabled and says why; re-enabling it with PATCH starts the count afresh.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic_core import PydanticCustomError
+
+from synapse import clock, events, minds, sealed, ssrf, tables
+from synapse.errors import NotFound, SynapseError
+from synapse.model import looks_like_id, new_id
+from synapse.settings import get_settings
+
+MAX_PER_MIND = 20
+DISABLE_AFTER = timedelta(days=3)
+ORPHAN_GRACE = timedelta(days=2)  # a deleted mind's subscriptions outlive its purge's events
+SECRET_PREFIX = "whsec_"  # noqa: S105 - a label, not a secret
+_UPDATE_ATTEMPTS = 4
+
+
+class Conflict(SynapseError):
+    status, code = 409, "conflict"
+
+
+# ---------------------------------------------------------------- bodies
+
+
+def _check_events(value: list[str]) -> list[str]:
+    if not value:
+        raise PydanticCustomError("min_items", "name at least one event")
+    unknown = [v for v in value if v not in events.SUBSCRIBABLE]
+    if unknown:
+        raise PydanticCustomError(
+            "enum", f"unknown event {unknown[0][:64]!r}; choose from {', '.join(events.SUBSCRIBABLE)}"
+        )
+    return list(dict.fromkeys(value))
+
+
+def _check_url_shape(value: str) -> str:
+    try:
+        ssrf.parse(value, get_settings().webhooks_allow_loopback)
+    except ssrf.Refused as refused:
+        raise PydanticCustomError(refused.rule, refused.message) from None
+    return value
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class WebhookWrite(_Body):
+    """`POST /minds/{mind_id}/webhooks`."""
+
+    url: str
+    events: list[str]
+
+    _url = field_validator("url")(_check_url_shape)
+    _events = field_validator("events")(_check_events)
+
+
+class WebhookPatch(_Body):
+    """`PATCH /minds/{mind_id}/webhooks/{id}`: fields left out stay."""
+
+    url: str | None = None
+    events: list[str] | None = None
+    enabled: bool | None = None
+
+    _url = field_validator("url")(lambda v: None if v is None else _check_url_shape(v))
+    _events = field_validator("events")(lambda v: None if v is None else _check_events(v))
+
+
+def guard(url: str) -> ssrf.Target:
+    """The URL's target after DNS, or a 422 that says which rule it broke."""
+    try:
+        return ssrf.check(url, get_settings().webhooks_allow_loopback)
+    except ssrf.Refused as refused:
+        raise refused.as_field_error("url") from None
+
+
+# ---------------------------------------------------------------- the subscription
+
+
+@dataclass(frozen=True)
+class Subscription:
+    id: str
+    mind_id: str
+    url: str
+    events: tuple[str, ...]
+    enabled: bool
+    created_at: str
+    updated_at: str
+    sealed_secret: str
+    failing_since: str | None = None
+    last_success_at: str | None = None
+    last_failure_at: str | None = None
+    last_error: str | None = None
+    disabled_reason: str | None = None
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "url": self.url,
+            "events": list(self.events),
+            "enabled": self.enabled,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "failing_since": self.failing_since,
+            "last_success_at": self.last_success_at,
+            "last_failure_at": self.last_failure_at,
+            "last_error": self.last_error,
+            "disabled_reason": self.disabled_reason,
+        }
+
+    def secret(self) -> str:
+        return sealed.unseal(self.sealed_secret, _bound_to(self.mind_id, self.id))
+
+    def wants(self, event_type: str) -> bool:
+        return self.enabled and event_type in self.events
+
+
+def _bound_to(mind_id: str, webhook_id: str) -> str:
+    return f"webhook/{mind_id}/{webhook_id}"
+
+
+def _from_item(item: dict[str, Any]) -> Subscription:
+    return Subscription(
+        id=item["id"],
+        mind_id=item["mind_id"],
+        url=item["url"],
+        events=tuple(item.get("events") or ()),
+        enabled=bool(item.get("enabled")),
+        created_at=item["created_at"],
+        updated_at=item["updated_at"],
+        sealed_secret=item["secret"],
+        failing_since=item.get("failing_since"),
+        last_success_at=item.get("last_success_at"),
+        last_failure_at=item.get("last_failure_at"),
+        last_error=item.get("last_error"),
+        disabled_reason=item.get("disabled_reason"),
+    )
+
+
+def _item(subscription: Subscription) -> dict[str, Any]:
+    return {
+        **tables.webhook_key(subscription.mind_id, subscription.id),
+        "id": subscription.id,
+        "mind_id": subscription.mind_id,
+        "url": subscription.url,
+        "events": list(subscription.events),
+        "enabled": subscription.enabled,
+        "created_at": subscription.created_at,
+        "updated_at": subscription.updated_at,
+        "secret": subscription.sealed_secret,
+        "failing_since": subscription.failing_since,
+        "last_success_at": subscription.last_success_at,
+        "last_failure_at": subscription.last_failure_at,
+        "last_error": subscription.last_error,
+        "disabled_reason": subscription.disabled_reason,
+    }
+
+
+def _registry_op(mind_id: str, delta: int) -> dict[str, Any]:
+    return {
+        "Update": {
+            "TableName": tables.minds_table(),
+            "Key": tables.dump(tables.expiring_registry_key(mind_id)),
+            "UpdateExpression": "SET mind_id = :mind ADD n :delta",
+            "ExpressionAttributeValues": tables.values(mind=mind_id, delta=delta),
+        }
+    }
+
+
+def _mind_alive(mind_id: str) -> dict[str, Any]:
+    return {
+        "ConditionCheck": {
+            "TableName": tables.minds_table(),
+            "Key": tables.dump(tables.mind_key(mind_id)),
+            "ConditionExpression": "attribute_exists(pk)",
+        }
+    }
+
+
+# ---------------------------------------------------------------- reads
+
+
+def list_subscriptions(mind_id: str) -> list[Subscription]:
+    """Every subscription of a mind: one Query of its partition's WEBHOOK# items."""
+    return [
+        _from_item(item)
+        for item in tables.query_all(
+            TableName=tables.minds_table(),
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=tables.values(pk=f"MIND#{mind_id}", prefix=tables.WEBHOOK_PREFIX),
+        )
+    ]
+
+
+def find(mind_id: str, webhook_id: str) -> Subscription | None:
+    if not looks_like_id("wh_", webhook_id):
+        return None
+    item = tables.get(tables.minds_table(), tables.webhook_key(mind_id, webhook_id))
+    return _from_item(item) if item else None
+
+
+def owned(owner: str, mind_id: str, webhook_id: str) -> Subscription:
+    minds.owned_mind(owner, mind_id)
+    found = find(mind_id, webhook_id)
+    if found is None:
+        raise NotFound(f"No webhook {webhook_id[:80]!r} on this mind.")
+    return found
+
+
+def list_owned(owner: str, mind_id: str) -> list[dict[str, Any]]:
+    minds.owned_mind(owner, mind_id)
+    return [s.public() for s in sorted(list_subscriptions(mind_id), key=lambda s: s.created_at)]
+
+
+# ---------------------------------------------------------------- writes
+
+
+def create(owner: str, mind_id: str, body: WebhookWrite) -> dict[str, Any]:
+    """A new subscription; the answer carries its signing secret, the only time it is shown."""
+    minds.owned_mind(owner, mind_id)
+    guard(body.url)
+    if len(list_subscriptions(mind_id)) >= MAX_PER_MIND:
+        raise Conflict(f"A mind has at most {MAX_PER_MIND} webhooks; delete one first.")
+    webhook_id = new_id("wh_")
+    secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+    now = clock.to_iso(clock.now())
+    subscription = Subscription(
+        id=webhook_id,
+        mind_id=mind_id,
+        url=body.url,
+        events=tuple(body.events),
+        enabled=True,
+        created_at=now,
+        updated_at=now,
+        sealed_secret=sealed.seal(secret, _bound_to(mind_id, webhook_id)),
+    )
+    operations = [
+        _mind_alive(mind_id),
+        {
+            "Put": {
+                "TableName": tables.minds_table(),
+                "Item": tables.dump(_item(subscription)),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+    ]
+    if events.EXPIRING in subscription.events:
+        operations.append(_registry_op(mind_id, 1))
+    try:
+        tables.transact(operations)
+    except tables.client().exceptions.TransactionCanceledException as error:
+        if tables.cancellation_codes(error)[:1] == ["ConditionalCheckFailed"]:
+            raise NotFound(f"No mind {mind_id!r}.") from None
+        raise
+    return {**subscription.public(), "secret": secret}
+
+
+def update(owner: str, mind_id: str, webhook_id: str, patch: WebhookPatch) -> dict[str, Any]:
+    """Change url, events or enabled; written only if nobody changed the subscription meanwhile."""
+    if patch.url is not None:
+        guard(patch.url)
+    for _ in range(_UPDATE_ATTEMPTS):
+        old = owned(owner, mind_id, webhook_id)
+        changes: dict[str, Any] = {"updated_at": clock.to_iso(clock.now())}
+        if patch.url is not None:
+            changes["url"] = patch.url
+        if patch.events is not None:
+            changes["events"] = tuple(patch.events)
+        if patch.enabled is not None:
+            changes["enabled"] = patch.enabled
+            if patch.enabled:  # a fresh start: the failure count and the reason go
+                changes |= {"failing_since": None, "disabled_reason": None}
+        new = replace(old, **changes)
+        operations: list[dict[str, Any]] = [
+            {
+                "Put": {
+                    "TableName": tables.minds_table(),
+                    "Item": tables.dump(_item(new)),
+                    "ConditionExpression": "updated_at = :seen",
+                    "ExpressionAttributeValues": tables.values(seen=old.updated_at),
+                }
+            }
+        ]
+        delta = (events.EXPIRING in new.events) - (events.EXPIRING in old.events)
+        if delta:
+            operations.append(_registry_op(mind_id, delta))
+        try:
+            tables.transact(operations)
+        except tables.client().exceptions.TransactionCanceledException as error:
+            if tables.cancellation_codes(error)[:1] == ["ConditionalCheckFailed"]:
+                continue  # changed (or deleted) since we read it: read again
+            raise
+        return new.public()
+    raise Conflict("The webhook kept changing while we updated it; send the PATCH again.")
+
+
+def delete(owner: str, mind_id: str, webhook_id: str) -> None:
+    old = owned(owner, mind_id, webhook_id)
+    operations: list[dict[str, Any]] = [
+        {
+            "Delete": {
+                "TableName": tables.minds_table(),
+                "Key": tables.dump(tables.webhook_key(mind_id, webhook_id)),
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+        }
+    ]
+    if events.EXPIRING in old.events:
+        operations.append(_registry_op(mind_id, -1))
+    try:
+        tables.transact(operations)
+    except tables.client().exceptions.TransactionCanceledException as error:
+        if tables.cancellation_codes(error)[:1] == ["ConditionalCheckFailed"]:
+            raise NotFound(f"No webhook {webhook_id[:80]!r} on this mind.") from None
+        raise
+
+
+# ---------------------------------------------------------------- delivery outcomes
+
+
+def record_success(subscription: Subscription, at: datetime) -> None:
+    try:
+        tables.client().update_item(
+            TableName=tables.minds_table(),
+            Key=tables.dump(tables.webhook_key(subscription.mind_id, subscription.id)),
+            UpdateExpression="SET last_success_at = :now REMOVE failing_since",
+            ConditionExpression="attribute_exists(pk)",
+            ExpressionAttributeValues=tables.values(now=clock.to_iso(at)),
+        )
+    except tables.client().exceptions.ConditionalCheckFailedException:
+        pass  # deleted meanwhile
+
+
+def record_failure(subscription: Subscription, at: datetime, error: str) -> Subscription | None:
+    """Note a failed attempt; disable the subscription once it has failed for `DISABLE_AFTER`.
+
+    Returns the subscription as it now stands (None if it was deleted meanwhile).
+    """
+    now = clock.to_iso(at)
+    key = tables.dump(tables.webhook_key(subscription.mind_id, subscription.id))
+    try:
+        answer = tables.client().update_item(
+            TableName=tables.minds_table(),
+            Key=key,
+            UpdateExpression=(
+                "SET failing_since = if_not_exists(failing_since, :now), last_failure_at = :now, "
+                "last_error = :error"
+            ),
+            ConditionExpression="attribute_exists(pk)",
+            ExpressionAttributeValues=tables.values(now=now, error=error[:300]),
+            ReturnValues="ALL_NEW",
+        )
+    except tables.client().exceptions.ConditionalCheckFailedException:
+        return None
+    current = _from_item(tables.load(answer["Attributes"]))
+    since = current.failing_since or now
+    if not current.enabled or clock.from_iso(since) > at - DISABLE_AFTER:
+        return current
+    reason = (
+        f"Disabled after failing since {since} (more than {DISABLE_AFTER.days} days) "
+        f"with no successful delivery; last error: {error[:200]}"
+    )
+    try:
+        answer = tables.client().update_item(
+            TableName=tables.minds_table(),
+            Key=key,
+            UpdateExpression="SET enabled = :off, disabled_reason = :reason, updated_at = :now",
+            ConditionExpression="enabled = :on AND failing_since = :since",
+            ExpressionAttributeValues=tables.values(off=False, on=True, reason=reason, now=now, since=since),
+            ReturnValues="ALL_NEW",
+        )
+    except tables.client().exceptions.ConditionalCheckFailedException:
+        return find(subscription.mind_id, subscription.id)
+    return _from_item(tables.load(answer["Attributes"]))
+
+
+def expire_orphans(mind_id: str, subscriptions: list[Subscription], at: datetime) -> None:
+    """A deleted mind's subscriptions stay long enough to deliver its purge's memory.deleted events
+    (and their retries), then DynamoDB's TTL removes them, and the registry item with them."""
+    ttl = int((at + ORPHAN_GRACE + timedelta(days=1)).timestamp())
+    keys = [tables.webhook_key(mind_id, s.id) for s in subscriptions]
+    keys.append(tables.expiring_registry_key(mind_id))
+    for key in keys:
+        try:
+            tables.client().update_item(
+                TableName=tables.minds_table(),
+                Key=tables.dump(key),
+                UpdateExpression="SET #ttl = :ttl",
+                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(#ttl)",
+                ExpressionAttributeNames={"#ttl": "ttl"},
+                ExpressionAttributeValues=tables.values(ttl=ttl),
+            )
+        except tables.client().exceptions.ConditionalCheckFailedException:
+            pass
+
+
+# ---------------------------------------------------------------- memory.expiring bookkeeping
+
+
+def minds_wanting_expiring() -> list[str]:
+    """Minds with at least one subscription to memory.expiring: one Query of the registry."""
+    return [
+        str(item["mind_id"])
+        for item in tables.query_all(
+            TableName=tables.minds_table(),
+            KeyConditionExpression="pk = :pk",
+            FilterExpression="n > :zero",
+            ExpressionAttributeValues=tables.values(pk=tables.EXPIRING_REGISTRY, zero=0),
+        )
+    ]
+
+
+def claim_expiry(mind_id: str, memory_id: str, expires_at: str) -> bool:
+    """True once per (memory, expiry time): the caller then sends memory.expiring."""
+    ttl = int((clock.from_iso(expires_at) + ORPHAN_GRACE).timestamp())
+    marker = {**tables.expiry_sent_key(mind_id, memory_id, expires_at), "ttl": ttl}
+    try:
+        tables.client().put_item(
+            TableName=tables.minds_table(),
+            Item=tables.dump(marker),
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+    except tables.client().exceptions.ConditionalCheckFailedException:
+        return False
+    return True
+
+
+def release_expiry(mind_id: str, memory_id: str, expires_at: str) -> None:
+    """Undo a claim whose events could not be queued, so the next run tries again."""
+    tables.client().delete_item(
+        TableName=tables.minds_table(),
+        Key=tables.dump(tables.expiry_sent_key(mind_id, memory_id, expires_at)),
+    )
