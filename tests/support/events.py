@@ -28,6 +28,7 @@ EXAMPLE_MIND_ID = "m_exampleMind00000000000"
 EXAMPLE_KEY_ID = "key_exampleKey000000000000"
 EXAMPLE_MEMORY_ID = "mem_exampleMemory000000000"
 EXAMPLE_MIND_KEY = "mk_example" + "0" * 36
+EXAMPLE_WEBHOOK_ID = "wh_exampleWebhook00000000"
 EXAMPLE_HOOK_ID = "hook_exampleHook0000000000"
 EXAMPLE_HOOK_SECRET = "whsec_example" + "0" * 36
 # Signed with the local dev secret (settings.DEV_JWT_SECRET): valid only where that secret is in use.
@@ -109,6 +110,34 @@ SAMPLES: dict[str, Sample] = {
     "recall": Sample("GET", "/memory/recall", as_agent=True, query="limit=50&max_chars=8000"),
     "by_tag": Sample("GET", "/memory/by-tag", query="tag=communication&limit=20", headers=ADDRESS_MIND),
     "expiring": Sample("GET", "/memory/expiring", as_agent=True, query="within=7d&limit=20"),
+    "create_webhook": Sample(
+        "POST",
+        "/minds/{mind_id}/webhooks",
+        MIND,
+        body={
+            "url": "https://agents.example.com/synapse/events",
+            "events": ["memory.created", "memory.updated"],
+        },
+    ),
+    "list_webhooks": Sample("GET", "/minds/{mind_id}/webhooks", MIND),
+    "update_webhook": Sample(
+        "PATCH",
+        "/minds/{mind_id}/webhooks/{webhook_id}",
+        {**MIND, "webhook_id": EXAMPLE_WEBHOOK_ID},
+        body={"events": ["memory.created", "memory.deleted", "memory.expiring"], "enabled": True},
+    ),
+    "delete_webhook": Sample(
+        "DELETE", "/minds/{mind_id}/webhooks/{webhook_id}", {**MIND, "webhook_id": EXAMPLE_WEBHOOK_ID}
+    ),
+    "test_webhook": Sample(
+        "POST", "/minds/{mind_id}/webhooks/{webhook_id}/test", {**MIND, "webhook_id": EXAMPLE_WEBHOOK_ID}
+    ),
+    "list_deliveries": Sample(
+        "GET",
+        "/minds/{mind_id}/webhooks/{webhook_id}/deliveries",
+        {**MIND, "webhook_id": EXAMPLE_WEBHOOK_ID},
+        query="limit=20",
+    ),
     "create_hook": Sample("POST", "/minds/{mind_id}/hooks", MIND, body={"label": "voice-bot"}),
     "list_hooks": Sample("GET", "/minds/{mind_id}/hooks", MIND),
     "delete_hook": Sample("DELETE", "/minds/{mind_id}/hooks/{hook_id}", {**MIND, "hook_id": EXAMPLE_HOOK_ID}),
