@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import math
 import random
 import secrets
 import socket
@@ -348,6 +349,11 @@ def list_deliveries(owner: str, mind_id: str, webhook_id: str, limit: int) -> li
 # ---------------------------------------------------------------- the delivery function's work
 
 
+def _sqs_delay(wait: timedelta) -> int:
+    """A wait as SQS DelaySeconds: whole seconds rounded up, at most 15 minutes (longer waits hop)."""
+    return max(0, min(SQS_MAX_DELAY_SECONDS, math.ceil(wait.total_seconds())))
+
+
 def handle_message(body: str, at: datetime | None = None) -> str:
     """Deliver one queued message; what happened: delivered, retrying, gave_up, waiting, dropped.
 
@@ -357,7 +363,7 @@ def handle_message(body: str, at: datetime | None = None) -> str:
     message: dict[str, Any] = json.loads(body)
     not_before = clock.from_iso(message["not_before"]) if message.get("not_before") else None
     if not_before is not None and now < not_before:  # a long wait hops through SQS's 15 minutes
-        queue().send(body, int((not_before - now).total_seconds()) + 1)
+        queue().send(body, _sqs_delay(not_before - now))
         return "waiting"
     payload = message["event"]
     subscription = webhooks.find(message["mind_id"], message["subscription_id"])
@@ -385,9 +391,7 @@ def handle_message(body: str, at: datetime | None = None) -> str:
         "first_attempt_at": clock.to_iso(first),
         "not_before": clock.to_iso(retry_at),
     }
-    queue().send(
-        json.dumps(again, ensure_ascii=False, separators=(",", ":")), int((retry_at - now).total_seconds())
-    )
+    queue().send(json.dumps(again, ensure_ascii=False, separators=(",", ":")), _sqs_delay(retry_at - now))
     return "retrying"
 
 
