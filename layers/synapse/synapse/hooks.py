@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import secrets
 import time
 import zlib
@@ -96,13 +97,22 @@ def _epoch(moment: datetime) -> int:
 
 
 def base_url(request: Request) -> str:
-    """Where this API answers, so a hook's URL can be absolute; empty when the host is unknown."""
+    """Where this API answers, so a hook's URL can be absolute; empty when the host is unknown.
+
+    API Gateway always sends X-Forwarded-Proto; without it this is the local runner (plain http).
+    """
     context = request.event.get("requestContext") or {}
     host = str(context.get("domainName") or request.headers.get("host") or "")
-    if not host or any(c in host for c in "/\\@ ") or len(host) > 253:
+    if not _HOST.fullmatch(host):
         return ""
-    scheme = request.headers.get("x-forwarded-proto", "https").split(",")[0].strip()
-    return f"{'http' if scheme == 'http' else 'https'}://{host}"
+    forwarded = request.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+    if forwarded:
+        return f"{'http' if forwarded == 'http' else 'https'}://{host}"
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
+    return f"{'http' if name in {'127.0.0.1', 'localhost', '[::1]'} else 'https'}://{host}"
+
+
+_HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:]{2,39}\](:[0-9]{1,5})?")
 
 
 def _public(item: dict[str, Any], base: str) -> dict[str, Any]:
@@ -482,9 +492,11 @@ def receive(request: Request) -> Delivered:
     if first is not None:
         return first
     results = [_apply(lookup["mind_id"], index, item) for index, item in enumerate(items)]
-    tally = {
-        status: sum(r["status"] == status for r in results) for status in ("created", "replaced", "error")
+    summary = {
+        "created": sum(r["status"] == "created" for r in results),
+        "replaced": sum(r["status"] == "replaced" for r in results),
+        "failed": sum(r["status"] == "error" for r in results),
     }
-    answer = Delivered(200, {"results": results, **tally})
+    answer = Delivered(200, {"results": results, "summary": summary})
     _finish(claim, answer)
     return answer
