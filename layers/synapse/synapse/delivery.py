@@ -227,11 +227,17 @@ class _PinnedConnection(http.client.HTTPConnection):
 
 def _connect(target: ssrf.Target, timeout: float) -> socket.socket:
     last: OSError | None = None
-    for address in target.addresses:
+    for address in target.addresses:  # numeric addresses: no DNS lookup happens here
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
         try:
-            return socket.create_connection((address, target.port), timeout=timeout)
+            sock.connect((address, target.port))
         except OSError as error:
+            sock.close()
             last = error
+        else:
+            return sock
     raise last or OSError("no address to connect to")
 
 
