@@ -1,0 +1,62 @@
+"""Pure parts of inbound hooks: what a delivery body may hold, how a failed item is reported, the
+rotation body."""
+
+from __future__ import annotations
+
+import pytest
+from synapse import hooks
+from synapse.errors import Unprocessable
+from synapse.model import MemoryWrite, parse
+
+
+def test_a_body_without_memories_is_one_memory() -> None:
+    body = {"category": "fact", "key": "k", "content": "c"}
+    assert hooks._items(body) == [body]
+
+
+def test_a_batch_body_yields_its_items_in_order() -> None:
+    items = [{"key": str(i)} for i in range(hooks.MAX_BATCH)]
+    assert hooks._items({"memories": items}) == items
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "rule"),
+    [
+        ({"memories": []}, "memories", "max_items"),
+        ({"memories": [{}] * (hooks.MAX_BATCH + 1)}, "memories", "max_items"),
+        ({"memories": {"a": 1}}, "memories", "max_items"),
+        ({"memories": [{}], "mind_id": "m_x"}, "mind_id", "unknown_field"),
+    ],
+)
+def test_a_batch_of_the_wrong_shape_is_refused_whole(body: dict[str, object], field: str, rule: str) -> None:
+    with pytest.raises(Unprocessable) as caught:
+        hooks._items(body)
+    assert caught.value.details[0]["field"] == field and caught.value.details[0]["rule"] == rule
+
+
+def test_a_failed_items_report_is_bounded_whatever_it_broke() -> None:
+    # Given an item with a thousand unknown fields, each with a very long name
+    item = {"x" * 5000 + str(i): i for i in range(1000)}
+    with pytest.raises(Unprocessable) as caught:
+        parse(MemoryWrite, item)
+    # When it is reported
+    report = hooks._error(caught.value)
+    # Then a few details, each clipped, stand for all of them
+    assert len(report["details"]) == hooks.MAX_DETAILS_PER_ITEM
+    assert all(len(v) <= hooks.MAX_TEXT_CHARS for d in report["details"] for v in d.values())
+    assert len(report["message"]) <= hooks.MAX_TEXT_CHARS and report["code"] == "validation_error"
+
+
+def test_rotation_grace_defaults_to_a_day_and_allows_zero_to_seven_days() -> None:
+    assert parse(hooks.HookRotate, {}).grace_seconds == 24 * 3600
+    assert parse(hooks.HookRotate, {"grace_seconds": 0}).grace_seconds == 0
+    assert parse(hooks.HookRotate, {"grace_seconds": 7 * 24 * 3600}).grace_seconds == 7 * 24 * 3600
+    for bad in (-1, 7 * 24 * 3600 + 1, "60", 1.5, True):
+        with pytest.raises(Unprocessable):
+            parse(hooks.HookRotate, {"grace_seconds": bad})
+
+
+def test_secrets_are_prefixed_and_unguessable() -> None:
+    made = {hooks.new_secret() for _ in range(100)}
+    assert len(made) == 100
+    assert all(s.startswith("whsec_") and len(s) >= 6 + 43 for s in made)
