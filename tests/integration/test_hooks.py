@@ -184,6 +184,9 @@ def test_a_signed_delivery_of_one_memory_stores_it_as_an_agent_memory(api: Api) 
     memory = api.call("GET", f"/memory/{result['memory']['id']}", **as_agent(mind)).json()
     assert (memory["source"], memory["verified"], memory["confidence"]) == ("agent", False, 0.7)
     assert memory["key"] == "favourite_tea" and memory["tags"] == ["drinks"]
+    # And the hook list shows when it last delivered
+    (listed,) = api.call("GET", f"/minds/{mind.id}/hooks", token=mind.jwt).json()["hooks"]
+    assert listed["last_delivery_at"] is not None and listed["last_delivery_at"] >= listed["created_at"]
 
 
 def test_a_delivery_stored_again_by_key_is_replaced(api: Api) -> None:

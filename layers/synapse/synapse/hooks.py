@@ -124,6 +124,7 @@ def _public(item: dict[str, Any], base: str) -> dict[str, Any]:
         "created_at": item["created_at"],
         "rotated_at": item.get("rotated_at"),
         "previous_secret_valid_until": item.get("previous_secret_valid_until"),
+        "last_delivery_at": item.get("last_delivery_at"),
     }
 
 
@@ -424,6 +425,26 @@ def _finish(claim: _Claim, answer: Delivered) -> None:
             pass  # our claim lapsed and another invocation took it over; its answer stands
 
 
+def _touch(mind_id: str, hook_id: str) -> None:
+    """Record `last_delivery_at` on the hook, at most once a minute (and never revive a deleted one)."""
+    now = clock.now()
+    try:
+        tables.client().update_item(
+            TableName=tables.minds_table(),
+            Key=tables.dump(tables.hook_key(mind_id, hook_id)),
+            UpdateExpression="SET last_delivery_at = :now",
+            ConditionExpression=(
+                "attribute_exists(pk) "
+                "AND (attribute_not_exists(last_delivery_at) OR last_delivery_at < :stale)"
+            ),
+            ExpressionAttributeValues=tables.values(
+                now=clock.to_iso(now), stale=clock.to_iso(now - minds.LAST_USED_RESOLUTION)
+            ),
+        )
+    except tables.client().exceptions.ConditionalCheckFailedException:
+        pass
+
+
 # ------------------------------------------------ applying items
 
 
@@ -499,4 +520,5 @@ def receive(request: Request) -> Delivered:
     }
     answer = Delivered(200, {"results": results, "summary": summary})
     _finish(claim, answer)
+    _touch(lookup["mind_id"], hook_id)
     return answer
