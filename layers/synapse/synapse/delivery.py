@@ -7,7 +7,7 @@ is pinned to that address; Host header and TLS SNI keep the name), with a 5 s ti
 
 A failure is retried by sending the message again with a delay drawn from an exponential backoff
 with jitter: half the ceiling plus a random share of the other half, the ceiling doubling from 30 s
-to 4 h, so each wait is at least as long as the one before. SQS delays stop at 15 minutes, so a
+to about 4 h: waits never shrink before the cap, then stay between 2 and 4 h. SQS delays stop at 15 min, so a
 longer wait hops: the message comes back early, sees its `not_before`, and goes round again. After
 24 hours of failing the event goes to the dead-letter queue. Every attempt is logged under the
 mind (`DELIVERY#…`, kept 7 days) for `GET …/webhooks/{id}/deliveries`.
@@ -40,7 +40,9 @@ from synapse.settings import get_settings
 
 TIMEOUT_SECONDS = 5.0
 BASE_DELAY_SECONDS = 30
-MAX_DELAY_SECONDS = 4 * 3600
+MAX_DELAY_SECONDS = (
+    BASE_DELAY_SECONDS << 9
+)  # 4 h 16 min: a power of two times the base, so waits never shrink
 GIVE_UP_AFTER = timedelta(hours=24)
 SQS_MAX_DELAY_SECONDS = 900
 KEEP_LOG = timedelta(days=7)

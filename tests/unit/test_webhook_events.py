@@ -1,0 +1,79 @@
+"""Stream records → webhook events, stable event ids, and the retry schedule (pure code)."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime
+from typing import Any
+
+from synapse import delivery, events
+
+from tests.support.events import EVENTS_DIR, EXAMPLE_MIND_ID
+
+
+def sample_records() -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = json.loads((EVENTS_DIR / "webhook_events.json").read_text())["Records"]
+    return records
+
+
+def test_insert_modify_to_verified_and_remove_become_their_events() -> None:
+    insert, verify, remove = sample_records()
+    assert [c.type for c in events.from_stream_record(insert)] == ["memory.created"]
+    assert [c.type for c in events.from_stream_record(verify)] == ["memory.updated", "memory.verified"]
+    assert [c.type for c in events.from_stream_record(remove)] == ["memory.deleted"]
+    created = events.from_stream_record(insert)[0]
+    assert created.mind_id == EXAMPLE_MIND_ID and created.created_at == "2026-11-30T08:00:01.000Z"
+    assert created.data["memory"]["id"] == "mem_exampleMemory000000000" and "previous" not in created.data
+    updated = events.from_stream_record(verify)[0]
+    assert updated.data["previous"]["verified"] is False and updated.data["memory"]["verified"] is True
+
+
+def test_a_modify_of_an_already_verified_memory_is_only_an_update() -> None:
+    _, verify, _ = sample_records()
+    again = json.loads(json.dumps(verify))
+    again["dynamodb"]["OldImage"] = again["dynamodb"]["NewImage"]
+    assert [c.type for c in events.from_stream_record(again)] == ["memory.updated"]
+
+
+def test_items_that_are_not_memories_make_no_events() -> None:
+    insert = sample_records()[0]
+    for sk in ("ID#mem_x", "TAG#03:abc#2#1#mem_x", "NCAT#fact"):
+        other = json.loads(json.dumps(insert))
+        other["dynamodb"]["Keys"]["sk"]["S"] = sk
+        assert events.from_stream_record(other) == []
+
+
+def test_event_ids_are_stable_per_record_and_subscription() -> None:
+    insert = sample_records()[0]
+    first, replayed = events.from_stream_record(insert)[0], events.from_stream_record(insert)[0]
+    assert first.event_id("wh_a") == replayed.event_id("wh_a")
+    assert first.event_id("wh_a") != first.event_id("wh_b")
+    body = first.payload("wh_a")
+    assert set(body) == {"id", "type", "created_at", "mind_id", "data"} and body["id"].startswith("evt_")
+
+
+def test_memory_expiring_is_one_event_per_memory_and_expiry_time() -> None:
+    at = datetime(2026, 11, 30, 9, tzinfo=UTC)
+    memory = {"id": "mem_1", "expires_at": "2026-12-01T08:00:00.000Z"}
+    moved = {**memory, "expires_at": "2026-12-01T09:00:00.000Z"}
+    same = events.expiring("m_1", memory, at).event_id("wh_a")
+    assert same == events.expiring("m_1", memory, datetime(2026, 11, 30, 10, tzinfo=UTC)).event_id("wh_a")
+    assert same != events.expiring("m_1", moved, at).event_id("wh_a")
+
+
+def test_backoff_grows_exponentially_with_jitter_and_is_capped() -> None:
+    for seed in range(200):
+        rng = random.Random(seed)
+        delays = [delivery.backoff_seconds(attempt, rng) for attempt in range(1, 16)]
+        # each wait lies in [ceiling / 2, ceiling] for a ceiling of 30 s doubling per attempt, capped
+        for attempt, delay in enumerate(delays, start=1):
+            ceiling = min(delivery.MAX_DELAY_SECONDS, 30 * 2 ** (attempt - 1))
+            assert ceiling // 2 <= delay <= ceiling
+        # and no wait is shorter than the one before, up to the first capped one
+        capped = next(i for i in range(15) if 30 * 2**i >= delivery.MAX_DELAY_SECONDS)
+        assert delays[: capped + 1] == sorted(delays[: capped + 1])
+        assert all(delays[capped - 1] <= d for d in delays[capped:])
+    assert 4 * 3600 <= delivery.MAX_DELAY_SECONDS <= 5 * 3600
+    jittered = {delivery.backoff_seconds(4, random.Random(seed)) for seed in range(50)}
+    assert len(jittered) > 10
