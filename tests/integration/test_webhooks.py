@@ -23,6 +23,7 @@ from tests.support.receiver import Received, Receiver
 from tests.support.receiver import receiver_fixture as receiver_fixture
 from tests.support.settings import Configure
 from tests.support.settings import configure_fixture as configure_fixture
+from tests.support.tables import MINDS, scan
 
 ALL_EVENTS = ["memory.created", "memory.updated", "memory.verified", "memory.deleted", "memory.expiring"]
 
@@ -117,7 +118,7 @@ def deliveries(api: Api, mind: MindHandle, webhook_id: str) -> list[dict[str, An
 
 
 def test_every_event_type_arrives_signed_from_every_write_path(
-    api: Api, outbox: Outbox, receiver: Receiver
+    api: Api, outbox: Outbox, receiver: Receiver, dynamo: Any
 ) -> None:
     # Given a mind whose webhook subscribes to every event
     mind = api.create_mind()
@@ -170,6 +171,9 @@ def test_every_event_type_arrives_signed_from_every_write_path(
     verified = next(b["data"] for b in bodies if b["type"] == "memory.verified")
     assert verified["memory"]["verified"] is True and verified["previous"]["verified"] is False
     assert len({b["id"] for b in bodies}) == len(bodies)
+    # And the deleted mind's webhook is left to DynamoDB's TTL, once its purge's events are out
+    (left,) = [i for i in scan(dynamo, MINDS) if i["sk"] == f"WEBHOOK#{webhook_id}"]
+    assert left["ttl"] > clock.now().timestamp() + 24 * 3600
 
 
 def test_only_subscribed_events_reach_a_webhook_and_replayed_records_keep_their_event_id(

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 import boto3
 
-from synapse import clock, events, minds, reads, signing, ssrf, tables, webhooks
+from synapse import clock, events, reads, signing, ssrf, tables, webhooks
 from synapse.observability import logger
 from synapse.settings import get_settings
 
@@ -406,7 +406,6 @@ def handle_message(body: str, at: datetime | None = None) -> str:
 def send_test(owner: str, mind_id: str, webhook_id: str) -> dict[str, Any]:
     """Send a `ping` now, wait for the answer, log it, and say how it went (no retries)."""
     subscription = webhooks.owned(owner, mind_id, webhook_id)
-    minds.owned_mind(owner, mind_id)
     now = clock.now()
     payload = events.ping(mind_id, now, secrets.token_hex(8)).payload(subscription.id)
     result = attempt(subscription, payload, now)
