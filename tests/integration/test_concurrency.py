@@ -7,8 +7,10 @@ from threading import Barrier
 from typing import Any
 
 import pytest
+from synapse import store
+from synapse.model import MemoryWrite, Source, parse
 
-from tests.support.api import Api
+from tests.support.api import Api, memory_body
 from tests.support.checks import as_user
 from tests.support.tables import mind_items
 
@@ -109,3 +111,29 @@ def test_racing_deletes_and_stores_never_leave_a_half_memory(api: Api, dynamo: A
     assert len(items["tag"]) == expected_tags
     count = api.call("GET", f"/minds/{mind.id}", token=mind.jwt).json()["memory_count"]
     assert count == len(items["memory"])
+
+
+def test_a_writer_holding_a_deleted_memory_never_overwrites_its_successor(
+    api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a memory a writer has read, then deleted and stored again under the same key:
+    # the successor starts again at version 1, like the memory the writer holds
+    mind = api.create_mind()
+    first = api.store(mind, tags=["x"]).json()
+    held = store.get_memory(mind.id, first["id"])
+    assert api.call("DELETE", f"/memory/{first['id']}", **as_user(mind)).status == 204
+    successor = api.store(mind, tags=["x", "y"]).json()
+    assert successor["version"] == held.version == 1
+
+    # When that writer replaces what it holds (its first read is the stale one)
+    stale_reads = iter([held])
+    fresh_read = store._read_by_key
+    monkeypatch.setattr(store, "_read_by_key", lambda *key: next(stale_reads, None) or fresh_read(*key))
+    result = store.store(mind.id, parse(MemoryWrite, memory_body(tags=["z"])), Source.USER)
+
+    # Then the stale attempt loses, the retry replaces the successor, and nothing is left orphaned
+    assert (result.memory.id, result.memory.version) == (successor["id"], 2)
+    items = mind_items(dynamo, mind.id)
+    assert [m["id"] for m in items["memory"]] == [successor["id"]]
+    assert [p["sk"] for p in items["pointer"]] == [f"ID#{successor['id']}"]
+    assert [t["memory"]["tags"] for t in items["tag"]] == [["z"]]

@@ -142,9 +142,14 @@ def _count_memories(mind_id: str, delta: int) -> dict[str, Any]:
     }
 
 
+# "Unchanged since we read it" names the id too: a memory deleted and re-created under the same
+# (category, key) starts again at version 1, and a writer holding the old one must not win (ABA).
+UNCHANGED = "id = :id AND version = :seen"
+
+
 def _replace_ops(old: Memory, new: Memory) -> list[dict[str, Any]]:
     """Swap `old` for `new` if nobody changed it since we read it: memory plus its tag copies."""
-    ops = [_put(memory_item(new), "version = :seen", seen=old.version)]
+    ops = [_put(memory_item(new), UNCHANGED, id=old.id, seen=old.version)]
     # A write in the same millisecond keeps a tag copy's key: overwrite it, never delete and put
     # the same item in one transaction (DynamoDB refuses two operations on one item).
     kept = [tag_item_key(new, tag) for tag in new.tags]
@@ -256,7 +261,8 @@ def delete(mind_id: str, memory_id: str) -> None:
         ops = [
             _delete(
                 {"pk": mind_id, "sk": tables.memory_sk(current.category, current.key)},
-                "version = :seen",
+                UNCHANGED,
+                id=current.id,
                 seen=current.version,
             ),
             _delete({"pk": mind_id, "sk": tables.pointer_sk(current.id)}),
