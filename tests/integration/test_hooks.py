@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from dataclasses import dataclass
@@ -601,3 +602,60 @@ def test_hostile_headers_on_a_signed_delivery_never_give_a_500(
     answer = deliver(api, hook, memory_body(), headers=headers)
     assert answer.status in {400, 415}, answer.text
     assert stored_memories(dynamo, mind) == []
+
+
+def _random_json(rng: random.Random, depth: int = 0) -> Any:
+    kind = rng.randrange(8 if depth < 4 else 5)
+    if kind == 0:
+        return rng.choice([None, True, False, 0, -1, 1e308, 2**63, "", "fact", "user", "agent"])
+    if kind == 1:
+        return "".join(
+            chr(rng.choice([rng.randrange(32, 127), rng.randrange(0x80, 0x2FFF)])) for _ in range(9)
+        )
+    if kind == 2:
+        return rng.uniform(-2, 2)
+    if kind == 3:
+        return rng.choice(["fact", "preference", "note"])
+    if kind == 4:
+        return rng.choice(["k", "Bad Key", "a" * 200, "x_1"])
+    if kind == 5:
+        return [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))]
+    names = [
+        "category",
+        "key",
+        "content",
+        "tags",
+        "priority",
+        "confidence",
+        "expires_at",
+        "source",
+        "memories",
+    ]
+    return {rng.choice(names): _random_json(rng, depth + 1) for _ in range(rng.randrange(6))}
+
+
+def test_a_seeded_fuzz_of_signed_and_unsigned_deliveries_never_gives_a_500(api: Api) -> None:
+    # Given a hook, and a fixed seed so a failure can be replayed
+    rng = random.Random(5)
+    mind = api.create_mind()
+    hook = create_hook(api, mind)
+    for n in range(150):
+        body = _random_json(rng)
+        if rng.random() < 0.4:  # a valid memory with one field made hostile, or left valid
+            body = memory_body(key=f"fuzz_{n}")
+            body[rng.choice([*body, "tags", "priority", "confidence", "source"])] = _random_json(rng)
+        if rng.random() < 0.3:
+            body = {"memories": [body, *(_random_json(rng) for _ in range(rng.randrange(5)))]}
+        payload = json.dumps(body).encode() if rng.random() < 0.9 else rng.randbytes(rng.randrange(40))
+        headers = {"content-type": rng.choice(["application/json", "application/json; charset=utf-8", ""])}
+        if rng.random() < 0.7:
+            headers[signing.HEADER] = signing.header_value([hook.secret], payload)
+        else:
+            headers[signing.HEADER] = rng.choice(
+                ["", "t=", f"t={int(time.time())},v1=" + rng.randbytes(32).hex()]
+            )
+        if rng.random() < 0.3:
+            headers["Idempotency-Key"] = rng.choice(["k", "k" * 300, "a b", str(rng.random())])
+        # When it is delivered, Then the answer is never a server error
+        answer = api.call("POST", f"/hooks/{hook.id}", raw_body=payload, headers=headers)
+        assert answer.status < 500, (body, headers, answer.text)
