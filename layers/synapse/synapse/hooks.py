@@ -426,23 +426,15 @@ def _finish(claim: _Claim, answer: Delivered) -> None:
 
 
 def _touch(mind_id: str, hook_id: str) -> None:
-    """Record `last_delivery_at` on the hook, at most once a minute (and never revive a deleted one)."""
+    """Record `last_delivery_at` on the hook, at most once a minute."""
     now = clock.now()
-    try:
-        tables.client().update_item(
-            TableName=tables.minds_table(),
-            Key=tables.dump(tables.hook_key(mind_id, hook_id)),
-            UpdateExpression="SET last_delivery_at = :now",
-            ConditionExpression=(
-                "attribute_exists(pk) "
-                "AND (attribute_not_exists(last_delivery_at) OR last_delivery_at < :stale)"
-            ),
-            ExpressionAttributeValues=tables.values(
-                now=clock.to_iso(now), stale=clock.to_iso(now - minds.LAST_USED_RESOLUTION)
-            ),
-        )
-    except tables.client().exceptions.ConditionalCheckFailedException:
-        pass
+    tables.stamp_at_most_every(
+        tables.minds_table(),
+        tables.hook_key(mind_id, hook_id),
+        "last_delivery_at",
+        now=clock.to_iso(now),
+        stale=clock.to_iso(now - minds.LAST_USED_RESOLUTION),
+    )
 
 
 # ------------------------------------------------ applying items

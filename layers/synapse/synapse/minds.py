@@ -259,17 +259,10 @@ def resolve_key(presented: str) -> tuple[str, str] | None:
 
 def _touch(mind_id: str, key_id: str) -> None:
     now = clock.now()
-    try:
-        tables.client().update_item(
-            TableName=tables.minds_table(),
-            Key=tables.dump(tables.mind_key_item_key(mind_id, key_id)),
-            UpdateExpression="SET last_used_at = :now",
-            ConditionExpression=(
-                "attribute_exists(pk) AND (attribute_not_exists(last_used_at) OR last_used_at < :stale)"
-            ),
-            ExpressionAttributeValues=tables.values(
-                now=clock.to_iso(now), stale=clock.to_iso(now - LAST_USED_RESOLUTION)
-            ),
-        )
-    except tables.client().exceptions.ConditionalCheckFailedException:
-        pass
+    tables.stamp_at_most_every(
+        tables.minds_table(),
+        tables.mind_key_item_key(mind_id, key_id),
+        "last_used_at",
+        now=clock.to_iso(now),
+        stale=clock.to_iso(now - LAST_USED_RESOLUTION),
+    )

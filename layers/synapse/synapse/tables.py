@@ -218,3 +218,22 @@ def cancellation_codes(error: Exception) -> list[str]:
     """The per-operation reasons of a TransactionCanceledException, aligned with its operations."""
     reasons = getattr(error, "response", {}).get("CancellationReasons", [])
     return [r.get("Code", "None") for r in reasons]
+
+
+def stamp_at_most_every(table: str, key: Mapping[str, str], attribute: str, now: str, stale: str) -> None:
+    """Set `attribute = now` on an existing item unless it was set after `stale`.
+
+    Usage stamps (a key's last_used_at, a hook's last_delivery_at) cost a write only once per
+    period, and the `attribute_exists` guard never revives an item deleted meanwhile.
+    """
+    try:
+        client().update_item(
+            TableName=table,
+            Key=dump(key),
+            UpdateExpression="SET #stamp = :now",
+            ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(#stamp) OR #stamp < :stale)",
+            ExpressionAttributeNames={"#stamp": attribute},
+            ExpressionAttributeValues=values(now=now, stale=stale),
+        )
+    except client().exceptions.ConditionalCheckFailedException:
+        pass
