@@ -11,26 +11,9 @@ from synapse import clock, tables
 
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user, assert_error
+from tests.support.recall import SPEC_EXAMPLE
 
 T0 = datetime(2026, 11, 30, 8, 0, 0, tzinfo=UTC)
-SPEC_EXAMPLE = """Mind: Michael's Mind
-Memories: 12 total (10 verified, 2 unverified)
-
-[001] identity (CRITICAL) [verified]
-  user_name
-  Michael Schäfer
-  Tags: person, identity
-
-[002] preference (HIGH) [verified]
-  communication_style
-  Prefers concise technical responses
-  Tags: communication
-
-[003] project (HIGH) [unverified]
-  synapse_status
-  v1.5.0 deployed, working on v1.6.0 docs
-  Tags: synapse, deployment
-"""
 
 
 class Clock:

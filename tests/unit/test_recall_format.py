@@ -10,24 +10,7 @@ from synapse import recall
 from synapse.counts import Tally
 from synapse.model import Memory
 
-SPEC_EXAMPLE = """Mind: Michael's Mind
-Memories: 12 total (10 verified, 2 unverified)
-
-[001] identity (CRITICAL) [verified]
-  user_name
-  Michael Schäfer
-  Tags: person, identity
-
-[002] preference (HIGH) [verified]
-  communication_style
-  Prefers concise technical responses
-  Tags: communication
-
-[003] project (HIGH) [unverified]
-  synapse_status
-  v1.5.0 deployed, working on v1.6.0 docs
-  Tags: synapse, deployment
-"""
+from tests.support.recall import SPEC_EXAMPLE
 
 
 def memory(
