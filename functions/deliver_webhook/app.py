@@ -8,13 +8,12 @@ from synapse import delivery
 from synapse.observability import logger, metrics
 
 
-def _deliver(record: dict[str, Any]) -> str | None:
+def _deliver(record: dict[str, Any]) -> str:
     try:
-        delivery.handle_message(record["body"])
+        return delivery.handle_message(record["body"])
     except Exception:
         logger.exception("webhook delivery: message failed; SQS will redeliver it")
-        return str(record["messageId"])
-    return None
+        return "failed"
 
 
 @logger.inject_lambda_context(log_event=False, clear_state=True)
@@ -22,5 +21,7 @@ def _deliver(record: dict[str, Any]) -> str | None:
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     records = event.get("Records") or []
     with ThreadPoolExecutor(max_workers=max(1, min(10, len(records)))) as pool:
-        failed = [m for m in pool.map(_deliver, records) if m]
-    return {"batchItemFailures": [{"itemIdentifier": m} for m in failed]}
+        outcomes = list(pool.map(_deliver, records))
+    delivery.count_outcomes(outcomes)
+    failed = [r["messageId"] for r, outcome in zip(records, outcomes, strict=True) if outcome == "failed"]
+    return {"batchItemFailures": [{"itemIdentifier": str(m)} for m in failed]}

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from aws_lambda_powertools.metrics import MetricUnit
 from synapse import delivery
 from synapse.observability import logger, metrics
 
@@ -11,4 +12,5 @@ from synapse.observability import logger, metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     tally = delivery.publish_expiring()
     logger.info("memory.expiring run", extra=tally)
+    metrics.add_metric(name="ExpiringEventsQueued", unit=MetricUnit.Count, value=tally["messages"])
     return tally

@@ -33,9 +33,10 @@ from functools import cache
 from typing import Any, Protocol
 
 import boto3
+from aws_lambda_powertools.metrics import MetricUnit
 
 from synapse import clock, events, reads, signing, ssrf, tables, webhooks
-from synapse.observability import logger
+from synapse.observability import logger, metrics
 from synapse.settings import get_settings
 
 TIMEOUT_SECONDS = 5.0
@@ -141,13 +142,14 @@ def publish_stream(records: list[dict[str, Any]]) -> list[str]:
     """
     found: dict[str, list[webhooks.Subscription]] = {}
     checked_alive: set[str] = set()
+    queued = 0
     for record in records:
         try:
             for change in events.from_stream_record(record):
                 if change.mind_id not in found:
                     found[change.mind_id] = webhooks.list_subscriptions(change.mind_id)
                 subscriptions = found[change.mind_id]
-                _enqueue(change, subscriptions)
+                queued += _enqueue(change, subscriptions)
                 if change.type == events.DELETED and subscriptions and change.mind_id not in checked_alive:
                     checked_alive.add(change.mind_id)
                     if tables.get(tables.minds_table(), tables.mind_key(change.mind_id)) is None:
@@ -156,7 +158,9 @@ def publish_stream(records: list[dict[str, Any]]) -> list[str]:
             logger.exception(
                 "webhook events: a stream record failed", extra={"event_id": record.get("eventID")}
             )
+            metrics.add_metric(name="WebhookEventsQueued", unit=MetricUnit.Count, value=queued)
             return [str(record["dynamodb"]["SequenceNumber"])]
+    metrics.add_metric(name="WebhookEventsQueued", unit=MetricUnit.Count, value=queued)
     return []
 
 
@@ -401,6 +405,13 @@ def handle_message(body: str, at: datetime | None = None) -> str:
     }
     queue().send(json.dumps(again, ensure_ascii=False, separators=(",", ":")), _sqs_delay(retry_at - now))
     return "retrying"
+
+
+def count_outcomes(outcomes: list[str]) -> None:
+    """One metric per delivery outcome (delivered, retrying, gave_up, waiting, dropped, failed)."""
+    for outcome in ("delivered", "retrying", "gave_up", "waiting", "dropped", "failed"):
+        count = sum(1 for o in outcomes if o == outcome)
+        metrics.add_metric(name=f"WebhookDeliveries_{outcome}", unit=MetricUnit.Count, value=count)
 
 
 def send_test(owner: str, mind_id: str, webhook_id: str) -> dict[str, Any]:
