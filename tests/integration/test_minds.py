@@ -125,6 +125,23 @@ def test_another_users_mind_is_a_404_on_every_route(api: Api) -> None:
     assert api.call("GET", "/memory", token=theirs.key).status == 200
 
 
+def test_a_user_whose_sub_is_not_ascii_owns_their_minds_like_anyone(api: Api) -> None:
+    # Given a mind of a user whose JWT sub is not ASCII (an OIDC provider may issue such names)
+    mind = api.create_mind("józef@例え.jp", "Józef's Mind")
+    # When they read, rename and use it, and another non-ASCII user tries the same
+    read = api.call("GET", f"/minds/{mind.id}", token=mind.jwt)
+    stored = api.store(mind)
+    stranger = api.call("GET", f"/minds/{mind.id}", token=jwt_for("jósef@例え.jp"))
+    renamed = api.call("PATCH", f"/minds/{mind.id}", token=mind.jwt, json_body={"name": "Renamed"})
+    # Then the owner gets their mind, and the stranger a 404, never a 500
+    assert read.status == 200 and read.json()["name"] == "Józef's Mind", read.text
+    assert stored.status == 201, stored.text
+    assert_error(stranger, 404)
+    assert renamed.status == 200, renamed.text
+    # And the owner can delete it
+    assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 204
+
+
 def test_keys_list_shows_metadata_and_never_a_secret(api: Api) -> None:
     # Given a mind with its first key and one labelled key
     mind = api.create_mind("user-1")

@@ -71,10 +71,15 @@ def get_mind(mind_id: str) -> Mind:
     return _mind_from_item(item)
 
 
+def _same(stored: str, presented: str) -> bool:
+    """Constant-time equality of two owners (JWT subs), which need not be ASCII."""
+    return secrets.compare_digest(stored.encode(), presented.encode())
+
+
 def owned_mind(owner: str, mind_id: str) -> Mind:
     """A mind the user owns; another user's mind answers 404 exactly like a missing one."""
     mind = get_mind(mind_id)
-    if not secrets.compare_digest(mind.owner, owner):
+    if not _same(mind.owner, owner):
         raise NotFound(f"No mind {mind_id[:80]!r}.")
     return mind
 
@@ -194,7 +199,7 @@ def delete_mind(owner: str, mind_id: str) -> None:
         owned_mind(owner, mind_id)
     except NotFound:
         left = tables.get(tables.minds_table(), tombstone) if looks_like_id("m_", mind_id) else None
-        if left is None or not secrets.compare_digest(str(left.get("deleted_by", "")), owner):
+        if left is None or not _same(str(left.get("deleted_by", "")), owner):
             raise
     else:
         marker = {**tombstone, "deleted_by": owner, "deleted_at": clock.to_iso(clock.now())}
