@@ -250,6 +250,21 @@ def test_an_expired_memory_leaves_recall_and_by_tag_but_stays_readable_by_id(
     assert by_id["expired"] is True and by_id["key"] == "goes"
 
 
+def test_a_memory_that_expired_before_the_year_1000_is_expired_everywhere(
+    api: Api, mind: MindHandle, moved: Clock
+) -> None:
+    # Given a memory whose expires_at lies in the first millennium
+    store(api, mind, moved, key="stays", tags=["docker"])
+    gone = store(api, mind, moved, key="ancient", tags=["docker"], expires_at="0999-01-01T00:00:00Z")
+    # When recall, by-tag and expiring read the mind
+    # Then it is left out of all three and its read by id says expired
+    assert recall_keys(api, mind) == ["stays"]
+    assert listed_keys(api, mind, "/memory/by-tag", tag="docker") == ["stays"]
+    assert listed_keys(api, mind, "/memory/expiring", within="365d") == []
+    by_id = get(api, mind, f"/memory/{gone['id']}").json()
+    assert by_id["expired"] is True and by_id["expires_at"] == "0999-01-01T00:00:00.000Z"
+
+
 def test_expiring_window_boundaries_on_both_ends(api: Api, mind: MindHandle, moved: Clock) -> None:
     # Given memories expiring around the edges of the default 7-day window, written before `now`
     now = T0 + timedelta(hours=1)

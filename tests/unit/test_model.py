@@ -170,6 +170,8 @@ def test_verified_by_source_on_creation() -> None:
         ("2026-12-31T23:59:00Z", "2026-12-31T23:59:00.000Z"),
         ("2026-12-31T23:59:00+02:00", "2026-12-31T21:59:00.000Z"),
         ("2027-01-01T01:30:00.25-05:30", "2027-01-01T07:00:00.250Z"),
+        # Four-digit years always, so text order stays time order before the year 1000 too
+        ("0999-01-01T00:00:00Z", "0999-01-01T00:00:00.000Z"),
     ],
 )
 def test_expires_at_needs_a_time_zone_and_is_kept_in_utc_with_z(given: str, stored: str) -> None:

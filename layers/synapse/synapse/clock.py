@@ -12,7 +12,8 @@ def now() -> datetime:
 def to_iso(moment: datetime) -> str:
     """Fixed-width UTC text, so string order is time order (DynamoDB sort keys rely on it)."""
     utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    # strftime's %Y is not zero-padded below the year 1000 (glibc): pad it ourselves.
+    return f"{utc.year:04d}" + utc.strftime("-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
 def from_iso(text: str) -> datetime:
