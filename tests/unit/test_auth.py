@@ -65,6 +65,13 @@ def test_sub_must_be_a_string_of_1_to_256_characters(sub: Any) -> None:
     refused(token_with({"sub": sub, "exp": int(time.time()) + 60}))
 
 
+def test_a_sub_with_a_lone_surrogate_is_refused_not_stored() -> None:
+    # Given a validly signed token whose sub is JSON-escaped UTF-16 that is not text ("\ud800")
+    token = token_with({"sub": "user-\ud800", "exp": int(time.time()) + 60})
+    # Then it is refused as a credential (it would otherwise fail as a DynamoDB key: a 500)
+    assert "sub" in refused(token)
+
+
 @pytest.mark.parametrize("garbage", ["x", "a.b.c", "eyJhbGciOiJIUzI1NiJ9..", "🔑", "Bearer x"])
 def test_garbage_is_refused(garbage: str) -> None:
     refused(garbage)

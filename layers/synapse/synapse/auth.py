@@ -72,6 +72,10 @@ def decode_jwt(token: str) -> dict[str, Any]:
         raise Unauthorized(f"The JWT is not valid: {error}.") from None
     if not isinstance(claims.get("sub"), str) or not 1 <= len(claims["sub"]) <= SUB_MAX_CHARS:
         raise Unauthorized(f"The JWT's sub claim must be a string of 1-{SUB_MAX_CHARS} characters.")
+    try:
+        claims["sub"].encode("utf-8")  # a lone surrogate ("\ud800" in the JSON) is no text to store
+    except UnicodeEncodeError:
+        raise Unauthorized("The JWT's sub claim is not valid Unicode text.") from None
     return claims
 
 
