@@ -39,6 +39,7 @@ def resolves_to(monkeypatch: pytest.MonkeyPatch, *addresses: str) -> None:
         ("fe80::1", "link-local"),
         ("fd00:ec2::254", "metadata"),
         ("fc00::1", "private"),
+        ("fec0::1", "site-local"),  # deprecated (RFC 3879), yet still routed inside some networks
         ("100.64.0.1", "non-public"),
         ("100.100.100.200", "metadata"),
         ("224.0.0.1", "multicast"),

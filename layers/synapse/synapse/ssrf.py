@@ -1,7 +1,7 @@
 """The outbound URL guard: where Synapse may POST webhook events.
 
 A URL must be `https` and every address its host resolves to must be public: loopback, private,
-link-local (cloud metadata lives there), shared/CGNAT, unique-local, multicast, reserved and
+link-local (cloud metadata lives there), shared/CGNAT, unique-local, site-local, multicast, reserved and
 unspecified addresses are refused, in IPv4 and IPv6 alike, including IPv4 embedded in IPv6
 (mapped, 6to4, NAT64, Teredo). The check runs at subscribe time and again before every delivery,
 and the delivery connects to the very address that passed (see `delivery`), so a DNS answer that
@@ -85,6 +85,8 @@ def why_forbidden(address: IPAddress, allow_loopback: bool = False) -> str | Non
         return "a cloud metadata address"
     if address.is_link_local:
         return "a link-local address"
+    if isinstance(address, ipaddress.IPv6Address) and address.is_site_local:
+        return "a site-local address"  # fec0::/10: Python counts it neither private nor non-global
     if address.is_multicast:
         return "a multicast address"
     if address.is_unspecified:
