@@ -176,6 +176,21 @@ def test_every_event_type_arrives_signed_from_every_write_path(
     assert left["ttl"] > clock.now().timestamp() + 24 * 3600
 
 
+def test_a_deleted_mind_without_memories_leaves_its_webhooks_to_ttl_too(
+    api: Api, outbox: Outbox, receiver: Receiver, dynamo: Any
+) -> None:
+    # Given a mind that holds no memory, with a webhook for every event (memory.expiring included)
+    mind = api.create_mind()
+    webhook_id, _ = subscribe(api, mind, receiver.url("/empty"))
+    # When the mind is deleted: its purge removes nothing, so no memory.deleted passes the stream
+    assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 204
+    outbox.drain()
+    # Then its webhook and its memory.expiring registration are still left to DynamoDB's TTL
+    left = {i["sk"]: i for i in scan(dynamo, MINDS) if mind.id in str(i)}
+    assert set(left) == {f"WEBHOOK#{webhook_id}", f"MIND#{mind.id}"}, left
+    assert all(i["ttl"] > clock.now().timestamp() + 24 * 3600 for i in left.values()), left
+
+
 def test_only_subscribed_events_reach_a_webhook_and_replayed_records_keep_their_event_id(
     api: Api, outbox: Outbox, receiver: Receiver
 ) -> None:

@@ -206,9 +206,12 @@ def delete_mind(owner: str, mind_id: str) -> None:
         tables.client().put_item(TableName=tables.minds_table(), Item=tables.dump(marker))
         tables.batch_delete(tables.minds_table(), [tables.mind_key(mind_id)])
     _delete_keys(mind_id)
-    from synapse import hooks  # late import: hooks imports this module
+    from synapse import hooks, webhooks  # late import: both import this module
 
     tables.batch_delete(tables.minds_table(), hooks.hook_keys_of_mind(mind_id))
+    # Webhooks stay to deliver the purge's memory.deleted events, then TTL removes them: set here
+    # too, since a mind without memories sends no event through the stream that would set it.
+    webhooks.expire_orphans(mind_id, webhooks.list_subscriptions(mind_id), clock.now())
     store.purge_mind(mind_id)
     tables.batch_delete(tables.minds_table(), [tombstone])
 
