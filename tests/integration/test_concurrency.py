@@ -11,8 +11,8 @@ from synapse import store
 from synapse.model import MemoryWrite, Source, parse
 
 from tests.support.api import Api, memory_body
-from tests.support.checks import as_user
-from tests.support.tables import mind_items
+from tests.support.checks import as_user, assert_error
+from tests.support.tables import MINDS, mind_items
 
 WRITERS = 20
 # powertools' Metrics is one object per process; with 20 handlers on threads one may flush another's
@@ -137,3 +137,26 @@ def test_a_writer_holding_a_deleted_memory_never_overwrites_its_successor(
     assert [m["id"] for m in items["memory"]] == [successor["id"]]
     assert [p["sk"] for p in items["pointer"]] == [f"ID#{successor['id']}"]
     assert [t["memory"]["tags"] for t in items["tag"]] == [["z"]]
+
+
+def test_deleting_a_memory_while_its_mind_is_deleted_is_a_404(
+    api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a memory whose mind a racing DELETE /minds removes right after this request checked it
+    # (the mind item is gone, its memories not yet purged)
+    from synapse import minds, tables
+
+    mind = api.create_mind()
+    memory = api.store(mind).json()
+    checked = minds.owned_mind
+
+    def checked_then_deleted(owner: str, mind_id: str) -> Any:
+        found = checked(owner, mind_id)
+        dynamo.delete_item(TableName=MINDS, Key=tables.dump(tables.mind_key(mind_id)))
+        return found
+
+    monkeypatch.setattr(minds, "owned_mind", checked_then_deleted)
+    # When the memory is deleted
+    answer = api.call("DELETE", f"/memory/{memory['id']}", **as_user(mind))
+    # Then it is a 404 (the mind is gone), not a 429 after retrying a write that can never succeed
+    assert_error(answer, 404)

@@ -270,7 +270,7 @@ def delete(mind_id: str, memory_id: str) -> None:
             *counts.operations(mind_id, current, None),
             _count_memories(mind_id, -1),
         ]
-        _commit(ops)
+        _commit(ops, mind_op_index=len(ops) - 1)
 
     _retrying(attempt)
 
