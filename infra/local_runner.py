@@ -338,7 +338,7 @@ def main() -> int:
             embedded = EmbeddedDynamo()
             endpoint_url = embedded.endpoint_url
             os.environ["SYNAPSE_DYNAMODB_ENDPOINT"] = endpoint_url
-            storage = f"embedded moto, data saved in {data_dir}"
+            storage = f"embedded moto at {endpoint_url}, data saved in {data_dir}"
         client = dynamodb_client(endpoint_url)
         template.create_tables(client, table_names())
         snapshot = None if external else TableSnapshot(data_dir, client, table_names())

@@ -1,15 +1,16 @@
 """Rebuild minds' search indexes from DynamoDB: `python -m infra.rebuild <mind_id> [<mind_id> …]`;
 `python -m infra.rebuild --sweep` removes the indexes of minds that no longer exist.
 
-Locally it reads the table at SYNAPSE_DYNAMODB_ENDPOINT (the running `make run` prints nothing
-about it; give the endpoint of DynamoDB Local or of the embedded moto server) and writes under
-SYNAPSE_INDEX_DIR (default `<SYNAPSE_DATA_DIR>/index`). In AWS, invoke the RebuildIndexFunction
+Locally it reads the table at SYNAPSE_DYNAMODB_ENDPOINT (DynamoDB Local, or the embedded moto
+server whose endpoint a running `make run` prints) and writes under SYNAPSE_INDEX_DIR (default
+`<SYNAPSE_DATA_DIR>/index`). In AWS, invoke the RebuildIndexFunction
 with {"mind_id": "..."} instead: only it can reach the EFS file system.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     layer = str(ROOT / "layers" / "synapse")
     if layer not in sys.path:
         sys.path.insert(0, layer)
+    if os.environ.get("SYNAPSE_DYNAMODB_ENDPOINT"):
+        # A local endpoint (moto, DynamoDB Local) takes any credentials; botocore still wants some.
+        for name, value in {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}.items():
+            os.environ.setdefault(name, value)
     from synapse import search_index
 
     parser = argparse.ArgumentParser(prog="python -m infra.rebuild", description=__doc__.split("\n")[0])

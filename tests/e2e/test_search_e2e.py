@@ -3,13 +3,17 @@ later and what is deleted is gone at once (hits are hydrated from the table)."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 from tests.e2e.conftest import Http
 from tests.support.api import MindHandle
-from tests.support.runner import RunningService
+from tests.support.runner import ROOT, RunningService
 
 
 def eventually[T](probe: Callable[[], T], done: Callable[[T], bool], patience: float = 15.0) -> T:
@@ -55,3 +59,24 @@ def test_hostile_queries_over_http_are_answered_without_a_500(http: Http, mind: 
         answer = http.call("GET", "/memory/search", token=mind.key, params={"q": q})
         assert answer.status_code in {200, 400}, (q, answer.text)
         assert "fts5" not in answer.text.lower() and "traceback" not in answer.text.lower()
+
+
+def test_readme_local_rebuild_works_against_the_running_runner(
+    http: Http, mind: MindHandle, runner: RunningService
+) -> None:
+    # Given a memory stored on `make run`, which prints the DynamoDB endpoint it uses
+    body = {"category": "fact", "key": "rebuilt_fact", "content": "Rebuilt from the table"}
+    assert http.call("POST", "/memory", token=mind.key, json_body=body).status_code == 201
+    printed = re.search(r"^DynamoDB: embedded moto at (http://\S+),", runner.output(), re.MULTILINE)
+    assert printed, runner.output()
+    # When a developer (no AWS credentials of their own) runs README's rebuild command with it
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPSE_", "AWS_"))}
+    env.update({"SYNAPSE_DYNAMODB_ENDPOINT": printed.group(1), "SYNAPSE_DATA_DIR": str(runner.data_dir)})
+    done = subprocess.run(  # noqa: S603 - our interpreter, fixed module, a mind id we created
+        [sys.executable, "-m", "infra.rebuild", mind.id], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    # Then the mind's index is rebuilt into the runner's data folder, and search still finds the memory
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 memories indexed" in done.stdout
+    results = eventually(lambda: found(http, mind, "rebuilt"), lambda r: len(r) == 1)
+    assert [r["memory"]["key"] for r in results] == ["rebuilt_fact"]
