@@ -1,13 +1,17 @@
-"""Stream records → webhook events, stable event ids, and the retry schedule (pure code)."""
+"""Stream records → webhook events, stable event ids, the retry schedule (pure code), and one POST."""
 
 from __future__ import annotations
 
 import json
 import random
+import socket
+import threading
+import time
 from datetime import UTC, datetime
 from typing import Any
 
-from synapse import delivery, events
+import pytest
+from synapse import delivery, events, ssrf
 
 from tests.support.events import EVENTS_DIR, EXAMPLE_MIND_ID
 
@@ -77,3 +81,32 @@ def test_backoff_grows_exponentially_with_jitter_and_is_capped() -> None:
     assert 4 * 3600 <= delivery.MAX_DELAY_SECONDS <= 5 * 3600
     jittered = {delivery.backoff_seconds(4, random.Random(seed)) for seed in range(50)}
     assert len(jittered) > 10
+
+
+def test_a_receiver_trickling_its_answer_cannot_hold_a_post_past_its_timeout() -> None:
+    # Given a receiver that answers a byte at a time, each well within the per-read timeout
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def trickle() -> None:
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            try:
+                for _ in range(30):
+                    time.sleep(0.1)
+                    connection.sendall(b"z")
+                connection.sendall(b"\r\nContent-Length: 0\r\n\r\n")
+            except OSError:
+                pass  # the sender hung up
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    target = ssrf.Target(f"http://127.0.0.1:{port}/", "http", "127.0.0.1", port, "/", ("127.0.0.1",))
+    # When a POST with a 0.5 s timeout goes to it
+    # Then the whole exchange is bounded by the timeout: it times out rather than wait for the answer
+    with pytest.raises(TimeoutError):
+        delivery.post(target, b"{}", {"Content-Type": "application/json"}, timeout=0.5)
+    thread.join(5)
+    server.close()

@@ -25,6 +25,7 @@ import random
 import secrets
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -247,16 +248,67 @@ def _connect(target: ssrf.Target, timeout: float) -> socket.socket:
     raise last or OSError("no address to connect to")
 
 
+class _Deadline:
+    """Shuts a connection's socket down once `seconds` have passed, whatever is blocked on it.
+
+    A socket timeout bounds each read only: a receiver trickling a byte at a time would hold an
+    attempt (and its Lambda) for ever. The file descriptor is shut down rather than an object,
+    since TLS wraps (and detaches) the socket; the lock keeps a closed, reused descriptor safe.
+    """
+
+    def __init__(self, sock: socket.socket, seconds: float) -> None:
+        self._fd = sock.fileno()
+        self._lock = threading.Lock()
+        self._open = True
+        self.expired = False
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _cut(self) -> None:
+        with self._lock:
+            if not self._open:
+                return
+            self.expired = True
+            view = socket.socket(fileno=self._fd)
+            try:
+                view.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            finally:
+                view.detach()
+
+    def close(self, *closing: socket.socket | http.client.HTTPConnection) -> None:
+        with self._lock:
+            self._open = False
+            self._timer.cancel()
+            for thing in closing:
+                thing.close()
+
+
 def post(target: ssrf.Target, body: bytes, headers: dict[str, str], timeout: float = TIMEOUT_SECONDS) -> int:
-    """POST `body` to the checked target (no redirects followed); the response status."""
-    connection = _PinnedConnection(target, _connect(target, timeout), timeout)
+    """POST `body` to the checked target (no redirects followed); the response status.
+
+    `timeout` bounds the whole exchange, not only each read (TimeoutError past it).
+    """
+    sock = _connect(target, timeout)
+    connection = _PinnedConnection(target, sock, timeout)
+    deadline = _Deadline(sock, timeout)
+    late = TimeoutError(f"no complete answer within {timeout:g} s")
     try:
         connection.request("POST", target.path, body=body, headers=headers)
         response = connection.getresponse()
         response.read(_RESPONSE_PEEK_BYTES)
-        return response.status
+        status = response.status
+    except (OSError, http.client.HTTPException) as error:
+        if deadline.expired:
+            raise late from error
+        raise
     finally:
-        connection.close()
+        deadline.close(connection, sock)
+    if deadline.expired:  # cut short: what was read may be a truncated answer
+        raise late
+    return status
 
 
 def _describe(error: BaseException) -> str:
