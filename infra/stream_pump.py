@@ -128,6 +128,10 @@ class Pump:
             self.deliver(records[start : start + BATCH_SIZE])
         return len(records)
 
+    def skip_backlog(self) -> int:
+        """Start after the records already in the stream; returns how many were passed over."""
+        return len(self.reader.poll())
+
     def deliver(self, records: list[dict[str, Any]]) -> None:
         pending = records
         for _ in range(MAX_ATTEMPTS):
@@ -149,6 +153,13 @@ def start(endpoint_url: str, table_name: str, stop: threading.Event) -> threadin
     """Run the pumps (one per stream function, each with its own position) in a daemon thread until
     `stop` is set: a stored memory is searchable, and its webhook events queued, in < 1 s."""
     pumps = [Pump.connect(table_name, endpoint_url, function=name) for name in stream_functions()]
+    # What is in the stream already is the restored snapshot (its items come back as INSERTs) or, on
+    # an external endpoint, history. The indexer takes it (idempotent, and it catches up with what a
+    # crash left unindexed); every other function starts after it: a restart is not a write, and
+    # must not announce every memory to webhooks again.
+    for pump in pumps:
+        if pump.name != "IndexerFunction":
+            pump.skip_backlog()
 
     def loop() -> None:
         while not stop.is_set():
