@@ -353,6 +353,33 @@ def test_a_revoked_hook_answers_exactly_like_an_unknown_one(api: Api, dynamo: An
     assert not [i for i in scan(dynamo, MINDS) if hook.id in i["pk"] + i["sk"] and "IDEM" not in i["pk"]]
 
 
+def test_a_hook_delete_cut_short_never_leaves_a_working_hook_nobody_can_see(
+    api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a hook whose DELETE dies after DynamoDB took only part of its deletes
+    from synapse import tables
+
+    mind = api.create_mind()
+    hook = create_hook(api, mind)
+    whole = tables.batch_delete
+
+    def cut_short(table: str, keys: list[dict[str, str]]) -> None:
+        whole(table, keys[-1:])
+        raise TimeoutError("Task timed out")
+
+    monkeypatch.setattr(tables, "batch_delete", cut_short)
+    api.call("DELETE", f"/minds/{mind.id}/hooks/{hook.id}", token=mind.jwt)
+    monkeypatch.undo()
+    # When a signed delivery comes, and the hooks are listed
+    works = deliver(api, hook, memory_body()).status == 200
+    hooks = api.call("GET", f"/minds/{mind.id}/hooks", token=mind.jwt).json()["hooks"]
+    # Then the hook is revoked whole or not at all: one that still takes deliveries is listed
+    assert works == (hook.id in [h["id"] for h in hooks])
+    if works:
+        assert api.call("DELETE", f"/minds/{mind.id}/hooks/{hook.id}", token=mind.jwt).status == 204
+    _refused(deliver(api, hook, memory_body(key="after")))
+
+
 def test_a_rotated_secret_is_accepted_during_the_grace_and_refused_after(
     api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -137,6 +137,31 @@ def test_a_revoked_key_is_a_401(api: Api, mine: MindHandle) -> None:
     assert_error(api.call("DELETE", f"/minds/{mine.id}/keys/{mine.key_id}", token=mine.jwt), 404)
 
 
+def test_a_revoke_cut_short_never_leaves_a_working_key_nobody_can_see(
+    api: Api, mine: MindHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a revoke whose invocation dies after DynamoDB took only part of its deletes
+    from synapse import tables
+
+    whole = tables.batch_delete
+
+    def cut_short(table: str, keys: list[dict[str, str]]) -> None:
+        whole(table, keys[-1:])
+        raise TimeoutError("Task timed out")
+
+    monkeypatch.setattr(tables, "batch_delete", cut_short)
+    api.call("DELETE", f"/minds/{mine.id}/keys/{mine.key_id}", token=mine.jwt)
+    monkeypatch.undo()
+    # When the key is used, and the keys are listed
+    works = api.call("GET", "/memory", token=mine.key).status == 200
+    keys = api.call("GET", f"/minds/{mine.id}/keys", token=mine.jwt).json()["keys"]
+    # Then the key is revoked whole or not at all: one that still works is listed, and revocable
+    assert works == (mine.key_id in [k["id"] for k in keys])
+    if works:
+        assert api.call("DELETE", f"/minds/{mine.id}/keys/{mine.key_id}", token=mine.jwt).status == 204
+    assert_error(api.call("GET", "/memory", token=mine.key), 401)
+
+
 def _token(claims: dict[str, Any], key: Any = TEST_JWT_SECRET, algorithm: str = "HS256") -> str:
     return jwt.encode(claims, key, algorithm=algorithm)
 

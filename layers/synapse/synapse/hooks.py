@@ -202,7 +202,7 @@ def _owned_hook(owner: str, mind_id: str, hook_id: str) -> dict[str, Any]:
 def delete_hook(owner: str, mind_id: str, hook_id: str) -> None:
     """Revoke at once: the lookup goes, so the next delivery is a 401."""
     _owned_hook(owner, mind_id, hook_id)
-    tables.batch_delete(
+    tables.delete_together(
         tables.minds_table(), [tables.hook_lookup_key(hook_id), tables.hook_key(mind_id, hook_id)]
     )
 

@@ -250,7 +250,7 @@ def revoke_key(owner: str, mind_id: str, key_id: str) -> None:
     item = tables.get(tables.minds_table(), tables.mind_key_item_key(mind_id, key_id)) if found else None
     if item is None:
         raise NotFound(f"No key {key_id[:80]!r} on this mind.")
-    tables.batch_delete(
+    tables.delete_together(
         tables.minds_table(), [tables.key_hash_key(item["hash"]), tables.mind_key_item_key(mind_id, key_id)]
     )
 
