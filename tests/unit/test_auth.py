@@ -13,7 +13,7 @@ from synapse.errors import Unauthorized
 from synapse.settings import _algorithms
 
 from tests.support.api import TEST_JWT_SECRET, jwt_for
-from tests.support.jwks import Jwks, rsa_key
+from tests.support.jwks import Jwks, SigningKey, rsa_key
 from tests.support.jwks import jwks_fixture as jwks_fixture
 from tests.support.settings import Configure
 from tests.support.settings import configure_fixture as configure_fixture
@@ -129,6 +129,16 @@ def test_with_a_jwks_an_hs256_token_is_refused(configure: Configure, jwks: Jwks)
     )
     signature = jwt.utils.base64url_encode(hmac_key.sign(signing_input, public_pem))
     refused((signing_input + b"." + signature).decode())
+
+
+def test_with_a_jwks_a_token_naming_one_keys_kid_under_the_other_keys_algorithm_is_refused(
+    configure: Configure, jwks: Jwks
+) -> None:
+    configure(SYNAPSE_JWKS_URL=jwks.url)
+    rsa, ec = jwks.keys
+    # An ES256 token that names the RSA key's kid, and an RS256 one that names the EC key's
+    refused(SigningKey(rsa.kid, "ES256", ec.private).token())
+    refused(SigningKey(ec.kid, "RS256", rsa.private).token())
 
 
 def test_with_a_jwks_a_key_it_does_not_publish_is_refused(configure: Configure, jwks: Jwks) -> None:

@@ -51,7 +51,9 @@ def decode_jwt(token: str) -> dict[str, Any]:
     settings = get_settings()
     try:
         if settings.jwks_url:
-            key: Any = _jwks_client(settings.jwks_url).get_signing_key_from_jwt(token).key
+            # The PyJWK itself, not its .key: it binds the key's own algorithm, so a token that names
+            # an RSA key's kid under ES256 is refused instead of crashing in key preparation.
+            key: Any = _jwks_client(settings.jwks_url).get_signing_key_from_jwt(token)
         else:
             key = settings.jwt_secret
             if not key:
