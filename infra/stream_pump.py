@@ -159,7 +159,10 @@ def start(endpoint_url: str, table_name: str, stop: threading.Event) -> threadin
     # must not announce every memory to webhooks again.
     for pump in pumps:
         if pump.name != "IndexerFunction":
-            pump.skip_backlog()
+            try:
+                pump.skip_backlog()
+            except Exception:
+                log.exception("stream pump: could not skip the backlog for %s; it will replay it", pump.name)
 
     def loop() -> None:
         while not stop.is_set():
