@@ -112,6 +112,31 @@ def test_a_tombstone_stops_an_older_image_from_resurrecting_a_memory(tmp_path: P
     assert db is not None and matching(db, "zombie") == []
 
 
+def open_files_under(folder: Path) -> int:
+    """Files this process holds open below `folder` (Linux: /proc/self/fd)."""
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if str(fd.resolve(strict=False)).startswith(str(folder)))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc (Linux, as Lambda)")
+def test_a_warm_reader_holds_a_bounded_number_of_indexes_open(tmp_path: Path) -> None:
+    # Given many minds with an index each (one search container serves every mind)
+    minds = [f"m_bounded{i:04d}" for i in range(300)]
+    for mind in minds:
+        change = Change.upsert(Doc(**{**vars(doc("mem_a", "alpha")), "mind_id": mind}))
+        search_index.apply_batch(mind, [change], tmp_path)
+    # When each is searched in turn by the same process
+    for mind in minds:
+        db = search_index.reader(mind, tmp_path)
+        assert db is not None and matching(db, "alpha") == ["mem_a"]
+    # Then it keeps only a bounded number of index files open (file descriptors and page caches
+    # would otherwise grow with every mind searched until the container fails)
+    assert open_files_under(tmp_path) <= search_index.MAX_OPEN_READERS
+    # And a mind whose connection was let go is opened again on its next search
+    again = search_index.reader(minds[0], tmp_path)
+    assert again is not None and matching(again, "alpha") == ["mem_a"]
+
+
 def test_a_rebuild_keeps_what_was_indexed_while_it_read_the_table(tmp_path: Path) -> None:
     # Given the published index already has v2 of mem_a, a tombstone for mem_t, and mem_x which the
     # table no longer holds (a drift: its delete was lost long ago)

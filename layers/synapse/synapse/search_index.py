@@ -32,6 +32,7 @@ import threading
 import time
 import unicodedata
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -635,10 +636,15 @@ def rebuild(mind_id: str, items: Iterable[dict[str, Any]] | None = None, base: P
 # ---------------------------------------------------------------- readers
 
 
+# Open generations kept per thread, least recently used closed first: one search container serves
+# every mind, and each connection holds a file descriptor and a page cache.
+MAX_OPEN_READERS = 32
+
+
 class _Readers(threading.local):
     def __init__(self) -> None:
-        # CURRENT's path → (the generation's file name, its open connection)
-        self.open: dict[str, tuple[str, sqlite3.Connection]] = {}
+        # CURRENT's path → (the generation's file name, its open connection), oldest use first
+        self.open: OrderedDict[str, tuple[str, sqlite3.Connection]] = OrderedDict()
 
 
 _readers = _Readers()
@@ -663,6 +669,7 @@ def reader(mind_id: str, base: Path | None = None) -> sqlite3.Connection | None:
     except (FileNotFoundError, NotADirectoryError):
         name = ""
     if cached is not None and cached[0] == name:
+        _readers.open.move_to_end(pointer)
         return cached[1]
     if cached is not None:
         cached[1].close()
@@ -675,6 +682,8 @@ def reader(mind_id: str, base: Path | None = None) -> sqlite3.Connection | None:
     except sqlite3.Error:
         return None
     _readers.open[pointer] = (name, connection)
+    while len(_readers.open) > MAX_OPEN_READERS:
+        _readers.open.popitem(last=False)[1][1].close()
     return connection
 
 
