@@ -460,3 +460,19 @@ def test_a_failed_test_ping_reports_the_outcome(api: Api, outbox: Outbox, receiv
     assert answer.json()["delivered"] is False and answer.json()["status_code"] == 418
     assert answer.json()["error"] == "HTTP 418"
     assert [(d["event_type"], d["state"]) for d in deliveries(api, mind, webhook_id)] == [("ping", "failed")]
+
+
+def test_a_webhook_url_with_non_ascii_characters_is_called_percent_encoded(
+    api: Api, outbox: Outbox, receiver: Receiver
+) -> None:
+    # Given a webhook whose URL's path and query hold characters outside ASCII
+    mind = api.create_mind()
+    webhook_id, _ = subscribe(api, mind, receiver.url("/empfänger?für=zoë"))
+    # When it is pinged, and an event goes to it
+    ping = api.call("POST", f"/minds/{mind.id}/webhooks/{webhook_id}/test", token=mind.jwt)
+    api.store(mind, as_agent=True)
+    outbox.drain()
+    # Then both reach the receiver, the URL percent-encoded as UTF-8 (not a 500, not a dead event)
+    assert ping.status == 200 and ping.json()["delivered"] is True, ping.text
+    got = receiver.got("/empf%C3%A4nger?f%C3%BCr=zo%C3%AB")
+    assert [json.loads(r.body)["type"] for r in got] == ["ping", "memory.created"]

@@ -17,7 +17,7 @@ import ipaddress
 import socket
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from synapse.errors import Unprocessable, field_error
 
@@ -120,6 +120,8 @@ def parse(url: str, allow_loopback: bool = False) -> tuple[str, str, int, str]:
     if not host:
         raise Refused("format", "must name a host")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    # The request line is ASCII: other characters go percent-encoded as UTF-8 (escapes stay as sent).
+    path = quote(path, safe="!#$%&'()*+,/:;=?@[]~")
     return scheme, host, port or (443 if scheme == "https" else 80), path
 
 
