@@ -476,3 +476,29 @@ def test_a_webhook_url_with_non_ascii_characters_is_called_percent_encoded(
     assert ping.status == 200 and ping.json()["delivered"] is True, ping.text
     got = receiver.got("/empf%C3%A4nger?f%C3%BCr=zo%C3%AB")
     assert [json.loads(r.body)["type"] for r in got] == ["ping", "memory.created"]
+
+
+def test_a_patch_racing_the_minds_deletion_is_a_404_and_leaves_the_webhook_to_ttl(
+    api: Api, outbox: Outbox, receiver: Receiver, dynamo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a webhook whose mind is deleted right after a PATCH found it
+    from synapse import minds, webhooks
+
+    mind = api.create_mind()
+    webhook_id, _ = subscribe(api, mind, receiver.url("/raced"))
+    found = webhooks.owned
+
+    def found_then_mind_deleted(owner: str, mind_id: str, webhook_id: str) -> Any:
+        subscription = found(owner, mind_id, webhook_id)
+        minds.delete_mind(owner, mind_id)
+        return subscription
+
+    monkeypatch.setattr(webhooks, "owned", found_then_mind_deleted)
+    # When the PATCH writes
+    answer = api.call(
+        "PATCH", f"/minds/{mind.id}/webhooks/{webhook_id}", token=mind.jwt, json_body={"enabled": False}
+    )
+    # Then it is a 404, and the deleted mind's webhook keeps the TTL its deletion gave it
+    assert_error(answer, 404)
+    (left,) = [i for i in scan(dynamo, MINDS) if i["sk"] == f"WEBHOOK#{webhook_id}"]
+    assert left["enabled"] is True and left["ttl"] > clock.now().timestamp() + 24 * 3600

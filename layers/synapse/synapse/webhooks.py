@@ -291,6 +291,7 @@ def update(owner: str, mind_id: str, webhook_id: str, patch: WebhookPatch) -> di
                 changes |= {"failing_since": None, "disabled_reason": None}
         new = replace(old, **changes)
         operations: list[dict[str, Any]] = [
+            _mind_alive(mind_id),  # a deleted mind's webhook has its TTL: a Put must not drop it
             {
                 "Put": {
                     "TableName": tables.minds_table(),
@@ -298,7 +299,7 @@ def update(owner: str, mind_id: str, webhook_id: str, patch: WebhookPatch) -> di
                     "ConditionExpression": "updated_at = :seen",
                     "ExpressionAttributeValues": tables.values(seen=old.updated_at),
                 }
-            }
+            },
         ]
         delta = (events.EXPIRING in new.events) - (events.EXPIRING in old.events)
         if delta:
@@ -306,7 +307,10 @@ def update(owner: str, mind_id: str, webhook_id: str, patch: WebhookPatch) -> di
         try:
             tables.transact(operations)
         except tables.client().exceptions.TransactionCanceledException as error:
-            if tables.cancellation_codes(error)[:1] == ["ConditionalCheckFailed"]:
+            codes = tables.cancellation_codes(error)
+            if codes[:1] == ["ConditionalCheckFailed"]:
+                raise NotFound(f"No mind {mind_id!r}.") from None
+            if codes[1:2] == ["ConditionalCheckFailed"]:
                 continue  # changed (or deleted) since we read it: read again
             raise
         return new.public()
