@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from synapse import search_index
+from synapse import clock, search_index
 from synapse.search_index import Change, Doc
 
 MIND = "m_snapshotTest0000000000"
@@ -110,6 +111,34 @@ def test_a_tombstone_stops_an_older_image_from_resurrecting_a_memory(tmp_path: P
     search_index.apply_batch(MIND, [Change.upsert(doc("mem_a", "zombie", version=2))], tmp_path)
     db = search_index.reader(MIND, tmp_path)
     assert db is not None and matching(db, "zombie") == []
+
+
+def tombstones(mind: str, base: Path) -> list[str]:
+    db = search_index.reader(mind, base)
+    assert db is not None
+    return [row[0] for row in db.execute("SELECT id FROM docs WHERE deleted = 1 ORDER BY id")]
+
+
+def test_tombstones_go_once_the_stream_can_no_longer_replay_what_they_guard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    moment = [datetime(2026, 11, 30, 8, 0, tzinfo=UTC)]
+    monkeypatch.setattr(clock, "now", lambda: moment[0])
+    # Given a deleted memory's tombstone
+    search_index.apply_batch(
+        MIND, [Change.upsert(doc("mem_a", "one")), Change(MIND, "mem_a", 1, None)], tmp_path
+    )
+    # When another change is published a day later, it still stands (the stream keeps records 24 h)
+    moment[0] += timedelta(days=1)
+    search_index.apply_batch(MIND, [Change.upsert(doc("mem_b", "two"))], tmp_path)
+    assert tombstones(MIND, tmp_path) == ["mem_a"]
+    # When a change is published once no stream record of the deleted memory can be left
+    moment[0] += timedelta(days=2)
+    search_index.apply_batch(MIND, [Change.upsert(doc("mem_c", "three"))], tmp_path)
+    # Then the tombstone is gone: deleted memories do not grow the index (and every copy of it) forever
+    assert tombstones(MIND, tmp_path) == []
+    db = search_index.reader(MIND, tmp_path)
+    assert db is not None and [row[0] for row in search_index.live_rows(db)] == ["mem_b", "mem_c"]
 
 
 def open_files_under(folder: Path) -> int:

@@ -16,7 +16,7 @@ period, so a reader that opened it a moment ago still gets consistent answers, t
 Every change is version-gated and idempotent, because the stream delivers at least once and may
 replay old records: an upsert applies only if its version is newer than the indexed one, a removal
 only if it is at least the indexed one, and a removal leaves a tombstone so a replayed older image
-cannot bring a deleted memory back.
+cannot bring a deleted memory back (for two days: longer than the stream keeps any record).
 """
 
 from __future__ import annotations
@@ -51,6 +51,10 @@ from synapse.settings import get_settings
 
 SCHEMA_VERSION = "1"
 GRACE_SECONDS = 300.0
+# A tombstone (a removed memory's row, `updated_at` = when it was applied) guards against replays of
+# the memory's older records; the stream keeps a record 24 hours and a memory id never returns, so
+# after two days there is nothing left to guard against and it is dropped at the next publish.
+TOMBSTONE_SECONDS = 2 * 86400.0
 STALE_TEMP_SECONDS = 3600.0
 CURRENT = "CURRENT"
 LOCK = ".writer.lock"
@@ -299,6 +303,15 @@ def _drop_indexed(db: sqlite3.Connection, rowid: int) -> None:
     db.execute("DELETE FROM doc_tags WHERE rowid = ?", (rowid,))
 
 
+def drop_old_tombstones(db: sqlite3.Connection) -> int:
+    """Remove tombstones older than TOMBSTONE_SECONDS (no stream record can contradict them)."""
+    cutoff = clock.to_iso(clock.now() - timedelta(seconds=TOMBSTONE_SECONDS))
+    found = db.execute(
+        "DELETE FROM docs WHERE deleted = 1 AND (updated_at IS NULL OR updated_at < ?)", (cutoff,)
+    )
+    return found.rowcount
+
+
 def apply_change(db: sqlite3.Connection, change: Change) -> bool:
     """Apply one change if its version allows; True when the index changed. Idempotent."""
     row = db.execute("SELECT rowid, version, deleted FROM docs WHERE id = ?", (change.memory_id,)).fetchone()
@@ -306,16 +319,18 @@ def apply_change(db: sqlite3.Connection, change: Change) -> bool:
     if doc is None:
         if row is not None and (row[1] > change.version or (row[2] and row[1] == change.version)):
             return False
+        removed_at = clock.to_iso(clock.now())
         if row is None:
             db.execute(
-                "INSERT INTO docs (id, version, deleted) VALUES (?, ?, 1)", (change.memory_id, change.version)
+                "INSERT INTO docs (id, version, deleted, updated_at) VALUES (?, ?, 1, ?)",
+                (change.memory_id, change.version, removed_at),
             )
             return True
         _drop_indexed(db, row[0])
         db.execute(
             "UPDATE docs SET version = ?, deleted = 1, category = NULL, key = NULL, priority = NULL,"
-            " priority_rank = NULL, updated_at = NULL, expires_at = NULL WHERE rowid = ?",
-            (change.version, row[0]),
+            " priority_rank = NULL, updated_at = ?, expires_at = NULL WHERE rowid = ?",
+            (change.version, removed_at, row[0]),
         )
         return True
     if row is not None and row[1] >= doc.version:
@@ -483,6 +498,8 @@ class Writer:
     def publish(self, now: float | None = None) -> Path | None:
         """Publish if anything changed (a replayed batch publishes nothing); returns the new generation."""
         assert self._db is not None and self._temp is not None
+        if self.changed:
+            drop_old_tombstones(self._db)
         self._db.execute("COMMIT")
         if not self.changed:
             return None
@@ -580,6 +597,9 @@ def _carry_over(db: sqlite3.Connection, current: Path, started_iso: str) -> int:
                 )
                 change = Change.upsert(doc)
             carried += int(apply_change(db, change))
+            if deleted and updated_at:  # a tombstone keeps its age
+                db.execute("UPDATE docs SET updated_at = ? WHERE id = ?", (updated_at, memory_id))
+        drop_old_tombstones(db)
         db.execute("COMMIT")
     finally:
         if db.in_transaction:
