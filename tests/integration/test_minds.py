@@ -275,3 +275,36 @@ def test_a_delete_cut_short_can_be_sent_again_to_finish(
     assert [i for i in scan(dynamo, MEMORIES) if i["pk"] == mind.id] == []
     assert [i for i in scan(dynamo, MINDS) if mind.id in str(i)] == []
     assert_error(api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt), 404)
+
+
+def test_a_delete_cut_short_while_removing_credentials_leaves_none_that_works(
+    api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synapse import signing, tables
+
+    # Given a mind with a Mind Key and a hook, whose DELETE dies right after DynamoDB removed the
+    # listed items of its keys or hooks (the call that did so may have held their lookups too)
+    mind = api.create_mind()
+    hook = api.call("POST", f"/minds/{mind.id}/hooks", token=mind.jwt).json()
+    whole = tables.batch_delete
+
+    def dies_after_listed_items(table: str, keys: list[dict[str, str]]) -> None:
+        listed = [k for k in keys if k["pk"].startswith("MIND#") and k["sk"].startswith(("KEY#", "HOOK#"))]
+        whole(table, listed or keys)
+        if listed:
+            raise TimeoutError("Task timed out")
+
+    monkeypatch.setattr(tables, "batch_delete", dies_after_listed_items)
+    assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 500
+    monkeypatch.undo()
+    # When its owner sends the DELETE again, as they are told to
+    assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 204
+    # Then neither the key nor the hook works any more
+    assert_error(api.call("GET", "/memory", token=mind.key), 401)
+    body = b'{"category":"fact","key":"a","content":"b"}'
+    signed = {
+        signing.HEADER: signing.header_value([hook["secret"]], body),
+        "content-type": "application/json",
+    }
+    assert_error(api.call("POST", f"/hooks/{hook['id']}", raw_body=body, headers=signed), 401)
+    assert [i for i in scan(dynamo, MINDS) if mind.id in str(i)] == []

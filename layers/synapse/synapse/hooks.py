@@ -207,12 +207,13 @@ def delete_hook(owner: str, mind_id: str, hook_id: str) -> None:
     )
 
 
-def hook_keys_of_mind(mind_id: str) -> list[dict[str, str]]:
-    """Every item of the mind's hooks (metadata and lookups), for deleting the mind."""
-    doomed = []
-    for item in _hook_items(mind_id):
-        doomed += [tables.hook_lookup_key(item["id"]), tables.hook_key(mind_id, item["id"])]
-    return doomed
+def hook_keys_of_mind(mind_id: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The keys of the mind's hooks' (lookups, metadata items), for deleting the mind."""
+    found = _hook_items(mind_id)
+    return (
+        [tables.hook_lookup_key(item["id"]) for item in found],
+        [tables.hook_key(mind_id, item["id"]) for item in found],
+    )
 
 
 def rotate_secret(

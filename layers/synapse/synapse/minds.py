@@ -180,10 +180,10 @@ def _key_items(mind_id: str) -> list[dict[str, Any]]:
 
 
 def _delete_keys(mind_id: str) -> None:
-    doomed = []
-    for key in _key_items(mind_id):
-        doomed += [tables.key_hash_key(key["hash"]), tables.mind_key_item_key(mind_id, key["id"])]
-    tables.batch_delete(tables.minds_table(), doomed)
+    """Lookups (what authenticates) before the listed items (what a DELETE sent again finds)."""
+    keys = _key_items(mind_id)
+    tables.batch_delete(tables.minds_table(), [tables.key_hash_key(key["hash"]) for key in keys])
+    tables.batch_delete(tables.minds_table(), [tables.mind_key_item_key(mind_id, key["id"]) for key in keys])
 
 
 def delete_mind(owner: str, mind_id: str) -> None:
@@ -208,7 +208,9 @@ def delete_mind(owner: str, mind_id: str) -> None:
     _delete_keys(mind_id)
     from synapse import hooks, webhooks  # late import: both import this module
 
-    tables.batch_delete(tables.minds_table(), hooks.hook_keys_of_mind(mind_id))
+    lookups, listed = hooks.hook_keys_of_mind(mind_id)
+    tables.batch_delete(tables.minds_table(), lookups)  # first, like the keys' lookups
+    tables.batch_delete(tables.minds_table(), listed)
     # Webhooks stay to deliver the purge's memory.deleted events, then TTL removes them: set here
     # too, since a mind without memories sends no event through the stream that would set it.
     webhooks.expire_orphans(mind_id, webhooks.list_subscriptions(mind_id), clock.now())
