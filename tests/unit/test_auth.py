@@ -98,6 +98,13 @@ def test_no_secret_configured_refuses_every_token(configure: Configure) -> None:
     refused(jwt_for("user-1"))
 
 
+def test_an_asymmetric_token_against_a_shared_secret_is_refused(configure: Configure) -> None:
+    # Given a shared-secret deployment whose allow-list also names RS256 (there is no key for it)
+    configure(SYNAPSE_JWT_ALGORITHMS="HS256,RS256")
+    # Then an RS256 token is a 401, not a crash preparing the secret as an RSA key
+    refused(rsa_key().token())
+
+
 # ---------------------------------------------------------------- JWKS (RS256 / ES256)
 
 

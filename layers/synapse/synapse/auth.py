@@ -70,7 +70,7 @@ def decode_jwt(token: str) -> dict[str, Any]:
         raise Unauthorized("The JWT has expired.") from None
     except jwt.PyJWKClientError:
         raise Unauthorized("The JWT's signing key is not in the configured JWKS.") from None
-    except jwt.InvalidTokenError as error:
+    except jwt.PyJWTError as error:  # InvalidTokenError, and the key errors a hostile header provokes
         raise Unauthorized(f"The JWT is not valid: {error}.") from None
     if not isinstance(claims.get("sub"), str) or not 1 <= len(claims["sub"]) <= SUB_MAX_CHARS:
         raise Unauthorized(f"The JWT's sub claim must be a string of 1-{SUB_MAX_CHARS} characters.")
