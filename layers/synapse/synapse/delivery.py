@@ -18,6 +18,7 @@ semantics (`install_queue`, see `infra/local_queue.py`).
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import math
@@ -252,12 +253,13 @@ class _Deadline:
     """Shuts a connection's socket down once `seconds` have passed, whatever is blocked on it.
 
     A socket timeout bounds each read only: a receiver trickling a byte at a time would hold an
-    attempt (and its Lambda) for ever. The file descriptor is shut down rather than an object,
-    since TLS wraps (and detaches) the socket; the lock keeps a closed, reused descriptor safe.
+    attempt (and its Lambda) for ever. The shutdown goes through a duplicate of the socket's
+    descriptor, held until `close`: TLS wraps (and detaches) the original, and a bare descriptor
+    number could by then name another connection.
     """
 
     def __init__(self, sock: socket.socket, seconds: float) -> None:
-        self._fd = sock.fileno()
+        self._handle = sock.dup()
         self._lock = threading.Lock()
         self._open = True
         self.expired = False
@@ -270,19 +272,14 @@ class _Deadline:
             if not self._open:
                 return
             self.expired = True
-            view = socket.socket(fileno=self._fd)
-            try:
-                view.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            finally:
-                view.detach()
+            with contextlib.suppress(OSError):  # the receiver may have hung up already
+                self._handle.shutdown(socket.SHUT_RDWR)
 
     def close(self, *closing: socket.socket | http.client.HTTPConnection) -> None:
         with self._lock:
             self._open = False
             self._timer.cancel()
-            for thing in closing:
+            for thing in (*closing, self._handle):
                 thing.close()
 
 
