@@ -110,3 +110,30 @@ def test_a_receiver_trickling_its_answer_cannot_hold_a_post_past_its_timeout() -
         delivery.post(target, b"{}", {"Content-Type": "application/json"}, timeout=0.5)
     thread.join(5)
     server.close()
+
+
+def test_a_host_whose_addresses_hang_cannot_stretch_a_post_past_its_timeout() -> None:
+    # Given a host whose first addresses never take the connection (a full backlog drops the
+    # handshake) and whose last one answers at once
+    answering = socket.create_server(("127.0.0.1", 0))
+    port = answering.getsockname()[1]
+    hanging = socket.create_server(("127.0.0.2", port), backlog=0)
+    queued = socket.create_connection(("127.0.0.2", port))  # fills the backlog
+
+    def answer() -> None:
+        connection, _ = answering.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    addresses = ("127.0.0.2", "127.0.0.2", "127.0.0.2", "127.0.0.1")
+    target = ssrf.Target(f"http://h.example:{port}/", "http", "h.example", port, "/", addresses)
+    # When a POST with a 0.5 s timeout goes to it
+    # Then the timeout bounds the whole attempt: the slow addresses use it up, nothing is reached
+    with pytest.raises(TimeoutError):
+        delivery.post(target, b"{}", {"Content-Type": "application/json"}, timeout=0.5)
+    for sock in (queued, hanging, answering):
+        sock.close()
+    thread.join(1)

@@ -233,12 +233,16 @@ class _PinnedConnection(http.client.HTTPConnection):
         self.sock = sock
 
 
-def _connect(target: ssrf.Target, timeout: float) -> socket.socket:
+def _connect(target: ssrf.Target, deadline: float) -> socket.socket:
+    """A socket connected to the first address that takes it before `deadline` (monotonic)."""
     last: OSError | None = None
     for address in target.addresses:  # numeric addresses: no DNS lookup happens here
+        left = deadline - time.monotonic()
+        if left <= 0:  # many addresses that hang must not add up their timeouts
+            raise last or TimeoutError("no address took the connection in time")
         family = socket.AF_INET6 if ":" in address else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.settimeout(timeout)
+        sock.settimeout(left)
         try:
             sock.connect((address, target.port))
         except OSError as error:
@@ -286,11 +290,13 @@ class _Deadline:
 def post(target: ssrf.Target, body: bytes, headers: dict[str, str], timeout: float = TIMEOUT_SECONDS) -> int:
     """POST `body` to the checked target (no redirects followed); the response status.
 
-    `timeout` bounds the whole exchange, not only each read (TimeoutError past it).
+    `timeout` bounds the whole attempt, connecting included, not only each read (TimeoutError past it).
     """
-    sock = _connect(target, timeout)
-    connection = _PinnedConnection(target, sock, timeout)
-    deadline = _Deadline(sock, timeout)
+    ends = time.monotonic() + timeout
+    sock = _connect(target, ends)
+    left = max(0.0, ends - time.monotonic())
+    connection = _PinnedConnection(target, sock, left)
+    deadline = _Deadline(sock, left)
     late = TimeoutError(f"no complete answer within {timeout:g} s")
     try:
         connection.request("POST", target.path, body=body, headers=headers)
