@@ -448,6 +448,36 @@ def test_a_replay_with_the_same_idempotency_key_returns_the_first_answer_and_sto
     assert all(m["version"] == 1 for m in before)
 
 
+def test_a_delivery_cut_short_while_recording_its_answer_is_still_applied_only_once(
+    api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synapse import tables
+
+    # Given a delivery with an Idempotency-Key whose invocation dies right after DynamoDB recorded
+    # its answer under one of its claims (its signature's) but not yet the other (its key's)
+    mind = api.create_mind()
+    hook = create_hook(api, mind)
+    client = tables.client()
+    record = client.update_item
+
+    def dies_after_one_answer(**params: Any) -> Any:
+        answered = record(**params)
+        if "answer" in params.get("UpdateExpression", ""):
+            raise TimeoutError("Task timed out")
+        return answered
+
+    monkeypatch.setattr(client, "update_item", dies_after_one_answer)
+    key = {"Idempotency-Key": "conversation-43"}
+    deliver(api, hook, batch(2), headers=key)  # applied; its answer was a 500 if the death came
+    monkeypatch.undo()
+    before = stored_memories(dynamo, mind)
+    # When the sender retries it, signed anew
+    again = deliver(api, hook, batch(2), headers=key, at=int(time.time()) + 5)
+    # Then it gets the first answer, and nothing is applied twice
+    assert again.status == 200 and again.headers.get("Idempotent-Replayed") == "true", again.text
+    assert [m["version"] for m in stored_memories(dynamo, mind)] == [m["version"] for m in before] == [1, 1]
+
+
 def test_an_exact_replay_without_a_key_is_caught_by_its_signature(api: Api, dynamo: Any) -> None:
     # Given a delivery without Idempotency-Key
     mind = api.create_mind()

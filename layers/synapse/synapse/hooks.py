@@ -411,19 +411,30 @@ def _acquire(claim: _Claim) -> Delivered | None:
 
 
 def _finish(claim: _Claim, answer: Delivered) -> None:
+    """Record the answer on every claim at once: one left pending (the invocation dying between
+    two writes) would make a retry carrying only that key wait, then apply the delivery again."""
     blob = zlib.compress(json.dumps({"status": answer.status, "body": answer.body}).encode())
-    for key in claim.keys:
+    updates = [
+        {
+            "TableName": tables.minds_table(),
+            "Key": tables.dump(key),
+            "UpdateExpression": "SET #state = :done, answer = :answer",
+            "ConditionExpression": "#token = :token",
+            "ExpressionAttributeNames": {"#state": "state", "#token": "token"},
+            "ExpressionAttributeValues": tables.values(done="done", answer=blob, token=claim.token),
+        }
+        for key in claim.keys
+    ]
+    try:
+        tables.transact([{"Update": update} for update in updates])
+        return
+    except tables.client().exceptions.TransactionCanceledException:
+        pass  # a claim lapsed and another invocation took it over: record ours where it still holds
+    for update in updates:
         try:
-            tables.client().update_item(
-                TableName=tables.minds_table(),
-                Key=tables.dump(key),
-                UpdateExpression="SET #state = :done, answer = :answer",
-                ConditionExpression="#token = :token",
-                ExpressionAttributeNames={"#state": "state", "#token": "token"},
-                ExpressionAttributeValues=tables.values(done="done", answer=blob, token=claim.token),
-            )
+            tables.client().update_item(**update)
         except tables.client().exceptions.ConditionalCheckFailedException:
-            pass  # our claim lapsed and another invocation took it over; its answer stands
+            pass  # that invocation's answer stands
 
 
 def _touch(mind_id: str, hook_id: str) -> None:
