@@ -166,6 +166,28 @@ def test_rotation_grace_is_bounded(api: Api) -> None:
     assert_error(negative, 422, field="grace_seconds", rule="range")
 
 
+def test_a_rotation_racing_the_hooks_deletion_is_a_404(
+    api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synapse import tables
+
+    # Given a hook that its owner deletes right as its rotation lands
+    mind = api.create_mind()
+    hook = create_hook(api, mind)
+    rotate = tables.transact
+
+    def rotated_then_deleted(operations: list[dict[str, Any]]) -> None:
+        monkeypatch.setattr(tables, "transact", rotate)  # once
+        rotate(operations)
+        assert api.call("DELETE", f"/minds/{mind.id}/hooks/{hook.id}", token=mind.jwt).status == 204
+
+    monkeypatch.setattr(tables, "transact", rotated_then_deleted)
+    # When the rotation answers
+    answer = api.call("POST", f"/minds/{mind.id}/hooks/{hook.id}/rotate", token=mind.jwt, json_body={})
+    # Then it is a 404 like the hook's, not a 500
+    assert_error(answer, 404)
+
+
 # ---------------------------------------------------------------- deliveries: storing
 
 

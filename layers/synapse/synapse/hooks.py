@@ -262,7 +262,9 @@ def rotate_secret(
         )
     except tables.client().exceptions.TransactionCanceledException:
         raise Conflict("The hook was rotated or revoked at the same moment; look again and retry.") from None
-    item = tables.get(tables.minds_table(), tables.hook_key(mind_id, hook_id)) or {}
+    item = tables.get(tables.minds_table(), tables.hook_key(mind_id, hook_id))
+    if item is None:  # revoked the moment it was rotated
+        raise NotFound(f"No hook {hook_id[:80]!r} on this mind.")
     return {**_public(item, base), "secret": secret}
 
 
