@@ -4,10 +4,10 @@ No JWT or Mind Key: the route has no authorizer; `Synapse-Signature` authenticat
 """
 
 from synapse import hooks
-from synapse.http import Request, Response, endpoint
+from synapse.http import Request, Response, public_endpoint
 
 
-@endpoint
+@public_endpoint
 def handler(request: Request) -> Response:
     delivered = hooks.receive(request)
     return Response.json(delivered.body, delivered.status, delivered.headers)

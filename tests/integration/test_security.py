@@ -11,6 +11,7 @@ from typing import Any
 import jwt
 import pytest
 
+from infra import template
 from tests.support.api import TEST_JWT_SECRET, Api, MindHandle, jwt_for, memory_body
 from tests.support.checks import as_agent, as_user, assert_error
 from tests.support.jwks import Jwks
@@ -207,6 +208,19 @@ def test_bad_credentials_are_a_401_with_www_authenticate(api: Api, mine: MindHan
 def test_no_credential_at_all_is_a_401(api: Api) -> None:
     assert_error(api.call("GET", "/memory"), 401)
     assert_error(api.call("POST", "/minds", json_body={"name": "x"}), 401)
+
+
+@pytest.mark.parametrize("route", [r for r in template.routes() if r.authorized], ids=lambda r: r.route_key)
+def test_without_a_credential_every_route_is_a_401_before_it_looks_at_the_body(
+    api: Api, route: template.Route
+) -> None:
+    # Given a request with no credential and a body that breaks every body rule (too big, not JSON)
+    path = re.sub(r"\{\w+\}", "m_someone", route.path)
+    body = b"{not json" + b" " * (70 * 1024)
+    # When it reaches any route behind the authorizer
+    answer = api.call(route.method, path, raw_body=body, headers={"Content-Type": "text/plain"})
+    # Then the answer is the 401, not a 413/415/400/422 about the body
+    assert_error(answer, 401)
 
 
 # ---------------------------------------------------------------- source follows the credential

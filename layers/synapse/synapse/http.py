@@ -236,9 +236,7 @@ def error_response(error: SynapseError, request_id: str) -> Response:
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-def endpoint(function: Callable[[Request], Response]) -> Handler:
-    """Wrap a handler: logging with request id, tracing, metrics, and domain errors → HTTP."""
-
+def _wrap(function: Callable[[Request], Response], authenticated: bool) -> Handler:
     @logger.inject_lambda_context(log_event=False, clear_state=True)
     @tracer.capture_lambda_handler(capture_response=False)
     @metrics.log_metrics
@@ -249,7 +247,10 @@ def endpoint(function: Callable[[Request], Response]) -> Handler:
         )
         logger.append_keys(request_id=request_id)
         try:
-            response = function(Request.from_event(event, request_id))
+            request = Request.from_event(event, request_id)
+            if authenticated:
+                request.principal  # noqa: B018 - a missing or bad credential is a 401 before anything else
+            response = function(request)
         except SynapseError as error:
             response = error_response(error, request_id)
         except Exception:
@@ -261,3 +262,15 @@ def endpoint(function: Callable[[Request], Response]) -> Handler:
 
     wrapped: Handler = handler
     return wrapped
+
+
+def endpoint(function: Callable[[Request], Response]) -> Handler:
+    """Wrap a handler: the caller's credential first (401), then logging with request id, tracing,
+    metrics, and domain errors → HTTP. Every route behind the authorizer uses this."""
+    return _wrap(function, authenticated=True)
+
+
+def public_endpoint(function: Callable[[Request], Response]) -> Handler:
+    """`endpoint` for a route without the authorizer, which authenticates the request itself
+    (signed hook deliveries)."""
+    return _wrap(function, authenticated=False)
