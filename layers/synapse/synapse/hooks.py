@@ -158,20 +158,7 @@ def create_hook(owner: str, mind_id: str, label: str, base: str = "") -> dict[st
         "mind_id": mind_id,
         "secret": sealed.seal(secret, _bound(hook_id)),
     }
-    # The mind must still exist when the hook lands: a hook of a deleted mind would outlive it.
-    alive = {
-        "ConditionCheck": {
-            "TableName": tables.minds_table(),
-            "Key": tables.dump(tables.mind_key(mind_id)),
-            "ConditionExpression": "attribute_exists(pk)",
-        }
-    }
-    try:
-        tables.transact([alive, _put(item), _put(lookup)])
-    except tables.client().exceptions.TransactionCanceledException as error:
-        if tables.cancellation_codes(error)[:1] == ["ConditionalCheckFailed"]:
-            raise NotFound(f"No mind {mind_id!r}.") from None
-        raise
+    minds.transact_in_live_mind(mind_id, [_put(item), _put(lookup)])
     return {**_public(item, base), "secret": secret}
 
 

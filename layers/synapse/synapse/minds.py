@@ -62,6 +62,29 @@ def _key_public(item: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- minds
 
 
+def mind_exists_check(mind_id: str) -> dict[str, Any]:
+    """A transaction operation that holds only while the mind exists."""
+    return {
+        "ConditionCheck": {
+            "TableName": tables.minds_table(),
+            "Key": tables.dump(tables.mind_key(mind_id)),
+            "ConditionExpression": "attribute_exists(pk)",
+        }
+    }
+
+
+def transact_in_live_mind(mind_id: str, operations: list[dict[str, Any]]) -> None:
+    """Commit `operations` only while the mind exists, so nothing written can outlive a deleted
+    mind (a key, a hook, a webhook). 404 if it is gone; other cancellations are raised as they are.
+    """
+    try:
+        tables.transact([mind_exists_check(mind_id), *operations])
+    except tables.client().exceptions.TransactionCanceledException as error:
+        if tables.cancellation_codes(error)[:1] == ["ConditionalCheckFailed"]:
+            raise NotFound(f"No mind {mind_id!r}.") from None
+        raise
+
+
 def get_mind(mind_id: str) -> Mind:
     item = (
         tables.get(tables.minds_table(), tables.mind_key(mind_id)) if looks_like_id("m_", mind_id) else None
@@ -224,20 +247,7 @@ def delete_mind(owner: str, mind_id: str) -> None:
 def create_key(owner: str, mind_id: str, label: str) -> dict[str, Any]:
     owned_mind(owner, mind_id)
     ops, shown = _key_operations(mind_id, label)
-    # The mind must still exist when the key lands: a key for a deleted mind would outlive it.
-    alive = {
-        "ConditionCheck": {
-            "TableName": tables.minds_table(),
-            "Key": tables.dump(tables.mind_key(mind_id)),
-            "ConditionExpression": "attribute_exists(pk)",
-        }
-    }
-    try:
-        tables.transact([alive, *ops])
-    except tables.client().exceptions.TransactionCanceledException as error:
-        if tables.cancellation_codes(error)[:1] == ["ConditionalCheckFailed"]:
-            raise NotFound(f"No mind {mind_id!r}.") from None
-        raise
+    transact_in_live_mind(mind_id, ops)
     return shown
 
 

@@ -186,16 +186,6 @@ def _registry_op(mind_id: str, delta: int) -> dict[str, Any]:
     }
 
 
-def _mind_alive(mind_id: str) -> dict[str, Any]:
-    return {
-        "ConditionCheck": {
-            "TableName": tables.minds_table(),
-            "Key": tables.dump(tables.mind_key(mind_id)),
-            "ConditionExpression": "attribute_exists(pk)",
-        }
-    }
-
-
 # ---------------------------------------------------------------- reads
 
 
@@ -254,7 +244,6 @@ def create(owner: str, mind_id: str, body: WebhookWrite) -> dict[str, Any]:
         sealed_secret=sealed.seal(secret, _bound_to(mind_id, webhook_id)),
     )
     operations = [
-        _mind_alive(mind_id),
         {
             "Put": {
                 "TableName": tables.minds_table(),
@@ -265,12 +254,7 @@ def create(owner: str, mind_id: str, body: WebhookWrite) -> dict[str, Any]:
     ]
     if events.EXPIRING in subscription.events:
         operations.append(_registry_op(mind_id, 1))
-    try:
-        tables.transact(operations)
-    except tables.client().exceptions.TransactionCanceledException as error:
-        if tables.cancellation_codes(error)[:1] == ["ConditionalCheckFailed"]:
-            raise NotFound(f"No mind {mind_id!r}.") from None
-        raise
+    minds.transact_in_live_mind(mind_id, operations)
     return {**subscription.public(), "secret": secret}
 
 
@@ -291,7 +275,7 @@ def update(owner: str, mind_id: str, webhook_id: str, patch: WebhookPatch) -> di
                 changes |= {"failing_since": None, "disabled_reason": None}
         new = replace(old, **changes)
         operations: list[dict[str, Any]] = [
-            _mind_alive(mind_id),  # a deleted mind's webhook has its TTL: a Put must not drop it
+            minds.mind_exists_check(mind_id),  # a deleted mind's webhook has its TTL: a Put must not drop it
             {
                 "Put": {
                     "TableName": tables.minds_table(),
