@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import pytest
+from synapse import store, tables
 
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user, assert_error
@@ -347,6 +348,33 @@ def test_pagination_with_a_filter_that_skips_most_items(
             break
         query = {**query, "cursor": page["next_cursor"]}
     assert seen == tagged[::-1]
+
+
+def test_a_selective_filter_reads_a_bounded_amount_per_request_and_still_finds_everything(
+    api: Api, mind: MindHandle, ticking_clock: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given 30 memories of which only the two oldest carry the tag, and a small read budget
+    ids = [
+        api.store(mind, key=f"m{i}", tags=["rare"] if i < 2 else ["common"]).json()["id"] for i in range(30)
+    ]
+    monkeypatch.setattr(store, "LIST_READ_BUDGET", 8)
+    # When the tag is listed, following next_cursor
+    seen: list[str] = []
+    reads_per_request: list[int] = []
+    query: dict[str, Any] = {"limit": 3, "tag": "rare"}
+    while True:
+        before = tables.reads["query"]
+        page = api.call("GET", "/memory", query=query, **as_user(mind)).json()
+        reads_per_request.append(tables.reads["query"] - before)
+        seen += [m["id"] for m in page["memories"]]
+        if not page["next_cursor"]:
+            break
+        query = {**query, "cursor": page["next_cursor"]}
+    # Then no request read much past the budget, the early pages are empty but carry a cursor,
+    # and the walk still finds both tagged memories, newest first, once each
+    assert max(reads_per_request) <= 8
+    assert len(reads_per_request) > 1
+    assert seen == ids[:2][::-1]
 
 
 def test_list_limit_defaults_to_20_and_an_exact_last_page_has_no_cursor(api: Api, mind: MindHandle) -> None:

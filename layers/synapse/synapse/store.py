@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from synapse.http import Request
 
 MAX_ATTEMPTS = 60
+LIST_READ_BUDGET = 1000  # items one GET /memory may read before it answers with a cursor
 _MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
 _INVERTED_BASE = 10**17
 
@@ -349,7 +350,12 @@ def _filter_expression(filters: ListFilters, now: str) -> tuple[str | None, dict
 
 
 def list_memories(mind_id: str, filters: ListFilters, limit: int, after: str | None) -> Page:
-    """Newest first (by created_at): reads until `limit` matches plus one, to know whether more exist."""
+    """Newest first (by created_at): reads until `limit` matches plus one, to know whether more exist.
+
+    A selective filter on a large mind could read on and on, so one request reads at most about
+    LIST_READ_BUDGET items; it then answers what it found (maybe fewer than `limit`, maybe none)
+    with a cursor where it stopped. Clients already follow `next_cursor` until it is null.
+    """
     scope = filters.scope()
     params: dict[str, Any] = {
         "TableName": tables.memories_table(),
@@ -367,15 +373,19 @@ def list_memories(mind_id: str, filters: ListFilters, limit: int, after: str | N
     if after:
         params["ExclusiveStartKey"] = tables.dump(cursor.decode(after, mind_id, scope))
     found: list[dict[str, Any]] = []
-    for items, _ in tables.query_pages(**params):
+    stopped_at: dict[str, Any] | None = None
+    for pages, (items, last_key) in enumerate(tables.query_pages(**params), start=1):
         found += items
         if len(found) > limit:
+            break
+        if last_key and pages * params["Limit"] >= LIST_READ_BUDGET:
+            stopped_at = tables.load(last_key)
             break
     memories = [memory_from_item(i) for i in found[:limit]]
     next_cursor = None
     if len(found) > limit:
         last = found[limit - 1]
-        next_cursor = cursor.encode(
-            mind_id, scope, {"pk": last["pk"], "sk": last["sk"], "created_sk": last["created_sk"]}
-        )
+        stopped_at = {"pk": last["pk"], "sk": last["sk"], "created_sk": last["created_sk"]}
+    if stopped_at is not None:
+        next_cursor = cursor.encode(mind_id, scope, stopped_at)
     return Page(memories, next_cursor)
