@@ -29,6 +29,9 @@ Minds table:
 
 from __future__ import annotations
 
+import itertools
+import random
+import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
@@ -202,12 +205,16 @@ def query_all(**params: Any) -> Iterator[Item]:
 
 
 def batch_delete(table: str, keys: list[dict[str, str]]) -> None:
-    """Delete keys 25 at a time, resending whatever DynamoDB returns unprocessed."""
+    """Delete keys 25 at a time, resending what DynamoDB returns unprocessed after a growing pause
+    (unprocessed items mean the table is throttling: resending at once only adds to it)."""
     for start in range(0, len(keys), 25):
         pending: list[Any] = [{"DeleteRequest": {"Key": dump(k)}} for k in keys[start : start + 25]]
-        while pending:
+        for attempt in itertools.count():
             answer = client().batch_write_item(RequestItems={table: pending})
             pending = answer.get("UnprocessedItems", {}).get(table, [])
+            if not pending:
+                break
+            time.sleep(min(2.0, 0.05 * 2**attempt) * random.uniform(0.5, 1.0))
 
 
 def transact(operations: list[dict[str, Any]]) -> None:
