@@ -83,6 +83,7 @@ def test_the_loopback_opt_in_allows_loopback_and_nothing_else() -> None:
         ("https://user:pw@hooks.example.com/x", "format"),
         ("https:///x", "format"),
         ("https://hooks.example.com:99999/x", "format"),
+        ("https://hooks.example.com:0/x", "port"),
         ("https://hooks.example.com/a b", "format"),
         ("https://hooks.example.com/" + "a" * 2100, "length"),
     ],

@@ -119,6 +119,8 @@ def parse(url: str, allow_loopback: bool = False) -> tuple[str, str, int, str]:
     host = (parts.hostname or "").rstrip(".")
     if not host:
         raise Refused("format", "must name a host")
+    if port == 0:
+        raise Refused("port", "must name a port from 1 to 65535 (or none)")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     # The request line is ASCII: other characters go percent-encoded as UTF-8 (escapes stay as sent).
     path = quote(path, safe="!#$%&'()*+,/:;=?@[]~")
