@@ -18,26 +18,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench_env import BENCH_ENV
+
 ROOT = Path(__file__).resolve().parent.parent
 LAYER = ROOT / "layers" / "synapse"
 FUNCTIONS = ROOT / "functions"
 
-ENV = {
-    "PATH": os.environ.get("PATH", ""),
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
-    "SYNAPSE_MEMORIES_TABLE": "bench-memories",
-    "SYNAPSE_MINDS_TABLE": "bench-minds",
-    "SYNAPSE_JWT_SECRET": "bench-jwt-secret-0123456789abcdef0123456789",
-    "SYNAPSE_KEY_PEPPER": "bench-pepper-0123456789abcdef0123456789",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_SERVICE_NAME": "synapse",
-    "POWERTOOLS_METRICS_NAMESPACE": "Synapse",
-    "PYTHONDONTWRITEBYTECODE": "1",
-}
+ENV = {**BENCH_ENV, "PATH": os.environ.get("PATH", ""), "PYTHONDONTWRITEBYTECODE": "1"}
 
 # The child prints the seconds its one import took, on its last line.
 _TIMED_IMPORT = (

@@ -20,25 +20,11 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from bench_env import BENCH_ENV
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
-os.environ.update(
-    {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_REGION": "us-east-1",
-        "SYNAPSE_MEMORIES_TABLE": "bench-memories",
-        "SYNAPSE_MINDS_TABLE": "bench-minds",
-        "SYNAPSE_JWT_SECRET": "bench-jwt-secret-0123456789abcdef0123456789",
-        "SYNAPSE_KEY_PEPPER": "bench-pepper-0123456789abcdef0123456789",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_SERVICE_NAME": "synapse",
-        "POWERTOOLS_METRICS_NAMESPACE": "Synapse",
-        "POWERTOOLS_LOG_LEVEL": "WARNING",
-    }
-)
+os.environ.update({**BENCH_ENV, "POWERTOOLS_LOG_LEVEL": "WARNING"})
 os.environ.pop("SYNAPSE_DYNAMODB_ENDPOINT", None)
 
 import boto3  # noqa: E402
