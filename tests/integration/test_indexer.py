@@ -19,18 +19,11 @@ from infra.rebuild import main as rebuild_main
 from infra.stream_pump import StreamReader, indexer_function
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent
-from tests.support.settings import Configure
+from tests.support.index import index_root_fixture as index_root_fixture
 from tests.support.settings import configure_fixture as configure_fixture
 
 Records = list[dict[str, Any]]
 EVENTS = template.ROOT / "events"
-
-
-@pytest.fixture
-def index_root(configure: Configure, tmp_path: Path) -> Path:
-    root = tmp_path / "index"
-    configure(SYNAPSE_INDEX_DIR=str(root))
-    return root
 
 
 @pytest.fixture

@@ -15,17 +15,10 @@ from infra.gateway import HttpResponse
 from infra.stream_pump import Pump, StreamReader
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user, assert_error
-from tests.support.settings import Configure
+from tests.support.index import index_root_fixture as index_root_fixture
 from tests.support.settings import configure_fixture as configure_fixture
 
 LEAK_MARKERS = ("traceback", "fts5", "sqlite", "syntax error", 'file "', "operationalerror")
-
-
-@pytest.fixture
-def index_root(configure: Configure, tmp_path: Path) -> Path:
-    root = tmp_path / "index"
-    configure(SYNAPSE_INDEX_DIR=str(root))
-    return root
 
 
 @pytest.fixture

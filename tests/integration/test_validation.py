@@ -19,9 +19,8 @@ def mind(api: Api) -> MindHandle:
     return api.create_mind()
 
 
-def post_memory(api: Api, mind: MindHandle, body: Any) -> Any:
-    """POST /memory with the body as UTF-8 JSON (not \\u-escaped), so sizes are what they look like."""
-    raw = json.dumps(body, ensure_ascii=False).encode()
+def post_raw(api: Api, mind: MindHandle, raw: bytes) -> Any:
+    """POST /memory with exactly these bytes as a JSON body, as the mind's owner."""
     return api.call(
         "POST",
         "/memory",
@@ -29,6 +28,11 @@ def post_memory(api: Api, mind: MindHandle, body: Any) -> Any:
         token=mind.jwt,
         headers={"Content-Type": "application/json", "X-Mind-Id": mind.id},
     )
+
+
+def post_memory(api: Api, mind: MindHandle, body: Any) -> Any:
+    """POST /memory with the body as UTF-8 JSON (not \\u-escaped), so sizes are what they look like."""
+    return post_raw(api, mind, json.dumps(body, ensure_ascii=False).encode())
 
 
 # ---------------------------------------------------------------- 422: each field rule
@@ -154,25 +158,13 @@ def test_key_label_rules(api: Api, mind: MindHandle) -> None:
     ],
 )
 def test_malformed_json_is_a_400(api: Api, mind: MindHandle, raw: bytes) -> None:
-    answer = api.call(
-        "POST",
-        "/memory",
-        raw_body=raw,
-        headers={"Content-Type": "application/json", "X-Mind-Id": mind.id},
-        token=mind.jwt,
-    )
+    answer = post_raw(api, mind, raw)
     assert_error(answer, 400)
 
 
 @pytest.mark.parametrize("raw", [b"[]", b'["category", "fact"]', b'"a string"', b"42", b"null", b"true"])
 def test_json_that_is_not_an_object_is_a_400(api: Api, mind: MindHandle, raw: bytes) -> None:
-    answer = api.call(
-        "POST",
-        "/memory",
-        raw_body=raw,
-        headers={"Content-Type": "application/json", "X-Mind-Id": mind.id},
-        token=mind.jwt,
-    )
+    answer = post_raw(api, mind, raw)
     assert "object" in assert_error(answer, 400)["message"]
 
 
