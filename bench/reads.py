@@ -37,13 +37,13 @@ CATEGORIES = ["identity", "preference", "fact", "project", "skill", "mistake", "
 
 
 def items_read() -> int:
-    from synapse import tables
+    from synapse.storage import tables
 
     return sum(tables.reads.values())
 
 
 def populate(mind_id: str, total: int, now: datetime) -> None:
-    from synapse import model, store
+    from synapse.memory import model, store
 
     rng = random.Random(7)
     critical = set(range(min(20, total)))
@@ -81,7 +81,10 @@ def main() -> int:
             boto3.client("dynamodb", region_name="us-east-1"),
             {"MemoriesTable": "bench-memories", "MindsTable": "bench-minds"},
         )
-        from synapse import clock, minds, reads, tables
+        from synapse.core import clock
+        from synapse.memory import reads
+        from synapse.minds import minds
+        from synapse.storage import tables
 
         now = clock.now()
         mind, _ = minds.create_mind("bench-user", "Bench Mind")

@@ -25,7 +25,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
 
-from synapse import search, search_index, tables  # noqa: E402
+from synapse.search import index as search_index  # noqa: E402
+from synapse.search import service as search  # noqa: E402
+from synapse.storage import tables  # noqa: E402
 
 SEED = 20261130
 REPEATS = 3

@@ -41,7 +41,7 @@ Handler = Callable[[dict[str, Any], Any], Any]
 
 
 def _now() -> float:
-    from synapse import clock
+    from synapse.core import clock
 
     return clock.now().timestamp()
 
@@ -170,7 +170,7 @@ class Worker:
 
 def start(stop: threading.Event) -> threading.Thread:
     """Install an in-process queue for the layer and deliver from it until `stop` is set."""
-    from synapse import delivery
+    from synapse.webhooks import delivery
 
     queue = LocalQueue()
     delivery.install_queue(queue)

@@ -276,7 +276,7 @@ class RequestHandler(BaseHTTPRequestHandler):
 def dev_token() -> str | None:
     """An HS256 JWT for `local-user`, signed with the secret the authorizer checks (None with JWKS)."""
     import jwt
-    from synapse.settings import get_settings
+    from synapse.core.settings import get_settings
 
     settings = get_settings()
     if settings.jwks_url or "HS256" not in settings.jwt_algorithms:

@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
         # A local endpoint (moto, DynamoDB Local) takes any credentials; botocore still wants some.
         for name, value in {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}.items():
             os.environ.setdefault(name, value)
-    from synapse import search_index
+    from synapse.search import index as search_index
 
     parser = argparse.ArgumentParser(prog="python -m infra.rebuild", description=__doc__.split("\n")[0])
     parser.add_argument("mind_ids", nargs="*", metavar="mind_id")

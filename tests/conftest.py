@@ -39,7 +39,7 @@ TABLE_NAMES = {"MemoriesTable": "test-memories", "MindsTable": "test-minds"}
 @pytest.fixture
 def dynamo() -> Iterator[object]:
     """Fresh moto DynamoDB with the template's tables."""
-    from synapse import tables
+    from synapse.storage import tables
 
     motofix.apply()
     with mock_aws():

@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from synapse.auth import authorize
-from synapse.observability import logger
+from synapse.auth.auth import authorize
+from synapse.core.observability import logger
 
 
 @logger.inject_lambda_context(log_event=False, clear_state=True)

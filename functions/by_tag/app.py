@@ -1,7 +1,7 @@
 """GET /memory/by-tag — memories carrying a tag (case-insensitive), recall order, paginated."""
 
-from synapse import reads
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory import reads
 
 
 @endpoint

@@ -1,7 +1,7 @@
 """POST /minds/{mind_id}/hooks — a new inbound hook: its URL and signing secret (shown once)."""
 
-from synapse import hooks
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.webhooks import hooks
 
 
 @endpoint

@@ -1,8 +1,8 @@
 """POST /minds/{mind_id}/keys — a new Mind Key (shown once)."""
 
-from synapse import minds
-from synapse.http import Request, Response, endpoint
-from synapse.model import KeyWrite
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory.model import KeyWrite
+from synapse.minds import minds
 
 
 @endpoint

@@ -1,8 +1,8 @@
 """POST /minds — a new mind and its first Mind Key (shown once)."""
 
-from synapse import minds
-from synapse.http import Request, Response, endpoint
-from synapse.model import MindWrite
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory.model import MindWrite
+from synapse.minds import minds
 
 
 @endpoint

@@ -1,7 +1,7 @@
 """POST /minds/{mind_id}/webhooks — subscribe an HTTPS endpoint to the mind's events (secret shown once)."""
 
-from synapse import webhooks
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.webhooks import subscriptions as webhooks
 
 
 @endpoint

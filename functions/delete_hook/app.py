@@ -1,7 +1,7 @@
 """DELETE /minds/{mind_id}/hooks/{hook_id} — revoke an inbound hook at once."""
 
-from synapse import hooks
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.webhooks import hooks
 
 
 @endpoint

@@ -1,7 +1,7 @@
 """DELETE /memory/{id} — for good."""
 
-from synapse import store
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory import store
 
 
 @endpoint

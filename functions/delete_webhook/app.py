@@ -1,7 +1,7 @@
 """DELETE /minds/{mind_id}/webhooks/{webhook_id} — unsubscribe (queued events are dropped)."""
 
-from synapse import webhooks
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.webhooks import subscriptions as webhooks
 
 
 @endpoint

@@ -4,8 +4,8 @@ receiver holds up no other; a message whose retry could not be queued is reporte
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from synapse import delivery
-from synapse.observability import logger, metrics
+from synapse.core.observability import logger, metrics
+from synapse.webhooks import delivery
 
 
 def _deliver(record: dict[str, Any]) -> str:

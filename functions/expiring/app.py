@@ -1,7 +1,7 @@
 """GET /memory/expiring — memories expiring within a window (default 7d), soonest first, paginated."""
 
-from synapse import reads
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory import reads
 
 
 @endpoint

@@ -3,8 +3,8 @@
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
-from synapse import delivery
-from synapse.observability import logger, metrics
+from synapse.core.observability import logger, metrics
+from synapse.webhooks import delivery
 
 
 @logger.inject_lambda_context(log_event=False, clear_state=True)

@@ -3,8 +3,8 @@
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
-from synapse import search_index
-from synapse.observability import logger, metrics
+from synapse.core.observability import logger, metrics
+from synapse.search import index as search_index
 
 # A batch whose every record fails is reported like any other (Lambda retries from the first failure).
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)

@@ -1,7 +1,7 @@
 """GET /minds/{mind_id}/webhooks/{webhook_id}/deliveries — recent attempts, newest first."""
 
-from synapse import delivery
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.webhooks import delivery
 
 LIMIT_DEFAULT, LIMIT_MAX = 50, 100
 

@@ -1,7 +1,7 @@
 """GET /minds/{mind_id}/hooks — the mind's inbound hooks, without secrets."""
 
-from synapse import hooks
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.webhooks import hooks
 
 
 @endpoint

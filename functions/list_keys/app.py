@@ -1,7 +1,7 @@
 """GET /minds/{mind_id}/keys — keys without secrets."""
 
-from synapse import minds
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.minds import minds
 
 
 @endpoint

@@ -1,7 +1,7 @@
 """GET /memory — newest first, filtered, paginated."""
 
-from synapse import store
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory import store
 
 
 @endpoint

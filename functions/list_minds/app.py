@@ -1,7 +1,7 @@
 """GET /minds — the caller's minds, with memory counts."""
 
-from synapse import minds
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.minds import minds
 
 
 @endpoint

@@ -1,7 +1,7 @@
 """GET /minds/{mind_id}/webhooks — the mind's subscriptions, without secrets."""
 
-from synapse import webhooks
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.webhooks import subscriptions as webhooks
 
 
 @endpoint

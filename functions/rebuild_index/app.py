@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from synapse import search_index
-from synapse.observability import logger
+from synapse.core.observability import logger
+from synapse.search import index as search_index
 
 
 @logger.inject_lambda_context(log_event=True, clear_state=True)

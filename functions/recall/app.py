@@ -1,7 +1,7 @@
 """GET /memory/recall — the plain-text recall of SPEC §4 (or the same selection as JSON)."""
 
-from synapse import reads
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory import reads
 
 
 @endpoint

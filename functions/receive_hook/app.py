@@ -3,8 +3,8 @@
 No JWT or Mind Key: the route has no authorizer; `Synapse-Signature` authenticates the request.
 """
 
-from synapse import hooks
-from synapse.http import Request, Response, public_endpoint
+from synapse.api.http import Request, Response, public_endpoint
+from synapse.webhooks import hooks
 
 
 @public_endpoint

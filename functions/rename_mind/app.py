@@ -1,8 +1,8 @@
 """PATCH /minds/{mind_id} — rename."""
 
-from synapse import minds
-from synapse.http import Request, Response, endpoint
-from synapse.model import MindWrite
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory.model import MindWrite
+from synapse.minds import minds
 
 
 @endpoint

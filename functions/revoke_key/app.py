@@ -1,7 +1,7 @@
 """DELETE /minds/{mind_id}/keys/{key_id} — revoke."""
 
-from synapse import minds
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.minds import minds
 
 
 @endpoint

@@ -1,8 +1,8 @@
 """POST /minds/{mind_id}/hooks/{hook_id}/rotate — a new secret (shown once); the old one lives on
 for `grace_seconds`."""
 
-from synapse import hooks
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.webhooks import hooks
 
 
 @endpoint

@@ -1,7 +1,7 @@
 """GET /memory/search — full-text search over the mind's current index snapshot, hydrated from DynamoDB."""
 
-from synapse import search
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.search import service as search
 
 
 @endpoint

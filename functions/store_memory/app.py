@@ -1,8 +1,8 @@
 """POST /memory — create (201) or replace by (category, key) (200)."""
 
-from synapse import store
-from synapse.http import Request, Response, endpoint
-from synapse.model import MemoryWrite
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory import store
+from synapse.memory.model import MemoryWrite
 
 
 @endpoint

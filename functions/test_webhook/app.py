@@ -1,7 +1,7 @@
 """POST /minds/{mind_id}/webhooks/{webhook_id}/test — send a signed `ping` now; the outcome."""
 
-from synapse import delivery
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.webhooks import delivery
 
 
 @endpoint

@@ -1,8 +1,8 @@
 """PUT /memory/{id} — partial update, conditional on If-Match."""
 
-from synapse import store
-from synapse.http import Request, Response, endpoint
-from synapse.model import MemoryPatch
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory import store
+from synapse.memory.model import MemoryPatch
 
 
 @endpoint

@@ -1,7 +1,7 @@
 """PATCH /minds/{mind_id}/webhooks/{webhook_id} — change url, events or enabled."""
 
-from synapse import webhooks
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.webhooks import subscriptions as webhooks
 
 
 @endpoint

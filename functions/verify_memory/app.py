@@ -1,7 +1,7 @@
 """POST /memory/{id}/verify — a person vouches for a memory."""
 
-from synapse import store
-from synapse.http import Request, Response, endpoint
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory import store
 
 
 @endpoint

@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from synapse import delivery
-from synapse.observability import logger, metrics
+from synapse.core.observability import logger, metrics
+from synapse.webhooks import delivery
 
 
 @logger.inject_lambda_context(log_event=False, clear_state=True)

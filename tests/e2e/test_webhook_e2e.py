@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from synapse import signing
+from synapse.webhooks import signing
 
 from tests.e2e.conftest import Http
 from tests.support.receiver import Receiver

@@ -7,8 +7,8 @@ from threading import Barrier
 from typing import Any
 
 import pytest
-from synapse import store
-from synapse.model import MemoryWrite, Source, parse
+from synapse.memory import store
+from synapse.memory.model import MemoryWrite, Source, parse
 
 from tests.support.api import Api, memory_body
 from tests.support.checks import as_user, assert_error
@@ -144,7 +144,8 @@ def test_deleting_a_memory_while_its_mind_is_deleted_is_a_404(
 ) -> None:
     # Given a memory whose mind a racing DELETE /minds removes right after this request checked it
     # (the mind item is gone, its memories not yet purged)
-    from synapse import minds, tables
+    from synapse.minds import minds
+    from synapse.storage import tables
 
     mind = api.create_mind()
     memory = api.store(mind).json()

@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from synapse import clock, signing
+from synapse.core import clock
+from synapse.webhooks import signing
 
 from infra.gateway import HttpResponse
 from tests.support.api import Api, MindHandle, jwt_for, memory_body
@@ -169,7 +170,7 @@ def test_rotation_grace_is_bounded(api: Api) -> None:
 def test_a_rotation_racing_the_hooks_deletion_is_a_404(
     api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from synapse import tables
+    from synapse.storage import tables
 
     # Given a hook that its owner deletes right as its rotation lands
     mind = api.create_mind()
@@ -379,7 +380,7 @@ def test_a_hook_delete_cut_short_never_leaves_a_working_hook_nobody_can_see(
     api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a hook whose DELETE dies after DynamoDB took only part of its deletes
-    from synapse import tables
+    from synapse.storage import tables
 
     mind = api.create_mind()
     hook = create_hook(api, mind)
@@ -473,7 +474,7 @@ def test_a_replay_with_the_same_idempotency_key_returns_the_first_answer_and_sto
 def test_a_delivery_cut_short_while_recording_its_answer_is_still_applied_only_once(
     api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from synapse import tables
+    from synapse.storage import tables
 
     # Given a delivery with an Idempotency-Key whose invocation dies right after DynamoDB recorded
     # its answer under one of its claims (its signature's) but not yet the other (its key's)
@@ -579,7 +580,7 @@ def test_an_abandoned_claim_is_taken_over_after_its_lease(
     api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a delivery whose first invocation died after claiming (its claim is pending)
-    from synapse import hooks
+    from synapse.webhooks import hooks
 
     mind = api.create_mind()
     hook = create_hook(api, mind)

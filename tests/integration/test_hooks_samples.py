@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from synapse import signing
+from synapse.webhooks import signing
 
 from infra import template
 from infra.gateway import LambdaContext, load_handler

@@ -11,7 +11,8 @@ from typing import Any
 
 import boto3
 import pytest
-from synapse import search_index, tables
+from synapse.search import index as search_index
+from synapse.storage import tables
 
 from infra import template
 from infra.gateway import LambdaContext, load_handler

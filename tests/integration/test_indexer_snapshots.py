@@ -10,8 +10,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from synapse import clock, search_index
-from synapse.search_index import Change, Doc
+from synapse.core import clock
+from synapse.search import index as search_index
+from synapse.search.index import Change, Doc
 
 MIND = "m_snapshotTest0000000000"
 

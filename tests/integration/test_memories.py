@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 import pytest
-from synapse import store, tables
+from synapse.memory import store
+from synapse.storage import tables
 
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user, assert_error

@@ -225,7 +225,8 @@ def test_a_mind_deleted_while_a_key_is_made_or_it_is_renamed_is_a_404(
     api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a mind that disappears right after its ownership was checked (a racing DELETE)
-    from synapse import minds, tables
+    from synapse.minds import minds
+    from synapse.storage import tables
 
     mind = api.create_mind()
     checked = minds.owned_mind
@@ -249,7 +250,7 @@ def test_a_mind_deleted_while_a_key_is_made_or_it_is_renamed_is_a_404(
 def test_a_delete_cut_short_can_be_sent_again_to_finish(
     api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from synapse import store
+    from synapse.memory import store
 
     # Given a mind whose first DELETE dies while purging memories (as a Lambda timeout would)
     mind = api.create_mind()
@@ -280,7 +281,8 @@ def test_a_delete_cut_short_can_be_sent_again_to_finish(
 def test_a_delete_cut_short_while_removing_credentials_leaves_none_that_works(
     api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from synapse import signing, tables
+    from synapse.storage import tables
+    from synapse.webhooks import signing
 
     # Given a mind with a Mind Key and a hook, whose DELETE dies right after DynamoDB removed the
     # listed items of its keys or hooks (the call that did so may have held their lookups too)

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from synapse import clock, tables
+from synapse.core import clock
+from synapse.storage import tables
 
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user, assert_error

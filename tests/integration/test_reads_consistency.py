@@ -12,7 +12,8 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any
 
-from synapse import clock, tables
+from synapse.core import clock
+from synapse.storage import tables
 
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user

@@ -9,7 +9,7 @@ from typing import Any
 
 import boto3
 import pytest
-from synapse import search_index
+from synapse.search import index as search_index
 
 from infra.gateway import HttpResponse
 from infra.stream_pump import Pump, StreamReader

@@ -142,7 +142,7 @@ def test_a_revoke_cut_short_never_leaves_a_working_key_nobody_can_see(
     api: Api, mine: MindHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a revoke whose invocation dies after DynamoDB took only part of its deletes
-    from synapse import tables
+    from synapse.storage import tables
 
     whole = tables.batch_delete
 
@@ -385,7 +385,7 @@ def test_no_table_item_holds_a_plain_mind_key(api: Api, dynamo: Any) -> None:
         assert secret not in stored and secret[3:] not in stored
     assert not MIND_KEY.search(stored)
     # While each key is findable by its keyed hash
-    from synapse import auth
+    from synapse.auth import auth
 
     assert auth.hash_mind_key(extra) in stored
 

@@ -212,7 +212,7 @@ def _permissions(operation: str, params: dict[str, Any]) -> list[tuple[str, str]
 @contextmanager
 def _dynamodb_calls() -> Iterator[list[tuple[str, str]]]:
     """Records the permissions every DynamoDB call made inside the block needs."""
-    from synapse import tables
+    from synapse.storage import tables
 
     needed: list[tuple[str, str]] = []
 

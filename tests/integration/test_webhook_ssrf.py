@@ -7,7 +7,7 @@ import socket
 from typing import Any
 
 import pytest
-from synapse import delivery, ssrf
+from synapse.webhooks import delivery, ssrf
 
 from tests.support.api import Api
 from tests.support.checks import assert_error

@@ -10,7 +10,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from synapse import clock, delivery
+from synapse.core import clock
+from synapse.webhooks import delivery
 
 from infra import template
 from infra.gateway import LambdaContext, load_handler

@@ -12,7 +12,8 @@ from typing import Any
 
 import boto3
 import pytest
-from synapse import clock, delivery, signing
+from synapse.core import clock
+from synapse.webhooks import delivery, signing
 
 from infra.gateway import LambdaContext, load_handler
 from infra.local_queue import LocalQueue, Worker
@@ -482,7 +483,8 @@ def test_a_patch_racing_the_minds_deletion_is_a_404_and_leaves_the_webhook_to_tt
     api: Api, outbox: Outbox, receiver: Receiver, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a webhook whose mind is deleted right after a PATCH found it
-    from synapse import minds, webhooks
+    from synapse.minds import minds
+    from synapse.webhooks import subscriptions as webhooks
 
     mind = api.create_mind()
     webhook_id, _ = subscribe(api, mind, receiver.url("/raced"))

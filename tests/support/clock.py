@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from synapse import clock
+from synapse.core import clock
 
 START = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import jwt
-from synapse import signing
-from synapse.auth import Principal
-from synapse.model import Source
-from synapse.settings import DEV_JWT_SECRET
+from synapse.auth.auth import Principal
+from synapse.core.settings import DEV_JWT_SECRET
+from synapse.memory.model import Source
+from synapse.webhooks import signing
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS_DIR = ROOT / "events"

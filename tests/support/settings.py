@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from synapse import auth
-from synapse.settings import Settings, get_settings
+from synapse.auth import auth
+from synapse.core.settings import Settings, get_settings
 
 Configure = Callable[..., Settings]
 

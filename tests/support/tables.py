@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synapse import tables
+from synapse.storage import tables
 
 MEMORIES = "test-memories"
 MINDS = "test-minds"

@@ -8,9 +8,9 @@ from typing import Any
 import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
-from synapse import auth
-from synapse.errors import Unauthorized
-from synapse.settings import _algorithms
+from synapse.auth import auth
+from synapse.core.errors import Unauthorized
+from synapse.core.settings import _algorithms
 
 from tests.support.api import TEST_JWT_SECRET, jwt_for
 from tests.support.jwks import Jwks, SigningKey, rsa_key

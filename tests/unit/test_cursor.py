@@ -6,8 +6,8 @@ import base64
 import json
 
 import pytest
-from synapse import cursor
-from synapse.errors import BadRequest
+from synapse.core.errors import BadRequest
+from synapse.storage import cursor
 
 POSITION = {"pk": "m_a", "sk": "MEM#fact#home_city", "created_sk": "2026-01-01T00:00:00.000Z#mem_x"}
 

@@ -4,9 +4,9 @@ rotation body."""
 from __future__ import annotations
 
 import pytest
-from synapse import hooks
-from synapse.errors import Unprocessable
-from synapse.model import MemoryWrite, parse
+from synapse.core.errors import Unprocessable
+from synapse.memory.model import MemoryWrite, parse
+from synapse.webhooks import hooks
 
 
 def test_a_body_without_memories_is_one_memory() -> None:

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from synapse.errors import Unprocessable
-from synapse.model import (
+from synapse.core.errors import Unprocessable
+from synapse.memory.model import (
     CONTENT_MAX_BYTES,
     MemoryPatch,
     MemoryWrite,

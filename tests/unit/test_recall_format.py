@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
-from synapse import recall
-from synapse.counts import Tally
-from synapse.model import Memory
+from synapse.memory import recall
+from synapse.memory.counts import Tally
+from synapse.memory.model import Memory
 
 from tests.support.recall import SPEC_EXAMPLE
 

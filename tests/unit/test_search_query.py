@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from synapse.errors import BadRequest
-from synapse.search import MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, parse_query
+from synapse.core.errors import BadRequest
+from synapse.search.service import MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, parse_query
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import hashlib
 import hmac
 
 import pytest
-from synapse import signing
-from synapse.errors import Unauthorized
+from synapse.core.errors import Unauthorized
+from synapse.webhooks import signing
 
 SECRET = "whsec_test-secret"
 OTHER = "whsec_other-secret"

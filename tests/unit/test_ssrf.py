@@ -7,7 +7,7 @@ import socket
 from typing import Any
 
 import pytest
-from synapse import ssrf
+from synapse.webhooks import ssrf
 
 
 def resolves_to(monkeypatch: pytest.MonkeyPatch, *addresses: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from synapse import tables
+from synapse.storage import tables
 
 
 class ThrottlingClient:

@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from synapse import delivery, events, ssrf
+from synapse.memory import events
+from synapse.webhooks import delivery, ssrf
 
 from tests.support.events import EVENTS_DIR, EXAMPLE_MIND_ID
 

@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from synapse.counts import Tally
-from synapse.model import Memory
+from synapse.memory.counts import Tally
+from synapse.memory.model import Memory
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000

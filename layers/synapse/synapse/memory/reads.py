@@ -20,14 +20,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from synapse import clock, counts, cursor, minds, recall, tables
-from synapse.counts import Tally
-from synapse.errors import BadRequest
-from synapse.model import TAG_MAX_CHARS, Category, Memory
-from synapse.store import Page, memory_from_item
+from synapse.core import clock
+from synapse.core.errors import BadRequest
+from synapse.memory import counts, recall
+from synapse.memory.counts import Tally
+from synapse.memory.model import TAG_MAX_CHARS, Category, Memory
+from synapse.memory.store import Page, memory_from_item
+from synapse.minds import minds
+from synapse.storage import cursor, tables
 
 if TYPE_CHECKING:
-    from synapse.http import Request
+    from synapse.api.http import Request
 
 LOW_RANK = "3#"  # recall_sk starts with the priority rank; 3 is low
 # The first page asks for what the answer can use; later pages for this many.

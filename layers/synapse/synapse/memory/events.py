@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from synapse import clock, store, tables
+from synapse.core import clock
+from synapse.memory import store
+from synapse.storage import tables
 
 CREATED = "memory.created"
 UPDATED = "memory.updated"

@@ -13,7 +13,7 @@ import os
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from synapse.settings import get_settings
+from synapse.core.settings import get_settings
 
 _VERSION = "s1"
 

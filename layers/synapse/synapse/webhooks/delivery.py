@@ -37,9 +37,13 @@ from typing import Any, Protocol
 import boto3
 from aws_lambda_powertools.metrics import MetricUnit
 
-from synapse import clock, events, reads, signing, ssrf, tables, webhooks
-from synapse.observability import logger, metrics
-from synapse.settings import get_settings
+from synapse.core import clock
+from synapse.core.observability import logger, metrics
+from synapse.core.settings import get_settings
+from synapse.memory import events, reads
+from synapse.storage import tables
+from synapse.webhooks import signing, ssrf
+from synapse.webhooks import subscriptions as webhooks
 
 TIMEOUT_SECONDS = 5.0
 BASE_DELAY_SECONDS = 30

@@ -13,7 +13,7 @@ import hmac
 import time
 from collections.abc import Iterable
 
-from synapse.errors import Unauthorized
+from synapse.core.errors import Unauthorized
 
 HEADER = "Synapse-Signature"
 TOLERANCE_SECONDS = 300

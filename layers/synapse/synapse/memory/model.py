@@ -23,8 +23,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from synapse import clock
-from synapse.errors import Unprocessable
+from synapse.core import clock
+from synapse.core.errors import Unprocessable
 
 
 class Category(StrEnum):

@@ -22,10 +22,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic_core import PydanticCustomError
 
-from synapse import clock, events, minds, sealed, ssrf, tables
-from synapse.errors import NotFound, SynapseError
-from synapse.model import looks_like_id, new_id
-from synapse.settings import get_settings
+from synapse.core import clock
+from synapse.core.errors import NotFound, SynapseError
+from synapse.core.settings import get_settings
+from synapse.memory import events
+from synapse.memory.model import looks_like_id, new_id
+from synapse.minds import minds
+from synapse.storage import tables
+from synapse.webhooks import sealed, ssrf
 
 MAX_PER_MIND = 20
 DISABLE_AFTER = timedelta(days=3)

@@ -12,8 +12,8 @@ import hmac
 import json
 from typing import Any
 
-from synapse.errors import BadRequest
-from synapse.settings import get_settings
+from synapse.core.errors import BadRequest
+from synapse.core.settings import get_settings
 
 
 def _signing_key() -> bytes:

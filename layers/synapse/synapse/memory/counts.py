@@ -15,10 +15,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from synapse import tables
+from synapse.storage import tables
 
 if TYPE_CHECKING:
-    from synapse.model import Memory
+    from synapse.memory.model import Memory
 
 CATEGORY_PREFIX = "NCAT#"
 TAG_PREFIX = "NTAG#"

@@ -32,11 +32,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from synapse import clock, minds, sealed, signing, store, tables
-from synapse.errors import BadRequest, Forbidden, NotFound, SynapseError, Unauthorized, Unprocessable
-from synapse.http import Request
-from synapse.model import KeyWrite, MemoryWrite, Source, looks_like_id, new_id, parse
-from synapse.observability import logger
+from synapse.api.http import Request
+from synapse.core import clock
+from synapse.core.errors import BadRequest, Forbidden, NotFound, SynapseError, Unauthorized, Unprocessable
+from synapse.core.observability import logger
+from synapse.memory import store
+from synapse.memory.model import KeyWrite, MemoryWrite, Source, looks_like_id, new_id, parse
+from synapse.minds import minds
+from synapse.storage import tables
+from synapse.webhooks import sealed, signing
 
 HOOK_ID_PREFIX = "hook_"
 SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret

@@ -44,10 +44,11 @@ from urllib.parse import quote
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import process_partial_response
 
-from synapse import clock, tables
-from synapse.model import Priority
-from synapse.observability import metrics
-from synapse.settings import get_settings
+from synapse.core import clock
+from synapse.core.observability import metrics
+from synapse.core.settings import get_settings
+from synapse.memory.model import Priority
+from synapse.storage import tables
 
 SCHEMA_VERSION = "1"
 GRACE_SECONDS = 300.0

@@ -42,7 +42,7 @@ import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.config import Config
 
-from synapse.settings import get_settings
+from synapse.core.settings import get_settings
 
 Item = dict[str, Any]
 

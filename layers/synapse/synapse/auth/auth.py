@@ -17,9 +17,9 @@ from typing import Any
 
 import jwt
 
-from synapse.errors import Forbidden, Unauthorized
-from synapse.model import Source
-from synapse.settings import get_settings
+from synapse.core.errors import Forbidden, Unauthorized
+from synapse.core.settings import get_settings
+from synapse.memory.model import Source
 
 MIND_KEY_PREFIX = "mk_"
 JWT_REQUIRED_CLAIMS = ("exp", "sub")
@@ -142,7 +142,7 @@ def _bearer(headers: dict[str, str]) -> str | None:
 
 
 def authenticate(headers: dict[str, str]) -> Principal:
-    from synapse import minds  # late import: minds imports this module
+    from synapse.minds import minds  # late import: minds imports this module
 
     token = _bearer(headers) or headers.get("x-mind-key", "").strip() or None
     if token is None:

@@ -17,13 +17,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from synapse import clock, cursor, search_index, store, tables
-from synapse.errors import BadRequest
-from synapse.model import Category, Memory, Priority
-from synapse.observability import logger
+from synapse.core import clock
+from synapse.core.errors import BadRequest
+from synapse.core.observability import logger
+from synapse.memory import store
+from synapse.memory.model import Category, Memory, Priority
+from synapse.search import index as search_index
+from synapse.storage import cursor, tables
 
 if TYPE_CHECKING:
-    from synapse.http import Request
+    from synapse.api.http import Request
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32

@@ -11,9 +11,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from synapse import auth, clock, store, tables
-from synapse.errors import NotFound
-from synapse.model import looks_like_id, new_id
+from synapse.auth import auth
+from synapse.core import clock
+from synapse.core.errors import NotFound
+from synapse.memory import store
+from synapse.memory.model import looks_like_id, new_id
+from synapse.storage import tables
 
 KEY_PREFIX_CHARS = 10
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -229,7 +232,8 @@ def delete_mind(owner: str, mind_id: str) -> None:
         tables.client().put_item(TableName=tables.minds_table(), Item=tables.dump(marker))
         tables.batch_delete(tables.minds_table(), [tables.mind_key(mind_id)])
     _delete_keys(mind_id)
-    from synapse import hooks, webhooks  # late import: both import this module
+    from synapse.webhooks import hooks  # late import: both import this module
+    from synapse.webhooks import subscriptions as webhooks
 
     lookups, listed = hooks.hook_keys_of_mind(mind_id)
     tables.batch_delete(tables.minds_table(), lookups)  # first, like the keys' lookups

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from synapse.errors import Unprocessable, field_error
+from synapse.core.errors import Unprocessable, field_error
 
 URL_MAX_CHARS = 2048
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

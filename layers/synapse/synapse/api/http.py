@@ -17,16 +17,16 @@ from urllib.parse import parse_qs
 from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel
 
-from synapse import minds
-from synapse.auth import Principal
-from synapse.errors import (
+from synapse.auth.auth import Principal
+from synapse.core.errors import (
     BadRequest,
     NotFound,
     PayloadTooLarge,
     SynapseError,
     UnsupportedMediaType,
 )
-from synapse.observability import logger, metrics, tracer
+from synapse.core.observability import logger, metrics, tracer
+from synapse.minds import minds
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32
@@ -211,7 +211,7 @@ class Request:
         return parsed
 
     def body[T: BaseModel](self, model: type[T]) -> T:
-        from synapse.model import parse
+        from synapse.memory.model import parse
 
         return parse(model, self.json_object())
 

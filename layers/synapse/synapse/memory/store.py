@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from synapse import clock, counts, cursor, tables
-from synapse.errors import NotFound, PreconditionFailed, Throttled
-from synapse.model import (
+from synapse.core import clock
+from synapse.core.errors import NotFound, PreconditionFailed, Throttled
+from synapse.memory import counts
+from synapse.memory.model import (
     Category,
     Memory,
     MemoryPatch,
@@ -32,9 +33,10 @@ from synapse.model import (
     replaced,
     verified,
 )
+from synapse.storage import cursor, tables
 
 if TYPE_CHECKING:
-    from synapse.http import Request
+    from synapse.api.http import Request
 
 MAX_ATTEMPTS = 60
 LIST_READ_BUDGET = 1000  # items one GET /memory may read before it answers with a cursor
