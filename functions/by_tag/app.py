@@ -1,5 +1,6 @@
 """GET /memory/by-tag — memories carrying a tag (case-insensitive), recall order, paginated."""
 
+from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import reads
 
@@ -8,7 +9,7 @@ from synapse.memory import reads
 def handler(request: Request) -> Response:
     page = reads.by_tag(
         request.mind_id(),
-        reads.TagQuery.from_request(request),
+        queries.tag_query(request),
         request.query_int("limit", reads.LIST_DEFAULT, 1, reads.LIST_MAX),
         request.query_one("cursor"),
     )

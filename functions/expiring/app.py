@@ -1,5 +1,6 @@
 """GET /memory/expiring — memories expiring within a window (default 7d), soonest first, paginated."""
 
+from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import reads
 
@@ -8,7 +9,7 @@ from synapse.memory import reads
 def handler(request: Request) -> Response:
     page = reads.expiring(
         request.mind_id(),
-        reads.parse_within(request.query_one("within")),
+        queries.parse_within(request.query_one("within")),
         request.query_int("limit", reads.LIST_DEFAULT, 1, reads.LIST_MAX),
         request.query_one("cursor"),
     )

@@ -1,5 +1,6 @@
 """GET /memory — newest first, filtered, paginated."""
 
+from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
 
@@ -8,7 +9,7 @@ from synapse.memory import store
 def handler(request: Request) -> Response:
     page = store.list_memories(
         request.mind_id(),
-        store.ListFilters.from_request(request),
+        queries.list_filters(request),
         request.query_int("limit", 20, 1, 100),
         request.query_one("cursor"),
     )

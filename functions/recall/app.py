@@ -1,5 +1,6 @@
 """GET /memory/recall — the plain-text recall of SPEC §4 (or the same selection as JSON)."""
 
+from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import reads
 
@@ -7,6 +8,6 @@ from synapse.memory import reads
 @endpoint
 def handler(request: Request) -> Response:
     mind_id = request.mind_id()
-    query = reads.RecallQuery.from_request(request)
+    query = queries.recall_query(request)
     answer = reads.recall_of(mind_id, query)
     return Response.json(answer.public()) if query.as_json else Response.text(answer.text)

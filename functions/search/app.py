@@ -1,5 +1,6 @@
 """GET /memory/search — full-text search over the mind's current index snapshot, hydrated from DynamoDB."""
 
+from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.search import service as search
 
@@ -9,7 +10,7 @@ def handler(request: Request) -> Response:
     page = search.search(
         request.mind_id(),
         request.query_one("q"),
-        search.SearchFilters.from_request(request),
+        queries.search_filters(request),
         request.query_int("limit", 20, 1, 100),
         request.query_one("cursor"),
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from synapse.core.errors import Unprocessable
 from synapse.memory.model import MemoryWrite, parse
-from synapse.webhooks import hooks
+from synapse.webhooks import hooks, signing
 
 
 def test_a_body_without_memories_is_one_memory() -> None:
@@ -57,6 +57,6 @@ def test_rotation_grace_defaults_to_a_day_and_allows_zero_to_seven_days() -> Non
 
 
 def test_secrets_are_prefixed_and_unguessable() -> None:
-    made = {hooks.new_secret() for _ in range(100)}
+    made = {signing.new_secret() for _ in range(100)}
     assert len(made) == 100
     assert all(s.startswith("whsec_") and len(s) >= 6 + 43 for s in made)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from synapse.api.queries import parse_within
 from synapse.core.errors import BadRequest
-from synapse.memory.reads import parse_within
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,19 @@ class NotFound(SynapseError):
     status, code = 404, "not_found"
 
 
+class Conflict(SynapseError):
+    status, code = 409, "conflict"
+
+
+class InProgress(SynapseError):
+    """The same request is being answered elsewhere right now; ask again shortly."""
+
+    status, code = 409, "in_progress"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, headers={"Retry-After": "2"})
+
+
 class PreconditionFailed(SynapseError):
     status, code = 412, "precondition_failed"
 

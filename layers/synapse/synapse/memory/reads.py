@@ -14,23 +14,19 @@ from __future__ import annotations
 
 import heapq
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from synapse.core import clock
 from synapse.core.errors import BadRequest
 from synapse.memory import counts, recall
 from synapse.memory.counts import Tally
-from synapse.memory.model import TAG_MAX_CHARS, Category, Memory
+from synapse.memory.model import Memory
 from synapse.memory.store import Page, memory_from_item
 from synapse.minds import minds
 from synapse.storage import cursor, tables
-
-if TYPE_CHECKING:
-    from synapse.api.http import Request
 
 LOW_RANK = "3#"  # recall_sk starts with the priority rank; 3 is low
 # The first page asks for what the answer can use; later pages for this many.
@@ -40,54 +36,6 @@ LIST_DEFAULT, LIST_MAX = 20, 100
 
 def _bad(name: str, rule: str, message: str) -> BadRequest:
     return BadRequest(f"{name}: {message}", details=[{"field": name, "rule": rule, "message": message}])
-
-
-# ---------------------------------------------------------------- parameters
-
-
-def categories_of(request: Request) -> frozenset[str] | None:
-    """`category`, repeatable (`?category=fact&category=project` or `?category=fact,project`)."""
-    allowed = [c.value for c in Category]
-    found = set()
-    for raw in request.query_all("category"):
-        for value in (part.strip() for part in raw.split(",")):
-            if value not in allowed:
-                raise _bad("category", "enum", f"must be one of {', '.join(allowed)}.")
-            found.add(value)
-    return frozenset(found) or None
-
-
-def tag_of(request: Request, required: bool) -> str | None:
-    """A tag as stored: trimmed and lowercased, so matching is case-insensitive."""
-    raw = request.query_one("tag")
-    if raw is None or not raw.strip():
-        if required:
-            raise _bad("tag", "required", "give the tag to look up, e.g. ?tag=docker.")
-        if raw is None:
-            return None
-        raise _bad("tag", "length", f"must be 1-{TAG_MAX_CHARS} characters.")
-    tag = raw.strip().lower()
-    if len(tag) > TAG_MAX_CHARS:
-        raise _bad("tag", "length", f"must be 1-{TAG_MAX_CHARS} characters.")
-    return tag
-
-
-_WITHIN = re.compile(r"([1-9][0-9]{0,6})([mhdw])")
-_UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
-MAX_WITHIN = timedelta(days=365)
-WITHIN_FORM = (
-    "must be a whole number followed by m, h, d or w (minutes, hours, days, weeks), "
-    "e.g. 30m, 24h, 7d or 2w; at most 365d"
-)
-
-
-def parse_within(raw: str | None) -> timedelta:
-    if raw is None:
-        return timedelta(days=7)
-    found = _WITHIN.fullmatch(raw)
-    if not found or int(found[1]) * _UNITS[found[2]] > MAX_WITHIN:
-        raise _bad("within", "duration", WITHIN_FORM + f" (got {raw[:40]!r}).")
-    return int(found[1]) * _UNITS[found[2]]
 
 
 # ---------------------------------------------------------------- shared query pieces
@@ -126,19 +74,6 @@ class RecallQuery:
     limit: int = recall.DEFAULT_LIMIT
     max_chars: int = recall.MAX_CHARS
     as_json: bool = False
-
-    @classmethod
-    def from_request(cls, request: Request) -> RecallQuery:
-        shape = request.query_one("format") or "text"
-        if shape not in {"text", "json"}:
-            raise _bad("format", "enum", "must be text or json.")
-        return cls(
-            categories=categories_of(request),
-            tag=tag_of(request, required=False),
-            limit=request.query_int("limit", recall.DEFAULT_LIMIT, 1, recall.MAX_LIMIT),
-            max_chars=request.query_int("max_chars", recall.MAX_CHARS, recall.MIN_CHARS, recall.MAX_CHARS),
-            as_json=shape == "json",
-        )
 
 
 def _recall_streams(
@@ -232,12 +167,6 @@ class TagQuery:
     tag: str
     categories: frozenset[str] | None = None
     include_expired: bool = False
-
-    @classmethod
-    def from_request(cls, request: Request) -> TagQuery:
-        tag = tag_of(request, required=True)
-        assert tag is not None
-        return cls(tag, categories_of(request), bool(request.query_bool("include_expired", False)))
 
     def scope(self) -> str:
         shape = [self.tag, sorted(self.categories or []), self.include_expired]

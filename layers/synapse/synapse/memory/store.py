@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -21,11 +21,9 @@ from synapse.core import clock
 from synapse.core.errors import NotFound, PreconditionFailed, Throttled
 from synapse.memory import counts
 from synapse.memory.model import (
-    Category,
     Memory,
     MemoryPatch,
     MemoryWrite,
-    Priority,
     Source,
     looks_like_id,
     new_memory,
@@ -34,9 +32,6 @@ from synapse.memory.model import (
     verified,
 )
 from synapse.storage import cursor, tables
-
-if TYPE_CHECKING:
-    from synapse.api.http import Request
 
 MAX_ATTEMPTS = 60
 LIST_READ_BUDGET = 1000  # items one GET /memory may read before it answers with a cursor
@@ -308,18 +303,6 @@ class ListFilters:
     source: str | None = None
     verified: bool | None = None
     include_expired: bool = False
-
-    @classmethod
-    def from_request(cls, request: Request) -> ListFilters:
-        tag = request.query_one("tag")
-        return cls(
-            category=request.query_choice("category", Category),
-            tag=tag.strip().lower() if tag else None,
-            priority=request.query_choice("priority", Priority),
-            source=request.query_choice("source", Source),
-            verified=request.query_bool("verified"),
-            include_expired=bool(request.query_bool("include_expired", False)),
-        )
 
     def scope(self) -> str:
         return "list?" + "&".join(f"{k}={v}" for k, v in sorted(vars(self).items()) if v is not None)

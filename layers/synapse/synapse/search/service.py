@@ -15,18 +15,15 @@ import sqlite3
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.errors import BadRequest
 from synapse.core.observability import logger
 from synapse.memory import store
-from synapse.memory.model import Category, Memory, Priority
+from synapse.memory.model import Memory
 from synapse.search import index as search_index
 from synapse.storage import cursor, tables
-
-if TYPE_CHECKING:
-    from synapse.api.http import Request
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32
@@ -253,16 +250,6 @@ class SearchFilters:
     category: str | None = None
     priority: str | None = None
     include_expired: bool = False
-
-    @classmethod
-    def from_request(cls, request: Request) -> SearchFilters:
-        tag = request.query_one("tag")
-        return cls(
-            tag=tag.strip().lower() if tag and tag.strip() else None,
-            category=request.query_choice("category", Category),
-            priority=request.query_choice("priority", Priority),
-            include_expired=bool(request.query_bool("include_expired", False)),
-        )
 
     def keeps(self, memory: Memory, now: str) -> bool:
         """The same filters on the current record (the index may be a moment behind it)."""

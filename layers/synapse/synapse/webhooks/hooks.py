@@ -34,7 +34,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from synapse.api.http import Request
 from synapse.core import clock
-from synapse.core.errors import BadRequest, Forbidden, NotFound, SynapseError, Unauthorized, Unprocessable
+from synapse.core.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    InProgress,
+    NotFound,
+    SynapseError,
+    Unauthorized,
+    Unprocessable,
+)
 from synapse.core.observability import logger
 from synapse.memory import store
 from synapse.memory.model import KeyWrite, MemoryWrite, Source, looks_like_id, new_id, parse
@@ -43,7 +52,6 @@ from synapse.storage import tables
 from synapse.webhooks import sealed, signing
 
 HOOK_ID_PREFIX = "hook_"
-SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
 SHOWN_SECRET_CHARS = 10
 MAX_BATCH = 100
 # A batch of 100 memories does not fit SPEC's 64 KiB: 1 MiB holds 100 items of ~10 KiB each, stays
@@ -61,17 +69,6 @@ MAX_DETAILS_PER_ITEM = 5
 MAX_TEXT_CHARS = 200
 
 
-class Conflict(SynapseError):
-    status, code = 409, "conflict"
-
-
-class InProgress(SynapseError):
-    status, code = 409, "in_progress"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, headers={"Retry-After": "2"})
-
-
 class HookWrite(KeyWrite):
     """The body of `POST /minds/{mind_id}/hooks`: an optional label."""
 
@@ -85,10 +82,6 @@ class HookRotate(BaseModel):
 
 
 # ---------------------------------------------------------------- management (JWT, owner only)
-
-
-def new_secret() -> str:
-    return SECRET_PREFIX + secrets.token_urlsafe(32)
 
 
 def _bound(hook_id: str) -> str:
@@ -146,7 +139,7 @@ def create_hook(owner: str, mind_id: str, label: str, base: str = "") -> dict[st
     """A new hook; its secret appears in this answer and never again."""
     minds.owned_mind(owner, mind_id)
     hook_id = new_id(HOOK_ID_PREFIX)
-    secret = new_secret()
+    secret = signing.new_secret()
     now = clock.to_iso(clock.now())
     item = {
         **tables.hook_key(mind_id, hook_id),
@@ -218,7 +211,7 @@ def rotate_secret(
     lookup = tables.get(tables.minds_table(), tables.hook_lookup_key(hook_id))
     if lookup is None:
         raise NotFound(f"No hook {hook_id[:80]!r} on this mind.")
-    secret = new_secret()
+    secret = signing.new_secret()
     now = clock.now()
     until = _epoch(now) + grace_seconds
     until_iso = clock.to_iso(datetime.fromtimestamp(until, now.tzinfo))
@@ -288,7 +281,7 @@ def authenticate(hook_id: str, raw: bytes, header: str | None, now: int) -> tupl
     found = looks_like_id(HOOK_ID_PREFIX, hook_id)
     lookup = tables.get(tables.minds_table(), tables.hook_lookup_key(hook_id)) if found else None
     if lookup is None:
-        signing.verify(header, raw, [new_secret()], now=now)  # raises, with the bad-signature message
+        signing.verify(header, raw, [signing.new_secret()], now=now)  # raises, with the bad-signature message
         raise Unauthorized(f"{signing.HEADER} does not match the body.")
     return lookup, signing.verify(header, raw, _live_secrets(lookup, now), now=now)
 

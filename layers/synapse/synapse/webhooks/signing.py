@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 import time
 from collections.abc import Iterable
 
 from synapse.core.errors import Unauthorized
 
 HEADER = "Synapse-Signature"
+SECRET_PREFIX = "whsec_"  # noqa: S105 - a label, not a secret
+
+
+def new_secret() -> str:
+    """A signing secret for a hook or a webhook, recognisable by its prefix."""
+    return SECRET_PREFIX + secrets.token_urlsafe(32)
+
+
 TOLERANCE_SECONDS = 300
 
 

@@ -14,7 +14,6 @@ disabled and says why; re-enabling it with PATCH starts the count afresh.
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,23 +22,18 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic_core import PydanticCustomError
 
 from synapse.core import clock
-from synapse.core.errors import NotFound, SynapseError
+from synapse.core.errors import Conflict, NotFound
 from synapse.core.settings import get_settings
 from synapse.memory import events
 from synapse.memory.model import looks_like_id, new_id
 from synapse.minds import minds
 from synapse.storage import tables
-from synapse.webhooks import sealed, ssrf
+from synapse.webhooks import sealed, signing, ssrf
 
 MAX_PER_MIND = 20
 DISABLE_AFTER = timedelta(days=3)
 ORPHAN_GRACE = timedelta(days=2)  # a deleted mind's subscriptions outlive its purge's events
-SECRET_PREFIX = "whsec_"  # noqa: S105 - a label, not a secret
 _UPDATE_ATTEMPTS = 4
-
-
-class Conflict(SynapseError):
-    status, code = 409, "conflict"
 
 
 # ---------------------------------------------------------------- bodies
@@ -235,7 +229,7 @@ def create(owner: str, mind_id: str, body: WebhookWrite) -> dict[str, Any]:
     if len(list_subscriptions(mind_id)) >= MAX_PER_MIND:
         raise Conflict(f"A mind has at most {MAX_PER_MIND} webhooks; delete one first.")
     webhook_id = new_id("wh_")
-    secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+    secret = signing.new_secret()
     now = clock.to_iso(clock.now())
     subscription = Subscription(
         id=webhook_id,

@@ -1,0 +1,104 @@
+"""Query strings → the typed values the read paths take. Every `?name=value` rule of SPEC lives
+here, so the feature packages never see a request, and a bad parameter is a 400 naming it."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from synapse.api.http import Request
+from synapse.core.errors import BadRequest
+from synapse.memory import recall
+from synapse.memory.model import TAG_MAX_CHARS, Category, Priority, Source
+from synapse.memory.reads import RecallQuery, TagQuery
+from synapse.memory.store import ListFilters
+from synapse.search.service import SearchFilters
+
+_WITHIN = re.compile(r"([1-9][0-9]{0,6})([mhdw])")
+_UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+MAX_WITHIN = timedelta(days=365)
+WITHIN_FORM = (
+    "must be a whole number followed by m, h, d or w (minutes, hours, days, weeks), "
+    "e.g. 30m, 24h, 7d or 2w; at most 365d"
+)
+
+
+def _bad(name: str, rule: str, message: str) -> BadRequest:
+    return BadRequest(f"{name}: {message}", details=[{"field": name, "rule": rule, "message": message}])
+
+
+def categories_of(request: Request) -> frozenset[str] | None:
+    """`category`, repeatable (`?category=fact&category=project` or `?category=fact,project`)."""
+    allowed = [c.value for c in Category]
+    found = set()
+    for raw in request.query_all("category"):
+        for value in (part.strip() for part in raw.split(",")):
+            if value not in allowed:
+                raise _bad("category", "enum", f"must be one of {', '.join(allowed)}.")
+            found.add(value)
+    return frozenset(found) or None
+
+
+def tag_of(request: Request, required: bool) -> str | None:
+    """A tag as stored: trimmed and lowercased, so matching is case-insensitive."""
+    raw = request.query_one("tag")
+    if raw is None or not raw.strip():
+        if required:
+            raise _bad("tag", "required", "give the tag to look up, e.g. ?tag=docker.")
+        if raw is None:
+            return None
+        raise _bad("tag", "length", f"must be 1-{TAG_MAX_CHARS} characters.")
+    tag = raw.strip().lower()
+    if len(tag) > TAG_MAX_CHARS:
+        raise _bad("tag", "length", f"must be 1-{TAG_MAX_CHARS} characters.")
+    return tag
+
+
+def parse_within(raw: str | None) -> timedelta:
+    if raw is None:
+        return timedelta(days=7)
+    found = _WITHIN.fullmatch(raw)
+    if not found or int(found[1]) * _UNITS[found[2]] > MAX_WITHIN:
+        raise _bad("within", "duration", WITHIN_FORM + f" (got {raw[:40]!r}).")
+    return int(found[1]) * _UNITS[found[2]]
+
+
+def recall_query(request: Request) -> RecallQuery:
+    shape = request.query_one("format") or "text"
+    if shape not in {"text", "json"}:
+        raise _bad("format", "enum", "must be text or json.")
+    return RecallQuery(
+        categories=categories_of(request),
+        tag=tag_of(request, required=False),
+        limit=request.query_int("limit", recall.DEFAULT_LIMIT, 1, recall.MAX_LIMIT),
+        max_chars=request.query_int("max_chars", recall.MAX_CHARS, recall.MIN_CHARS, recall.MAX_CHARS),
+        as_json=shape == "json",
+    )
+
+
+def tag_query(request: Request) -> TagQuery:
+    tag = tag_of(request, required=True)
+    assert tag is not None
+    return TagQuery(tag, categories_of(request), bool(request.query_bool("include_expired", False)))
+
+
+def list_filters(request: Request) -> ListFilters:
+    tag = request.query_one("tag")
+    return ListFilters(
+        category=request.query_choice("category", Category),
+        tag=tag.strip().lower() if tag else None,
+        priority=request.query_choice("priority", Priority),
+        source=request.query_choice("source", Source),
+        verified=request.query_bool("verified"),
+        include_expired=bool(request.query_bool("include_expired", False)),
+    )
+
+
+def search_filters(request: Request) -> SearchFilters:
+    tag = request.query_one("tag")
+    return SearchFilters(
+        tag=tag.strip().lower() if tag and tag.strip() else None,
+        category=request.query_choice("category", Category),
+        priority=request.query_choice("priority", Priority),
+        include_expired=bool(request.query_bool("include_expired", False)),
+    )
