@@ -3,9 +3,9 @@
 from typing import Any
 
 from synapse.auth.auth import authorize
-from synapse.core.observability import logger
+from synapse.core.observability import entry_point
 
 
-@logger.inject_lambda_context(log_event=False, clear_state=True)
+@entry_point()
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return authorize(event)

@@ -4,7 +4,7 @@ receiver holds up no other; a message whose retry could not be queued is reporte
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from synapse.core.observability import logger, metrics
+from synapse.core.observability import entry_point, logger
 from synapse.webhooks import delivery
 
 
@@ -16,8 +16,7 @@ def _deliver(record: dict[str, Any]) -> str:
         return "failed"
 
 
-@logger.inject_lambda_context(log_event=False, clear_state=True)
-@metrics.log_metrics
+@entry_point()
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     records = event.get("Records") or []
     with ThreadPoolExecutor(max_workers=max(1, min(10, len(records)))) as pool:

@@ -3,12 +3,11 @@
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
-from synapse.core.observability import logger, metrics
+from synapse.core.observability import entry_point, logger, metrics
 from synapse.webhooks import delivery
 
 
-@logger.inject_lambda_context(log_event=False, clear_state=True)
-@metrics.log_metrics
+@entry_point()
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     tally = delivery.publish_expiring()
     logger.info("memory.expiring run", extra=tally)

@@ -3,14 +3,13 @@
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
-from synapse.core.observability import logger, metrics
+from synapse.core.observability import entry_point
 from synapse.search import index as search_index
 
 # A batch whose every record fails is reported like any other (Lambda retries from the first failure).
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
 
 
-@logger.inject_lambda_context(log_event=False, clear_state=True)
-@metrics.log_metrics
+@entry_point()
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return search_index.index_stream(event, context, processor)

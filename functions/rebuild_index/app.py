@@ -2,11 +2,11 @@
 
 from typing import Any
 
-from synapse.core.observability import logger
+from synapse.core.observability import entry_point
 from synapse.search import index as search_index
 
 
-@logger.inject_lambda_context(log_event=True, clear_state=True)
+@entry_point(log_event=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if event.get("sweep"):
         return {"status": "swept", "removed": search_index.sweep()}

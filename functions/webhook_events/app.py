@@ -2,12 +2,11 @@
 
 from typing import Any
 
-from synapse.core.observability import logger, metrics
+from synapse.core.observability import entry_point
 from synapse.webhooks import delivery
 
 
-@logger.inject_lambda_context(log_event=False, clear_state=True)
-@metrics.log_metrics
+@entry_point()
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     failed = delivery.publish_stream(event.get("Records") or [])
     return {"batchItemFailures": [{"itemIdentifier": sequence} for sequence in failed]}

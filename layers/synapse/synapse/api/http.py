@@ -25,7 +25,7 @@ from synapse.core.errors import (
     SynapseError,
     UnsupportedMediaType,
 )
-from synapse.core.observability import logger, metrics, tracer
+from synapse.core.observability import LambdaHandler, entry_point, logger, metrics
 from synapse.minds import minds
 
 MAX_BODY_BYTES = 64 * 1024
@@ -233,13 +233,8 @@ def error_response(error: SynapseError, request_id: str) -> Response:
     return Response.json(payload, status=error.status, headers=error.headers)
 
 
-Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
-
-
-def _wrap(function: Callable[[Request], Response], authenticated: bool) -> Handler:
-    @logger.inject_lambda_context(log_event=False, clear_state=True)
-    @tracer.capture_lambda_handler(capture_response=False)
-    @metrics.log_metrics
+def _wrap(function: Callable[[Request], Response], authenticated: bool) -> LambdaHandler:
+    @entry_point()
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         request_id = str(
             (event.get("requestContext") or {}).get("requestId")
@@ -260,17 +255,16 @@ def _wrap(function: Callable[[Request], Response], authenticated: bool) -> Handl
         logger.info("Handled", extra={"status": response.status, "route": event.get("routeKey")})
         return response.to_lambda()
 
-    wrapped: Handler = handler
-    return wrapped
+    return handler
 
 
-def endpoint(function: Callable[[Request], Response]) -> Handler:
+def endpoint(function: Callable[[Request], Response]) -> LambdaHandler:
     """Wrap a handler: the caller's credential first (401), then logging with request id, tracing,
     metrics, and domain errors → HTTP. Every route behind the authorizer uses this."""
     return _wrap(function, authenticated=True)
 
 
-def public_endpoint(function: Callable[[Request], Response]) -> Handler:
+def public_endpoint(function: Callable[[Request], Response]) -> LambdaHandler:
     """`endpoint` for a route without the authorizer, which authenticates the request itself
     (signed hook deliveries)."""
     return _wrap(function, authenticated=False)
