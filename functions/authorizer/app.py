@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from synapse.auth.auth import authorize
+from synapse.auth.authorizer import authorize
 from synapse.core.observability import entry_point
 
 

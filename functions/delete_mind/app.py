@@ -1,11 +1,11 @@
 """DELETE /minds/{mind_id} — the mind, its keys and every memory."""
 
 from synapse.api.http import Request, Response, endpoint
-from synapse.minds import minds
+from synapse.lifecycle import mind_deletion
 
 
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("delete minds")
-    minds.delete_mind(owner, request.path("mind_id"))
+    mind_deletion.delete_mind(owner, request.path("mind_id"))
     return Response.empty()

@@ -385,9 +385,9 @@ def test_no_table_item_holds_a_plain_mind_key(api: Api, dynamo: Any) -> None:
         assert secret not in stored and secret[3:] not in stored
     assert not MIND_KEY.search(stored)
     # While each key is findable by its keyed hash
-    from synapse.auth import auth
+    from synapse.minds import keys
 
-    assert auth.hash_mind_key(extra) in stored
+    assert keys.hash_mind_key(extra) in stored
 
 
 # ---------------------------------------------------------------- JWT configuration end to end

@@ -483,7 +483,7 @@ def test_a_patch_racing_the_minds_deletion_is_a_404_and_leaves_the_webhook_to_tt
     api: Api, outbox: Outbox, receiver: Receiver, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a webhook whose mind is deleted right after a PATCH found it
-    from synapse.minds import minds
+    from synapse.lifecycle import mind_deletion
     from synapse.webhooks import subscriptions as webhooks
 
     mind = api.create_mind()
@@ -492,7 +492,7 @@ def test_a_patch_racing_the_minds_deletion_is_a_404_and_leaves_the_webhook_to_tt
 
     def found_then_mind_deleted(owner: str, mind_id: str, webhook_id: str) -> Any:
         subscription = found(owner, mind_id, webhook_id)
-        minds.delete_mind(owner, mind_id)
+        mind_deletion.delete_mind(owner, mind_id)
         return subscription
 
     monkeypatch.setattr(webhooks, "owned", found_then_mind_deleted)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import jwt
-from synapse.auth.auth import Principal
+from synapse.auth.principal import Principal
 from synapse.core.settings import DEV_JWT_SECRET
 from synapse.memory.model import Source
 from synapse.webhooks import signing

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from synapse.auth import auth
+from synapse.auth import tokens
 from synapse.core.settings import Settings, get_settings
 
 Configure = Callable[..., Settings]
@@ -18,7 +18,7 @@ Configure = Callable[..., Settings]
 
 def _forget() -> None:
     get_settings.cache_clear()
-    auth._jwks_client.cache_clear()
+    tokens._jwks_client.cache_clear()
 
 
 @pytest.fixture(name="configure")

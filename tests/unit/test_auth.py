@@ -8,9 +8,11 @@ from typing import Any
 import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
-from synapse.auth import auth
+from synapse.auth import authorizer, tokens
+from synapse.auth.principal import Principal
 from synapse.core.errors import Unauthorized
 from synapse.core.settings import _algorithms
+from synapse.minds import keys
 
 from tests.support.api import TEST_JWT_SECRET, jwt_for
 from tests.support.jwks import Jwks, SigningKey, rsa_key
@@ -25,7 +27,7 @@ def token_with(claims: dict[str, Any], key: Any = TEST_JWT_SECRET, algorithm: st
 
 def refused(token: str) -> str:
     with pytest.raises(Unauthorized) as caught:
-        auth.decode_jwt(token)
+        tokens.decode_jwt(token)
     assert caught.value.headers["WWW-Authenticate"].startswith("Bearer")
     return caught.value.message
 
@@ -34,7 +36,7 @@ def refused(token: str) -> str:
 
 
 def test_a_valid_hs256_token_gives_its_claims() -> None:
-    assert auth.decode_jwt(jwt_for("user-7"))["sub"] == "user-7"
+    assert tokens.decode_jwt(jwt_for("user-7"))["sub"] == "user-7"
 
 
 def test_an_expired_token_is_refused() -> None:
@@ -79,14 +81,14 @@ def test_garbage_is_refused(garbage: str) -> None:
 
 def test_iss_and_aud_are_ignored_when_not_configured(configure: Configure) -> None:
     configure(SYNAPSE_JWT_ISSUER=None, SYNAPSE_JWT_AUDIENCE=None)
-    assert auth.decode_jwt(jwt_for("user-1", iss="https://anyone", aud="anything"))["sub"] == "user-1"
+    assert tokens.decode_jwt(jwt_for("user-1", iss="https://anyone", aud="anything"))["sub"] == "user-1"
 
 
 def test_iss_and_aud_are_checked_when_configured(configure: Configure) -> None:
     # Given a deployment that names its issuer and audience
     configure(SYNAPSE_JWT_ISSUER="https://idp.example", SYNAPSE_JWT_AUDIENCE="synapse")
     # Then only a token from that issuer for that audience passes
-    assert auth.decode_jwt(jwt_for("user-1", iss="https://idp.example", aud="synapse"))["sub"] == "user-1"
+    assert tokens.decode_jwt(jwt_for("user-1", iss="https://idp.example", aud="synapse"))["sub"] == "user-1"
     refused(jwt_for("user-1", iss="https://evil.example", aud="synapse"))
     refused(jwt_for("user-1", iss="https://idp.example", aud="someone-else"))
     refused(jwt_for("user-1", aud="synapse"))
@@ -111,7 +113,7 @@ def test_an_asymmetric_token_against_a_shared_secret_is_refused(configure: Confi
 def test_rs256_and_es256_tokens_through_a_jwks_url(configure: Configure, jwks: Jwks) -> None:
     configure(SYNAPSE_JWKS_URL=jwks.url)
     for key in jwks.keys:
-        assert auth.decode_jwt(key.token("user-" + key.algorithm))["sub"] == "user-" + key.algorithm
+        assert tokens.decode_jwt(key.token("user-" + key.algorithm))["sub"] == "user-" + key.algorithm
 
 
 def test_with_a_jwks_an_hs256_token_is_refused(configure: Configure, jwks: Jwks) -> None:
@@ -157,7 +159,7 @@ def test_with_a_jwks_a_key_it_does_not_publish_is_refused(configure: Configure, 
 
 def test_with_a_jwks_iss_and_aud_still_apply(configure: Configure, jwks: Jwks) -> None:
     configure(SYNAPSE_JWKS_URL=jwks.url, SYNAPSE_JWT_ISSUER="https://cognito", SYNAPSE_JWT_AUDIENCE="app")
-    assert auth.decode_jwt(jwks.keys[0].token(iss="https://cognito", aud="app"))["sub"] == "user-1"
+    assert tokens.decode_jwt(jwks.keys[0].token(iss="https://cognito", aud="app"))["sub"] == "user-1"
     refused(jwks.keys[1].token(iss="https://cognito", aud="other"))
     refused(jwks.keys[1].token(ttl=-120, iss="https://cognito", aud="app"))
 
@@ -189,13 +191,13 @@ def test_an_allow_list_with_nothing_acceptable_stops_the_service(raw: str, using
 
 
 def test_mind_keys_are_prefixed_random_and_hashed_under_the_pepper(configure: Configure) -> None:
-    first, second = auth.new_mind_key(), auth.new_mind_key()
+    first, second = keys.new_mind_key(), keys.new_mind_key()
     assert first.startswith("mk_") and second.startswith("mk_") and first != second
-    digest = auth.hash_mind_key(first)
-    assert digest == auth.hash_mind_key(first) and first not in digest and len(digest) == 64
+    digest = keys.hash_mind_key(first)
+    assert digest == keys.hash_mind_key(first) and first not in digest and len(digest) == 64
     # The same key under another pepper hashes differently: a leaked table alone verifies nothing
     configure(SYNAPSE_KEY_PEPPER="another-pepper-0123456789abcdef0123456789")
-    assert auth.hash_mind_key(first) != digest
+    assert keys.hash_mind_key(first) != digest
 
 
 @pytest.mark.parametrize(
@@ -209,13 +211,13 @@ def test_mind_keys_are_prefixed_random_and_hashed_under_the_pepper(configure: Co
     ],
 )
 def test_the_authorizer_never_denies_but_records_why(headers: dict[str, str]) -> None:
-    result = auth.authorize({"headers": headers})
+    result = authorizer.authorize({"headers": headers})
     assert result["isAuthorized"] is True and result["context"]["error"]
     with pytest.raises(Unauthorized):
-        auth.Principal.from_context(result["context"])
+        Principal.from_context(result["context"])
 
 
 def test_the_authorizer_turns_a_jwt_into_a_user_principal() -> None:
-    result = auth.authorize({"headers": {"Authorization": f"Bearer {jwt_for('user-3')}"}})
-    principal = auth.Principal.from_context(result["context"])
+    result = authorizer.authorize({"headers": {"Authorization": f"Bearer {jwt_for('user-3')}"}})
+    principal = Principal.from_context(result["context"])
     assert (principal.is_user, principal.user_id, principal.mind_id) == (True, "user-3", None)

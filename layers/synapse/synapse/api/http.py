@@ -17,7 +17,7 @@ from urllib.parse import parse_qs
 from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel
 
-from synapse.auth.auth import Principal
+from synapse.auth.principal import Principal
 from synapse.core.errors import (
     BadRequest,
     NotFound,

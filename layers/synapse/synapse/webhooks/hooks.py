@@ -47,7 +47,7 @@ from synapse.core.errors import (
 from synapse.core.observability import logger
 from synapse.memory import store
 from synapse.memory.model import KeyWrite, MemoryWrite, Source, looks_like_id, new_id, parse
-from synapse.minds import minds
+from synapse.minds import keys, minds
 from synapse.storage import tables
 from synapse.webhooks import sealed, signing
 
@@ -431,7 +431,7 @@ def _touch(mind_id: str, hook_id: str) -> None:
         tables.hook_key(mind_id, hook_id),
         "last_delivery_at",
         now=clock.to_iso(now),
-        stale=clock.to_iso(now - minds.LAST_USED_RESOLUTION),
+        stale=clock.to_iso(now - keys.LAST_USED_RESOLUTION),
     )
 
 

@@ -1,0 +1,55 @@
+"""JWTs for people: verified against the configured secret or JWKS, with an algorithm allow-list
+and required claims, so a forged, expired or `alg: none` token is a 401 with a reason."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import jwt
+
+from synapse.core.errors import Unauthorized
+from synapse.core.settings import get_settings
+
+JWT_REQUIRED_CLAIMS = ("exp", "sub")
+SUB_MAX_CHARS = 256  # the sub becomes a DynamoDB key (mind owner); keep it well inside key limits
+
+
+@cache
+def _jwks_client(url: str) -> jwt.PyJWKClient:
+    return jwt.PyJWKClient(url, cache_keys=True, lifespan=600, timeout=5)
+
+
+def decode_jwt(token: str) -> dict[str, Any]:
+    """Verified claims, or Unauthorized with a reason a person can act on."""
+    settings = get_settings()
+    try:
+        if settings.jwks_url:
+            # The PyJWK itself, not its .key: it binds the key's own algorithm, so a token that names
+            # an RSA key's kid under ES256 is refused instead of crashing in key preparation.
+            key: Any = _jwks_client(settings.jwks_url).get_signing_key_from_jwt(token)
+        else:
+            key = settings.jwt_secret
+            if not key:
+                raise Unauthorized("This deployment has no JWT secret configured.")
+        claims: dict[str, Any] = jwt.decode(
+            token,
+            key,
+            algorithms=list(settings.jwt_algorithms),
+            issuer=settings.jwt_issuer,
+            audience=settings.jwt_audience,
+            options={"require": list(JWT_REQUIRED_CLAIMS), "verify_aud": settings.jwt_audience is not None},
+        )
+    except jwt.ExpiredSignatureError:
+        raise Unauthorized("The JWT has expired.") from None
+    except jwt.PyJWKClientError:
+        raise Unauthorized("The JWT's signing key is not in the configured JWKS.") from None
+    except jwt.PyJWTError as error:  # InvalidTokenError, and the key errors a hostile header provokes
+        raise Unauthorized(f"The JWT is not valid: {error}.") from None
+    if not isinstance(claims.get("sub"), str) or not 1 <= len(claims["sub"]) <= SUB_MAX_CHARS:
+        raise Unauthorized(f"The JWT's sub claim must be a string of 1-{SUB_MAX_CHARS} characters.")
+    try:
+        claims["sub"].encode("utf-8")  # a lone surrogate ("\ud800" in the JSON) is no text to store
+    except UnicodeEncodeError:
+        raise Unauthorized("The JWT's sub claim is not valid Unicode text.") from None
+    return claims

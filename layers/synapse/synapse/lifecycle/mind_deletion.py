@@ -1,0 +1,42 @@
+"""Deleting a mind with everything in it: the one workflow that spans every feature, so it lives
+above them (minds, keys, hooks, webhooks, memories) instead of inside the lowest of them."""
+
+from __future__ import annotations
+
+from synapse.core import clock
+from synapse.core.errors import NotFound
+from synapse.memory import store
+from synapse.memory.model import looks_like_id
+from synapse.minds import keys, minds
+from synapse.storage import tables
+from synapse.webhooks import hooks, subscriptions
+
+
+def delete_mind(owner: str, mind_id: str) -> None:
+    """The mind first (memory writes and new keys need it, and the search indexer takes its absence
+    as the order to drop the index), then its keys and hooks, then every memory item.
+
+    A tombstone naming the owner outlives the mind until the purge is done, so a DELETE cut short
+    (say a Lambda timeout on a large mind) can be sent again and finishes the job instead of
+    leaving memories nobody can reach.
+    """
+    tombstone = tables.mind_tombstone_key(mind_id)
+    try:
+        minds.owned_mind(owner, mind_id)
+    except NotFound:
+        left = tables.get(tables.minds_table(), tombstone) if looks_like_id("m_", mind_id) else None
+        if left is None or not minds.same_owner(str(left.get("deleted_by", "")), owner):
+            raise
+    else:
+        marker = {**tombstone, "deleted_by": owner, "deleted_at": clock.to_iso(clock.now())}
+        tables.client().put_item(TableName=tables.minds_table(), Item=tables.dump(marker))
+        tables.batch_delete(tables.minds_table(), [tables.mind_key(mind_id)])
+    keys.delete_all(mind_id)
+    lookups, listed = hooks.hook_keys_of_mind(mind_id)
+    tables.batch_delete(tables.minds_table(), lookups)  # first, like the keys' lookups
+    tables.batch_delete(tables.minds_table(), listed)
+    # Webhooks stay to deliver the purge's memory.deleted events, then TTL removes them: set here
+    # too, since a mind without memories sends no event through the stream that would set it.
+    subscriptions.expire_orphans(mind_id, subscriptions.list_subscriptions(mind_id), clock.now())
+    store.purge_mind(mind_id)
+    tables.batch_delete(tables.minds_table(), [tombstone])

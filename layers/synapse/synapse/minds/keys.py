@@ -1,0 +1,121 @@
+"""Mind Keys: the credential an agent holds for one mind.
+
+A Mind Key is shown once; only HMAC-SHA256(pepper, key) is stored, under a lookup item keyed by
+that hash, so the authorizer finds a key with one GetItem and never holds a plain secret at rest.
+Ownership is checked by the callers in `minds.minds`; this module knows only mind ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from synapse.core import clock
+from synapse.core.errors import NotFound
+from synapse.core.settings import get_settings
+from synapse.memory.model import looks_like_id, new_id
+from synapse.storage import tables
+
+MIND_KEY_PREFIX = "mk_"
+KEY_PREFIX_CHARS = 10  # how much of a key its listing shows, so a person can tell keys apart
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+def new_mind_key() -> str:
+    return MIND_KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def hash_mind_key(key: str) -> str:
+    """HMAC-SHA256 under the server-side pepper: a leaked table does not reveal or verify keys."""
+    return hmac.new(get_settings().key_pepper, key.encode(), hashlib.sha256).hexdigest()
+
+
+def public(item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": item["id"],
+        "label": item["label"],
+        "prefix": item["prefix"],
+        "created_at": item["created_at"],
+        "last_used_at": item.get("last_used_at"),
+    }
+
+
+def issue_operations(mind_id: str, label: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The transaction operations that create a key (its item and its hash lookup), and the
+    answer that shows the secret this one time."""
+    secret = new_mind_key()
+    digest = hash_mind_key(secret)
+    key_id = new_id("key_")
+    now = clock.to_iso(clock.now())
+    item = {
+        **tables.mind_key_item_key(mind_id, key_id),
+        "id": key_id,
+        "label": label,
+        "prefix": secret[:KEY_PREFIX_CHARS],
+        "hash": digest,
+        "created_at": now,
+    }
+    lookup = {**tables.key_hash_key(digest), "hash": digest, "mind_id": mind_id, "key_id": key_id}
+    ops = [
+        {
+            "Put": {
+                "TableName": tables.minds_table(),
+                "Item": tables.dump(new_item),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        }
+        for new_item in (item, lookup)
+    ]
+    shown = {"id": key_id, "key": secret, "label": label, "created_at": now}
+    return ops, shown
+
+
+def key_items(mind_id: str) -> list[dict[str, Any]]:
+    return list(
+        tables.query_all(
+            TableName=tables.minds_table(),
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :key)",
+            ExpressionAttributeValues=tables.values(pk=f"MIND#{mind_id}", key="KEY#"),
+        )
+    )
+
+
+def delete_all(mind_id: str) -> None:
+    """Lookups (what authenticates) before the listed items (what a DELETE sent again finds)."""
+    keys = key_items(mind_id)
+    tables.batch_delete(tables.minds_table(), [tables.key_hash_key(key["hash"]) for key in keys])
+    tables.batch_delete(tables.minds_table(), [tables.mind_key_item_key(mind_id, key["id"]) for key in keys])
+
+
+def revoke(mind_id: str, key_id: str) -> None:
+    found = looks_like_id("key_", key_id)
+    item = tables.get(tables.minds_table(), tables.mind_key_item_key(mind_id, key_id)) if found else None
+    if item is None:
+        raise NotFound(f"No key {key_id[:80]!r} on this mind.")
+    tables.delete_together(
+        tables.minds_table(), [tables.key_hash_key(item["hash"]), tables.mind_key_item_key(mind_id, key_id)]
+    )
+
+
+def resolve_key(presented: str) -> tuple[str, str] | None:
+    """(mind id, key id) for a live Mind Key, else None. Records last_used_at at most once a minute."""
+    digest = hash_mind_key(presented)
+    lookup = tables.get(tables.minds_table(), tables.key_hash_key(digest))
+    if lookup is None or not secrets.compare_digest(lookup.get("hash", ""), digest):
+        return None
+    _touch(lookup["mind_id"], lookup["key_id"])
+    return lookup["mind_id"], lookup["key_id"]
+
+
+def _touch(mind_id: str, key_id: str) -> None:
+    now = clock.now()
+    tables.stamp_at_most_every(
+        tables.minds_table(),
+        tables.mind_key_item_key(mind_id, key_id),
+        "last_used_at",
+        now=clock.to_iso(now),
+        stale=clock.to_iso(now - LAST_USED_RESOLUTION),
+    )
