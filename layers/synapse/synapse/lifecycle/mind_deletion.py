@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from synapse.core import clock
 from synapse.core.errors import NotFound
+from synapse.core.ids import looks_like_id
 from synapse.memory import store
-from synapse.memory.model import looks_like_id
 from synapse.minds import keys, minds
 from synapse.storage import tables
 from synapse.webhooks import hooks, subscriptions

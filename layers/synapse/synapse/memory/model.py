@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -25,6 +24,7 @@ from pydantic_core import PydanticCustomError
 
 from synapse.core import clock
 from synapse.core.errors import Unprocessable
+from synapse.core.ids import new_id
 
 
 class Category(StrEnum):
@@ -66,20 +66,6 @@ TAGS_MAX = 20
 TAG_MAX_CHARS = 64
 NAME_MAX_CHARS = 100
 LABEL_MAX_CHARS = 100
-
-
-def new_id(prefix: str) -> str:
-    """`prefix` + 22 URL-safe random characters (128 bits): unique, never reused."""
-    return prefix + secrets.token_urlsafe(16)
-
-
-_ID_BODY = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def looks_like_id(prefix: str, value: str) -> bool:
-    """Could `value` be an id we issued? Anything else is answered 404 before it reaches DynamoDB
-    (whose key size limits would otherwise turn a hostile path into a 500)."""
-    return value.startswith(prefix) and _ID_BODY.fullmatch(value[len(prefix) :]) is not None
 
 
 # ---------------------------------------------------------------- field rules

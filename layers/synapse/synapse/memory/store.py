@@ -19,13 +19,13 @@ from botocore.exceptions import ClientError
 
 from synapse.core import clock
 from synapse.core.errors import NotFound, PreconditionFailed, Throttled
+from synapse.core.ids import looks_like_id
 from synapse.memory import counts
 from synapse.memory.model import (
     Memory,
     MemoryPatch,
     MemoryWrite,
     Source,
-    looks_like_id,
     new_memory,
     patched,
     replaced,

@@ -15,8 +15,8 @@ from typing import Any
 
 from synapse.core import clock
 from synapse.core.errors import NotFound
+from synapse.core.ids import looks_like_id, new_id
 from synapse.core.settings import get_settings
-from synapse.memory.model import looks_like_id, new_id
 from synapse.storage import tables
 
 MIND_KEY_PREFIX = "mk_"

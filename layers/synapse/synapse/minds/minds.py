@@ -12,7 +12,7 @@ from typing import Any
 
 from synapse.core import clock
 from synapse.core.errors import NotFound
-from synapse.memory.model import looks_like_id, new_id
+from synapse.core.ids import looks_like_id, new_id
 from synapse.minds import keys
 from synapse.storage import tables
 

@@ -44,9 +44,10 @@ from synapse.core.errors import (
     Unauthorized,
     Unprocessable,
 )
+from synapse.core.ids import looks_like_id, new_id
 from synapse.core.observability import logger
 from synapse.memory import store
-from synapse.memory.model import KeyWrite, MemoryWrite, Source, looks_like_id, new_id, parse
+from synapse.memory.model import KeyWrite, MemoryWrite, Source, parse
 from synapse.minds import keys, minds
 from synapse.storage import tables
 from synapse.webhooks import sealed, signing

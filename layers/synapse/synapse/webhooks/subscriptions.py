@@ -23,9 +23,9 @@ from pydantic_core import PydanticCustomError
 
 from synapse.core import clock
 from synapse.core.errors import Conflict, NotFound
+from synapse.core.ids import looks_like_id, new_id
 from synapse.core.settings import get_settings
 from synapse.memory import events
-from synapse.memory.model import looks_like_id, new_id
 from synapse.minds import minds
 from synapse.storage import tables
 from synapse.webhooks import sealed, signing, ssrf
