@@ -82,12 +82,12 @@ def apply() -> None:
             reasons = _failed_conditions(self, transact_items)
             if any(code for code, _, _ in reasons):
                 raise TransactionCanceledException(reasons)
-            real_copy = dynamo_models.copy
-            dynamo_models.copy = _NoTableCopy()  # type: ignore[assignment]
+            real_copy = dynamo_models.copy  # type: ignore[attr-defined]
+            dynamo_models.copy = _NoTableCopy()  # type: ignore[attr-defined,assignment]
             try:
                 original_transact(self, transact_items)
             finally:
-                dynamo_models.copy = real_copy
+                dynamo_models.copy = real_copy  # type: ignore[attr-defined]
 
     DynamoHandler.call_action = call_action  # type: ignore[method-assign]
     dynamo_models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]

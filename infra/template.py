@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "template.yaml"
 
 
-class _CfnLoader(yaml.SafeLoader):
+class _CfnLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no types
     """SafeLoader that reads CloudFormation short-form tags (!Ref, !GetAtt, !Sub…) as plain dicts."""
 
 
@@ -26,7 +26,7 @@ def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any
     elif isinstance(node, yaml.SequenceNode):
         value = loader.construct_sequence(node, deep=True)
     else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+        value = loader.construct_mapping(node, deep=True)
     name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
     return {name: value}
 

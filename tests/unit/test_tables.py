@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -27,7 +28,7 @@ def test_batch_delete_resends_unprocessed_items_after_growing_pauses(monkeypatch
     fake = ThrottlingClient()
     pauses: list[float] = []
     monkeypatch.setattr(tables, "client", lambda: fake)
-    monkeypatch.setattr(tables.time, "sleep", pauses.append)
+    monkeypatch.setattr(time, "sleep", pauses.append)
     # When 30 keys are deleted
     tables.batch_delete("t", [{"pk": "p", "sk": f"s{i}"} for i in range(30)])
     # Then the first 25 are sent three times, the last 5 once, with a longer pause each time

@@ -26,6 +26,7 @@ from synapse.core.errors import (
     UnsupportedMediaType,
 )
 from synapse.core.observability import LambdaHandler, entry_point, logger, metrics
+from synapse.memory.model import parse
 from synapse.minds import minds
 
 MAX_BODY_BYTES = 64 * 1024
@@ -211,8 +212,6 @@ class Request:
         return parsed
 
     def body[T: BaseModel](self, model: type[T]) -> T:
-        from synapse.memory.model import parse
-
         return parse(model, self.json_object())
 
     def if_match(self) -> int | None:

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from synapse.memory.model import Memory
 from synapse.storage import tables
-
-if TYPE_CHECKING:
-    from synapse.memory.model import Memory
 
 CATEGORY_PREFIX = "NCAT#"
 TAG_PREFIX = "NTAG#"
