@@ -168,25 +168,36 @@ def compose(
     # Everything in full, if it fits: at most limit + 1 memories are read to find out.
     whole = _Text(head, total, 0, summarised=False)
     taken: list[Memory] = []
-    overflow: Memory | None = None
     for memory in chain(others, low):
         if len(taken) == limit:
-            overflow = memory
             break
         whole.add(memory)
         if whole.size > max_chars:
             whole.drop_last()
-            overflow = memory
             break
         taken.append(memory)
-    if overflow is None:
+    else:
         return Recall(mind_id, mind_name, total, verified, taken, 0, [], False, 0, whole.render([]))
+    summary = _summarise(head, active, total, [*taken, memory], others, low, limit, max_chars)
+    return Recall(mind_id, mind_name, total, verified, *summary)
 
-    # Not everything fits: summarise low priority, show the others in full while they fit.
-    seen_low = [m for m in [*taken, overflow] if m.priority == "low"]
-    more_others = [m for m in [*taken, overflow] if m.priority != "low"]
+
+def _summarise(
+    head: str,
+    active: Tally,
+    total: int,
+    read: list[Memory],
+    others: Iterator[Memory],
+    low: Iterator[Memory],
+    limit: int,
+    max_chars: int,
+) -> tuple[list[Memory], int, list[str], bool, int, str]:
+    """Not everything fits: summarise low priority, show the others in full while they fit.
+    `read` is what the attempt in full took, plus the memory that did not fit."""
+    seen_low = [m for m in read if m.priority == "low"]
+    more_others = [m for m in read if m.priority != "low"]
     low_total = min(max(active.low, len(seen_low), 0), max(total, len(seen_low)))
-    text = _Text(head, max(total, len(taken) + 1), low_total, summarised=low_total > 0)
+    text = _Text(head, max(total, len(read)), low_total, summarised=low_total > 0)
     others_total = text.total - low_total
     low_seen = list(seen_low)
 
@@ -222,6 +233,4 @@ def compose(
     if len(rendered) > max_chars:  # only below MIN_CHARS, which the API refuses
         rendered = rendered[:max_chars]
     left = max(text.total - len(shown) - len(keys), 0)
-    return Recall(
-        mind_id, mind_name, total, verified, shown, low_total, keys, text.summarised, left, rendered
-    )
+    return shown, low_total, keys, text.summarised, left, rendered
