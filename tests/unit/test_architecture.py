@@ -1,0 +1,107 @@
+"""The shape of the code, kept by tests: small modules and functions in the layer, no import that
+hides a cycle, every Lambda entry point wearing one decorator. (Import direction between the
+layer's packages is import-linter's job: `make lint-imports`, contracts in pyproject.toml.)"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYER = ROOT / "layers" / "synapse" / "synapse"
+MODULE_MAX_LINES = 400
+FUNCTION_MAX_LINES = 60
+ENTRY_DECORATORS = {"endpoint", "public_endpoint", "entry_point"}
+HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
+
+
+def _layer_modules() -> list[Path]:
+    return sorted(LAYER.rglob("*.py"))
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(LAYER.parent))
+
+
+def test_the_layer_is_one_package_per_concern() -> None:
+    # Given the layer package
+    # When its top level is listed
+    top = {p.name for p in LAYER.iterdir() if not p.name.startswith("__")}
+    # Then it holds only subpackages, each a concern a newcomer can find by its folder
+    assert top == {"api", "auth", "core", "lifecycle", "memory", "minds", "search", "storage", "webhooks"}
+    assert all((LAYER / name / "__init__.py").is_file() for name in top)
+
+
+@pytest.mark.parametrize("path", _layer_modules(), ids=_name)
+def test_no_layer_module_is_over_the_line_budget(path: Path) -> None:
+    # Given a module of the layer
+    # When its lines are counted
+    lines = len(path.read_text().splitlines())
+    # Then it stays small enough to read in one sitting
+    assert lines <= MODULE_MAX_LINES, f"{_name(path)} has {lines} lines; split it by what it holds"
+
+
+@pytest.mark.parametrize("path", _layer_modules(), ids=_name)
+def test_no_layer_function_is_over_the_line_budget(path: Path) -> None:
+    # Given the functions of a layer module
+    functions = [
+        node for node in ast.walk(_tree(path)) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    # When their lengths are measured
+    long = {f.name: f.end_lineno - f.lineno + 1 for f in functions if f.end_lineno}
+    # Then none is longer than the budget
+    assert {name: n for name, n in long.items() if n > FUNCTION_MAX_LINES} == {}
+
+
+@pytest.mark.parametrize("path", _layer_modules(), ids=_name)
+def test_every_layer_import_is_at_module_level(path: Path) -> None:
+    # Given a layer module
+    tree = _tree(path)
+    top_level = {id(node) for node in tree.body}
+    # When its imports of synapse are collected, with where they stand
+    deferred = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").startswith("synapse")
+        and id(node) not in top_level
+    ]
+    guarded = [
+        node.lineno
+        for node in tree.body
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+    ]
+    # Then none is deferred into a function or hidden behind TYPE_CHECKING (both dodge a cycle)
+    assert deferred == [] and guarded == []
+
+
+@pytest.mark.parametrize(
+    "handler", sorted((ROOT / "functions").glob("*/app.py")), ids=lambda p: p.parent.name
+)
+def test_every_lambda_entry_point_wears_one_decorator(handler: Path) -> None:
+    # Given a function's app.py
+    tree = _tree(handler)
+    # When its `handler` is found
+    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "handler"]
+    # Then it is decorated by exactly one of the shared entry decorators (logging, tracing, metrics
+    # and, for HTTP, error mapping come from there, never per function)
+    assert len(found) == 1, "every app.py defines one handler"
+    names = [ast.unparse(d).split("(")[0].rsplit(".", 1)[-1] for d in found[0].decorator_list]
+    assert len(names) == 1 and names[0] in ENTRY_DECORATORS, names
+
+
+@pytest.mark.parametrize(
+    "handler", sorted((ROOT / "functions").glob("*/app.py")), ids=lambda p: p.parent.name
+)
+def test_handlers_are_doorways(handler: Path) -> None:
+    # Given a function's app.py
+    lines = [line for line in handler.read_text().splitlines() if line.strip()]
+    # When its non-blank lines are counted
+    # Then it is a few lines that parse, call the layer and respond
+    assert len(lines) <= 30, f"{handler.parent.name}/app.py has {len(lines)} lines; move logic into the layer"
