@@ -1,5 +1,6 @@
 """POST /minds/{mind_id}/hooks — a new inbound hook: its URL and signing secret (shown once)."""
 
+from synapse.api.hooks import base_url
 from synapse.api.http import Request, Response, endpoint
 from synapse.webhooks import hooks
 
@@ -8,5 +9,5 @@ from synapse.webhooks import hooks
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("manage hooks")
     label = request.body(hooks.HookWrite).label
-    hook = hooks.create_hook(owner, request.path("mind_id"), label, hooks.base_url(request))
+    hook = hooks.create_hook(owner, request.path("mind_id"), label, base_url(request))
     return Response.json(hook, 201)

@@ -1,13 +1,21 @@
 """POST /hooks/{hook_id} — a signed delivery of one memory or a batch, stored as `source: agent`.
 
 No JWT or Mind Key: the route has no authorizer; `Synapse-Signature` authenticates the request.
+The request is read in this order, which sets which error a bad one gets: the body's size (413), the
+signature (401), the Idempotency-Key header (400), the JSON (415/400).
 """
 
+from synapse.api.hooks import idempotency_key
 from synapse.api.http import Request, Response, public_endpoint
-from synapse.webhooks import hooks
+from synapse.webhooks import receive, signing
 
 
 @public_endpoint
 def handler(request: Request) -> Response:
-    delivered = hooks.receive(request)
-    return Response.json(delivered.body, delivered.status, delivered.headers)
+    raw = request.raw_body(receive.MAX_BODY_BYTES)
+    signature = request.headers.get(signing.HEADER.lower())
+    delivery = receive.authenticate(request.path("hook_id"), raw, signature)
+    key = idempotency_key(request)
+    answer = receive.deliver(delivery, request.json_object(receive.MAX_BODY_BYTES), key)
+    replayed = {"Idempotent-Replayed": "true"} if answer.replayed else {}
+    return Response.json(answer.body, answer.status, replayed)

@@ -1,6 +1,7 @@
 """POST /minds/{mind_id}/hooks/{hook_id}/rotate — a new secret (shown once); the old one lives on
 for `grace_seconds`."""
 
+from synapse.api.hooks import base_url
 from synapse.api.http import Request, Response, endpoint
 from synapse.webhooks import hooks
 
@@ -10,6 +11,6 @@ def handler(request: Request) -> Response:
     owner = request.principal.require_user("manage hooks")
     grace = request.body(hooks.HookRotate).grace_seconds
     rotated = hooks.rotate_secret(
-        owner, request.path("mind_id"), request.path("hook_id"), grace, hooks.base_url(request)
+        owner, request.path("mind_id"), request.path("hook_id"), grace, base_url(request)
     )
     return Response.json(rotated)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from synapse.core import clock
-from synapse.webhooks import signing
+from synapse.webhooks import idempotency, receive, signing
 
 from infra.gateway import HttpResponse
 from tests.support.api import Api, MindHandle, jwt_for, memory_body
@@ -580,18 +580,16 @@ def test_an_abandoned_claim_is_taken_over_after_its_lease(
     api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a delivery whose first invocation died after claiming (its claim is pending)
-    from synapse.webhooks import hooks
-
     mind = api.create_mind()
     hook = create_hook(api, mind)
-    monkeypatch.setattr(hooks, "_apply", lambda *_: (_ for _ in ()).throw(RuntimeError("died")))
+    monkeypatch.setattr(receive, "_apply", lambda *_: (_ for _ in ()).throw(RuntimeError("died")))
     assert deliver(api, hook, memory_body(), headers={"Idempotency-Key": "k"}).status == 500
     monkeypatch.undo()
     # When it is retried within the lease, Then it is "in progress"
-    monkeypatch.setattr(hooks, "WAIT_FOR_FIRST_SECONDS", 0.05)
+    monkeypatch.setattr(idempotency, "WAIT_FOR_FIRST_SECONDS", 0.05)
     assert_error(deliver(api, hook, memory_body(), headers={"Idempotency-Key": "k"}), 409)
     # When it is retried after the lease, Then it is applied
-    later = datetime.now(UTC) + timedelta(seconds=hooks.CLAIM_LEASE_SECONDS + 1)
+    later = datetime.now(UTC) + timedelta(seconds=idempotency.CLAIM_LEASE_SECONDS + 1)
     monkeypatch.setattr(clock, "now", lambda: later)
     answer = deliver(api, hook, memory_body(), headers={"Idempotency-Key": "k"}, at=int(later.timestamp()))
     assert answer.status == 200 and answer.json()["summary"]["created"] == 1

@@ -6,31 +6,31 @@ from __future__ import annotations
 import pytest
 from synapse.core.errors import Unprocessable
 from synapse.memory.model import MemoryWrite, parse
-from synapse.webhooks import hooks, signing
+from synapse.webhooks import hooks, receive, signing
 
 
 def test_a_body_without_memories_is_one_memory() -> None:
     body = {"category": "fact", "key": "k", "content": "c"}
-    assert hooks._items(body) == [body]
+    assert receive._items(body) == [body]
 
 
 def test_a_batch_body_yields_its_items_in_order() -> None:
-    items = [{"key": str(i)} for i in range(hooks.MAX_BATCH)]
-    assert hooks._items({"memories": items}) == items
+    items = [{"key": str(i)} for i in range(receive.MAX_BATCH)]
+    assert receive._items({"memories": items}) == items
 
 
 @pytest.mark.parametrize(
     ("body", "field", "rule"),
     [
         ({"memories": []}, "memories", "max_items"),
-        ({"memories": [{}] * (hooks.MAX_BATCH + 1)}, "memories", "max_items"),
+        ({"memories": [{}] * (receive.MAX_BATCH + 1)}, "memories", "max_items"),
         ({"memories": {"a": 1}}, "memories", "max_items"),
         ({"memories": [{}], "mind_id": "m_x"}, "mind_id", "unknown_field"),
     ],
 )
 def test_a_batch_of_the_wrong_shape_is_refused_whole(body: dict[str, object], field: str, rule: str) -> None:
     with pytest.raises(Unprocessable) as caught:
-        hooks._items(body)
+        receive._items(body)
     assert caught.value.details[0]["field"] == field and caught.value.details[0]["rule"] == rule
 
 
@@ -40,11 +40,11 @@ def test_a_failed_items_report_is_bounded_whatever_it_broke() -> None:
     with pytest.raises(Unprocessable) as caught:
         parse(MemoryWrite, item)
     # When it is reported
-    report = hooks._error(caught.value)
+    report = receive._error(caught.value)
     # Then a few details, each clipped, stand for all of them
-    assert len(report["details"]) == hooks.MAX_DETAILS_PER_ITEM
-    assert all(len(v) <= hooks.MAX_TEXT_CHARS for d in report["details"] for v in d.values())
-    assert len(report["message"]) <= hooks.MAX_TEXT_CHARS and report["code"] == "validation_error"
+    assert len(report["details"]) == receive.MAX_DETAILS_PER_ITEM
+    assert all(len(v) <= receive.MAX_TEXT_CHARS for d in report["details"] for v in d.values())
+    assert len(report["message"]) <= receive.MAX_TEXT_CHARS and report["code"] == "validation_error"
 
 
 def test_rotation_grace_defaults_to_a_day_and_allows_zero_to_seven_days() -> None:
