@@ -170,10 +170,10 @@ class Worker:
 
 def start(stop: threading.Event) -> threading.Thread:
     """Install an in-process queue for the layer and deliver from it until `stop` is set."""
-    from synapse.webhooks import delivery
+    from synapse.webhooks import delivery_queue
 
     queue = LocalQueue()
-    delivery.install_queue(queue)
+    delivery_queue.install(queue)
     worker = Worker(queue)
 
     def loop() -> None:

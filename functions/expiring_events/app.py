@@ -4,12 +4,12 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from synapse.core.observability import entry_point, logger, metrics
-from synapse.webhooks import delivery
+from synapse.webhooks import producers
 
 
 @entry_point()
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    tally = delivery.publish_expiring()
+    tally = producers.publish_expiring()
     logger.info("memory.expiring run", extra=tally)
     metrics.add_metric(name="ExpiringEventsQueued", unit=MetricUnit.Count, value=tally["messages"])
     return tally

@@ -3,10 +3,10 @@
 from typing import Any
 
 from synapse.core.observability import entry_point
-from synapse.webhooks import delivery
+from synapse.webhooks import producers
 
 
 @entry_point()
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    failed = delivery.publish_stream(event.get("Records") or [])
+    failed = producers.publish_stream(event.get("Records") or [])
     return {"batchItemFailures": [{"itemIdentifier": sequence} for sequence in failed]}

@@ -7,7 +7,7 @@ import socket
 from typing import Any
 
 import pytest
-from synapse.webhooks import delivery, ssrf
+from synapse.webhooks import ssrf, transport
 
 from tests.support.api import Api
 from tests.support.checks import assert_error
@@ -111,7 +111,7 @@ def test_a_host_that_rebinds_to_an_inside_address_is_refused_at_delivery(
     # When its DNS now answers with the metadata address, and a ping is sent
     names["rebind.example.com"] = "169.254.169.254"
     connected: list[Any] = []
-    monkeypatch.setattr(delivery, "_connect", lambda *a, **k: connected.append(a))
+    monkeypatch.setattr(transport, "_connect", lambda *a, **k: connected.append(a))
     answer = api.call("POST", f"/minds/{mind.id}/webhooks/{created['id']}/test", token=mind.jwt)
     # Then the delivery is refused after resolving, without a connection
     assert answer.status == 200 and answer.json()["delivered"] is False
@@ -130,7 +130,7 @@ def test_a_delivery_connects_to_the_address_it_checked_and_keeps_the_host_name(
     target = ssrf.check(f"http://agent.example.com:{port}/events", allow_loopback=True)
     # When the name now points elsewhere (a rebinding resolver) and the POST goes out
     names["agent.example.com"] = "10.0.0.1"
-    status = delivery.post(target, b'{"id":"evt_1"}', {"Content-Type": "application/json"})
+    status = transport.post(target, b'{"id":"evt_1"}', {"Content-Type": "application/json"})
     # Then it reached the checked address without asking DNS again, Host header intact
     assert status == 200 and looked_up == ["agent.example.com"]
     got = receiver.got("/events")

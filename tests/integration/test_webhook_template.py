@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from synapse.core import clock
-from synapse.webhooks import delivery
+from synapse.webhooks import delivery_queue, transport
 
 from infra import template
 from infra.gateway import LambdaContext, load_handler
@@ -46,11 +46,11 @@ def outside(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalQueue]:
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (PUBLIC_ADDRESS, port))]
 
     monkeypatch.setattr(socket, "getaddrinfo", resolve)
-    monkeypatch.setattr(delivery, "post", lambda *args, **kwargs: 200)
+    monkeypatch.setattr(transport, "post", lambda *args, **kwargs: 200)
     queue = LocalQueue()
-    delivery.install_queue(queue)
+    delivery_queue.install(queue)
     yield queue
-    delivery.install_queue(None)
+    delivery_queue.install(None)
 
 
 def _seed_webhook(api: Api, events_wanted: list[str]) -> dict[str, str]:

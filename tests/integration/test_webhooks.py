@@ -13,7 +13,8 @@ from typing import Any
 import boto3
 import pytest
 from synapse.core import clock
-from synapse.webhooks import delivery, signing
+from synapse.lifecycle import mind_deletion
+from synapse.webhooks import delivery_queue, producers, signing, subscriptions, transport
 
 from infra.gateway import LambdaContext, load_handler
 from infra.local_queue import LocalQueue, Worker
@@ -68,13 +69,13 @@ class Outbox:
 def outbox(configure: Configure, dynamo: Any) -> Iterator[Outbox]:
     configure(SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK="true")
     queue = LocalQueue()
-    delivery.install_queue(queue)
+    delivery_queue.install(queue)
     worker = Worker(queue)
     streams = boto3.client("dynamodbstreams", region_name="us-east-1")
     producer = load_handler(*stream_functions()["WebhookEventsFunction"])
     yield Outbox(queue, worker, StreamReader(dynamo, streams, "test-memories"), producer)
     worker.close()
-    delivery.install_queue(None)
+    delivery_queue.install(None)
 
 
 @pytest.fixture
@@ -133,7 +134,7 @@ def test_every_event_type_arrives_signed_from_every_write_path(
     soon = clock.to_iso(clock.now() + timedelta(hours=2))
     kept = api.store(mind, as_agent=True, key="trip", content="In Rome this week", expires_at=soon).json()
     outbox.drain()
-    assert delivery.publish_expiring()["messages"] == 1
+    assert producers.publish_expiring()["messages"] == 1
     ping = api.call("POST", f"/minds/{mind.id}/webhooks/{webhook_id}/test", token=mind.jwt)
     # And finally the whole mind is deleted
     assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 204
@@ -263,7 +264,7 @@ def test_a_receiver_that_never_answers_does_not_delay_another_subscriber(
     api: Api, outbox: Outbox, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given two subscribers, one of which holds every request past the delivery timeout
-    monkeypatch.setattr(delivery, "TIMEOUT_SECONDS", 1.0)
+    monkeypatch.setattr(transport, "TIMEOUT_SECONDS", 1.0)
     mind = api.create_mind()
     slow_id, _ = subscribe(api, mind, receiver.url("/slow"), ["memory.created"])
     fast_id, secret = subscribe(api, mind, receiver.url("/fast"), ["memory.created"])
@@ -351,9 +352,9 @@ def test_memory_expiring_fires_once_per_memory_and_expiry_time(
     api.store(mind, as_agent=True, key="later", expires_at=clock.to_iso(moving_clock() + timedelta(days=3)))
     api.store(other, as_agent=True, key="elsewhere", expires_at=in_2h)
     # When the hourly run goes twice
-    first = delivery.publish_expiring()
+    first = producers.publish_expiring()
     moving_clock.advance(3600)
-    second = delivery.publish_expiring()
+    second = producers.publish_expiring()
     outbox.worker.run_once()
     # Then only the memory within 24 h of its expiry is announced, once, for the subscribed mind only
     assert (first["messages"], second["messages"]) == (1, 0)
@@ -365,7 +366,7 @@ def test_memory_expiring_fires_once_per_memory_and_expiry_time(
         api.call("PUT", f"/memory/{soon['id']}", json_body={"expires_at": later}, **as_agent(mind)).status
         == 200
     )
-    assert delivery.publish_expiring()["messages"] == 1
+    assert producers.publish_expiring()["messages"] == 1
 
 
 # ---------------------------------------------------------------- management
@@ -483,19 +484,16 @@ def test_a_patch_racing_the_minds_deletion_is_a_404_and_leaves_the_webhook_to_tt
     api: Api, outbox: Outbox, receiver: Receiver, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a webhook whose mind is deleted right after a PATCH found it
-    from synapse.lifecycle import mind_deletion
-    from synapse.webhooks import subscriptions as webhooks
-
     mind = api.create_mind()
     webhook_id, _ = subscribe(api, mind, receiver.url("/raced"))
-    found = webhooks.owned
+    found = subscriptions.owned
 
     def found_then_mind_deleted(owner: str, mind_id: str, webhook_id: str) -> Any:
         subscription = found(owner, mind_id, webhook_id)
         mind_deletion.delete_mind(owner, mind_id)
         return subscription
 
-    monkeypatch.setattr(webhooks, "owned", found_then_mind_deleted)
+    monkeypatch.setattr(subscriptions, "owned", found_then_mind_deleted)
     # When the PATCH writes
     answer = api.call(
         "PATCH", f"/minds/{mind.id}/webhooks/{webhook_id}", token=mind.jwt, json_body={"enabled": False}

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from synapse.memory import events
-from synapse.webhooks import delivery, ssrf
+from synapse.webhooks import delivery, ssrf, transport
 
 from tests.support.events import EVENTS_DIR, EXAMPLE_MIND_ID
 
@@ -108,7 +108,7 @@ def test_a_receiver_trickling_its_answer_cannot_hold_a_post_past_its_timeout() -
     # When a POST with a 0.5 s timeout goes to it
     # Then the whole exchange is bounded by the timeout: it times out rather than wait for the answer
     with pytest.raises(TimeoutError):
-        delivery.post(target, b"{}", {"Content-Type": "application/json"}, timeout=0.5)
+        transport.post(target, b"{}", {"Content-Type": "application/json"}, timeout=0.5)
     thread.join(5)
     server.close()
 
@@ -134,7 +134,7 @@ def test_a_host_whose_addresses_hang_cannot_stretch_a_post_past_its_timeout() ->
     # When a POST with a 0.5 s timeout goes to it
     # Then the timeout bounds the whole attempt: the slow addresses use it up, nothing is reached
     with pytest.raises(TimeoutError):
-        delivery.post(target, b"{}", {"Content-Type": "application/json"}, timeout=0.5)
+        transport.post(target, b"{}", {"Content-Type": "application/json"}, timeout=0.5)
     for sock in (queued, hanging, answering):
         sock.close()
     thread.join(1)

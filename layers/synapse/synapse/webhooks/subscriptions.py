@@ -8,8 +8,8 @@ kept sealed (`sealed`, bound to the item), since the server must use it again to
 scan, a registry item per mind (`WEBHOOKS#EXPIRING` / `MIND#<mind>`) counts the mind's
 subscriptions to it, changed in the same transaction as the subscription.
 
-A subscription that keeps failing (no success for 3 days while events are being delivered) is
-disabled and says why; re-enabling it with PATCH starts the count afresh.
+How its deliveries fare (last success, failing since, disabled after 3 days) is `health`;
+re-enabling a disabled subscription with PATCH starts the count afresh.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from synapse.storage import tables
 from synapse.webhooks import sealed, signing, ssrf
 
 MAX_PER_MIND = 20
-DISABLE_AFTER = timedelta(days=3)
 ORPHAN_GRACE = timedelta(days=2)  # a deleted mind's subscriptions outlive its purge's events
 _UPDATE_ATTEMPTS = 4
 
@@ -136,7 +135,7 @@ def _bound_to(mind_id: str, webhook_id: str) -> str:
     return f"webhook/{mind_id}/{webhook_id}"
 
 
-def _from_item(item: dict[str, Any]) -> Subscription:
+def from_item(item: dict[str, Any]) -> Subscription:
     return Subscription(
         id=item["id"],
         mind_id=item["mind_id"],
@@ -190,7 +189,7 @@ def _registry_op(mind_id: str, delta: int) -> dict[str, Any]:
 def list_subscriptions(mind_id: str) -> list[Subscription]:
     """Every subscription of a mind: one Query of its partition's WEBHOOK# items."""
     return [
-        _from_item(item)
+        from_item(item)
         for item in tables.query_all(
             TableName=tables.minds_table(),
             KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
@@ -203,7 +202,7 @@ def find(mind_id: str, webhook_id: str) -> Subscription | None:
     if not looks_like_id("wh_", webhook_id):
         return None
     item = tables.get(tables.minds_table(), tables.webhook_key(mind_id, webhook_id))
-    return _from_item(item) if item else None
+    return from_item(item) if item else None
 
 
 def owned(owner: str, mind_id: str, webhook_id: str) -> Subscription:
@@ -320,65 +319,6 @@ def delete(owner: str, mind_id: str, webhook_id: str) -> None:
         raise
 
 
-# ---------------------------------------------------------------- delivery outcomes
-
-
-def record_success(subscription: Subscription, at: datetime) -> None:
-    try:
-        tables.client().update_item(
-            TableName=tables.minds_table(),
-            Key=tables.dump(tables.webhook_key(subscription.mind_id, subscription.id)),
-            UpdateExpression="SET last_success_at = :now REMOVE failing_since",
-            ConditionExpression="attribute_exists(pk)",
-            ExpressionAttributeValues=tables.values(now=clock.to_iso(at)),
-        )
-    except tables.client().exceptions.ConditionalCheckFailedException:
-        pass  # deleted meanwhile
-
-
-def record_failure(subscription: Subscription, at: datetime, error: str) -> Subscription | None:
-    """Note a failed attempt; disable the subscription once it has failed for `DISABLE_AFTER`.
-
-    Returns the subscription as it now stands (None if it was deleted meanwhile).
-    """
-    now = clock.to_iso(at)
-    key = tables.dump(tables.webhook_key(subscription.mind_id, subscription.id))
-    try:
-        answer = tables.client().update_item(
-            TableName=tables.minds_table(),
-            Key=key,
-            UpdateExpression=(
-                "SET failing_since = if_not_exists(failing_since, :now), last_failure_at = :now, "
-                "last_error = :error"
-            ),
-            ConditionExpression="attribute_exists(pk)",
-            ExpressionAttributeValues=tables.values(now=now, error=error[:300]),
-            ReturnValues="ALL_NEW",
-        )
-    except tables.client().exceptions.ConditionalCheckFailedException:
-        return None
-    current = _from_item(tables.load(answer["Attributes"]))
-    since = current.failing_since or now
-    if not current.enabled or clock.from_iso(since) > at - DISABLE_AFTER:
-        return current
-    reason = (
-        f"Disabled after failing since {since} (more than {DISABLE_AFTER.days} days) "
-        f"with no successful delivery; last error: {error[:200]}"
-    )
-    try:
-        answer = tables.client().update_item(
-            TableName=tables.minds_table(),
-            Key=key,
-            UpdateExpression="SET enabled = :off, disabled_reason = :reason, updated_at = :now",
-            ConditionExpression="enabled = :on AND failing_since = :since",
-            ExpressionAttributeValues=tables.values(off=False, on=True, reason=reason, now=now, since=since),
-            ReturnValues="ALL_NEW",
-        )
-    except tables.client().exceptions.ConditionalCheckFailedException:
-        return find(subscription.mind_id, subscription.id)
-    return _from_item(tables.load(answer["Attributes"]))
-
-
 def expire_orphans(mind_id: str, subscriptions: list[Subscription], at: datetime) -> None:
     """A deleted mind's subscriptions stay long enough to deliver its purge's memory.deleted events
     (and their retries), then DynamoDB's TTL removes them, and the registry item with them."""
@@ -399,7 +339,7 @@ def expire_orphans(mind_id: str, subscriptions: list[Subscription], at: datetime
             pass
 
 
-# ---------------------------------------------------------------- memory.expiring bookkeeping
+# ---------------------------------------------------------------- the memory.expiring registry
 
 
 def minds_wanting_expiring() -> list[str]:
@@ -413,26 +353,3 @@ def minds_wanting_expiring() -> list[str]:
             ExpressionAttributeValues=tables.values(pk=tables.EXPIRING_REGISTRY, zero=0),
         )
     ]
-
-
-def claim_expiry(mind_id: str, memory_id: str, expires_at: str) -> bool:
-    """True once per (memory, expiry time): the caller then sends memory.expiring."""
-    ttl = int((clock.from_iso(expires_at) + ORPHAN_GRACE).timestamp())
-    marker = {**tables.expiry_sent_key(mind_id, memory_id, expires_at), "ttl": ttl}
-    try:
-        tables.client().put_item(
-            TableName=tables.minds_table(),
-            Item=tables.dump(marker),
-            ConditionExpression="attribute_not_exists(pk)",
-        )
-    except tables.client().exceptions.ConditionalCheckFailedException:
-        return False
-    return True
-
-
-def release_expiry(mind_id: str, memory_id: str, expires_at: str) -> None:
-    """Undo a claim whose events could not be queued, so the next run tries again."""
-    tables.client().delete_item(
-        TableName=tables.minds_table(),
-        Key=tables.dump(tables.expiry_sent_key(mind_id, memory_id, expires_at)),
-    )
