@@ -25,9 +25,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
 
-from synapse.search import index as search_index  # noqa: E402
-from synapse.search import service as search  # noqa: E402
+from synapse.search.documents import Change, Doc  # noqa: E402
+from synapse.search.generations import current_generation  # noqa: E402
+from synapse.search.readers import open_generation, reader  # noqa: E402
+from synapse.search.schema import BM25_WEIGHTS  # noqa: E402
+from synapse.search.service import SearchFilters, index_hits, parse_query  # noqa: E402
+from synapse.search.stream import StreamBatch  # noqa: E402
 from synapse.storage import tables  # noqa: E402
+
+from tests.support.indexing import apply_batch  # noqa: E402
 
 SEED = 20261130
 REPEATS = 3
@@ -98,7 +104,7 @@ def build(base: Path, mind_id: str, count: int, rng: random.Random, words: list[
     """Returns (seconds, file bytes): every memory through the indexer's record path, one generation."""
     records = [record(memory_item(mind_id, i, rng, words), i) for i in range(count)]
     started = time.perf_counter()
-    batch = search_index.StreamBatch(base)
+    batch = StreamBatch(base)
     try:
         for one in records:
             batch.stage(one)
@@ -119,16 +125,16 @@ def publish_after_100(base: Path, mind_id: str, size: int, rng: random.Random, w
         for j in range(100):
             i = rng.randrange(size) if j % 2 else size + run * 100 + j  # half updates, half new
             item = memory_item(mind_id, i, rng, words, version=run + 2)
-            changes.append(search_index.Change.upsert(search_index.Doc.from_item(item)))
+            changes.append(Change.upsert(Doc.from_item(item)))
         started = time.perf_counter()
-        search_index.apply_batch(mind_id, changes, base)
+        apply_batch(mind_id, changes, base)
         timings.append(time.perf_counter() - started)
     return statistics.median(timings)
 
 
-def fixed_queries(rng: random.Random, words: list[str]) -> list[tuple[str, search.SearchFilters]]:
+def fixed_queries(rng: random.Random, words: list[str]) -> list[tuple[str, SearchFilters]]:
     common, rare = words[:200], words[200:6000]
-    none = search.SearchFilters(include_expired=True)
+    none = SearchFilters(include_expired=True)
     shapes = [
         lambda: (rng.choice(common), none),
         lambda: (rng.choice(rare), none),
@@ -138,7 +144,7 @@ def fixed_queries(rng: random.Random, words: list[str]) -> list[tuple[str, searc
         lambda: (f"{rng.choice(rare)} OR {rng.choice(rare)}", none),
         lambda: (f"{rng.choice(common)} NOT {rng.choice(common)}", none),
         lambda: (f"({rng.choice(rare)} OR {rng.choice(rare)}) {rng.choice(common)}", none),
-        lambda: (rng.choice(common), search.SearchFilters(tag=rng.choice(TAGS), include_expired=True)),
+        lambda: (rng.choice(common), SearchFilters(tag=rng.choice(TAGS), include_expired=True)),
         lambda: (rng.choice(ACCENTED).replace("ä", "a").replace("é", "e"), none),
     ]
     return [shapes[i % len(shapes)]() for i in range(200)]
@@ -149,14 +155,12 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def query_latency(
-    base: Path, mind_id: str, queries: list[tuple[str, search.SearchFilters]]
-) -> dict[str, float]:
+def query_latency(base: Path, mind_id: str, queries: list[tuple[str, SearchFilters]]) -> dict[str, float]:
     now = "2026-11-30T00:00:00.000Z"
-    generation = search_index.current_generation(base / mind_id)
+    generation = current_generation(base / mind_id)
     assert generation is not None
-    raw_db = search_index.open_generation(generation)
-    weights = ", ".join(str(w) for w in search_index.BM25_WEIGHTS)
+    raw_db = open_generation(generation)
+    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
     # The idiomatic FTS5 query: FTS5 ranks and sorts itself; snippets only for the 20 rows returned.
     raw_sql = (
         "SELECT rowid, -rank, snippet(fts, -1, '**', '**', '…', 16) FROM fts"
@@ -164,7 +168,7 @@ def query_latency(
     )
     tagged = " AND EXISTS (SELECT 1 FROM doc_tags t WHERE t.tag = ? AND t.rowid = fts.rowid)"
 
-    def raw_query(text: str, filters: search.SearchFilters) -> None:
+    def raw_query(text: str, filters: SearchFilters) -> None:
         if filters.tag is None:
             raw_db.execute(raw_sql.format(weights=weights, tag=""), (compiled[text],)).fetchall()
         else:
@@ -172,12 +176,12 @@ def query_latency(
                 raw_sql.format(weights=weights, tag=tagged), (compiled[text], filters.tag)
             ).fetchall()
 
-    compiled = {text: search.parse_query(text).match for text, _ in queries}
+    compiled = {text: parse_query(text).match for text, _ in queries}
 
-    def through_module(text: str, filters: search.SearchFilters) -> int:
-        db = search_index.reader(mind_id, base)
+    def through_module(text: str, filters: SearchFilters) -> int:
+        db = reader(mind_id, base)
         assert db is not None
-        hits, _ = search.index_hits(db, search.parse_query(text), filters, 20, 0, now)
+        hits, _ = index_hits(db, parse_query(text), filters, 20, 0, now)
         return len(hits)
 
     module_ms, raw_ms, hits = [], [], 0
@@ -240,7 +244,7 @@ def main() -> None:
             if mind_size != args.memories:
                 build(base, mind_id, mind_size, rng, words)
             seconds = publish_after_100(base, mind_id, mind_size, rng, words)
-            current = search_index.current_generation(base / mind_id)
+            current = current_generation(base / mind_id)
             assert current is not None
             print(
                 f"    {mind_size:>7} memories: {seconds * 1000:8.1f} ms"

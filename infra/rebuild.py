@@ -15,44 +15,44 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "layers" / "synapse") not in sys.path:
+    sys.path.insert(0, str(ROOT / "layers" / "synapse"))
+
+from synapse.search import generations, orphans, rebuild  # noqa: E402
+from synapse.search.documents import Unindexable  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
-    layer = str(ROOT / "layers" / "synapse")
-    if layer not in sys.path:
-        sys.path.insert(0, layer)
     if os.environ.get("SYNAPSE_DYNAMODB_ENDPOINT"):
         # A local endpoint (moto, DynamoDB Local) takes any credentials; botocore still wants some.
         for name, value in {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}.items():
             os.environ.setdefault(name, value)
-    from synapse.search import index as search_index
-
     parser = argparse.ArgumentParser(prog="python -m infra.rebuild", description=__doc__.split("\n")[0])
     parser.add_argument("mind_ids", nargs="*", metavar="mind_id")
     parser.add_argument("--sweep", action="store_true", help="remove the indexes of minds that are gone")
     args = parser.parse_args(argv)
     if args.sweep:
-        removed = search_index.sweep()
-        print(f"removed the indexes of {len(removed)} deleted minds: {' '.join(removed) or '-'}")
+        swept = orphans.sweep()
+        print(f"removed the indexes of {len(swept)} deleted minds: {' '.join(swept) or '-'}")
     elif not args.mind_ids:
         parser.error("give mind ids to rebuild, or --sweep")
     failed = 0
     for mind_id in args.mind_ids:
         try:
-            if not search_index.mind_exists(mind_id):
-                removed = search_index.remove_mind(mind_id)
+            if not orphans.mind_exists(mind_id):
+                removed = orphans.remove_mind(mind_id)
                 print(f"{mind_id}: no such mind{' (its index files were removed)' if removed else ''}")
                 failed += 1
                 continue
-            rebuilt = search_index.rebuild(mind_id)
-        except search_index.Unindexable as error:
+            rebuilt = rebuild.rebuild(mind_id)
+        except Unindexable as error:
             print(f"{mind_id}: {error}", file=sys.stderr)
             failed += 1
             continue
         generation = rebuilt.generation.name if rebuilt.generation else "-"
         print(
             f"{mind_id}: {rebuilt.indexed} memories indexed, {rebuilt.carried_over} newer changes kept,"
-            f" published {generation} in {search_index.mind_dir(mind_id)}"
+            f" published {generation} in {generations.mind_dir(mind_id)}"
         )
     return 1 if failed else 0
 

@@ -4,7 +4,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from synapse.core.observability import entry_point
-from synapse.search import index as search_index
+from synapse.search import stream
 
 # A batch whose every record fails is reported like any other (Lambda retries from the first failure).
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
@@ -12,4 +12,4 @@ processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire
 
 @entry_point()
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return search_index.index_stream(event, context, processor)
+    return stream.index_stream(event, context, processor)

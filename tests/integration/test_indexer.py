@@ -11,16 +11,18 @@ from typing import Any
 
 import boto3
 import pytest
-from synapse.search import index as search_index
+from synapse.search import readers, rebuild
+from synapse.search.generations import current_generation
 from synapse.storage import tables
 
+import infra.rebuild
 from infra import template
 from infra.gateway import LambdaContext, load_handler
-from infra.rebuild import main as rebuild_main
 from infra.stream_pump import StreamReader, indexer_function
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent
 from tests.support.index import index_root_fixture as index_root_fixture
+from tests.support.indexing import LiveRow, live_rows
 from tests.support.settings import configure_fixture as configure_fixture
 
 Records = list[dict[str, Any]]
@@ -42,19 +44,19 @@ def memory_records(records: Records) -> Records:
     return [r for r in records if r["dynamodb"]["Keys"]["sk"]["S"].startswith("MEM#")]
 
 
-def index_rows(mind_id: str, base: Path) -> list[tuple[Any, ...]]:
-    generation = search_index.current_generation(base / mind_id)
+def index_rows(mind_id: str, base: Path) -> list[LiveRow]:
+    generation = current_generation(base / mind_id)
     assert generation is not None
-    db = search_index.open_generation(generation)
+    db = readers.open_generation(generation)
     try:
-        return search_index.live_rows(db)
+        return live_rows(db)
     finally:
         db.close()
 
 
-def clean_rebuild_rows(mind_id: str, tmp_path: Path) -> list[tuple[Any, ...]]:
+def clean_rebuild_rows(mind_id: str, tmp_path: Path) -> list[LiveRow]:
     clean = tmp_path / "clean"
-    search_index.rebuild(mind_id, base=clean)
+    rebuild.rebuild(mind_id, base=clean)
     return index_rows(mind_id, clean)
 
 
@@ -131,7 +133,7 @@ def test_a_poison_record_is_reported_and_the_others_applied(
     poison["dynamodb"]["SequenceNumber"] = "999"
     answer = deliver([good[0], poison, good[1]])
     assert answer == {"batchItemFailures": [{"itemIdentifier": "999"}]}
-    assert {row[3] for row in index_rows(mind.id, index_root)} == {"a", "b"}
+    assert {row.key for row in index_rows(mind.id, index_root)} == {"a", "b"}
 
 
 def test_a_record_for_an_unsafe_mind_id_is_refused(stream: StreamReader, api: Api, index_root: Path) -> None:
@@ -182,10 +184,10 @@ def test_the_rebuild_command_rebuilds_from_the_table(
     mind = api.create_mind()
     history(api, mind)
     # The index was lost: nothing was ever delivered
-    assert rebuild_main([mind.id]) == 0
+    assert infra.rebuild.main([mind.id]) == 0
     assert "4 memories indexed" in capsys.readouterr().out
     assert index_rows(mind.id, index_root) == clean_rebuild_rows(mind.id, tmp_path)
-    assert rebuild_main(["m_doesNotExist0000000000"]) == 1
+    assert infra.rebuild.main(["m_doesNotExist0000000000"]) == 1
 
 
 def test_the_sample_events_index_and_rebuild_their_mind(dynamo: Any, index_root: Path) -> None:
@@ -196,11 +198,11 @@ def test_the_sample_events_index_and_rebuild_their_mind(dynamo: Any, index_root:
     # When the indexer gets events/indexer.json (an INSERT, then a MODIFY to version 2)
     assert deliver(sample["Records"]) == {"batchItemFailures": []}
     # Then the index holds version 2
-    ((_, version, *_),) = index_rows(mind_id, index_root)
-    assert version == 2
+    (row,) = index_rows(mind_id, index_root)
+    assert row.version == 2
     # And events/rebuild_index.json rebuilds the mind from the table (where that memory is absent)
-    rebuild = load_handler(template.ROOT / "functions" / "rebuild_index", "app.handler")
-    answer = rebuild(json.loads((EVENTS / "rebuild_index.json").read_text()), LambdaContext("rebuild"))
+    rebuild_index = load_handler(template.ROOT / "functions" / "rebuild_index", "app.handler")
+    answer = rebuild_index(json.loads((EVENTS / "rebuild_index.json").read_text()), LambdaContext("rebuild"))
     assert (answer["status"], answer["indexed"], answer["generation"]) == ("rebuilt", 0, "gen-000002.sqlite")
 
 
@@ -218,7 +220,7 @@ def test_a_sweep_removes_only_the_indexes_of_minds_that_are_gone(
     deliver(stream.poll())  # no memory of it is left to delete: the indexer sees nothing
     assert (index_root / gone.id).is_dir()
     # When the sweep runs
-    assert rebuild_main(["--sweep"]) == 0
+    assert infra.rebuild.main(["--sweep"]) == 0
     # Then only the deleted mind's index is gone
     assert gone.id in capsys.readouterr().out
     assert not (index_root / gone.id).exists() and (index_root / kept.id).is_dir()

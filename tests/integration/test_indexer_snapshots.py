@@ -11,8 +11,12 @@ from pathlib import Path
 
 import pytest
 from synapse.core import clock
-from synapse.search import index as search_index
-from synapse.search.index import Change, Doc
+from synapse.search import folding, generations, readers
+from synapse.search.documents import Change, Doc
+from synapse.search.rebuild import rebuild
+from synapse.search.writer import Writer
+
+from tests.support.indexing import apply_batch, live_rows
 
 MIND = "m_snapshotTest0000000000"
 
@@ -45,77 +49,70 @@ def digest(path: Path) -> str:
 
 def test_a_reader_keeps_its_generation_while_the_next_is_published(tmp_path: Path) -> None:
     # Given a published generation and a reader that opened it
-    search_index.apply_batch(
-        MIND, [Change.upsert(doc("mem_a", "alpha")), Change.upsert(doc("mem_b", "alpha"))], tmp_path
-    )
-    held = search_index.reader(MIND, tmp_path)
+    apply_batch(MIND, [Change.upsert(doc("mem_a", "alpha")), Change.upsert(doc("mem_b", "alpha"))], tmp_path)
+    held = readers.reader(MIND, tmp_path)
     assert held is not None
     before = matching(held, "alpha")
-    first = search_index.current_generation(tmp_path / MIND)
+    first = generations.current_generation(tmp_path / MIND)
     assert first is not None
     first_digest = digest(first)
     # When the next generation deletes one and adds another
-    search_index.apply_batch(
-        MIND, [Change(MIND, "mem_a", 1, None), Change.upsert(doc("mem_c", "alpha"))], tmp_path
-    )
+    apply_batch(MIND, [Change(MIND, "mem_a", 1, None), Change.upsert(doc("mem_c", "alpha"))], tmp_path)
     # Then the held connection still answers from its generation, consistently
     assert matching(held, "alpha") == before == ["mem_a", "mem_b"]
     # And the published file was not modified
     assert digest(first) == first_digest
     # And a reader asking now gets the new generation
-    fresh = search_index.reader(MIND, tmp_path)
+    fresh = readers.reader(MIND, tmp_path)
     assert fresh is not None and fresh is not held
     assert matching(fresh, "alpha") == ["mem_b", "mem_c"]
     # While CURRENT is unchanged the same connection is reused
-    assert search_index.reader(MIND, tmp_path) is fresh
+    assert readers.reader(MIND, tmp_path) is fresh
 
 
 def test_superseded_generations_go_after_the_grace_period(tmp_path: Path) -> None:
     folder = tmp_path / MIND
-    search_index.apply_batch(MIND, [Change.upsert(doc("mem_a", "one"))], tmp_path)
-    search_index.apply_batch(MIND, [Change.upsert(doc("mem_a", "two", version=2))], tmp_path)
+    apply_batch(MIND, [Change.upsert(doc("mem_a", "one"))], tmp_path)
+    apply_batch(MIND, [Change.upsert(doc("mem_a", "two", version=2))], tmp_path)
     first, second = folder / "gen-000001.sqlite", folder / "gen-000002.sqlite"
     retired_at = first.stat().st_mtime
     # Within the grace period the retired generation stays readable
-    search_index.collect_garbage(folder, now=retired_at + search_index.GRACE_SECONDS - 1)
+    generations.collect_garbage(folder, now=retired_at + generations.GRACE_SECONDS - 1)
     assert first.exists() and second.exists()
     # After it, it is removed; the current one never is
-    search_index.collect_garbage(folder, now=retired_at + search_index.GRACE_SECONDS + 1)
+    generations.collect_garbage(folder, now=retired_at + generations.GRACE_SECONDS + 1)
     assert not first.exists() and second.exists()
-    search_index.collect_garbage(folder, now=retired_at + 10 * search_index.GRACE_SECONDS)
+    generations.collect_garbage(folder, now=retired_at + 10 * generations.GRACE_SECONDS)
     assert second.exists()
 
 
 def test_a_failed_build_leaves_the_published_generation_and_no_temp_file(tmp_path: Path) -> None:
-    search_index.apply_batch(MIND, [Change.upsert(doc("mem_a", "one"))], tmp_path)
-    with pytest.raises(RuntimeError), search_index.Writer(MIND, tmp_path) as writer:
+    apply_batch(MIND, [Change.upsert(doc("mem_a", "one"))], tmp_path)
+    with pytest.raises(RuntimeError), Writer(MIND, tmp_path) as writer:
         writer.apply(Change.upsert(doc("mem_b", "two")))
         raise RuntimeError("the invocation died")
     folder = tmp_path / MIND
     assert sorted(p.name for p in folder.glob("*.sqlite")) == ["gen-000001.sqlite"]
-    db = search_index.reader(MIND, tmp_path)
+    db = readers.reader(MIND, tmp_path)
     assert db is not None and matching(db, "two") == []
 
 
 def test_a_batch_that_changes_nothing_publishes_nothing(tmp_path: Path) -> None:
     change = Change.upsert(doc("mem_a", "one", version=3))
-    search_index.apply_batch(MIND, [change], tmp_path)
-    assert (
-        search_index.apply_batch(MIND, [change, Change.upsert(doc("mem_a", "old", version=2))], tmp_path)
-        is None
-    )
-    assert search_index.current_generation(tmp_path / MIND) == tmp_path / MIND / "gen-000001.sqlite"
+    apply_batch(MIND, [change], tmp_path)
+    assert apply_batch(MIND, [change, Change.upsert(doc("mem_a", "old", version=2))], tmp_path) is None
+    assert generations.current_generation(tmp_path / MIND) == tmp_path / MIND / "gen-000001.sqlite"
 
 
 def test_a_tombstone_stops_an_older_image_from_resurrecting_a_memory(tmp_path: Path) -> None:
-    search_index.apply_batch(MIND, [Change(MIND, "mem_a", 2, None)], tmp_path)
-    search_index.apply_batch(MIND, [Change.upsert(doc("mem_a", "zombie", version=2))], tmp_path)
-    db = search_index.reader(MIND, tmp_path)
+    apply_batch(MIND, [Change(MIND, "mem_a", 2, None)], tmp_path)
+    apply_batch(MIND, [Change.upsert(doc("mem_a", "zombie", version=2))], tmp_path)
+    db = readers.reader(MIND, tmp_path)
     assert db is not None and matching(db, "zombie") == []
 
 
 def tombstones(mind: str, base: Path) -> list[str]:
-    db = search_index.reader(mind, base)
+    db = readers.reader(mind, base)
     assert db is not None
     return [row[0] for row in db.execute("SELECT id FROM docs WHERE deleted = 1 ORDER BY id")]
 
@@ -126,20 +123,18 @@ def test_tombstones_go_once_the_stream_can_no_longer_replay_what_they_guard(
     moment = [datetime(2026, 11, 30, 8, 0, tzinfo=UTC)]
     monkeypatch.setattr(clock, "now", lambda: moment[0])
     # Given a deleted memory's tombstone
-    search_index.apply_batch(
-        MIND, [Change.upsert(doc("mem_a", "one")), Change(MIND, "mem_a", 1, None)], tmp_path
-    )
+    apply_batch(MIND, [Change.upsert(doc("mem_a", "one")), Change(MIND, "mem_a", 1, None)], tmp_path)
     # When another change is published a day later, it still stands (the stream keeps records 24 h)
     moment[0] += timedelta(days=1)
-    search_index.apply_batch(MIND, [Change.upsert(doc("mem_b", "two"))], tmp_path)
+    apply_batch(MIND, [Change.upsert(doc("mem_b", "two"))], tmp_path)
     assert tombstones(MIND, tmp_path) == ["mem_a"]
     # When a change is published once no stream record of the deleted memory can be left
     moment[0] += timedelta(days=2)
-    search_index.apply_batch(MIND, [Change.upsert(doc("mem_c", "three"))], tmp_path)
+    apply_batch(MIND, [Change.upsert(doc("mem_c", "three"))], tmp_path)
     # Then the tombstone is gone: deleted memories do not grow the index (and every copy of it) forever
     assert tombstones(MIND, tmp_path) == []
-    db = search_index.reader(MIND, tmp_path)
-    assert db is not None and [row[0] for row in search_index.live_rows(db)] == ["mem_b", "mem_c"]
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None and [row.id for row in live_rows(db)] == ["mem_b", "mem_c"]
 
 
 def open_files_under(folder: Path) -> int:
@@ -154,23 +149,23 @@ def test_a_warm_reader_holds_a_bounded_number_of_indexes_open(tmp_path: Path) ->
     minds = [f"m_bounded{i:04d}" for i in range(300)]
     for mind in minds:
         change = Change.upsert(Doc(**{**vars(doc("mem_a", "alpha")), "mind_id": mind}))
-        search_index.apply_batch(mind, [change], tmp_path)
+        apply_batch(mind, [change], tmp_path)
     # When each is searched in turn by the same process
     for mind in minds:
-        db = search_index.reader(mind, tmp_path)
+        db = readers.reader(mind, tmp_path)
         assert db is not None and matching(db, "alpha") == ["mem_a"]
     # Then it keeps only a bounded number of index files open (file descriptors and page caches
     # would otherwise grow with every mind searched until the container fails)
-    assert open_files_under(tmp_path) <= search_index.MAX_OPEN_READERS
+    assert open_files_under(tmp_path) <= readers.MAX_OPEN_READERS
     # And a mind whose connection was let go is opened again on its next search
-    again = search_index.reader(minds[0], tmp_path)
+    again = readers.reader(minds[0], tmp_path)
     assert again is not None and matching(again, "alpha") == ["mem_a"]
 
 
 def test_a_rebuild_keeps_what_was_indexed_while_it_read_the_table(tmp_path: Path) -> None:
     # Given the published index already has v2 of mem_a, a tombstone for mem_t, and mem_x which the
     # table no longer holds (a drift: its delete was lost long ago)
-    search_index.apply_batch(
+    apply_batch(
         MIND,
         [
             Change.upsert(doc("mem_a", "newer text", version=2, updated_at="2099-01-01T00:00:00.000Z")),
@@ -185,24 +180,24 @@ def test_a_rebuild_keeps_what_was_indexed_while_it_read_the_table(tmp_path: Path
         {**vars(doc("mem_t", "deleted meanwhile")), "tags": ["t"]},
         {**vars(doc("mem_b", "only in the table")), "tags": ["t"]},
     ]
-    rebuilt = search_index.rebuild(MIND, items=table, base=tmp_path)
+    rebuilt = rebuild(MIND, items=table, base=tmp_path)
     # Then the newer change and the tombstone win, the drifted doc is gone, the table's doc is in
-    db = search_index.reader(MIND, tmp_path)
+    db = readers.reader(MIND, tmp_path)
     assert db is not None
-    assert [row[0] for row in search_index.live_rows(db)] == ["mem_a", "mem_b"]
+    assert [row.id for row in live_rows(db)] == ["mem_a", "mem_b"]
     assert matching(db, "newer") == ["mem_a"] and matching(db, "deleted") == []
     assert matching(db, "drifted") == [] and rebuilt.carried_over == 2
 
 
 def test_fold_keeps_length_and_strips_diacritics_in_every_script() -> None:
     for original, folded in [("Schäfer", "Schafer"), ("Ёлка", "Елка"), ("Ἀθῆναι", "Αθηναι"), ("ﬁ", "ﬁ")]:
-        assert search_index.fold(original) == folded
-        assert len(search_index.fold(original)) == len(original)
+        assert folding.fold(original) == folded
+        assert len(folding.fold(original)) == len(original)
 
 
 def test_a_snippet_of_folded_text_maps_back_onto_the_original() -> None:
     original = "Михаил Шефер любит ёлки"
-    snippet = f"Михаил Шефер любит {search_index.MARK_OPEN}елки{search_index.MARK_CLOSE}"
-    columns = [(None, None), (search_index.fold(original), original), (None, None)]
-    restored = search_index.restore_snippet(snippet, columns, ("[", "]"))
+    snippet = f"Михаил Шефер любит {folding.MARK_OPEN}елки{folding.MARK_CLOSE}"
+    columns = [(None, None), (folding.fold(original), original), (None, None)]
+    restored = folding.restore_snippet(snippet, columns, ("[", "]"))
     assert restored == "Михаил Шефер любит [ёлки]"

@@ -9,7 +9,7 @@ from typing import Any
 
 import boto3
 import pytest
-from synapse.search import index as search_index
+from synapse.search import generations
 
 from infra.gateway import HttpResponse
 from infra.stream_pump import Pump, StreamReader
@@ -218,7 +218,7 @@ def test_deleting_a_mind_removes_its_index_files(
 ) -> None:
     store(api, mind, key="a", content="anything")
     pump.run_once()
-    assert (index_root / mind.id / search_index.CURRENT).is_file()
+    assert (index_root / mind.id / generations.CURRENT).is_file()
     assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 204
     pump.run_once()
     assert not (index_root / mind.id).exists()

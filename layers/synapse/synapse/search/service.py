@@ -22,7 +22,9 @@ from synapse.core.errors import BadRequest
 from synapse.core.observability import logger
 from synapse.memory import store
 from synapse.memory.model import Memory
-from synapse.search import index as search_index
+from synapse.search.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN, fold, restore_snippet
+from synapse.search.readers import reader
+from synapse.search.schema import BM25_WEIGHTS
 from synapse.storage import cursor, tables
 
 MAX_QUERY_CHARS = 1000
@@ -225,7 +227,7 @@ def parse_query(raw: str | None) -> Query:
         raise _bad_query("required: what to search for, e.g. q=docker")
     if len(raw) > MAX_QUERY_CHARS:
         raise _bad_query(f"at most {MAX_QUERY_CHARS} characters (got {len(raw)})")
-    tokens = list(_lex(search_index.fold(_clean(raw))))
+    tokens = list(_lex(fold(_clean(raw))))
     for before, token in zip([None, *tokens], tokens, strict=False):
         if token == ("op", "NOT") and (before is None or before[0] in {"op", "open"}):
             raise _bad_query("NOT leaves out what follows from what comes before it: e.g. docker NOT swarm")
@@ -284,7 +286,7 @@ def _scope(raw_query: str, filters: SearchFilters) -> str:
 
 # ---------------------------------------------------------------- running it
 
-_WEIGHTS = ", ".join(str(w) for w in search_index.BM25_WEIGHTS)
+_WEIGHTS = ", ".join(str(w) for w in BM25_WEIGHTS)
 # FTS5 sorts by `rank` itself (no SQLite sorter; snippets are made only for the rows returned).
 RANKED_SQL = (
     "SELECT fts.rank, d.priority_rank, d.updated_at, d.id, d.category, d.key, snippet(fts, -1, ?, ?, ?, ?),"
@@ -316,7 +318,7 @@ class _Ranked:
         self.db = db
         self.query = query
         self.sql = RANKED_SQL.format(w=_WEIGHTS, filters=where)
-        marks = (search_index.MARK_OPEN, search_index.MARK_CLOSE, search_index.ELLIPSIS)
+        marks = (MARK_OPEN, MARK_CLOSE, ELLIPSIS)
         self.params = [*MARKS, "…", SNIPPET_TOKENS, *marks, SNIPPET_TOKENS, query.match, *params]
 
     def rows(self, count: int, offset: int) -> list[Any]:
@@ -376,7 +378,7 @@ def index_hits(
     for r in page:
         snippet = r[6] or ""
         if r[7] is not None:
-            snippet = search_index.restore_snippet(r[7], zip(r[11:14], r[8:11], strict=True), MARKS)
+            snippet = restore_snippet(r[7], zip(r[11:14], r[8:11], strict=True), MARKS)
         hits.append(Hit(r[3], r[4], r[5], float(f"{-r[0]:.6g}"), snippet))
     return hits, len(rows) > offset - start + limit
 
@@ -440,7 +442,7 @@ def search(
     query = parse_query(raw_query)
     scope = _scope(raw_query or "", filters)
     offset = _offset(mind_id, scope, after)
-    db = search_index.reader(mind_id)
+    db = reader(mind_id)
     if db is None:
         return SearchPage()
     now = clock.to_iso(clock.now())

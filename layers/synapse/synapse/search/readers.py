@@ -1,0 +1,74 @@
+"""Readers: each mind's current generation, opened read-only once and kept while CURRENT names it."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import NamedTuple
+
+from synapse.search import generations
+
+# Open generations kept per thread, least recently used closed first: one search container serves
+# every mind, and each connection holds a file descriptor and a page cache.
+MAX_OPEN_READERS = 32
+
+
+class _Open(NamedTuple):
+    generation: str  # the file name CURRENT held when it was opened
+    connection: sqlite3.Connection
+
+
+class _Readers(threading.local):
+    def __init__(self) -> None:
+        # CURRENT's path → its open generation, oldest use first
+        self.open: OrderedDict[str, _Open] = OrderedDict()
+
+
+_readers = _Readers()
+
+
+def open_generation(path: Path) -> sqlite3.Connection:
+    """Open a published generation read-only."""
+    return sqlite3.connect(generations.read_only_uri(path), uri=True, check_same_thread=False)
+
+
+def _named_generation(pointer: str) -> str:
+    try:
+        with open(pointer, "rb") as handle:
+            return handle.read().decode("ascii", "replace").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+
+
+def reader(mind_id: str, base: Path | None = None) -> sqlite3.Connection | None:
+    """The mind's current generation, opened once and reused while CURRENT still names it.
+
+    CURRENT is read on every call (an open() revalidates it over NFS, where a stat could be served
+    stale from the attribute cache). None when the mind has no index yet, or it went with its mind.
+    """
+    pointer = os.path.join(
+        base or generations.root(), generations.mind_dir(mind_id, base).name, generations.CURRENT
+    )
+    cached = _readers.open.get(pointer)
+    name = _named_generation(pointer)
+    if cached is not None and cached.generation == name:
+        _readers.open.move_to_end(pointer)
+        return cached.connection
+    if cached is not None:
+        cached.connection.close()
+        del _readers.open[pointer]
+    if not generations.is_generation_name(name):
+        return None
+    try:
+        connection = open_generation(Path(pointer).parent / name)
+        connection.execute("SELECT 1 FROM meta LIMIT 1").fetchone()
+    except sqlite3.Error:
+        return None
+    _readers.open[pointer] = _Open(name, connection)
+    while len(_readers.open) > MAX_OPEN_READERS:
+        _, evicted = _readers.open.popitem(last=False)
+        evicted.connection.close()
+    return connection

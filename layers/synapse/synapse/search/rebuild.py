@@ -1,0 +1,151 @@
+"""Rebuilding a mind's index from the table, merged with whatever the indexer published meanwhile."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from synapse.core import clock
+from synapse.search import generations, schema
+from synapse.search.documents import Change, Doc
+from synapse.storage import tables
+
+# A memory of a rebuild's source may have changed while the rebuild read the table; anything the
+# current generation holds that was updated this close to the rebuild's start is carried over.
+REBUILD_OVERLAP_SECONDS = 30.0
+
+_CARRIED_SQL = (
+    "SELECT o.id, o.version, o.deleted, o.category, o.key, o.priority, o.updated_at, o.expires_at,"
+    " coalesce(f.raw_content, f.content),"
+    " (SELECT group_concat(t.tag, char(31)) FROM old.doc_tags t WHERE t.rowid = o.rowid)"
+    " FROM old.docs o LEFT JOIN old.fts f ON f.rowid = o.rowid"
+    " LEFT JOIN main.docs n ON n.id = o.id"
+    " WHERE (n.id IS NULL AND (o.deleted = 1 OR o.updated_at >= ?))"
+    " OR (o.deleted = 1 AND o.version >= n.version) OR o.version > n.version"
+)
+
+
+class _Carried(NamedTuple):
+    """A row of the current generation that wins over the rebuilt one.
+
+    A tombstone (`deleted`) has no category, key, priority or text: only a live doc's are read.
+    """
+
+    id: str
+    version: int
+    deleted: int
+    category: str
+    key: str
+    priority: str
+    updated_at: str
+    expires_at: str | None
+    content: str | None  # the original text
+    tags: str | None  # joined by \x1f
+
+    def change(self, mind_id: str) -> Change:
+        if self.deleted:
+            return Change(mind_id, self.id, self.version, None)
+        doc = Doc(
+            id=self.id,
+            mind_id=mind_id,
+            category=self.category,
+            key=self.key,
+            content=self.content or "",
+            tags=tuple(self.tags.split("\x1f")) if self.tags else (),
+            priority=self.priority,
+            updated_at=self.updated_at,
+            expires_at=self.expires_at,
+            version=self.version,
+        )
+        return Change.upsert(doc)
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    mind_id: str
+    indexed: int
+    carried_over: int
+    generation: Path | None
+
+
+def _memory_items(mind_id: str) -> Iterator[dict[str, Any]]:
+    yield from tables.query_all(
+        TableName=tables.memories_table(),
+        KeyConditionExpression="pk = :mind AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues=tables.values(mind=mind_id, prefix=tables.MEMORY_PREFIX),
+    )
+
+
+def _carried_rows(db: sqlite3.Connection, started_iso: str) -> list[_Carried]:
+    rows = db.cursor()
+    rows.row_factory = lambda _, row: _Carried(*row)
+    return rows.execute(_CARRIED_SQL, (started_iso,)).fetchall()
+
+
+def _carry(db: sqlite3.Connection, mind_id: str, row: _Carried) -> bool:
+    applied = schema.apply_change(db, row.change(mind_id))
+    if row.deleted and row.updated_at:  # a tombstone keeps its age
+        db.execute("UPDATE docs SET updated_at = ? WHERE id = ?", (row.updated_at, row.id))
+    return applied
+
+
+def _carry_over(db: sqlite3.Connection, current: Path, started_iso: str) -> int:
+    """Bring in what the current generation knows that the table read may have missed.
+
+    Per id the higher version wins (a change indexed while the rebuild was reading); tombstones
+    carry over (so old replays stay harmless); a live doc the table no longer holds is dropped
+    unless it was updated after the rebuild started (then the table read may simply have passed it).
+    Called outside a transaction (SQLite cannot ATTACH inside one).
+    """
+    mind_id = schema.mind_id_of(db)
+    db.execute("ATTACH DATABASE ? AS old", (generations.read_only_uri(current),))
+    try:
+        db.execute("BEGIN")
+        carried = sum(_carry(db, mind_id, row) for row in _carried_rows(db, started_iso))
+        schema.drop_old_tombstones(db)
+        db.execute("COMMIT")
+    finally:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        db.execute("DETACH DATABASE old")
+    return carried
+
+
+def _index_all(db: sqlite3.Connection, mind_id: str, items: Iterable[dict[str, Any]]) -> int:
+    schema.create_schema(db, mind_id)
+    db.execute("BEGIN")
+    indexed = sum(schema.apply_change(db, Change.upsert(Doc.from_item(item))) for item in items)
+    db.execute("COMMIT")
+    db.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+    return indexed
+
+
+def rebuild(mind_id: str, items: Iterable[dict[str, Any]] | None = None, base: Path | None = None) -> Rebuilt:
+    """Build a mind's index from the table (or `items`) into a new generation.
+
+    The slow part — reading the table and indexing — runs without the writer lock, into a private
+    temp file; only the final merge with whatever was published meanwhile, and the publish, hold it.
+    """
+    folder = generations.mind_dir(mind_id, base)
+    folder.mkdir(parents=True, exist_ok=True)
+    started = clock.to_iso(clock.now() - timedelta(seconds=REBUILD_OVERLAP_SECONDS))
+    temp = generations.temp_path(folder)
+    db = generations.open_build(temp)
+    try:
+        indexed = _index_all(db, mind_id, _memory_items(mind_id) if items is None else items)
+        with generations.writer_lock(folder):
+            current = generations.current_generation(folder)
+            carried = _carry_over(db, current, started) if current is not None and current.exists() else 0
+            db.close()
+            generation = generations.publish(folder, temp)
+        return Rebuilt(mind_id, indexed, carried, generation)
+    finally:
+        with contextlib.suppress(sqlite3.ProgrammingError):
+            db.close()
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
