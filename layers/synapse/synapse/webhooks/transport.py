@@ -105,11 +105,13 @@ class _Deadline:
                 thing.close()
 
 
-def post(target: ssrf.Target, body: bytes, headers: dict[str, str], timeout: float = TIMEOUT_SECONDS) -> int:
+def post(target: ssrf.Target, body: bytes, headers: dict[str, str], timeout: float | None = None) -> int:
     """POST `body` to the checked target (no redirects followed); the response status.
 
-    `timeout` bounds the whole attempt, connecting included, not only each read (TimeoutError past it).
+    `timeout` (default TIMEOUT_SECONDS, read at call time) bounds the whole attempt, connecting
+    included, not only each read (TimeoutError past it).
     """
+    timeout = TIMEOUT_SECONDS if timeout is None else timeout
     ends = time.monotonic() + timeout
     sock = _connect(target, ends)
     left = max(0.0, ends - time.monotonic())
