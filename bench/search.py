@@ -26,10 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
 
 from synapse.search.documents import Change, Doc  # noqa: E402
+from synapse.search.filters import SearchFilters  # noqa: E402
 from synapse.search.generations import current_generation  # noqa: E402
+from synapse.search.query import parse_query  # noqa: E402
+from synapse.search.ranking import index_hits  # noqa: E402
 from synapse.search.readers import open_generation, reader  # noqa: E402
 from synapse.search.schema import BM25_WEIGHTS  # noqa: E402
-from synapse.search.service import SearchFilters, index_hits, parse_query  # noqa: E402
 from synapse.search.stream import StreamBatch  # noqa: E402
 from synapse.storage import tables  # noqa: E402
 

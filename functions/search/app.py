@@ -2,12 +2,12 @@
 
 from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
-from synapse.search import service as search
+from synapse.search import service
 
 
 @endpoint
 def handler(request: Request) -> Response:
-    page = search.search(
+    page = service.search(
         request.mind_id(),
         request.query_one("q"),
         queries.search_filters(request),

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 from synapse.core.errors import BadRequest
-from synapse.search.service import MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, parse_query
+from synapse.search.query import MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, parse_query
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from synapse.memory import recall
 from synapse.memory.model import TAG_MAX_CHARS, Category, Priority, Source
 from synapse.memory.reads import RecallQuery, TagQuery
 from synapse.memory.store import ListFilters
-from synapse.search.service import SearchFilters
+from synapse.search.filters import SearchFilters
 
 _WITHIN = re.compile(r"([1-9][0-9]{0,6})([mhdw])")
 _UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}

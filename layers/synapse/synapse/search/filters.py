@@ -1,0 +1,41 @@
+"""The filters a search takes beside its query: as SQL on the index, and on the current record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from synapse.memory.model import Memory
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    tag: str | None = None
+    category: str | None = None
+    priority: str | None = None
+    include_expired: bool = False
+
+    def keeps(self, memory: Memory, now: str) -> bool:
+        """The same filters on the current record (the index may be a moment behind it)."""
+        return (
+            (self.tag is None or self.tag in memory.tags)
+            and (self.category is None or memory.category == self.category)
+            and (self.priority is None or memory.priority == self.priority)
+            and (self.include_expired or memory.expires_at is None or memory.expires_at > now)
+        )
+
+    def sql(self, now: str) -> tuple[str, list[Any]]:
+        clauses, params = [], []
+        if self.tag is not None:
+            clauses.append("EXISTS (SELECT 1 FROM doc_tags t WHERE t.tag = ? AND t.rowid = d.rowid)")
+            params.append(self.tag)
+        if self.category is not None:
+            clauses.append("d.category = ?")
+            params.append(self.category)
+        if self.priority is not None:
+            clauses.append("d.priority = ?")
+            params.append(self.priority)
+        if not self.include_expired:
+            clauses.append("(d.expires_at IS NULL OR d.expires_at > ?)")
+            params.append(now)
+        return "".join(f" AND {c}" for c in clauses), params

@@ -1,0 +1,228 @@
+"""The search query language (SPEC §5): what a user types → an FTS5 MATCH expression, or a 400.
+
+The user's query is parsed here, never handed to FTS5 as typed: every word and phrase is re-quoted
+as an FTS5 string, and only the operators we recognise (OR, AND, NOT, parentheses, a trailing `*`)
+are emitted as syntax. A query whose structure does not parse (a stray OR, an unbalanced
+parenthesis) is searched as its plain words; one with nothing searchable, or too large, is a 400.
+So FTS5 never sees raw syntax from a client and no FTS5 error text can reach one.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from synapse.core.errors import BadRequest
+from synapse.search.folding import fold
+
+MAX_QUERY_CHARS = 1000
+MAX_TERMS = 32
+MAX_DEPTH = 8
+OPERATORS = frozenset({"OR", "AND", "NOT"})
+
+
+@dataclass(frozen=True)
+class Term:
+    """A word or a phrase (its text is tokenised by FTS5 inside quotes); `prefix` for `word*`."""
+
+    text: str
+    prefix: bool = False
+
+    def fts(self) -> str:
+        return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str  # AND, OR, NOT
+    parts: tuple[Node, ...]
+
+    def fts(self) -> str:
+        return "(" + f" {self.name} ".join(p.fts() for p in self.parts) + ")"
+
+
+Node = Term | Op
+
+
+def bad_query(message: str) -> BadRequest:
+    return BadRequest(f"q: {message}", details=[{"field": "q", "rule": "query", "message": message}])
+
+
+def _searchable(text: str) -> bool:
+    """Whether FTS5's unicode61 tokenizer finds a token in it (letters and digits make tokens)."""
+    return any(ch.isalnum() for ch in text)
+
+
+def _clean(raw: str) -> str:
+    """Control and format characters become spaces; lone surrogates (not UTF-8) are dropped."""
+    out = []
+    for ch in raw:
+        category = unicodedata.category(ch)
+        if category == "Cs":
+            continue
+        out.append(" " if category in {"Cc", "Cf", "Zl", "Zp"} else ch)
+    return "".join(out)
+
+
+class Token(NamedTuple):
+    kind: str  # term, prefix, phrase, prefix-phrase, op, open, close
+    text: str
+
+
+def _lex(text: str) -> Iterator[Token]:
+    """The query's tokens.
+
+    An unmatched double quote is dropped; everything between matched quotes is one phrase.
+    """
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch.isspace():
+            i += 1
+        elif ch == '"':
+            end = text.find('"', i + 1)
+            if end < 0:
+                i += 1  # unbalanced: drop the quote, read the rest as words
+                continue
+            star = end + 1 < n and text[end + 1] == "*"
+            yield Token("prefix-phrase" if star else "phrase", text[i + 1 : end])
+            i = end + (2 if star else 1)
+        elif ch in "()":
+            yield Token("open" if ch == "(" else "close", ch)
+            i += 1
+        else:
+            j = i
+            while j < n and not text[j].isspace() and text[j] not in '"()':
+                j += 1
+            word = text[i:j]
+            i = j
+            if word in OPERATORS:
+                yield Token("op", word)
+            elif word.endswith("*"):
+                yield Token("prefix", word.rstrip("*"))
+            else:
+                yield Token("term", word)
+
+
+class _Unparsable(Exception):
+    """The query's structure is not valid: it will be searched as plain words."""
+
+
+class _Parser:
+    """or := and (OR and)* ; and := not ([AND] not)* ; not := unit (NOT unit)* ; unit := term | ( or )"""
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.at = 0
+
+    def peek(self) -> Token | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def take(self) -> Token:
+        token = self.tokens[self.at]
+        self.at += 1
+        return token
+
+    def parse(self) -> Node:
+        node = self.or_(0)
+        if self.peek() is not None:
+            raise _Unparsable
+        return node
+
+    def or_(self, depth: int) -> Node:
+        parts = [self.and_(depth)]
+        while self.peek() == ("op", "OR"):
+            self.take()
+            parts.append(self.and_(depth))
+        return parts[0] if len(parts) == 1 else Op("OR", tuple(parts))
+
+    def and_(self, depth: int) -> Node:
+        parts = [self.not_(depth)]
+        while (token := self.peek()) is not None and token.kind != "close" and token != ("op", "OR"):
+            if token == ("op", "AND"):
+                self.take()
+            parts.append(self.not_(depth))
+        return parts[0] if len(parts) == 1 else Op("AND", tuple(parts))
+
+    def not_(self, depth: int) -> Node:
+        node = self.unit(depth)
+        while self.peek() == ("op", "NOT"):
+            self.take()
+            node = Op("NOT", (node, self.unit(depth)))
+        return node
+
+    def unit(self, depth: int) -> Node:
+        token = self.peek()
+        if token is None or token.kind in {"op", "close"}:
+            raise _Unparsable
+        self.take()
+        if token.kind == "open":
+            if depth + 1 > MAX_DEPTH:
+                raise bad_query(f"parentheses nest too deep (at most {MAX_DEPTH} levels)")
+            node = self.or_(depth + 1)
+            if self.peek() is None or self.take().kind != "close":
+                raise _Unparsable
+            return node
+        return Term(token.text, prefix=token.kind.startswith("prefix"))
+
+
+def _prune(node: Node) -> Node | None:
+    """Drop terms without anything to match (punctuation, emoji): FTS5 would match nothing for them."""
+    if isinstance(node, Term):
+        return node if _searchable(node.text) else None
+    if node.name == "NOT":
+        left, right = (_prune(p) for p in node.parts)
+        if left is None:
+            raise _Unparsable
+        return left if right is None else Op("NOT", (left, right))
+    parts = tuple(p for p in (_prune(p) for p in node.parts) if p is not None)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else Op(node.name, parts)
+
+
+def _terms(node: Node) -> int:
+    return 1 if isinstance(node, Term) else sum(_terms(p) for p in node.parts)
+
+
+def _plain_words(tokens: list[Token]) -> Node | None:
+    """The fallback: every word and phrase, all required; operators and parentheses ignored."""
+    terms = [
+        Term(token.text, prefix=token.kind.startswith("prefix"))
+        for token in tokens
+        if token.kind in {"term", "prefix", "phrase", "prefix-phrase"} and _searchable(token.text)
+    ]
+    if not terms:
+        return None
+    return terms[0] if len(terms) == 1 else Op("AND", tuple(terms))
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: the FTS5 MATCH expression, and whether it was read as plain words."""
+
+    match: str
+    plain: bool
+
+
+def parse_query(raw: str | None) -> Query:
+    if raw is None or not raw.strip():
+        raise bad_query("required: what to search for, e.g. q=docker")
+    if len(raw) > MAX_QUERY_CHARS:
+        raise bad_query(f"at most {MAX_QUERY_CHARS} characters (got {len(raw)})")
+    tokens = list(_lex(fold(_clean(raw))))
+    for before, token in zip([None, *tokens], tokens, strict=False):
+        if token == ("op", "NOT") and (before is None or before.kind in {"op", "open"}):
+            raise bad_query("NOT leaves out what follows from what comes before it: e.g. docker NOT swarm")
+    plain = False
+    try:
+        node: Node | None = _prune(_Parser(tokens).parse()) if tokens else None
+    except _Unparsable:
+        node, plain = _plain_words(tokens), True
+    if node is None:
+        raise bad_query('nothing to search for: use letters or digits, e.g. docker, "exact phrase", dock*')
+    if _terms(node) > MAX_TERMS:
+        raise bad_query(f"at most {MAX_TERMS} words and phrases")
+    return Query(node.fts(), plain)
