@@ -40,12 +40,11 @@ class LiveRow(NamedTuple):
 
 def live_rows(db: sqlite3.Connection) -> list[LiveRow]:
     """Everything a search can see, in a stable order: for comparing two indexes of the same mind."""
-    rows = db.cursor()
-    rows.row_factory = lambda _, row: LiveRow(*row)
-    return rows.execute(
+    rows = db.execute(
         "SELECT d.id, d.version, d.category, d.key, d.priority, d.updated_at, d.expires_at,"
         " f.key, f.content, f.tags, f.raw_key, f.raw_content, f.raw_tags,"
         " (SELECT group_concat(tag, ',')"
         "  FROM (SELECT tag FROM doc_tags t WHERE t.rowid = d.rowid ORDER BY tag))"
         " FROM docs d JOIN fts f ON f.rowid = d.rowid WHERE d.deleted = 0 ORDER BY d.id"
-    ).fetchall()
+    )
+    return list(map(LiveRow._make, rows))

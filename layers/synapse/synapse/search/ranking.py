@@ -83,10 +83,8 @@ class _Ranked:
         self.params = [*MARKS, "…", SNIPPET_TOKENS, *marks, SNIPPET_TOKENS, query.match, *params]
 
     def rows(self, count: int, offset: int) -> list[_Row]:
-        rows = self.db.cursor()
-        rows.row_factory = lambda _, row: _Row(*row)
         try:
-            return rows.execute(self.sql, [*self.params, count, offset]).fetchall()
+            return list(map(_Row._make, self.db.execute(self.sql, [*self.params, count, offset])))
         except sqlite3.Error as error:
             # Never expected (the expression is ours); never shown to the client either.
             logger.warning(

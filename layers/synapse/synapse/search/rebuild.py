@@ -82,9 +82,7 @@ def _memory_items(mind_id: str) -> Iterator[dict[str, Any]]:
 
 
 def _carried_rows(db: sqlite3.Connection, started_iso: str) -> list[_Carried]:
-    rows = db.cursor()
-    rows.row_factory = lambda _, row: _Carried(*row)
-    return rows.execute(_CARRIED_SQL, (started_iso,)).fetchall()
+    return list(map(_Carried._make, db.execute(_CARRIED_SQL, (started_iso,))))
 
 
 def _carry(db: sqlite3.Connection, mind_id: str, row: _Carried) -> bool:
