@@ -1,13 +1,19 @@
-# Two commands matter: `make run` (the local service) and `make test` (what CI runs).
-# Both build .venv from the pinned requirements on first use.
+# Two commands matter: `make run` (the local service) and `make test` (what CI runs, via .ci/run).
+# `make check` is the quick loop before a commit: lint, types, import layers and unit tests.
+# Every target builds .venv from the pinned requirements on first use (and again when they change).
 PYTHON ?= python3.13
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements/dev.txt | cksum | cut -d' ' -f1)
+# pytest-xdist workers for the main pytest run: 2 fits the 2-core dev/CI machines; `PYTEST_WORKERS=0`
+# runs in one process, `PYTEST_WORKERS=auto` uses every CPU. worksteal hands out single tests and
+# rebalances when a worker runs dry, so the long e2e and webhook files do not end up on one side.
+PYTEST_WORKERS ?= 2
+XDIST := -n $(PYTEST_WORKERS) --dist worksteal
 export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
 
-.PHONY: run test lint typecheck unit integration e2e sam-check bench clean lock
+.PHONY: run test check lint typecheck lint-imports pytest unit integration e2e sam-check bench clean lock
 
 $(STAMP): requirements/dev.txt
 	rm -rf $(VENV)
@@ -18,8 +24,10 @@ $(STAMP): requirements/dev.txt
 run: $(STAMP)
 	$(BIN)/python -m infra.local_runner
 
-test: $(STAMP) lint typecheck
-	$(BIN)/pytest
+# Static checks first (seconds), then every test but the SAM CLI ones, then those on their own.
+test: lint typecheck lint-imports pytest sam-check
+
+check: lint typecheck lint-imports unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -28,12 +36,20 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The layer package is found through its folder, as Lambda's layer path does.
+lint-imports: $(STAMP)
+	PYTHONPATH=layers/synapse $(BIN)/lint-imports
+
+pytest: $(STAMP)
+	$(BIN)/pytest -m "not sam" $(XDIST)
+
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 integration: $(STAMP)
-	$(BIN)/pytest tests/integration
+	$(BIN)/pytest tests/integration -m "not sam" $(XDIST)
 e2e: $(STAMP)
-	$(BIN)/pytest tests/e2e
+	$(BIN)/pytest tests/e2e $(XDIST)
+# `sam validate --lint`, `sam build` and the built artifacts serving the sample events (slow: ~20 s).
 sam-check: $(STAMP)
 	$(BIN)/pytest -m sam
 
@@ -41,8 +57,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/cold_start.py
 
 lock:
-	$(PYTHON) -m venv /tmp/synapse-lock && /tmp/synapse-lock/bin/pip install -q -e '.[dev]' \
+	rm -rf /tmp/synapse-lock && $(PYTHON) -m venv /tmp/synapse-lock && /tmp/synapse-lock/bin/pip install -q -e '.[dev]' \
 	  && /tmp/synapse-lock/bin/pip freeze --exclude-editable > requirements/dev.txt
 
 clean:
-	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
