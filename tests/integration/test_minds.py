@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from synapse.core import clock
 
 from tests.support.api import Api, jwt_for
 from tests.support.checks import as_user, assert_error
@@ -169,6 +171,26 @@ def test_last_used_at_is_set_when_a_key_is_used(api: Api) -> None:
     api.store(mind, as_agent=True)
     after = api.call("GET", f"/minds/{mind.id}/keys", token=mind.jwt).json()["keys"][0]
     assert after["last_used_at"] is not None and STAMP.match(after["last_used_at"])
+
+
+def test_last_used_at_is_written_at_most_once_a_minute(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a key first used at 09:00:00
+    moment = [datetime(2026, 11, 30, 9, 0, 0, tzinfo=UTC)]
+    monkeypatch.setattr(clock, "now", lambda: moment[0])
+    mind = api.create_mind("user-1")
+
+    def used_at(seconds: int) -> str:
+        moment[0] = datetime(2026, 11, 30, 9, 0, 0, tzinfo=UTC) + timedelta(seconds=seconds)
+        api.store(mind, as_agent=True)
+        return str(
+            api.call("GET", f"/minds/{mind.id}/keys", token=mind.jwt).json()["keys"][0]["last_used_at"]
+        )
+
+    first = used_at(0)
+    # When it is used again within the minute, then after it
+    # Then the stamp stays until the minute has passed, and moves after
+    assert used_at(59) == first == "2026-11-30T09:00:00.000Z"
+    assert used_at(61) == "2026-11-30T09:01:01.000Z"
 
 
 def test_a_new_key_defaults_its_label_and_works(api: Api) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from datetime import timedelta
 from typing import Any
 
 from synapse.core import clock
@@ -21,7 +20,6 @@ from synapse.storage import tables
 
 MIND_KEY_PREFIX = "mk_"
 KEY_PREFIX_CHARS = 10  # how much of a key its listing shows, so a person can tell keys apart
-LAST_USED_RESOLUTION = timedelta(seconds=60)
 
 
 def new_mind_key() -> str:
@@ -106,16 +104,6 @@ def resolve_key(presented: str) -> tuple[str, str] | None:
     lookup = tables.get(tables.minds_table(), tables.key_hash_key(digest))
     if lookup is None or not secrets.compare_digest(lookup.get("hash", ""), digest):
         return None
-    _touch(lookup["mind_id"], lookup["key_id"])
+    key = tables.mind_key_item_key(lookup["mind_id"], lookup["key_id"])
+    tables.stamp_at_most_every(tables.minds_table(), key, "last_used_at")
     return lookup["mind_id"], lookup["key_id"]
-
-
-def _touch(mind_id: str, key_id: str) -> None:
-    now = clock.now()
-    tables.stamp_at_most_every(
-        tables.minds_table(),
-        tables.mind_key_item_key(mind_id, key_id),
-        "last_used_at",
-        now=clock.to_iso(now),
-        stale=clock.to_iso(now - LAST_USED_RESOLUTION),
-    )

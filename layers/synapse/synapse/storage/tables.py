@@ -34,6 +34,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from datetime import timedelta
 from decimal import Decimal
 from functools import cache
 from typing import Any
@@ -42,6 +43,7 @@ import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.config import Config
 
+from synapse.core import clock
 from synapse.core.settings import get_settings
 
 Item = dict[str, Any]
@@ -233,12 +235,19 @@ def cancellation_codes(error: Exception) -> list[str]:
     return [r.get("Code", "None") for r in reasons]
 
 
-def stamp_at_most_every(table: str, key: Mapping[str, str], attribute: str, now: str, stale: str) -> None:
-    """Set `attribute = now` on an existing item unless it was set after `stale`.
+USAGE_STAMP_PERIOD = timedelta(seconds=60)
+
+
+def stamp_at_most_every(
+    table: str, key: Mapping[str, str], attribute: str, period: timedelta = USAGE_STAMP_PERIOD
+) -> None:
+    """Set `attribute` to now on an existing item unless it was set within the last `period`.
 
     Usage stamps (a key's last_used_at, a hook's last_delivery_at) cost a write only once per
     period, and the `attribute_exists` guard never revives an item deleted meanwhile.
     """
+    moment = clock.now()
+    now, stale = clock.to_iso(moment), clock.to_iso(moment - period)
     try:
         client().update_item(
             TableName=table,

@@ -19,7 +19,7 @@ from synapse.core import clock
 from synapse.core.errors import Conflict, NotFound
 from synapse.core.ids import looks_like_id, new_id
 from synapse.memory.model import KeyWrite
-from synapse.minds import keys, minds
+from synapse.minds import minds
 from synapse.storage import tables
 from synapse.webhooks import sealed, signing
 
@@ -219,11 +219,4 @@ def live_secrets(lookup: dict[str, Any], now: int) -> list[str]:
 
 def record_delivery(mind_id: str, hook_id: str) -> None:
     """Record `last_delivery_at` on the hook, at most once a minute."""
-    now = clock.now()
-    tables.stamp_at_most_every(
-        tables.minds_table(),
-        tables.hook_key(mind_id, hook_id),
-        "last_delivery_at",
-        now=clock.to_iso(now),
-        stale=clock.to_iso(now - keys.LAST_USED_RESOLUTION),
-    )
+    tables.stamp_at_most_every(tables.minds_table(), tables.hook_key(mind_id, hook_id), "last_delivery_at")
