@@ -28,9 +28,8 @@ from synapse.memory import events
 from synapse.webhooks import delivery_log, delivery_queue, health, subscriptions, transport
 
 BASE_DELAY_SECONDS = 30
-MAX_DELAY_SECONDS = (
-    BASE_DELAY_SECONDS << 9
-)  # 4 h 16 min: a power of two times the base, so waits never shrink
+# 4 h 16 min: a power of two times the base, so waits never shrink
+MAX_DELAY_SECONDS = BASE_DELAY_SECONDS << 9
 GIVE_UP_AFTER = timedelta(hours=24)
 MAX_PARALLEL = 10
 OUTCOMES = ("delivered", "retrying", "gave_up", "waiting", "dropped", "failed")
