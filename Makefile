@@ -62,3 +62,28 @@ lock:
 
 clean:
 	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
+
+# ---------------------------------------------------------------- AWS: deploy, smoke, teardown
+# docs/deploy.md walks through these. ENV names a samconfig.toml environment: `dev` (its [default])
+# or `prod`. The venv's SAM CLI builds with the venv's python3.13, so its bin goes first on PATH.
+# (Only a command-line ENV counts: some shells export ENV as their startup file.)
+ifneq ($(origin ENV),command line)
+ENV := dev
+endif
+SAM_ENV = $(if $(filter dev,$(ENV)),default,$(ENV))
+SAM = PATH="$(abspath $(BIN)):$$PATH" $(BIN)/sam
+
+.PHONY: deploy smoke teardown
+
+deploy: $(STAMP)
+	$(SAM) build --config-env $(SAM_ENV)
+	$(SAM) deploy --config-env $(SAM_ENV)
+
+# make smoke URL=https://… TOKEN=<a JWT>: create a mind, store, recall, search, delete it.
+# The token goes through the environment, so make does not echo it.
+smoke: $(STAMP)
+	@echo '$(BIN)/python -m infra.smoke "$(URL)"   (TOKEN from the environment)'
+	@TOKEN="$(TOKEN)" $(BIN)/python -m infra.smoke "$(URL)"
+
+teardown: $(STAMP)
+	$(SAM) delete --config-env $(SAM_ENV)
