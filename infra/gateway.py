@@ -115,15 +115,23 @@ def build_event(
     }
 
 
-def _gateway_error(status: int, message: str) -> HttpResponse:
-    return HttpResponse(
-        status, {"Content-Type": "application/json"}, json.dumps({"message": message}).encode()
-    )
+ERROR_CODES = {400: "bad_request", 403: "forbidden", 404: "not_found", 413: "payload_too_large"}
+
+
+def error_response(status: int, message: str, request_id: str | None = None) -> HttpResponse:
+    """An error the gateway (or the HTTP front) answers itself, in SPEC's error body."""
+    payload = {
+        "error": {"code": ERROR_CODES.get(status, "internal_error"), "message": message, "details": []},
+        "request_id": request_id or str(uuid.uuid4()),
+    }
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    return HttpResponse(status, {"Content-Type": "application/json; charset=utf-8"}, body)
 
 
 class Gateway:
     def __init__(self) -> None:
         self.routes = template.routes()
+        self.default_route = template.default_route()
         self.authorizer = load_handler(*template.authorizer_function())
 
     def match(self, method: str, path: str) -> tuple[template.Route, dict[str, str]] | None:
@@ -142,20 +150,22 @@ class Gateway:
         body: bytes = b"",
     ) -> HttpResponse:
         matched = self.match(method.upper(), path)
-        if matched is None:
-            return _gateway_error(404, "Not Found")
-        route, path_params = matched
+        if matched is None and self.default_route is None:
+            return error_response(404, f"No route {method.upper()} {path[:200]}.")
+        route, path_params = matched or (self.default_route, {})
+        assert route is not None
         event = build_event(route, method.upper(), path, raw_query, headers or {}, body, path_params)
+        request_id = event["requestContext"]["requestId"]
         if route.authorized:
             verdict = self.authorizer(event, LambdaContext("authorizer"))
             if not verdict.get("isAuthorized"):
-                return _gateway_error(403, "Forbidden")
+                return error_response(403, "Forbidden.", request_id)
             event["requestContext"]["authorizer"] = {"lambda": verdict.get("context", {})}
         handler = load_handler(route.code_dir, route.handler)
         try:
             result = handler(event, LambdaContext(route.function))
         except Exception:
-            return _gateway_error(500, "Internal Server Error")
+            return error_response(500, "Something went wrong on our side.", request_id)
         raw = result.get("body") or ""
         payload = base64.b64decode(raw) if result.get("isBase64Encoded") else raw.encode("utf-8")
         return HttpResponse(int(result["statusCode"]), dict(result.get("headers") or {}), payload)

@@ -76,6 +76,9 @@ def create_tables(client: Any, names: dict[str, str]) -> None:
 # ---------------------------------------------------------------- routes
 
 
+DEFAULT_ROUTE_KEY = "$default"
+
+
 @dataclass(frozen=True)
 class Route:
     method: str
@@ -86,8 +89,12 @@ class Route:
     authorized: bool
 
     @property
+    def is_default(self) -> bool:
+        return self.path == DEFAULT_ROUTE_KEY
+
+    @property
     def route_key(self) -> str:
-        return f"{self.method} {self.path}"
+        return DEFAULT_ROUTE_KEY if self.is_default else f"{self.method} {self.path}"
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -116,7 +123,8 @@ def authorizer_function() -> tuple[Path, str]:
     return ROOT / function["Properties"]["CodeUri"], _handler_of(function)
 
 
-def routes() -> list[Route]:
+def _all_routes() -> list[Route]:
+    """Every HttpApi event; one without Path and Method is SAM's way to declare the `$default` route."""
     found = []
     for name, resource in resources("AWS::Serverless::Function").items():
         for event in (resource["Properties"].get("Events") or {}).values():
@@ -126,12 +134,22 @@ def routes() -> list[Route]:
             authorizer = (props.get("Auth") or {}).get("Authorizer")
             found.append(
                 Route(
-                    method=props["Method"].upper(),
-                    path=props["Path"],
+                    method=str(props.get("Method", "ANY")).upper(),
+                    path=props.get("Path", DEFAULT_ROUTE_KEY),
                     function=name,
                     code_dir=ROOT / resource["Properties"]["CodeUri"],
                     handler=_handler_of(resource),
                     authorized=authorizer != "NONE",
                 )
             )
-    return sorted(found, key=lambda r: r.specificity)
+    return found
+
+
+def routes() -> list[Route]:
+    """The routes with a method and path, in API Gateway's matching order (not `$default`)."""
+    return sorted((r for r in _all_routes() if not r.is_default), key=lambda r: r.specificity)
+
+
+def default_route() -> Route | None:
+    """The `$default` route: API Gateway sends it every request no other route matches."""
+    return next((r for r in _all_routes() if r.is_default), None)

@@ -273,9 +273,18 @@ def authorizer_event(sample: Sample = AUTHORIZER_SAMPLE) -> dict[str, Any]:
     return event
 
 
+def default_route_event(sample: Sample = Sample("DELETE", "/minds")) -> dict[str, Any]:
+    """What the `$default` route (no authorizer) receives for a request no route matches."""
+    event = handler_event(sample)
+    event["routeKey"] = event["requestContext"]["routeKey"] = "$default"
+    event["requestContext"].pop("authorizer", None)
+    return event
+
+
 def generated() -> dict[str, dict[str, Any]]:
     """Every sample event by function directory name."""
-    return {"authorizer": authorizer_event(), **{name: handler_event(s) for name, s in SAMPLES.items()}}
+    samples = {name: handler_event(s) for name, s in SAMPLES.items()}
+    return {"authorizer": authorizer_event(), **samples, "route_not_found": default_route_event()}
 
 
 def render(event: dict[str, Any]) -> str:

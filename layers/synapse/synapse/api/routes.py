@@ -1,0 +1,77 @@
+"""The API's routes (method, path) as template.yaml declares them, and the answer for a request none
+of them matches: 404, or 405 with `Allow` when the path exists under other methods.
+
+API Gateway sends such a request to the `$default` route (functions/route_not_found); the local
+gateway does the same. A unit test keeps `ROUTES` equal to template.yaml's HttpApi events.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from synapse.core.errors import NotFound, SynapseError
+
+ROUTES: tuple[tuple[str, str], ...] = (
+    ("POST", "/minds"),
+    ("GET", "/minds"),
+    ("GET", "/minds/{mind_id}"),
+    ("PATCH", "/minds/{mind_id}"),
+    ("DELETE", "/minds/{mind_id}"),
+    ("POST", "/minds/{mind_id}/keys"),
+    ("GET", "/minds/{mind_id}/keys"),
+    ("DELETE", "/minds/{mind_id}/keys/{key_id}"),
+    ("POST", "/memory"),
+    ("GET", "/memory"),
+    ("GET", "/memory/{id}"),
+    ("PUT", "/memory/{id}"),
+    ("DELETE", "/memory/{id}"),
+    ("POST", "/memory/{id}/verify"),
+    ("GET", "/memory/recall"),
+    ("GET", "/memory/by-tag"),
+    ("GET", "/memory/expiring"),
+    ("GET", "/memory/search"),
+    ("POST", "/minds/{mind_id}/webhooks"),
+    ("GET", "/minds/{mind_id}/webhooks"),
+    ("PATCH", "/minds/{mind_id}/webhooks/{webhook_id}"),
+    ("DELETE", "/minds/{mind_id}/webhooks/{webhook_id}"),
+    ("POST", "/minds/{mind_id}/webhooks/{webhook_id}/test"),
+    ("GET", "/minds/{mind_id}/webhooks/{webhook_id}/deliveries"),
+    ("POST", "/minds/{mind_id}/hooks"),
+    ("GET", "/minds/{mind_id}/hooks"),
+    ("DELETE", "/minds/{mind_id}/hooks/{hook_id}"),
+    ("POST", "/minds/{mind_id}/hooks/{hook_id}/rotate"),
+    ("POST", "/hooks/{hook_id}"),
+)
+
+_SHOWN_PATH_CHARS = 200  # an unmatched path is echoed, cut short: it may be anything a client sent
+
+
+class MethodNotAllowed(SynapseError):
+    status, code = 405, "method_not_allowed"
+
+
+@cache
+def _pattern(path: str) -> re.Pattern[str]:
+    """`/memory/{id}` → one path segment per {param}, as API Gateway matches it."""
+    return re.compile("^" + re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(path)) + "$")
+
+
+def allowed_methods(path: str) -> list[str]:
+    """The methods some route serves at `path` (empty when no route has this path)."""
+    return sorted({method for method, route in ROUTES if _pattern(route).match(path)})
+
+
+def unmatched(method: str, path: str) -> SynapseError:
+    """The error for a request no route matched: 405 with `Allow` if the path exists, else 404."""
+    shown = path if len(path) <= _SHOWN_PATH_CHARS else path[:_SHOWN_PATH_CHARS] + "…"
+    allowed = allowed_methods(path)
+    if not allowed:
+        return NotFound(
+            f"No route {method} {shown}: see docs/api.md for the routes (paths have no trailing slash)."
+        )
+    return MethodNotAllowed(
+        f"{shown} answers {', '.join(allowed)}, not {method}.",
+        details=[{"allowed": allowed}],
+        headers={"Allow": ", ".join(allowed)},
+    )
