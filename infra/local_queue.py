@@ -6,22 +6,32 @@ waiting for it. This queue keeps SQS's semantics that delivery relies on — a m
 visible after its delay (at most 900 s, as SQS allows), a received message is invisible for the
 visibility timeout and comes back unless deleted, a message received `max_receives` times goes
 to the dead-letter list (the redrive policy) — and reads time from `synapse.clock`, which tests
-move.
+move. The backoff itself is the delivery function's (`synapse.webhooks.delivery`): it sends a
+failed event again with its delay, and this queue keeps the message hidden for exactly that delay,
+as SQS does.
+
+Bounded: a deleted (delivered) message is forgotten; only the last `RECENT_SENDS` sends and
+`DEAD_LETTERS_KEPT` dead letters are kept for tests and inspection.
 
 `Worker` is the event source mapping: it hands each due message, on its own, to the
 `deliver_webhook` handler named in template.yaml (Lambda's SQS event shape, batch size 1, on a
 thread pool so a slow receiver holds up nobody else), and deletes the messages the handler did not
-report as failed. `start` installs the queue into the layer and runs the worker beside `make run`.
+report as failed. It takes no more messages than it has free threads (the rest stay queued, so
+nothing is received twice while it waits). `Worker.serve` sleeps until the next message is due,
+a message is sent, or a thread frees up: failing deliveries waiting on their backoff cost no CPU.
+`start` installs the queue into the layer and serves it beside `make run`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import itertools
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,13 +41,16 @@ from infra.gateway import LambdaContext, load_handler
 
 log = logging.getLogger("synapse.local_queue")
 
-POLL_SECONDS = 0.2
 VISIBILITY_SECONDS = 180  # template.yaml's WebhookDeliveries VisibilityTimeout
 MAX_RECEIVES = 5  # its redrive policy's maxReceiveCount
 MAX_DELAY_SECONDS = 900
+MAX_IDLE_SECONDS = 60.0  # an idle worker still looks once a minute (a clock moved under it)
+RECENT_SENDS = 1000  # what `sent` remembers (tests read the schedule); older sends are forgotten
+DEAD_LETTERS_KEPT = 1000
 QUEUE_ARN = "arn:aws:sqs:us-east-1:000000000000:synapse-webhook-deliveries"
 
 Handler = Callable[[dict[str, Any], Any], Any]
+Wait = Callable[[threading.Event, float], object]
 
 
 def _now() -> float:
@@ -56,16 +69,34 @@ class Message:
 
 
 class LocalQueue:
-    """SQS's send / receive / delete with delays, visibility and a dead-letter list; thread-safe."""
+    """SQS's send / receive / delete with delays, visibility and a dead-letter list; thread-safe.
+
+    `wakeup` is set whenever a message is sent, so a waiting worker looks again at once."""
 
     def __init__(self, now: Callable[[], float] = _now, max_receives: int = MAX_RECEIVES) -> None:
         self.now = now
         self.max_receives = max_receives
         self.messages: dict[str, Message] = {}
-        self.dead: list[str] = []
-        self.sent: list[Message] = []  # every message ever sent, with its delay (tests read the schedule)
+        self.dead_count = 0
+        self.wakeup = threading.Event()
+        self._due: list[tuple[float, int, str]] = []  # (visible_at, order, id); stale entries skipped
+        self._recent: deque[Message] = deque(maxlen=RECENT_SENDS)
+        self._dead: deque[str] = deque(maxlen=DEAD_LETTERS_KEPT)
         self._ids = itertools.count(1)
+        self._order = itertools.count()
         self._lock = threading.Lock()
+
+    @property
+    def sent(self) -> list[Message]:
+        """The last `RECENT_SENDS` messages sent, oldest first, with their delays."""
+        with self._lock:
+            return list(self._recent)
+
+    @property
+    def dead(self) -> list[str]:
+        """The bodies of the last `DEAD_LETTERS_KEPT` dead letters (`dead_count` counts them all)."""
+        with self._lock:
+            return list(self._dead)
 
     def send(self, body: str, delay_seconds: int) -> None:
         if not 0 <= delay_seconds <= MAX_DELAY_SECONDS:
@@ -73,31 +104,32 @@ class LocalQueue:
         with self._lock:
             message = Message(f"msg-{next(self._ids)}", body, self.now() + delay_seconds, 0, delay_seconds)
             self.messages[message.id] = message
-            self.sent.append(message)
+            self._schedule(message)
+            self._recent.append(message)
+        self.wakeup.set()
 
     def dead_letter(self, body: str) -> None:
         with self._lock:
-            self.dead.append(body)
+            self._bury(body)
 
     def receive(self, limit: int = 10) -> list[Message]:
         """Due messages, soonest first; each becomes invisible for the visibility timeout."""
         now = self.now()
+        taken: list[Message] = []
         with self._lock:
-            due = sorted(
-                (m for m in self.messages.values() if m.visible_at <= now), key=lambda m: m.visible_at
-            )
-            taken = []
-            for message in due:
+            while self._due and len(taken) < limit and self._due[0][0] <= now:
+                message = self._current(heapq.heappop(self._due))
+                if message is None:
+                    continue
                 if message.receives >= self.max_receives:
                     del self.messages[message.id]
-                    self.dead.append(message.body)
+                    self._bury(message.body)
                     continue
                 message.receives += 1
                 message.visible_at = now + VISIBILITY_SECONDS
+                self._schedule(message)
                 taken.append(message)
-                if len(taken) == limit:
-                    break
-            return taken
+        return taken
 
     def delete(self, message_id: str) -> None:
         with self._lock:
@@ -106,6 +138,25 @@ class LocalQueue:
     def pending(self) -> list[Message]:
         with self._lock:
             return sorted(self.messages.values(), key=lambda m: m.visible_at)
+
+    def next_due_in(self) -> float | None:
+        """Seconds until the soonest message is visible (0 when one is), None when the queue is empty."""
+        with self._lock:
+            while self._due and self._current(self._due[0]) is None:
+                heapq.heappop(self._due)
+            return max(0.0, self._due[0][0] - self.now()) if self._due else None
+
+    def _schedule(self, message: Message) -> None:
+        heapq.heappush(self._due, (message.visible_at, next(self._order), message.id))
+
+    def _current(self, entry: tuple[float, int, str]) -> Message | None:
+        """The entry's message, unless it was deleted or received again since (a stale entry)."""
+        message = self.messages.get(entry[2])
+        return message if message is not None and message.visible_at == entry[0] else None
+
+    def _bury(self, body: str) -> None:
+        self._dead.append(body)
+        self.dead_count += 1
 
 
 def delivery_function() -> tuple[Path, str]:
@@ -135,34 +186,88 @@ def sqs_record(message: Message) -> dict[str, Any]:
     }
 
 
+def _sleep(event: threading.Event, seconds: float) -> object:
+    return event.wait(seconds)
+
+
 class Worker:
     """Invokes the delivery handler once per due message, in parallel, like the event source mapping."""
 
-    def __init__(self, queue: LocalQueue, handler: Handler | None = None, parallel: int = 8) -> None:
+    def __init__(
+        self,
+        queue: LocalQueue,
+        handler: Handler | None = None,
+        parallel: int = 8,
+        executor: Executor | None = None,
+    ) -> None:
         self.queue = queue
         self.handler = handler or load_handler(*delivery_function())
-        self.pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="webhook-delivery")
+        self.parallel = parallel
+        self.pool = executor or ThreadPoolExecutor(
+            max_workers=parallel, thread_name_prefix="webhook-delivery"
+        )
+        self.wakeups = 0  # times `serve` woke up (tests count them: no work, no wakeup)
+        self._in_flight = 0
+        self._lock = threading.Lock()
 
     def _invoke(self, message: Message) -> None:
         try:
             answer = self.handler({"Records": [sqs_record(message)]}, LambdaContext("deliver_webhook")) or {}
+            failed = {f["itemIdentifier"] for f in answer.get("batchItemFailures") or []}
+            if message.id not in failed:
+                self.queue.delete(message.id)
         except Exception:
             log.exception("deliver_webhook failed; the message comes back after its visibility timeout")
-            return
-        failed = {f["itemIdentifier"] for f in answer.get("batchItemFailures") or []}
-        if message.id not in failed:
-            self.queue.delete(message.id)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+            self.queue.wakeup.set()  # a thread is free: look for the next due message
+
+    def _submit(self, limit: int) -> list[Future[None]]:
+        messages = self.queue.receive(limit=limit)
+        with self._lock:
+            self._in_flight += len(messages)
+        return [self.pool.submit(self._invoke, message) for message in messages]
+
+    def free(self) -> int:
+        with self._lock:
+            return max(0, self.parallel - self._in_flight)
 
     def dispatch(self) -> list[Future[None]]:
-        """Start delivering every due message; returns at once (the futures finish with them)."""
-        return [self.pool.submit(self._invoke, message) for message in self.queue.receive(limit=100)]
+        """Start delivering as many due messages as there are free threads; returns at once."""
+        free = self.free()
+        return self._submit(free) if free else []
 
     def run_once(self) -> int:
         """Deliver every due message and wait for all of them; how many were taken."""
-        futures = self.dispatch()
+        futures = self._submit(100)
         for future in futures:
             future.result()
         return len(futures)
+
+    def idle_seconds(self) -> float | None:
+        """How long `serve` may sleep: until the next message is due, or None (until woken) when
+        every thread is busy; at most MAX_IDLE_SECONDS."""
+        if not self.free():
+            return None
+        due = self.queue.next_due_in()
+        return MAX_IDLE_SECONDS if due is None else min(due, MAX_IDLE_SECONDS)
+
+    def serve(self, stop: threading.Event, wait: Wait = _sleep) -> None:
+        """Deliver until `stop` is set, sleeping whenever nothing can be done; set `queue.wakeup`
+        together with `stop` to end a sleep early. `wait(event, seconds)` is the sleep (tests pass one
+        that moves their clock)."""
+        while not stop.is_set():
+            self.queue.wakeup.clear()  # before looking, so a send from now on ends the sleep below
+            try:
+                self.dispatch()
+                idle = self.idle_seconds()
+            except Exception:
+                log.exception("webhook queue: dispatch failed; trying again in a second")
+                idle = 1.0
+            if idle is None or idle > 0:
+                wait(self.queue.wakeup, MAX_IDLE_SECONDS if idle is None else idle)
+            self.wakeups += 1
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -177,14 +282,16 @@ def start(stop: threading.Event) -> threading.Thread:
     worker = Worker(queue)
 
     def loop() -> None:
-        while not stop.is_set():
-            try:
-                worker.dispatch()
-            except Exception:
-                log.exception("webhook queue: dispatch failed; trying again")
-            stop.wait(POLL_SECONDS)
-        worker.close()
+        try:
+            worker.serve(stop)
+        finally:
+            worker.close()
 
+    def wake_on_stop() -> None:
+        stop.wait()
+        queue.wakeup.set()
+
+    threading.Thread(target=wake_on_stop, name="webhook-queue-stop", daemon=True).start()
     thread = threading.Thread(target=loop, name="webhook-queue", daemon=True)
     thread.start()
     return thread
