@@ -4,12 +4,14 @@ written when it counted nothing, and no logger key carried into the next invocat
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import warnings
 from typing import Any
 
 import pytest
 from aws_lambda_powertools.metrics import MetricUnit
-from synapse.core.observability import entry_point, logger, metrics
+from synapse.core.observability import SERVICE, entry_point, logger, metrics
 
 from infra.gateway import LambdaContext
 
@@ -64,3 +66,59 @@ def test_logger_keys_do_not_outlive_their_invocation() -> None:
     handler({}, LambdaContext("keys"))
     # Then the second invocation starts without the first one's key
     assert seen == [None, None]
+
+
+class _Lines(logging.Handler):
+    """Log lines as the service's formatter writes them, kept in memory."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(logger.registered_formatter)
+        self.lines: list[dict[str, Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(json.loads(self.format(record)))
+
+
+def test_concurrent_invocations_in_one_process_each_log_their_own_function_and_request() -> None:
+    # Given two functions whose invocations overlap on two threads (as in the local runner), each
+    # appending its own key before logging
+    lines = _Lines()
+    logging.getLogger(SERVICE).addHandler(lines)
+    both_inside = threading.Barrier(2, timeout=10)
+
+    @entry_point()
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        logger.append_keys(request_id=event["request"])
+        both_inside.wait()  # the other invocation has set its keys too
+        logger.info("inside")
+        both_inside.wait()
+        return {}
+
+    contexts = {
+        "first": LambdaContext("create_mind", "req-first"),
+        "second": LambdaContext("recall", "req-second"),
+    }
+    threads = [
+        threading.Thread(target=handler, args=({"request": name}, context))
+        for name, context in contexts.items()
+    ]
+    # When both run at once
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=10)
+    finally:
+        logging.getLogger(SERVICE).removeHandler(lines)
+    # Then each line names its own function, Lambda request id and HTTP request id
+    inside = sorted(
+        (line["function_name"], line["function_request_id"], line["request_id"])
+        for line in lines.lines
+        if line["message"] == "inside"
+    )
+    assert inside == [("create_mind", "req-first", "first"), ("recall", "req-second", "second")]
+    # And nothing is left on this thread's logger once they are done
+    assert (
+        "function_name" not in logger.get_current_keys() or logger.get_current_keys()["function_name"] is None
+    )

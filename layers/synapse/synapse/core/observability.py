@@ -1,19 +1,48 @@
 """The one Logger, Tracer and Metrics of the service, created once per process, and the one
-decorator every Lambda entry point wears (HTTP handlers get it through `api.http.endpoint`)."""
+decorator every Lambda entry point wears (HTTP handlers get it through `api.http.endpoint`).
+
+Logger keys belong to the invocation, not the process: the local runner serves every function from
+one process on many threads, so `logger.append_keys` (and the Lambda context keys `entry_point`
+adds) go to powertools' thread-safe keys, a ContextVar each thread holds on its own. Each log line
+names its own function and request; on Lambda (one invocation per process) nothing changes."""
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.logging.lambda_context import build_lambda_context_model
 
 SERVICE = "synapse"
 
-logger = Logger(service=SERVICE)
+
+class InvocationLogger(Logger):
+    """powertools' Logger whose appended keys are the calling thread's (its invocation's) only."""
+
+    def append_keys(self, **additional_keys: object) -> None:
+        self.thread_safe_append_keys(**additional_keys)
+
+    def get_current_keys(self) -> dict[str, Any]:
+        return {**super().get_current_keys(), **self.thread_safe_get_current_keys()}
+
+    def remove_keys(self, keys: Iterable[str]) -> None:
+        self.thread_safe_remove_keys(keys)
+
+
+logger = InvocationLogger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
 metrics = Metrics(service=SERVICE, namespace="Synapse")
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+_warm = False
+
+
+def _cold_start() -> bool:
+    """True for this process's first invocation only (what powertools' own decorator reports)."""
+    global _warm
+    cold, _warm = not _warm, True
+    return cold
 
 
 def entry_point(*, log_event: bool = False) -> Callable[[LambdaHandler], LambdaHandler]:
@@ -30,7 +59,21 @@ def entry_point(*, log_event: bool = False) -> Callable[[LambdaHandler], LambdaH
                     metrics.flush_metrics()
 
         traced = tracer.capture_lambda_handler(capture_response=False)(measured)
-        wrapped: LambdaHandler = logger.inject_lambda_context(log_event=log_event, clear_state=True)(traced)
-        return wrapped
+
+        @functools.wraps(handler)
+        def logged(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            logger.thread_safe_clear_keys()
+            logger.thread_safe_append_keys(
+                cold_start=_cold_start(), **build_lambda_context_model(context).__dict__
+            )
+            if log_event:
+                logger.info(event)
+            try:
+                answer: dict[str, Any] = traced(event, context)
+                return answer
+            finally:
+                logger.thread_safe_clear_keys()
+
+        return logged
 
     return decorate
