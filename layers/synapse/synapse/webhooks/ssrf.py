@@ -34,6 +34,12 @@ _METADATA = {
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
+# What a refused loopback URL says: the one way to allow it, in a local run only.
+LOOPBACK_HINT = (
+    "for a receiver on this machine, start the local run with SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK=true make run"
+)
+
+
 class Refused(Exception):
     """The URL may not be called; `rule` names why (scheme, host, resolve, address)."""
 
@@ -113,7 +119,7 @@ def parse(url: str, allow_loopback: bool = False) -> tuple[str, str, int, str]:
         raise Refused("format", f"is not a valid URL ({error})") from None
     scheme = parts.scheme.lower()
     if scheme != "https" and not (scheme == "http" and allow_loopback):
-        raise Refused("https", "must be an https:// URL")
+        raise Refused("https", f"must be an https:// URL ({LOOPBACK_HINT}, which also allows http://)")
     if parts.username is not None or parts.password is not None:
         raise Refused("format", "must not carry a user name or password")
     host = (parts.hostname or "").rstrip(".")
@@ -165,7 +171,8 @@ def check(url: str, allow_loopback: bool = False) -> Target:
         reason = why_forbidden(address, allow_loopback)
         if reason:
             shown = host if host == str(address) else f"{host} resolves to {address}, which"
-            raise Refused("address", f"{shown} is {reason}; webhooks go to public addresses only")
+            hint = f" ({LOOPBACK_HINT})" if "loopback" in reason else ""
+            raise Refused("address", f"{shown} is {reason}; webhooks go to public addresses only{hint}")
     if scheme == "http" and not all(a.is_loopback for a in addresses):
         raise Refused("https", "must be an https:// URL (plain http is for local loopback receivers only)")
     return Target(url, scheme, host, port, path, tuple(str(a) for a in addresses))
