@@ -1,7 +1,8 @@
 """Changing the service's configuration inside one test.
 
 Settings are read once per process (`get_settings` is cached), so a test that needs other JWT
-settings patches the environment and clears the caches, and the fixture clears them again after.
+settings patches the environment and clears the caches (settings, JWKS clients, and powertools'
+secret cache with its Secrets Manager client), and the fixture clears them again after.
 Use it with `from tests.support.settings import configure_fixture as configure_fixture`.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
+from aws_lambda_powertools.utilities import parameters
 from synapse.auth import tokens
 from synapse.core.settings import Settings, get_settings
 
@@ -19,6 +21,7 @@ Configure = Callable[..., Settings]
 def _forget() -> None:
     get_settings.cache_clear()
     tokens._jwks_client.cache_clear()
+    parameters.clear_caches()  # also drops the provider, whose boto3 client may belong to another moto
 
 
 @pytest.fixture(name="configure")

@@ -97,7 +97,7 @@ def test_iss_and_aud_are_checked_when_configured(configure: Configure) -> None:
 
 
 def test_no_secret_configured_refuses_every_token(configure: Configure) -> None:
-    configure(SYNAPSE_JWT_SECRET=None, SYNAPSE_JWT_SECRET_PARAM=None, SYNAPSE_ALLOW_DEV_SECRETS=None)
+    configure(SYNAPSE_JWT_SECRET=None, SYNAPSE_JWT_SECRET_ARN=None, SYNAPSE_ALLOW_DEV_SECRETS=None)
     refused(jwt_for("user-1"))
 
 

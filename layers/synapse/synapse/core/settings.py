@@ -1,30 +1,34 @@
 """One typed settings object, read from the environment once per cold start.
 
-Secrets come from env vars locally and from SSM Parameter Store in AWS (the
-`*_PARAM` variables name a SecureString); they are fetched lazily, so a function
-that never needs a secret never pays for the call.
+Secrets come from env vars locally and from AWS Secrets Manager in AWS (the `*_SECRET_ARN` variables
+name a secret whose SecretString is the value). They are read on use through powertools parameters,
+whose cache keeps a value for `SYNAPSE_SECRETS_MAX_AGE` seconds: a function that never needs a secret
+never calls Secrets Manager, and a rotated secret is picked up within that time, without a cold start.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache
 
 DEV_JWT_SECRET = "synapse-local-dev-secret-change-me-0123456789"  # noqa: S105 - local runs only
 DEV_KEY_PEPPER = "synapse-local-dev-pepper-change-me-0123456789"
 FORBIDDEN_ALGORITHMS = frozenset({"none", ""})
+AUTH_MODES = ("cognito", "oidc", "shared-secret")
+SECRETS_MAX_AGE_DEFAULT = 300
 
 
 def _env(name: str, default: str = "") -> str:
     return os.environ.get(name, default).strip()
 
 
-def _ssm_secret(parameter_name: str) -> str:
+def read_secret(arn: str, max_age: int) -> str:
+    """A Secrets Manager secret's value, from powertools' cache while younger than max_age seconds."""
     from aws_lambda_powertools.utilities import parameters
 
-    value = parameters.get_parameter(parameter_name, decrypt=True, max_age=300)
-    return str(value)
+    value = parameters.get_secret(arn, max_age=max_age)
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 @dataclass(frozen=True)
@@ -34,15 +38,20 @@ class Settings:
     dynamodb_endpoint: str | None
     region: str
     jwt_secret_value: str
-    jwt_secret_param: str
+    jwt_secret_arn: str
     jwks_url: str
     jwt_algorithms: tuple[str, ...]
     jwt_issuer: str | None
     jwt_audience: str | None
     key_pepper_value: str
-    key_pepper_param: str
+    key_pepper_arn: str
     data_dir: str
     allow_dev_secrets: bool = field(default=False)
+    # Who signs people's JWTs (AUTH_MODES): a Cognito pool (its app client id checked), any OIDC
+    # provider (JWKS, issuer, audience), or this deployment's own HS256 secret.
+    auth_mode: str = field(default="shared-secret")
+    jwt_client_id: str | None = field(default=None)
+    secrets_max_age: int = field(default=SECRETS_MAX_AGE_DEFAULT)
     # Where the per-mind FTS5 snapshots live: EFS (/mnt/index) in AWS, a local folder otherwise.
     index_dir: str = field(default="")
     # Outbound webhooks: the delivery queue and its dead-letter queue (SQS URLs; empty locally, where
@@ -51,23 +60,25 @@ class Settings:
     webhook_dead_letter_url: str = field(default="")
     webhooks_allow_loopback: bool = field(default=False)
 
-    @cached_property
+    # Properties, not cached on this process-wide object: each read goes through powertools' cache,
+    # which expires after secrets_max_age, so a rotation is seen without recycling containers.
+    @property
     def jwt_secret(self) -> str:
         if self.jwt_secret_value:
             return self.jwt_secret_value
-        if self.jwt_secret_param:
-            return _ssm_secret(self.jwt_secret_param)
+        if self.jwt_secret_arn:
+            return read_secret(self.jwt_secret_arn, self.secrets_max_age)
         return DEV_JWT_SECRET if self.allow_dev_secrets else ""
 
-    @cached_property
+    @property
     def key_pepper(self) -> bytes:
         if self.key_pepper_value:
             return self.key_pepper_value.encode()
-        if self.key_pepper_param:
-            return _ssm_secret(self.key_pepper_param).encode()
+        if self.key_pepper_arn:
+            return read_secret(self.key_pepper_arn, self.secrets_max_age).encode()
         if self.allow_dev_secrets:
             return DEV_KEY_PEPPER.encode()
-        raise RuntimeError("SYNAPSE_KEY_PEPPER or SYNAPSE_KEY_PEPPER_PARAM must be set")
+        raise RuntimeError("SYNAPSE_KEY_PEPPER or SYNAPSE_KEY_PEPPER_SECRET_ARN must be set")
 
 
 def _algorithms(raw: str, using_jwks: bool) -> tuple[str, ...]:
@@ -82,26 +93,57 @@ def _algorithms(raw: str, using_jwks: bool) -> tuple[str, ...]:
     return allowed
 
 
+def _auth_mode() -> str:
+    mode = _env("SYNAPSE_AUTH_MODE").lower() or ("oidc" if _env("SYNAPSE_JWKS_URL") else "shared-secret")
+    if mode not in AUTH_MODES:
+        raise RuntimeError(f"SYNAPSE_AUTH_MODE must be one of {', '.join(AUTH_MODES)}, not {mode!r}")
+    return mode
+
+
+def _jwks_url(mode: str, issuer: str) -> str:
+    """Where the signing keys are: none with a shared secret; a Cognito pool publishes them under its
+    issuer, so naming the issuer is enough there."""
+    if mode == "shared-secret":
+        return ""
+    url = _env("SYNAPSE_JWKS_URL") or (f"{issuer.rstrip('/')}/.well-known/jwks.json" if issuer else "")
+    if not url:
+        raise RuntimeError(f"SYNAPSE_AUTH_MODE={mode} needs SYNAPSE_JWKS_URL or SYNAPSE_JWT_ISSUER")
+    return url
+
+
+def _client_id(mode: str) -> str | None:
+    client_id = _env("SYNAPSE_JWT_CLIENT_ID") or None
+    if mode == "cognito" and (client_id is None or not _env("SYNAPSE_JWT_ISSUER")):
+        raise RuntimeError("SYNAPSE_AUTH_MODE=cognito needs SYNAPSE_JWT_ISSUER and SYNAPSE_JWT_CLIENT_ID")
+    return client_id
+
+
 @cache
 def get_settings() -> Settings:
-    jwks_url = _env("SYNAPSE_JWKS_URL")
+    auth_mode = _auth_mode()
+    jwks_url = _jwks_url(auth_mode, _env("SYNAPSE_JWT_ISSUER"))
     return Settings(
         memories_table=_env("SYNAPSE_MEMORIES_TABLE", "synapse-memories"),
         minds_table=_env("SYNAPSE_MINDS_TABLE", "synapse-minds"),
         dynamodb_endpoint=_env("SYNAPSE_DYNAMODB_ENDPOINT") or None,
         region=_env("AWS_REGION") or _env("AWS_DEFAULT_REGION") or "us-east-1",
         jwt_secret_value=_env("SYNAPSE_JWT_SECRET"),
-        jwt_secret_param=_env("SYNAPSE_JWT_SECRET_PARAM"),
+        jwt_secret_arn=_env("SYNAPSE_JWT_SECRET_ARN"),
         jwks_url=jwks_url,
         jwt_algorithms=_algorithms(_env("SYNAPSE_JWT_ALGORITHMS"), using_jwks=bool(jwks_url)),
         jwt_issuer=_env("SYNAPSE_JWT_ISSUER") or None,
-        jwt_audience=_env("SYNAPSE_JWT_AUDIENCE") or None,
+        # Cognito's access tokens carry no aud: the app client id is checked instead (jwt_client_id).
+        jwt_audience=(_env("SYNAPSE_JWT_AUDIENCE") or None) if auth_mode != "cognito" else None,
         key_pepper_value=_env("SYNAPSE_KEY_PEPPER"),
-        key_pepper_param=_env("SYNAPSE_KEY_PEPPER_PARAM"),
+        key_pepper_arn=_env("SYNAPSE_KEY_PEPPER_SECRET_ARN"),
         data_dir=_env("SYNAPSE_DATA_DIR", ".synapse"),
         allow_dev_secrets=_env("SYNAPSE_ALLOW_DEV_SECRETS").lower() in {"1", "true", "yes"},
+        auth_mode=auth_mode,
+        jwt_client_id=_client_id(auth_mode),
+        secrets_max_age=int(_env("SYNAPSE_SECRETS_MAX_AGE") or SECRETS_MAX_AGE_DEFAULT),
         index_dir=_env("SYNAPSE_INDEX_DIR") or os.path.join(_env("SYNAPSE_DATA_DIR", ".synapse"), "index"),
         webhook_queue_url=_env("SYNAPSE_WEBHOOK_QUEUE_URL"),
         webhook_dead_letter_url=_env("SYNAPSE_WEBHOOK_DEAD_LETTER_URL"),
         webhooks_allow_loopback=_env("SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK").lower() in {"1", "true", "yes"},
     )
+
