@@ -291,7 +291,18 @@ def dev_token() -> str | None:
 
 
 def banner(url: str, token: str | None, storage: str) -> str:
-    lines = [f"Synapse is running on {url}", f"DynamoDB: {storage}", ""]
+    from synapse.core.settings import get_settings
+
+    if get_settings().webhooks_allow_loopback:
+        loopback = "on (SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK=true: receivers on this machine, http:// too)"
+    else:
+        loopback = "off (start with SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK=true make run to reach this machine)"
+    lines = [
+        f"Synapse is running on {url}",
+        f"DynamoDB: {storage}",
+        f"Webhook delivery to loopback: {loopback}",
+        "",
+    ]
     if token is None:
         lines.append("JWTs come from SYNAPSE_JWKS_URL: use a token from your identity provider.")
     else:
@@ -303,6 +314,8 @@ def banner(url: str, token: str | None, storage: str) -> str:
             f'curl -s -X POST {url}/minds -H "Authorization: Bearer {token}" '
             f'-H "Content-Type: application/json" -d \'{{"name":"My Mind"}}\'',
         ]
+    if token is not None and os.environ.get("SYNAPSE_DEMO") != "1":
+        lines += ["", "SPEC §4's example mind, ready to recall: make demo (or SYNAPSE_DEMO=1 make run)."]
     lines += ["", "Stop with Ctrl+C (data is saved)."]
     return "\n".join(lines)
 
@@ -359,6 +372,10 @@ def main() -> int:
         serving = _start("http", server.serve_forever, 0.1)
         url = f"http://{HOST}:{server.server_address[1]}"
         print(banner(url, dev_token(), storage), flush=True)
+        if os.environ.get("SYNAPSE_DEMO") == "1":  # make demo: SPEC §4's example mind
+            from infra import demo
+
+            print(demo.run(url, dev_token()), flush=True)
 
         while not stop.wait(0.2) and serving.is_alive():
             pass

@@ -1,0 +1,111 @@
+"""`make demo` (`SYNAPSE_DEMO=1`): the runner creates SPEC §4's example mind for the dev user and
+prints a line to paste; its recall is SPEC §4's text and every recall output docs/api.md shows for
+it; a second start finds the same mind and prints a new, working Mind Key."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.support.recall import SPEC_EXAMPLE
+from tests.support.runner import ROOT, RunningService, start_runner
+
+EXPORT_LINE = re.compile(r"^export BASE=(\S+) MIND_ID=(\S+) MIND_KEY=(\S+)$", re.MULTILINE)
+DOC_CALL = re.compile(r'^curl -s "\$BASE(/memory/recall[^"]*)" -H "Authorization: Bearer \$MIND_KEY"$')
+
+
+def demo_line(service: RunningService, after: int = 0) -> tuple[str, str]:
+    """(mind id, Mind Key) from the export line the runner printed after `after` characters."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = EXPORT_LINE.search(service.output()[after:])
+        if found:
+            assert found.group(1) == service.url
+            return found.group(2), found.group(3)
+        assert "demo data not created" not in service.output(), service.output()
+        time.sleep(0.2)
+    raise AssertionError(f"no demo line:\n{service.output()}")
+
+
+def recall(service: RunningService, key: str, path: str = "/memory/recall") -> str:
+    answer = requests.get(service.url + path, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return answer.text
+
+
+def documented_recalls() -> list[tuple[str, list[str]]]:
+    """(path, shown lines) of every recall call docs/api.md shows with its output (`# …` lines)."""
+    shown: list[tuple[str, list[str]]] = []
+    current: list[str] | None = None
+    for line in (ROOT / "docs" / "api.md").read_text(encoding="utf-8").splitlines():
+        call = DOC_CALL.match(line)
+        if call:
+            current = []
+            shown.append((call.group(1), current))
+        elif current is not None and (line == "#" or line.startswith("# ")):
+            current.append(line[2:])
+        else:
+            current = None
+    return [(path, lines) for path, lines in shown if lines]
+
+
+def as_pattern(lines: list[str]) -> re.Pattern[str]:
+    """A shown output as a pattern: a line `…` stands for any lines, `…` inside a line for any text."""
+    parts = []
+    for line in lines:
+        if line == "…":
+            parts.append(r"(?:.*\n)*?")
+        else:
+            parts.append(".*?".join(re.escape(piece) for piece in line.split("…")) + r"\n")
+    return re.compile("".join(parts))
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+def test_the_demo_mind_recalls_as_spec_and_docs_show_and_survives_a_restart(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    # Given a first start with SYNAPSE_DEMO=1
+    log = tmp_path / "runner.log"
+    service = start_runner(data_dir, log, {"SYNAPSE_DEMO": "1"})
+    try:
+        mind_id, key = demo_line(service)
+        # When the printed Mind Key recalls the mind
+        text = recall(service, key)
+        # Then it is SPEC §4's example: its header and first three entries, byte for byte
+        assert text.startswith(SPEC_EXAMPLE + "\n[004] ")
+        assert text.count("\n[0") == 12
+        # And every recall output docs/api.md shows for it is what a paste gets
+        documented = documented_recalls()
+        assert len(documented) >= 2
+        for path, lines in documented:
+            assert as_pattern(lines).fullmatch(recall(service, key, path)), (path, lines)
+        minds = requests.get(
+            service.url + "/minds", headers={"Authorization": f"Bearer {service.jwt}"}, timeout=30
+        ).json()["minds"]
+        assert [m["id"] for m in minds if m["name"] == "Michael's Mind"] == [mind_id]
+    finally:
+        assert service.stop() == 0, service.output()
+    # When the runner starts again on the same data
+    printed = len(log.read_text(encoding="utf-8", errors="replace"))
+    again = start_runner(data_dir, log, {"SYNAPSE_DEMO": "1"})
+    try:
+        same_id, new_key = demo_line(again, printed)
+        # Then it found the same mind, created no second one, and the new key recalls the same text
+        assert same_id == mind_id and new_key != key
+        assert "Demo mind (already there)" in again.output()[printed:]
+        assert recall(again, new_key) == text
+        minds = requests.get(
+            again.url + "/minds", headers={"Authorization": f"Bearer {again.jwt}"}, timeout=30
+        ).json()["minds"]
+        assert [m["id"] for m in minds if m["name"] == "Michael's Mind"] == [mind_id]
+        assert again.server_errors() == []
+    finally:
+        assert again.stop() == 0, again.output()
