@@ -87,3 +87,15 @@ smoke: $(STAMP)
 
 teardown: $(STAMP)
 	$(SAM) delete --config-env $(SAM_ENV)
+
+# ---------------------------------------------------------------- demo data and the runner benchmark
+.PHONY: demo bench-runner
+
+# `make run` plus SPEC §4's example mind for the dev user (infra/demo.py): prints its id and Mind Key.
+demo:
+	SYNAPSE_DEMO=1 $(MAKE) --no-print-directory run
+
+# The local runner on DynamoDB Local and on moto, side by side (docs/benchmarks.md; minutes).
+# BENCH_ARGS="--memories 2000" for a quicker run.
+bench-runner: $(STAMP)
+	nice $(BIN)/python bench/runner.py $(BENCH_ARGS)
