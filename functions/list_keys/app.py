@@ -1,5 +1,6 @@
-"""GET /minds/{mind_id}/keys — keys without secrets."""
+"""GET /minds/{mind_id}/keys — keys without secrets, paginated."""
 
+from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.minds import minds
 
@@ -7,4 +8,5 @@ from synapse.minds import minds
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("manage Mind Keys")
-    return Response.json({"keys": minds.list_keys(owner, request.path("mind_id")), "next_cursor": None})
+    page = minds.list_keys(owner, request.path("mind_id"), *queries.page_of(request))
+    return Response.json({"keys": page.items, "next_cursor": page.next_cursor})

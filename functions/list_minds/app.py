@@ -1,5 +1,6 @@
-"""GET /minds — the caller's minds, with memory counts."""
+"""GET /minds — the caller's minds, with memory counts, oldest first, paginated."""
 
+from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.minds import minds
 
@@ -7,4 +8,5 @@ from synapse.minds import minds
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("list minds")
-    return Response.json({"minds": [m.public() for m in minds.list_minds(owner)], "next_cursor": None})
+    page = minds.list_minds(owner, *queries.page_of(request))
+    return Response.json({"minds": [m.public() for m in page.items], "next_cursor": page.next_cursor})

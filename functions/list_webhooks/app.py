@@ -1,5 +1,6 @@
-"""GET /minds/{mind_id}/webhooks — the mind's subscriptions, without secrets."""
+"""GET /minds/{mind_id}/webhooks — the mind's subscriptions, without secrets, paginated."""
 
+from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.webhooks import subscriptions
 
@@ -7,5 +8,5 @@ from synapse.webhooks import subscriptions
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("manage webhooks")
-    found = subscriptions.list_owned(owner, request.path("mind_id"))
-    return Response.json({"webhooks": found, "next_cursor": None})
+    page = subscriptions.list_owned(owner, request.path("mind_id"), *queries.page_of(request))
+    return Response.json({"webhooks": page.items, "next_cursor": page.next_cursor})

@@ -15,19 +15,24 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from aws_lambda_powertools.metrics import MetricUnit
+from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
 from synapse.auth.principal import Principal
 from synapse.core.errors import (
     BadRequest,
+    Contention,
     NotFound,
     PayloadTooLarge,
     SynapseError,
+    Throttled,
     UnsupportedMediaType,
 )
 from synapse.core.observability import LambdaHandler, entry_point, logger, metrics
+from synapse.core.settings import get_limits
 from synapse.memory.model import parse
 from synapse.minds import minds
+from synapse.storage import ratelimit
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32
@@ -109,7 +114,13 @@ class Request:
         return Principal.from_context(context.get("lambda"))
 
     def mind_id(self) -> str:
-        """The mind a memory request addresses; ownership is checked, a foreign mind is a 404."""
+        """The mind a memory request addresses; ownership is checked, a foreign mind is a 404.
+        Each call counts one request against the mind's rate (SYNAPSE_MIND_RATE_LIMIT, per minute)."""
+        mind_id = self._addressed_mind()
+        ratelimit.admit(f"mind:{mind_id}", get_limits().mind_rate_limit, "This mind")
+        return mind_id
+
+    def _addressed_mind(self) -> str:
         principal = self.principal
         requested = self.headers.get("x-mind-id") or self.query_one("mind_id")
         if not principal.is_user:
@@ -120,14 +131,15 @@ class Request:
         user = principal.require_user("address a mind")
         if requested:
             return minds.owned_mind(user, requested).id
-        owned = minds.list_minds(user)
-        if len(owned) == 1:
-            return owned[0].id
-        if not owned:
+        try:
+            only = minds.only_mind(user)
+        except minds.TooMany:
+            raise BadRequest(
+                "You own several minds: name one with the X-Mind-Id header or the mind_id parameter."
+            ) from None
+        if only is None:
             raise NotFound("You have no mind yet: create one with POST /minds.")
-        raise BadRequest(
-            "You own several minds: name one with the X-Mind-Id header or the mind_id parameter."
-        )
+        return only.id
 
     # ------------------------------------------------------------ input
 
@@ -232,6 +244,24 @@ def error_response(error: SynapseError, request_id: str) -> Response:
     return Response.json(payload, status=error.status, headers=error.headers)
 
 
+# DynamoDB's answers when it sheds load or a transaction holds the item (botocore has already resent
+# the request a few times): the client may send it again, so 429 / 409 with Retry-After, not a 500.
+THROTTLING_CODES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+)
+CONFLICT_CODES = frozenset({"TransactionConflictException", "TransactionInProgressException"})
+
+
+def _database_error(error: ClientError) -> SynapseError:
+    code = error.response.get("Error", {}).get("Code", "")
+    if code in THROTTLING_CODES:
+        return Throttled("The database is busy right now; retry shortly.", retry_after=1)
+    if code in CONFLICT_CODES:
+        return Contention("Another request is changing the same data; retry shortly.")
+    logger.exception("Unhandled error")
+    return SynapseError("Something went wrong on our side.")
+
+
 def _wrap(function: Callable[[Request], Response], authenticated: bool) -> LambdaHandler:
     @entry_point()
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -247,6 +277,8 @@ def _wrap(function: Callable[[Request], Response], authenticated: bool) -> Lambd
             response = function(request)
         except SynapseError as error:
             response = error_response(error, request_id)
+        except ClientError as error:
+            response = error_response(_database_error(error), request_id)
         except Exception:
             logger.exception("Unhandled error")
             response = error_response(SynapseError("Something went wrong on our side."), request_id)

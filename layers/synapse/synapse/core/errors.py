@@ -44,6 +44,20 @@ class Conflict(SynapseError):
     status, code = 409, "conflict"
 
 
+class Contention(Conflict):
+    """Other writers kept the same items busy (DynamoDB `TransactionConflict`, throttling) through
+    every retry; nothing was written. Sending the request again shortly is safe."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        SynapseError.__init__(self, message, headers={"Retry-After": str(retry_after)})
+
+
+class LimitReached(Conflict):
+    """A mind or a user holds as many of something as it may; delete one first."""
+
+    code = "limit_reached"
+
+
 class InProgress(SynapseError):
     """The same request is being answered elsewhere right now; ask again shortly."""
 
@@ -72,8 +86,8 @@ class Unprocessable(SynapseError):
 class Throttled(SynapseError):
     status, code = 429, "throttled"
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, headers={"Retry-After": "1"})
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message, headers={"Retry-After": str(max(1, retry_after))})
 
 
 def field_error(field: str, rule: str, message: str) -> Unprocessable:

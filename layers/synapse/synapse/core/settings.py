@@ -147,3 +147,32 @@ def get_settings() -> Settings:
         webhooks_allow_loopback=_env("SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK").lower() in {"1", "true", "yes"},
     )
 
+
+# ---------------------------------------------------------------- limits
+# Read on every call (three environment lookups), so a test or a local run can change them at will.
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much one user may hold and one client may send. A rate of 0 is off (the local default)."""
+
+    max_minds_per_user: int = 100  # SYNAPSE_MAX_MINDS_PER_USER
+    mind_rate_limit: int = 0  # SYNAPSE_MIND_RATE_LIMIT: memory requests per minute per mind
+    hook_rate_limit: int = 0  # SYNAPSE_HOOK_RATE_LIMIT: deliveries per minute per inbound hook
+
+
+def _whole_number_env(name: str, default: int) -> int:
+    raw = _env(name)
+    if not raw:
+        return default
+    if not (raw.isascii() and raw.isdigit()):
+        raise RuntimeError(f"{name} must be a whole number (0 or more), not {raw[:40]!r}")
+    return int(raw)
+
+
+def get_limits() -> Limits:
+    return Limits(
+        max_minds_per_user=_whole_number_env("SYNAPSE_MAX_MINDS_PER_USER", 100),
+        mind_rate_limit=_whole_number_env("SYNAPSE_MIND_RATE_LIMIT", 0),
+        hook_rate_limit=_whole_number_env("SYNAPSE_HOOK_RATE_LIMIT", 0),
+    )

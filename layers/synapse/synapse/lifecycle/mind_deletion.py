@@ -30,7 +30,7 @@ def delete_mind(owner: str, mind_id: str) -> None:
     else:
         marker = {**tombstone, "deleted_by": owner, "deleted_at": clock.to_iso(clock.now())}
         tables.client().put_item(TableName=tables.minds_table(), Item=tables.dump(marker))
-        tables.batch_delete(tables.minds_table(), [tables.mind_key(mind_id)])
+        minds.forget_mind(owner, mind_id)  # and counted off the owner's minds
     keys.delete_all(mind_id)
     lookups, listed = hooks.hook_keys_of_mind(mind_id)
     tables.batch_delete(tables.minds_table(), lookups)  # first, like the keys' lookups

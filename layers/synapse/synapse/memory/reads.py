@@ -178,7 +178,7 @@ def _page(
 ) -> Page:
     """Read until `limit` matches plus one (to know whether more exist); cursor after the last shown."""
     if after:
-        params["ExclusiveStartKey"] = tables.dump(cursor.decode(after, mind_id, scope))
+        params["ExclusiveStartKey"] = tables.dump(cursor.decode(after, mind_id, scope, position))
     found: list[dict[str, Any]] = []
     for items, _ in tables.query_pages(**params, Limit=limit + 1):
         found += items
@@ -217,6 +217,9 @@ def by_tag(mind_id: str, query: TagQuery, limit: int, after: str | None, at: dat
 # ---------------------------------------------------------------- expiring
 
 
+EXPIRING_POSITION = ("pk", "sk", "expires_at")
+
+
 def expiring(
     mind_id: str, within: timedelta, limit: int, after: str | None, at: datetime | None = None
 ) -> Page:
@@ -226,7 +229,7 @@ def expiring(
     start = clock.to_iso(clock.from_iso(clock.to_iso(moment)) + timedelta(milliseconds=1))
     end = clock.to_iso(moment + within)
     scope = f"expiring {int(within.total_seconds())}s"
-    if after and cursor.decode(after, mind_id, scope)["expires_at"] < start:
+    if after and cursor.decode(after, mind_id, scope, EXPIRING_POSITION)["expires_at"] < start:
         after = None  # the cursor's memory has expired since: the window now starts after it
     params: dict[str, Any] = {
         "TableName": tables.memories_table(),
@@ -234,4 +237,4 @@ def expiring(
         "KeyConditionExpression": "pk = :mind AND expires_at BETWEEN :start AND :end",
         "ExpressionAttributeValues": tables.values(mind=mind_id, start=start, end=end),
     }
-    return _page(mind_id, params, limit, scope, ["pk", "sk", "expires_at"], after)
+    return _page(mind_id, params, limit, scope, list(EXPIRING_POSITION), after)

@@ -356,7 +356,9 @@ def list_memories(mind_id: str, filters: ListFilters, limit: int, after: str | N
     if names:
         params["ExpressionAttributeNames"] = names
     if after:
-        params["ExclusiveStartKey"] = tables.dump(cursor.decode(after, mind_id, scope))
+        params["ExclusiveStartKey"] = tables.dump(
+            cursor.decode(after, mind_id, scope, ("pk", "sk", "created_sk"))
+        )
     found: list[dict[str, Any]] = []
     stopped_at: dict[str, Any] | None = None
     for pages, (items, last_key) in enumerate(tables.query_pages(**params), start=1):

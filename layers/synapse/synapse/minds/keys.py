@@ -13,7 +13,6 @@ import secrets
 from typing import Any
 
 from synapse.core import clock
-from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id, new_id
 from synapse.core.settings import get_settings
 from synapse.storage import tables
@@ -88,14 +87,26 @@ def delete_all(mind_id: str) -> None:
     tables.batch_delete(tables.minds_table(), [tables.mind_key_item_key(mind_id, key["id"]) for key in keys])
 
 
-def revoke(mind_id: str, key_id: str) -> None:
-    found = looks_like_id("key_", key_id)
-    item = tables.get(tables.minds_table(), tables.mind_key_item_key(mind_id, key_id)) if found else None
-    if item is None:
-        raise NotFound(f"No key {key_id[:80]!r} on this mind.")
-    tables.delete_together(
-        tables.minds_table(), [tables.key_hash_key(item["hash"]), tables.mind_key_item_key(mind_id, key_id)]
-    )
+def find(mind_id: str, key_id: str) -> dict[str, Any] | None:
+    """A key's listed item, or None (also for anything that is not a key id)."""
+    if not looks_like_id("key_", key_id):
+        return None
+    return tables.get(tables.minds_table(), tables.mind_key_item_key(mind_id, key_id))
+
+
+def revoke_operations(mind_id: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    """Transaction operations deleting a key: its lookup (what authenticates) and its listed item,
+    all or none, each only if still there (a revocation racing another must not count twice)."""
+    return [
+        {
+            "Delete": {
+                "TableName": tables.minds_table(),
+                "Key": tables.dump(key),
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+        }
+        for key in (tables.key_hash_key(item["hash"]), tables.mind_key_item_key(mind_id, item["id"]))
+    ]
 
 
 def resolve_key(presented: str) -> tuple[str, str] | None:

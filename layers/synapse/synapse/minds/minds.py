@@ -13,8 +13,9 @@ from typing import Any
 from synapse.core import clock
 from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id, new_id
-from synapse.minds import keys
-from synapse.storage import tables
+from synapse.core.settings import get_limits
+from synapse.minds import keys, limits
+from synapse.storage import pages, tables
 
 
 @dataclass(frozen=True)
@@ -61,15 +62,24 @@ def mind_exists_check(mind_id: str) -> dict[str, Any]:
     }
 
 
-def transact_in_live_mind(mind_id: str, operations: list[dict[str, Any]]) -> None:
+def transact_in_live_mind(
+    mind_id: str, operations: list[dict[str, Any]], counted: limits.Counted | None = None, delta: int = 1
+) -> None:
     """Commit `operations` only while the mind exists, so nothing written can outlive a deleted
-    mind (a key, a hook, a webhook). 404 if it is gone; other cancellations are raised as they are.
+    mind (a key, a hook, a webhook). 404 if it is gone. With `counted`, the mind's count of what
+    the operations add (delta +1) or remove (-1) moves in the same transaction, within its limit
+    (409 `limit_reached`). Contention is retried (`tables.transact`); other cancellations are raised
+    as they are, the caller's operations from index 1.
     """
+    gone = NotFound(f"No mind {mind_id!r}.")
+    if counted is not None:
+        limits.transact_counted(counted, delta, operations, gone)
+        return
     try:
         tables.transact([mind_exists_check(mind_id), *operations])
     except tables.client().exceptions.TransactionCanceledException as error:
         if tables.cancellation_codes(error)[:1] == ["ConditionalCheckFailed"]:
-            raise NotFound(f"No mind {mind_id!r}.") from None
+            raise gone from None
         raise
 
 
@@ -95,38 +105,81 @@ def owned_mind(owner: str, mind_id: str) -> Mind:
     return mind
 
 
-def list_minds(owner: str) -> list[Mind]:
-    return [
-        _mind_from_item(item)
-        for item in tables.query_all(
-            TableName=tables.minds_table(),
-            IndexName="owner",
-            KeyConditionExpression="#owner = :owner",
-            ExpressionAttributeNames={"#owner": "owner"},
-            ExpressionAttributeValues=tables.values(owner=owner),
-        )
-    ]
+def _owner_query(owner: str) -> dict[str, Any]:
+    return {
+        "TableName": tables.minds_table(),
+        "IndexName": "owner",
+        "KeyConditionExpression": "#owner = :owner",
+        "ExpressionAttributeNames": {"#owner": "owner"},
+        "ExpressionAttributeValues": tables.values(owner=owner),
+    }
+
+
+def only_mind(owner: str) -> Mind | None:
+    """The user's mind if they own exactly one; None for none. Several: `TooMany`."""
+    found = pages.first(_owner_query(owner), 2)
+    if len(found) > 1:
+        raise TooMany
+    return _mind_from_item(found[0]) if found else None
+
+
+class TooMany(Exception):
+    """The user owns more than one mind, so a request must name the one it means."""
+
+
+def _after_mind(owner: str) -> pages.Position:
+    """A cursor of the minds list names the last mind shown; the index's start key is rebuilt."""
+
+    def start_key(position: dict[str, Any]) -> dict[str, str] | None:
+        mind_id, created_at = position["id"], position["created_at"]
+        if not (isinstance(mind_id, str) and looks_like_id("m_", mind_id) and isinstance(created_at, str)):
+            return None
+        return {**tables.mind_key(mind_id), "owner": owner, "created_at": created_at}
+
+    return pages.Position(("id", "created_at"), start_key)
+
+
+def list_minds(owner: str, limit: int = pages.DEFAULT_LIMIT, after: str | None = None) -> pages.Page[Mind]:
+    """The user's minds, oldest first (the `owner` index), a page at a time."""
+    page = pages.read(_owner_query(owner), f"user:{owner}", "minds", limit, after, _after_mind(owner))
+    return pages.Page([_mind_from_item(item) for item in page.items], page.next_cursor)
 
 
 def create_mind(owner: str, name: str) -> tuple[Mind, dict[str, Any]]:
-    """A mind and its first Mind Key, in one transaction."""
+    """A mind and its first Mind Key, in one transaction that counts the user's minds (at most
+    SYNAPSE_MAX_MINDS_PER_USER) and starts the mind's own counts."""
     now = clock.to_iso(clock.now())
     mind = Mind(id=new_id("m_"), name=name, owner=owner, created_at=now, updated_at=now, memory_count=0)
-    item = {**tables.mind_key(mind.id), **mind.public(), "owner": owner}
+    counts = {"key_count": 1, "hook_count": 0, "webhook_count": 0}
+    item = {**tables.mind_key(mind.id), **mind.public(), "owner": owner, **counts}
     key_ops, shown_key = keys.issue_operations(mind.id, "default")
-    tables.transact(
-        [
-            {
-                "Put": {
-                    "TableName": tables.minds_table(),
-                    "Item": tables.dump(item),
-                    "ConditionExpression": "attribute_not_exists(pk)",
-                }
-            },
-            *key_ops,
-        ]
-    )
+    put_mind = {
+        "Put": {
+            "TableName": tables.minds_table(),
+            "Item": tables.dump(item),
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+    }
+    counted = limits.minds_of(owner, get_limits().max_minds_per_user)
+    limits.transact_counted(counted, +1, [put_mind, *key_ops], NotFound("No such user."))
     return mind, shown_key
+
+
+def forget_mind(owner: str, mind_id: str) -> None:
+    """Delete the mind's own item and count it off its owner's minds, together; a second call (a
+    DELETE sent again) finds it gone and counts nothing."""
+    delete = {
+        "Delete": {
+            "TableName": tables.minds_table(),
+            "Key": tables.dump(tables.mind_key(mind_id)),
+            "ConditionExpression": "attribute_exists(pk)",
+        }
+    }
+    counted = limits.minds_of(owner, get_limits().max_minds_per_user)
+    try:
+        limits.transact_counted(counted, -1, [delete], NotFound("No such user."))
+    except tables.client().exceptions.TransactionCanceledException:
+        pass  # already deleted
 
 
 def rename_mind(owner: str, mind_id: str, name: str) -> Mind:
@@ -152,15 +205,26 @@ def rename_mind(owner: str, mind_id: str, name: str) -> Mind:
 def create_key(owner: str, mind_id: str, label: str) -> dict[str, Any]:
     owned_mind(owner, mind_id)
     ops, shown = keys.issue_operations(mind_id, label)
-    transact_in_live_mind(mind_id, ops)
+    transact_in_live_mind(mind_id, ops, limits.keys_of(mind_id), +1)
     return shown
 
 
-def list_keys(owner: str, mind_id: str) -> list[dict[str, Any]]:
+def list_keys(
+    owner: str, mind_id: str, limit: int = pages.DEFAULT_LIMIT, after: str | None = None
+) -> pages.Page[dict[str, Any]]:
     owned_mind(owner, mind_id)
-    return [keys.public(item) for item in keys.key_items(mind_id)]
+    page = pages.in_mind(mind_id, "KEY#", limit, after)
+    return pages.Page([keys.public(item) for item in page.items], page.next_cursor)
 
 
 def revoke_key(owner: str, mind_id: str, key_id: str) -> None:
+    """Both halves of the key go together, counted off the mind; a revocation racing another of the
+    same key is a 404, and the count moves once."""
     owned_mind(owner, mind_id)
-    keys.revoke(mind_id, key_id)
+    item = keys.find(mind_id, key_id)
+    if item is None:
+        raise NotFound(f"No key {key_id[:80]!r} on this mind.")
+    try:
+        transact_in_live_mind(mind_id, keys.revoke_operations(mind_id, item), limits.keys_of(mind_id), -1)
+    except tables.client().exceptions.TransactionCanceledException:
+        raise NotFound(f"No key {key_id[:80]!r} on this mind.") from None

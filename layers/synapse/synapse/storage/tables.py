@@ -32,8 +32,10 @@ from __future__ import annotations
 import itertools
 import random
 import time
+import uuid
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from functools import cache
@@ -42,8 +44,16 @@ from typing import Any
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.config import Config
+from botocore.exceptions import (
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
 
 from synapse.core import clock
+from synapse.core.errors import Contention
 from synapse.core.settings import get_settings
 
 Item = dict[str, Any]
@@ -219,8 +229,129 @@ def batch_delete(table: str, keys: list[dict[str, str]]) -> None:
             time.sleep(min(2.0, 0.05 * 2**attempt) * random.uniform(0.5, 1.0))
 
 
+# ---------------------------------------------------------------- transactions
+#
+# Every TransactWriteItems goes through `transact`, which carries a ClientRequestToken: botocore's
+# own resend of a request whose answer was lost (a read timeout) is then one write, and DynamoDB
+# answers the resend with the same success for 10 minutes. Conditional Puts also carry the token
+# (attribute `txn`), so a store that ignores tokens (moto) is caught the same way: a resend whose
+# condition fails on an item bearing our own token was applied the first time.
+#
+# A transaction cancelled only by contention (TransactionConflict, throttling) was not applied: it is
+# sent again under a new token after a jittered exponential pause, and after the last attempt the
+# caller gets a 409 with Retry-After, never a 500. Any other cancellation reason is the caller's.
+
+TXN_ATTRIBUTE = "txn"
+CONTENTION_REASONS = frozenset(
+    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
+)
+# Errors after which DynamoDB applied nothing (botocore has already resent throttled ones itself).
+NOT_APPLIED_ERRORS = frozenset(
+    {
+        "TransactionConflictException",
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+    }
+)
+# Errors after which nobody knows: resend with the same token, so an applied transaction stays one.
+UNKNOWN_OUTCOME_ERRORS = frozenset(
+    {"TransactionInProgressException", "InternalServerError", "ServiceUnavailable", "RequestTimeout"}
+)
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Full-jitter exponential backoff; tests swap `sleep` (and `jitter`) so they never wait."""
+
+    attempts: int = 8
+    base: float = 0.025
+    cap: float = 1.0
+    sleep: Callable[[float], None] = time.sleep
+    jitter: Callable[[], float] = random.random
+
+    def pause(self, attempt: int) -> None:
+        self.sleep(self.jitter() * min(self.cap, self.base * 2**attempt))
+
+
+BACKOFF = Backoff()
+
+
+def _new_token() -> str:
+    return uuid.uuid4().hex
+
+
+def _stamped(operations: list[dict[str, Any]], token: str) -> list[dict[str, Any]]:
+    """The operations with the token on every conditional Put's item (what a resend can fail on)."""
+    stamped = []
+    for operation in operations:
+        put = operation.get("Put")
+        if put is not None and "ConditionExpression" in put:
+            operation = {"Put": {**put, "Item": {**put["Item"], TXN_ATTRIBUTE: {"S": token}}}}
+        stamped.append(operation)
+    return stamped
+
+
+def _applied_before(operations: list[dict[str, Any]], codes: list[str], token: str) -> bool:
+    """Whether a conditional Put that failed did so on the item this very transaction wrote."""
+    for operation, code in zip(operations, codes, strict=False):
+        put = operation.get("Put")
+        if code == "ConditionalCheckFailed" and put is not None and TXN_ATTRIBUTE in put["Item"]:
+            key = {name: put["Item"][name] for name in ("pk", "sk") if name in put["Item"]}
+            found = get(put["TableName"], load(key))
+            return found is not None and found.get(TXN_ATTRIBUTE) == token
+    return False
+
+
+def _resent(error: ClientError) -> bool:
+    return int(error.response.get("ResponseMetadata", {}).get("RetryAttempts", 0)) > 0
+
+
+def _verdict(error: ClientError, sent: list[dict[str, Any]], token: str, outcome_unknown: bool) -> str:
+    """What a failed TransactWriteItems means: "applied", "raise", "unknown" or "not applied"."""
+    code = error.response.get("Error", {}).get("Code", "")
+    if code in UNKNOWN_OUTCOME_ERRORS:
+        return "unknown"
+    if code in NOT_APPLIED_ERRORS:
+        return "not applied"
+    if code != "TransactionCanceledException":
+        return "raise"
+    codes = cancellation_codes(error)
+    if "ConditionalCheckFailed" in codes:
+        resent = outcome_unknown or _resent(error)
+        return "applied" if resent and _applied_before(sent, codes, token) else "raise"
+    return "not applied" if set(codes) - {"None"} <= CONTENTION_REASONS else "raise"
+
+
 def transact(operations: list[dict[str, Any]]) -> None:
-    client().transact_write_items(TransactItems=operations)
+    """TransactWriteItems, idempotent under resends and retried under contention (see above).
+
+    A cancellation for any other reason (a failed condition) is raised as the client's
+    TransactionCanceledException, for the caller to read with `cancellation_codes`.
+    """
+    token = _new_token()
+    sent = _stamped(operations, token)
+    outcome_unknown = False
+    for attempt in range(BACKOFF.attempts):
+        try:
+            client().transact_write_items(TransactItems=sent, ClientRequestToken=token)
+            return
+        except ClientError as error:
+            verdict = _verdict(error, sent, token, outcome_unknown)
+            if verdict == "applied":
+                return
+            if verdict == "raise":
+                raise
+            outcome_unknown = verdict == "unknown"
+            if not outcome_unknown:  # nothing was written: the next attempt is a new transaction
+                token = _new_token()
+                sent = _stamped(operations, token)
+        except (ReadTimeoutError, ConnectTimeoutError, ConnectionClosedError, EndpointConnectionError):
+            outcome_unknown = True  # botocore's own resends ran out; keep the token
+        BACKOFF.pause(attempt)
+    if outcome_unknown:
+        raise Contention("The database did not confirm the write in time; read before sending it again.", 2)
+    raise Contention("Others are changing the same data right now; nothing was written. Send it again.")
 
 
 def delete_together(table: str, keys: list[dict[str, str]]) -> None:

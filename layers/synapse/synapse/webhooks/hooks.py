@@ -19,8 +19,8 @@ from synapse.core import clock
 from synapse.core.errors import Conflict, NotFound
 from synapse.core.ids import looks_like_id, new_id
 from synapse.memory.model import KeyWrite
-from synapse.minds import minds
-from synapse.storage import tables
+from synapse.minds import limits, minds
+from synapse.storage import pages, tables
 from synapse.webhooks import sealed, signing
 
 HOOK_ID_PREFIX = "hook_"
@@ -100,7 +100,7 @@ def create_hook(owner: str, mind_id: str, label: str, base: str = "") -> dict[st
         "mind_id": mind_id,
         "secret": sealed.seal(secret, _bound(hook_id)),
     }
-    minds.transact_in_live_mind(mind_id, [_put(item), _put(lookup)])
+    minds.transact_in_live_mind(mind_id, [_put(item), _put(lookup)], limits.hooks_of(mind_id), +1)
     return {**_public(item, base), "secret": secret}
 
 
@@ -114,9 +114,13 @@ def _hook_items(mind_id: str) -> list[dict[str, Any]]:
     )
 
 
-def list_hooks(owner: str, mind_id: str, base: str = "") -> list[dict[str, Any]]:
+def list_hooks(
+    owner: str, mind_id: str, base: str = "", limit: int = pages.DEFAULT_LIMIT, after: str | None = None
+) -> pages.Page[dict[str, Any]]:
+    """A page of the mind's hooks, in id order."""
     minds.owned_mind(owner, mind_id)
-    return [_public(item, base) for item in _hook_items(mind_id)]
+    page = pages.in_mind(mind_id, tables.HOOK_PREFIX, limit, after)
+    return pages.Page([_public(item, base) for item in page.items], page.next_cursor)
 
 
 def _owned_hook(owner: str, mind_id: str, hook_id: str) -> dict[str, Any]:
@@ -131,9 +135,20 @@ def _owned_hook(owner: str, mind_id: str, hook_id: str) -> dict[str, Any]:
 def delete_hook(owner: str, mind_id: str, hook_id: str) -> None:
     """Revoke at once: the lookup goes, so the next delivery is a 401."""
     _owned_hook(owner, mind_id, hook_id)
-    tables.delete_together(
-        tables.minds_table(), [tables.hook_lookup_key(hook_id), tables.hook_key(mind_id, hook_id)]
-    )
+    operations = [
+        {
+            "Delete": {
+                "TableName": tables.minds_table(),
+                "Key": tables.dump(key),
+                "ConditionExpression": "attribute_exists(pk)",  # a racing revocation counts once
+            }
+        }
+        for key in (tables.hook_lookup_key(hook_id), tables.hook_key(mind_id, hook_id))
+    ]
+    try:
+        minds.transact_in_live_mind(mind_id, operations, limits.hooks_of(mind_id), -1)
+    except tables.client().exceptions.TransactionCanceledException:
+        raise NotFound(f"No hook {hook_id[:80]!r} on this mind.") from None
 
 
 def hook_keys_of_mind(mind_id: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:

@@ -10,7 +10,8 @@ idempotency key (`idempotency`). Each item of a batch is validated and stored on
 `source: agent`; the answer lists every item's outcome.
 
 The caller reads the request in this order, so the answers keep their precedence: the body's size
-(413), `authenticate` (401), the Idempotency-Key header's form (400), the JSON (415/400), `deliver`.
+(413), `authenticate` (401, then 429 past SYNAPSE_HOOK_RATE_LIMIT deliveries a minute), the
+Idempotency-Key header's form (400), the JSON (415/400), `deliver`.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from typing import Any
 from synapse.core import clock
 from synapse.core.errors import Forbidden, SynapseError, Unauthorized, Unprocessable
 from synapse.core.observability import logger
+from synapse.core.settings import get_limits
 from synapse.memory import store
 from synapse.memory.model import MemoryWrite, Source, parse
+from synapse.storage import ratelimit
 from synapse.webhooks import hooks, idempotency, signing
 
 MAX_BATCH = 100
@@ -57,6 +60,9 @@ def authenticate(
         signing.verify(signature, raw_body, [signing.new_secret()], now=moment)  # raises, as a bad one
         raise Unauthorized(f"{signing.HEADER} does not match the body.")
     signed_at = signing.verify(signature, raw_body, hooks.live_secrets(lookup, moment), now=moment)
+    # Counted once the signature holds: a delivery is the costly part (up to 100 memory writes), and
+    # a stranger holding only the hook's URL cannot use up its sender's minute.
+    ratelimit.admit(f"hook:{hook_id}", get_limits().hook_rate_limit, "This hook")
     return Authenticated(hook_id, lookup["mind_id"], signed_at, raw_body)
 
 

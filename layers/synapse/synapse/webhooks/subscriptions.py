@@ -26,11 +26,11 @@ from synapse.core.errors import Conflict, NotFound
 from synapse.core.ids import looks_like_id, new_id
 from synapse.core.settings import get_settings
 from synapse.memory import events
-from synapse.minds import minds
-from synapse.storage import tables
+from synapse.minds import limits, minds
+from synapse.storage import pages, tables
 from synapse.webhooks import sealed, signing, ssrf
 
-MAX_PER_MIND = 20
+MAX_PER_MIND = limits.MAX_WEBHOOKS_PER_MIND
 ORPHAN_GRACE = timedelta(days=2)  # a deleted mind's subscriptions outlive its purge's events
 _UPDATE_ATTEMPTS = 4
 
@@ -213,9 +213,13 @@ def owned(owner: str, mind_id: str, webhook_id: str) -> Subscription:
     return found
 
 
-def list_owned(owner: str, mind_id: str) -> list[dict[str, Any]]:
+def list_owned(
+    owner: str, mind_id: str, limit: int = pages.DEFAULT_LIMIT, after: str | None = None
+) -> pages.Page[dict[str, Any]]:
+    """A page of the mind's subscriptions, in id order."""
     minds.owned_mind(owner, mind_id)
-    return [s.public() for s in sorted(list_subscriptions(mind_id), key=lambda s: s.created_at)]
+    page = pages.in_mind(mind_id, tables.WEBHOOK_PREFIX, limit, after)
+    return pages.Page([from_item(item).public() for item in page.items], page.next_cursor)
 
 
 # ---------------------------------------------------------------- writes
@@ -225,8 +229,6 @@ def create(owner: str, mind_id: str, body: WebhookWrite) -> dict[str, Any]:
     """A new subscription; the answer carries its signing secret, the only time it is shown."""
     minds.owned_mind(owner, mind_id)
     guard(body.url)
-    if len(list_subscriptions(mind_id)) >= MAX_PER_MIND:
-        raise Conflict(f"A mind has at most {MAX_PER_MIND} webhooks; delete one first.")
     webhook_id = new_id("wh_")
     secret = signing.new_secret()
     now = clock.to_iso(clock.now())
@@ -251,7 +253,8 @@ def create(owner: str, mind_id: str, body: WebhookWrite) -> dict[str, Any]:
     ]
     if events.EXPIRING in subscription.events:
         operations.append(_registry_op(mind_id, 1))
-    minds.transact_in_live_mind(mind_id, operations)
+    # The limit (MAX_PER_MIND) is a count kept in this transaction, never a count read before it.
+    minds.transact_in_live_mind(mind_id, operations, limits.webhooks_of(mind_id), +1)
     return {**subscription.public(), "secret": secret}
 
 
@@ -312,11 +315,9 @@ def delete(owner: str, mind_id: str, webhook_id: str) -> None:
     if events.EXPIRING in old.events:
         operations.append(_registry_op(mind_id, -1))
     try:
-        tables.transact(operations)
-    except tables.client().exceptions.TransactionCanceledException as error:
-        if tables.cancellation_codes(error)[:1] == ["ConditionalCheckFailed"]:
-            raise NotFound(f"No webhook {webhook_id[:80]!r} on this mind.") from None
-        raise
+        minds.transact_in_live_mind(mind_id, operations, limits.webhooks_of(mind_id), -1)
+    except tables.client().exceptions.TransactionCanceledException:
+        raise NotFound(f"No webhook {webhook_id[:80]!r} on this mind.") from None
 
 
 def expire_orphans(mind_id: str, subscriptions: list[Subscription], at: datetime) -> None:
