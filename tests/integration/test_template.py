@@ -119,11 +119,20 @@ def test_every_code_uri_exists_with_its_handler_module() -> None:
 
 
 def _statements(policy: Any) -> list[dict[str, Any]]:
+    """The policy's statements; one under `!If [condition, statement, !Ref AWS::NoValue]` counts as granted
+    (the audit asks what a function MAY do, in any AuthMode)."""
     assert isinstance(policy, dict) and "Statement" in policy, (
         f"only inline policy documents can be audited for least privilege, not {policy!r}"
     )
     statements = policy["Statement"]
-    return statements if isinstance(statements, list) else [statements]
+    found = []
+    for statement in statements if isinstance(statements, list) else [statements]:
+        if isinstance(statement, dict) and "Fn::If" in statement:
+            _, *branches = statement["Fn::If"]
+            found += [branch for branch in branches if branch != {"Ref": "AWS::NoValue"}]
+        else:
+            found.append(statement)
+    return found
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -313,13 +322,68 @@ def test_sam_validate_lint_passes() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def _host_architecture() -> str:
+    return {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        platform.machine().lower(), platform.machine()
+    )
+
+
+def _for_this_host(text: str) -> str:
+    """template.yaml with the functions and the layer built for this machine's architecture instead of
+    the deployed one (arm64), so the built wheels can be imported and run here."""
+    host = _host_architecture()
+    swaps = {
+        "    Architectures: [arm64]\n": f"    Architectures: [{host}]\n",
+        "      CompatibleArchitectures: [arm64]\n": f"      CompatibleArchitectures: [{host}]\n",
+        "      BuildArchitecture: arm64\n": f"      BuildArchitecture: {host}\n",
+    }
+    for deployed, here in swaps.items():
+        assert text.count(deployed) == 1, f"template.yaml no longer says {deployed.strip()!r} once"
+        text = text.replace(deployed, here)
+    return text
+
+
 @pytest.fixture(scope="module")
 def build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`sam build` once for the module (no container: python3.13 from the venv's PATH)."""
-    target = tmp_path_factory.mktemp("sam") / "build"
-    result = _sam("build", "--build-dir", str(target), "--template-file", str(template.TEMPLATE))
+    """`sam build` once for the module (no container: python3.13 from the venv's PATH), for THIS host's
+    architecture: the arm64 build itself is checked by test_the_layer_is_built_from_arm64_wheels."""
+    scratch = tmp_path_factory.mktemp("sam")
+    variant = scratch / "template.yaml"
+    variant.write_text(_for_this_host(template.TEMPLATE.read_text()))
+    target = scratch / "build"
+    result = _sam(
+        "build", "--build-dir", str(target), "--template-file", str(variant), "--base-dir", str(ROOT)
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return target
+
+
+_ELF_MACHINES = {62: "x86_64", 183: "arm64"}
+
+
+def _elf_architecture(path: Path) -> str:
+    header = path.read_bytes()[:20]
+    assert header[:4] == b"\x7fELF", f"{path} is not an ELF file"
+    machine = int.from_bytes(header[18:20], "little")
+    return _ELF_MACHINES.get(machine, str(machine))
+
+
+@pytest.mark.sam
+def test_the_layer_is_built_from_arm64_wheels(tmp_path: Path) -> None:
+    # Given template.yaml, whose functions run on arm64
+    assert template.load()["Globals"]["Function"]["Architectures"] == ["arm64"]
+    # When SAM builds the layer as `make deploy` does (no container, on whatever this host is)
+    target = tmp_path / "build"
+    result = _sam(
+        "build", "SynapseLayer", "--build-dir", str(target), "--template-file", str(template.TEMPLATE)
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    # Then every compiled module in it (cryptography, pydantic-core, cffi, wrapt) is an aarch64 binary
+    compiled = sorted((target / "SynapseLayer" / "python").rglob("*.so"))
+    packages = {path.relative_to(target / "SynapseLayer" / "python").parts[0] for path in compiled}
+    assert {"cryptography", "pydantic_core"} <= packages, packages
+    architectures = {str(path.relative_to(target)): _elf_architecture(path) for path in compiled}
+    assert architectures == dict.fromkeys(architectures, "arm64")
 
 
 @dataclass(frozen=True)
@@ -457,13 +521,10 @@ class BuiltInvoker:
 
 
 def _skip_unless_host_runs_the_build() -> None:
-    """The layer holds compiled wheels (pydantic_core, cryptography) for Lambda's Linux and architecture."""
-    architectures = template.load().get("Globals", {}).get("Function", {}).get("Architectures", ["x86_64"])
-    machine = {"x86_64": "x86_64", "arm64": "aarch64"}[architectures[0]]
-    if sys.platform != "linux" or platform.machine() != machine:
-        pytest.skip(
-            f"built artifacts are for linux/{machine}; this host is {sys.platform}/{platform.machine()}"
-        )
+    """The layer holds compiled wheels (pydantic_core, cryptography) for Linux; build_dir builds them for
+    this host's architecture."""
+    if sys.platform != "linux" or _host_architecture() not in {"x86_64", "arm64"}:
+        pytest.skip(f"built artifacts are for Linux; this host is {sys.platform}/{platform.machine()}")
 
 
 @pytest.fixture
