@@ -115,7 +115,14 @@ def build_event(
     }
 
 
-ERROR_CODES = {400: "bad_request", 403: "forbidden", 404: "not_found", 413: "payload_too_large"}
+ERROR_CODES = {
+    400: "bad_request",
+    403: "forbidden",
+    404: "not_found",
+    413: "payload_too_large",
+    414: "uri_too_long",
+    431: "headers_too_large",
+}
 
 
 def error_response(status: int, message: str, request_id: str | None = None) -> HttpResponse:

@@ -12,7 +12,7 @@ What happens, in order:
 4. `start_background_services` starts what runs beside the HTTP server: the snapshot saver and the
    stream pump that feeds the Memories table's stream to the search indexer (`infra.stream_pump`).
 5. `infra.gateway.Gateway` serves the template's routes — the same handler files, API Gateway v2
-   events, authorizer first — behind a stdlib ThreadingHTTPServer bound to 127.0.0.1 only.
+   events, authorizer first — behind waitress (`infra.http_front`), bound to 127.0.0.1 only.
 6. SIGINT/SIGTERM stop it cleanly: no new requests, in-flight ones finish, background services stop,
    a last snapshot is written, then moto stops.
 
@@ -29,10 +29,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from infra.local_snapshot import TableSnapshot
@@ -40,7 +38,6 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 DEFAULT_PORT = 3000
-MAX_REQUEST_BYTES = 1024 * 1024  # handlers enforce SPEC's 64 KiB; this only protects the runner
 DEV_USER = "local-user"
 DEV_TOKEN_TTL = 24 * 3600
 DRAIN_SECONDS = 10.0
@@ -146,130 +143,6 @@ def _start(name: str, target: Callable[..., None], *args: Any) -> threading.Thre
     return thread
 
 
-# ---------------------------------------------------------------- HTTP
-
-
-class LocalServer(ThreadingHTTPServer):
-    """Serves the gateway; counts requests in flight so a stop can let them finish."""
-
-    daemon_threads = True
-    request_queue_size = 128  # socketserver's default of 5 resets bursts of concurrent clients
-
-    def __init__(self, port: int, gateway: Any, on_write: Callable[[], None]) -> None:
-        self.gateway = gateway
-        self.on_write = on_write
-        self._in_flight = 0
-        self._idle = threading.Condition()
-        super().__init__((HOST, port), RequestHandler)
-
-    def enter(self) -> None:
-        with self._idle:
-            self._in_flight += 1
-
-    def leave(self) -> None:
-        with self._idle:
-            self._in_flight -= 1
-            self._idle.notify_all()
-
-    def drain(self, timeout: float) -> None:
-        with self._idle:
-            self._idle.wait_for(lambda: self._in_flight == 0, timeout)
-
-
-class _BodyError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _plain(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
-    """API Gateway's own error shape (the handlers use SPEC's error body)."""
-    return status, {"Content-Type": "application/json"}, f'{{"message":"{message}"}}'.encode()
-
-
-class RequestHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "synapse-local"
-    server: LocalServer
-
-    def _serve(self) -> None:
-        started = time.perf_counter()
-        self.server.enter()
-        try:
-            status, headers, body = self._answer()
-        finally:
-            self.server.leave()
-        self.send_response(status)
-        for name, value in headers.items():
-            if name.lower() not in {"content-length", "connection", "transfer-encoding"}:
-                self.send_header(name, value)
-        if status not in {204, 304}:
-            self.send_header("Content-Length", str(len(body)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD" and status not in {204, 304}:
-            self.wfile.write(body)
-        path = urlsplit(self.path).path  # never the query string
-        elapsed = (time.perf_counter() - started) * 1000
-        sys.stderr.write(f"synapse-local: {self.command} {path} {status} {elapsed:.1f}ms\n")
-
-    def _answer(self) -> tuple[int, dict[str, str], bytes]:
-        try:
-            body = self._read_body()
-        except _BodyError as error:
-            self.close_connection = True  # what is left of the body stays unread
-            return _plain(error.status, error.message)
-        headers: dict[str, str] = {}
-        for name, value in self.headers.items():
-            key = name.lower()
-            headers[key] = f"{headers[key]},{value}" if key in headers else value
-        target = urlsplit(self.path)
-        if self.command not in {"GET", "HEAD", "OPTIONS"}:
-            self.server.on_write()
-        try:
-            answer = self.server.gateway.handle(self.command, target.path, target.query, headers, body)
-        except Exception as error:  # the gateway itself failed (e.g. DynamoDB unreachable)
-            sys.stderr.write(f"synapse-local: gateway error: {type(error).__name__}: {error}\n")
-            return _plain(500, "Internal Server Error")
-        return answer.status, answer.headers, answer.body
-
-    def _read_body(self) -> bytes:
-        """The request body, refused (413) past MAX_REQUEST_BYTES before it is read."""
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            return self._read_chunked()
-        raw = self.headers.get("Content-Length") or "0"
-        if not raw.strip().isdigit():
-            raise _BodyError(400, "Bad Request")
-        length = int(raw)
-        if length > MAX_REQUEST_BYTES:
-            raise _BodyError(413, "Request Entity Too Large")
-        return self.rfile.read(length) if length else b""
-
-    def _read_chunked(self) -> bytes:
-        body = bytearray()
-        while True:
-            size_line = self.rfile.readline(1024).split(b";")[0].strip()
-            try:
-                size = int(size_line, 16)
-            except ValueError:
-                raise _BodyError(400, "Bad Request") from None
-            if size == 0:
-                while self.rfile.readline(8192).strip():  # trailers, up to the blank line
-                    pass
-                return bytes(body)
-            if len(body) + size > MAX_REQUEST_BYTES:
-                raise _BodyError(413, "Request Entity Too Large")
-            body += self.rfile.read(size)
-            self.rfile.readline(8)  # the CRLF closing the chunk
-
-    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        """Replaced by the line `_serve` writes (path only: a query could carry anything)."""
-
-
 # ---------------------------------------------------------------- banner
 
 
@@ -336,6 +209,7 @@ def main() -> int:
 
     from infra import template
     from infra.gateway import Gateway, load_handler
+    from infra.http_front import HttpFront
     from infra.local_snapshot import SnapshotError, TableSnapshot
 
     embedded: EmbeddedDynamo | None = None
@@ -364,7 +238,7 @@ def main() -> int:
         for route in gateway.routes:  # import every handler now: a broken one fails at start
             load_handler(route.code_dir, route.handler)
         try:
-            server = LocalServer(port, gateway, snapshot.mark_dirty if snapshot else lambda: None)
+            server = HttpFront(port, gateway, snapshot.mark_dirty if snapshot else lambda: None)
         except OSError as error:
             print(f"synapse-local: cannot listen on {HOST}:{port}: {error} (set PORT)", file=sys.stderr)
             return 2
