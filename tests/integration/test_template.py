@@ -139,6 +139,47 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
+def test_requests_no_route_matches_go_to_the_default_route_without_an_authorizer() -> None:
+    # Given the template's routes
+    default = template.default_route()
+    # Then a `$default` route exists (an HttpApi event without Path and Method) ...
+    assert default is not None and default.route_key == "$default"
+    # ... served by route_not_found, outside the authorizer, with no access to any table
+    assert default.code_dir.name == "route_not_found" and default.authorized is False
+    assert "Policies" not in _functions()[default.function]["Properties"]
+    event = _functions()[default.function]["Properties"]["Events"]["Api"]["Properties"]
+    assert event["Auth"] == {"Authorizer": "NONE"} and "Path" not in event and "Method" not in event
+
+
+def test_route_not_found_answers_its_sample_in_the_error_envelope() -> None:
+    # Given the sample: DELETE /minds, which no route serves (GET and POST do)
+    default = template.default_route()
+    assert default is not None
+    result = load_handler(default.code_dir, default.handler)(
+        events.load("route_not_found"), LambdaContext(default.function)
+    )
+    # Then it is SPEC's 405 with Allow, not API Gateway's {"message": "Not Found"}
+    assert result["statusCode"] == 405
+    assert result["headers"]["Allow"] == "GET, POST"
+    body = json.loads(result["body"])
+    assert body["error"]["code"] == "method_not_allowed" and body["request_id"]
+
+
+def test_cors_is_configured_only_when_allowed_origins_is_set() -> None:
+    document = template.load()
+    parameter = document["Parameters"]["AllowedOrigins"]
+    assert parameter["Default"] == ""
+    assert document["Conditions"]["HasAllowedOrigins"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "AllowedOrigins"}, ""]}]
+    }
+    condition, when_set, otherwise = document["Resources"]["HttpApi"]["Properties"]["CorsConfiguration"][
+        "Fn::If"
+    ]
+    assert condition == "HasAllowedOrigins" and otherwise == {"Ref": "AWS::NoValue"}
+    assert when_set["AllowOrigins"] == {"Fn::Split": [",", {"Ref": "AllowedOrigins"}]}
+    assert "AllowCredentials" not in when_set  # bearer tokens, no cookies
+
+
 def test_no_function_policy_grants_a_wildcard() -> None:
     for name, resource in _functions().items():
         for policy in _as_list(resource["Properties"].get("Policies") or []):
@@ -205,22 +246,40 @@ def _table_resource(table: str, index: str | None = None) -> str:
     return f"{logical}/index/{index}" if index else logical
 
 
+def _item_resource(op: dict[str, Any]) -> str:
+    """`T`, or `T:<prefix#>` for an item whose partition key has a `PREFIX#` (so a grant limited by
+    `dynamodb:LeadingKeys` to that prefix can be checked)."""
+    table = _table_resource(op["TableName"])
+    pk = (op.get("Key") or op.get("Item") or {}).get("pk", {}).get("S")
+    return f"{table}:{pk.split('#', 1)[0]}#" if isinstance(pk, str) and "#" in pk else table
+
+
 def _permissions(operation: str, params: dict[str, Any]) -> list[tuple[str, str]]:
     """The IAM (action, resource) pairs one DynamoDB call needs; resources named by logical id."""
     if operation in {"TransactWriteItems", "TransactGetItems"}:
         needed = []
         for entry in params["TransactItems"]:
             ((kind, op),) = entry.items()
-            needed.append((f"dynamodb:{_ITEM_ACTIONS[kind]}", _table_resource(op["TableName"])))
+            needed.append((f"dynamodb:{_ITEM_ACTIONS[kind]}", _item_resource(op)))
         return needed
     if operation in {"BatchWriteItem", "BatchGetItem"}:
         return [(f"dynamodb:{operation}", _table_resource(table)) for table in params["RequestItems"]]
+    if operation in {f"{action}" for action in _ITEM_ACTIONS.values()}:
+        return [(f"dynamodb:{operation}", _item_resource(params))]
     return [(f"dynamodb:{operation}", _table_resource(params["TableName"], params.get("IndexName")))]
+
+
+# In AWS the rate limits are on (template defaults), and each admitted request writes its window item.
+_RATE_LIMITS_ON = {"SYNAPSE_MIND_RATE_LIMIT": "100000", "SYNAPSE_HOOK_RATE_LIMIT": "100000"}
+# Which stack secret each Settings property reads in AWS (SYNAPSE_*_SECRET_ARN).
+_SECRETS = {"key_pepper": "KeyPepperSecret", "jwt_secret": "JwtSecret"}
 
 
 @contextmanager
 def _dynamodb_calls() -> Iterator[list[tuple[str, str]]]:
-    """Records the permissions every DynamoDB call made inside the block needs."""
+    """Records the permissions the block needs in AWS: every DynamoDB call it makes, and every secret it
+    reads (the tests set secret values, which AWS reads from Secrets Manager), with rate limits on."""
+    from synapse.core.settings import Settings
     from synapse.storage import tables
 
     needed: list[tuple[str, str]] = []
@@ -228,16 +287,37 @@ def _dynamodb_calls() -> Iterator[list[tuple[str, str]]]:
     def record(params: dict[str, Any], model: Any, **_: Any) -> None:
         needed.extend(_permissions(model.name, params))
 
+    def reading(attribute: str, original: property) -> property:
+        def read(settings: Settings) -> Any:
+            needed.append(("secretsmanager:GetSecretValue", _SECRETS[attribute]))
+            return original.fget(settings) if original.fget else None
+
+        return property(read)
+
+    originals = {attribute: getattr(Settings, attribute) for attribute in _SECRETS}
+    saved_env = {name: os.environ.get(name) for name in _RATE_LIMITS_ON}
     hooks = tables.client().meta.events
     hooks.register("before-parameter-build.dynamodb", record, unique_id="policy-audit")
+    os.environ.update(_RATE_LIMITS_ON)
+    for attribute, original in originals.items():
+        setattr(Settings, attribute, reading(attribute, original))
     try:
         yield needed
     finally:
+        for attribute, original in originals.items():
+            setattr(Settings, attribute, original)
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         hooks.unregister("before-parameter-build.dynamodb", unique_id="policy-audit")
 
 
 def _symbolic(target: Any) -> str:
-    """`!GetAtt T.Arn` → `T`; `!Sub "${T.Arn}/index/i"` → `T/index/i`; anything else as JSON."""
+    """`!GetAtt T.Arn` → `T`; `!Sub "${T.Arn}/index/i"` → `T/index/i`; `!Ref S` → `S`; else JSON."""
+    if isinstance(target, dict) and isinstance(target.get("Ref"), str):
+        return str(target["Ref"])
     if isinstance(target, dict) and "Fn::GetAtt" in target:
         name, attribute = target["Fn::GetAtt"]
         return str(name) if attribute == "Arn" else f"{name}/{attribute}"
@@ -248,13 +328,33 @@ def _symbolic(target: Any) -> str:
     return json.dumps(target, sort_keys=True)
 
 
+def _leading_keys(statement: dict[str, Any]) -> list[str] | None:
+    """The partition-key prefixes a `dynamodb:LeadingKeys` condition allows (`RATE#*` → `RATE#`)."""
+    condition = statement.get("Condition")
+    if not condition:
+        return None
+    patterns = condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+    assert all(p.endswith("#*") for p in patterns), patterns
+    return [p[:-1] for p in patterns]
+
+
 def _not_granted(function: str, needed: list[tuple[str, str]]) -> list[tuple[str, str]]:
     granted = set()
     for policy in _as_list(_functions()[function]["Properties"].get("Policies") or []):
         for statement in _statements(policy):
+            prefixes = _leading_keys(statement) if "dynamodb" in json.dumps(statement["Action"]) else None
             for action in _as_list(statement["Action"]):
-                granted |= {(action, _symbolic(target)) for target in _as_list(statement["Resource"])}
-    return sorted(set(needed) - granted)
+                for target in _as_list(statement["Resource"]):
+                    if prefixes is None:
+                        granted.add((action, _symbolic(target)))
+                    else:
+                        granted |= {(action, f"{_symbolic(target)}:{prefix}") for prefix in prefixes}
+    # A grant on the whole table covers any item of it.
+    return sorted(
+        (action, resource)
+        for action, resource in set(needed)
+        if (action, resource) not in granted and (action, resource.split(":", 1)[0]) not in granted
+    )
 
 
 def _authorizer_logical_id() -> str:
