@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import boto3
 import pytest
@@ -246,22 +247,40 @@ def _table_resource(table: str, index: str | None = None) -> str:
     return f"{logical}/index/{index}" if index else logical
 
 
+def _item_resource(op: dict[str, Any]) -> str:
+    """`T`, or `T:<prefix#>` for an item whose partition key has a `PREFIX#` (so a grant limited by
+    `dynamodb:LeadingKeys` to that prefix can be checked)."""
+    table = _table_resource(op["TableName"])
+    pk = (op.get("Key") or op.get("Item") or {}).get("pk", {}).get("S")
+    return f"{table}:{pk.split('#', 1)[0]}#" if isinstance(pk, str) and "#" in pk else table
+
+
 def _permissions(operation: str, params: dict[str, Any]) -> list[tuple[str, str]]:
     """The IAM (action, resource) pairs one DynamoDB call needs; resources named by logical id."""
     if operation in {"TransactWriteItems", "TransactGetItems"}:
         needed = []
         for entry in params["TransactItems"]:
             ((kind, op),) = entry.items()
-            needed.append((f"dynamodb:{_ITEM_ACTIONS[kind]}", _table_resource(op["TableName"])))
+            needed.append((f"dynamodb:{_ITEM_ACTIONS[kind]}", _item_resource(op)))
         return needed
     if operation in {"BatchWriteItem", "BatchGetItem"}:
         return [(f"dynamodb:{operation}", _table_resource(table)) for table in params["RequestItems"]]
+    if operation in {f"{action}" for action in _ITEM_ACTIONS.values()}:
+        return [(f"dynamodb:{operation}", _item_resource(params))]
     return [(f"dynamodb:{operation}", _table_resource(params["TableName"], params.get("IndexName")))]
+
+
+# In AWS the rate limits are on (template defaults), and each admitted request writes its window item.
+_RATE_LIMITS_ON = {"SYNAPSE_MIND_RATE_LIMIT": "100000", "SYNAPSE_HOOK_RATE_LIMIT": "100000"}
+# Which stack secret each Settings property reads in AWS (SYNAPSE_*_SECRET_ARN).
+_SECRETS = {"key_pepper": "KeyPepperSecret", "jwt_secret": "JwtSecret"}
 
 
 @contextmanager
 def _dynamodb_calls() -> Iterator[list[tuple[str, str]]]:
-    """Records the permissions every DynamoDB call made inside the block needs."""
+    """Records the permissions the block needs in AWS: every DynamoDB call it makes, and every secret it
+    reads (the tests set secret values, which AWS reads from Secrets Manager), with rate limits on."""
+    from synapse.core.settings import Settings
     from synapse.storage import tables
 
     needed: list[tuple[str, str]] = []
@@ -269,16 +288,37 @@ def _dynamodb_calls() -> Iterator[list[tuple[str, str]]]:
     def record(params: dict[str, Any], model: Any, **_: Any) -> None:
         needed.extend(_permissions(model.name, params))
 
+    def reading(attribute: str, original: property) -> property:
+        def read(settings: Settings) -> Any:
+            needed.append(("secretsmanager:GetSecretValue", _SECRETS[attribute]))
+            return original.fget(settings) if original.fget else None
+
+        return property(read)
+
+    originals = {attribute: getattr(Settings, attribute) for attribute in _SECRETS}
+    saved_env = {name: os.environ.get(name) for name in _RATE_LIMITS_ON}
     hooks = tables.client().meta.events
     hooks.register("before-parameter-build.dynamodb", record, unique_id="policy-audit")
+    os.environ.update(_RATE_LIMITS_ON)
+    for attribute, original in originals.items():
+        setattr(Settings, attribute, reading(attribute, original))
     try:
         yield needed
     finally:
+        for attribute, original in originals.items():
+            setattr(Settings, attribute, original)
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         hooks.unregister("before-parameter-build.dynamodb", unique_id="policy-audit")
 
 
 def _symbolic(target: Any) -> str:
-    """`!GetAtt T.Arn` → `T`; `!Sub "${T.Arn}/index/i"` → `T/index/i`; anything else as JSON."""
+    """`!GetAtt T.Arn` → `T`; `!Sub "${T.Arn}/index/i"` → `T/index/i`; `!Ref S` → `S`; else JSON."""
+    if isinstance(target, dict) and isinstance(target.get("Ref"), str):
+        return str(target["Ref"])
     if isinstance(target, dict) and "Fn::GetAtt" in target:
         name, attribute = target["Fn::GetAtt"]
         return str(name) if attribute == "Arn" else f"{name}/{attribute}"
@@ -289,13 +329,33 @@ def _symbolic(target: Any) -> str:
     return json.dumps(target, sort_keys=True)
 
 
+def _leading_keys(statement: dict[str, Any]) -> list[str] | None:
+    """The partition-key prefixes a `dynamodb:LeadingKeys` condition allows (`RATE#*` → `RATE#`)."""
+    condition = statement.get("Condition")
+    if not condition:
+        return None
+    patterns = condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+    assert all(p.endswith("#*") for p in patterns), patterns
+    return [p[:-1] for p in patterns]
+
+
 def _not_granted(function: str, needed: list[tuple[str, str]]) -> list[tuple[str, str]]:
     granted = set()
     for policy in _as_list(_functions()[function]["Properties"].get("Policies") or []):
         for statement in _statements(policy):
+            prefixes = _leading_keys(statement) if "dynamodb" in json.dumps(statement["Action"]) else None
             for action in _as_list(statement["Action"]):
-                granted |= {(action, _symbolic(target)) for target in _as_list(statement["Resource"])}
-    return sorted(set(needed) - granted)
+                for target in _as_list(statement["Resource"]):
+                    if prefixes is None:
+                        granted.add((action, _symbolic(target)))
+                    else:
+                        granted |= {(action, f"{_symbolic(target)}:{prefix}") for prefix in prefixes}
+    # A grant on the whole table covers any item of it.
+    return sorted(
+        (action, resource)
+        for action, resource in set(needed)
+        if (action, resource) not in granted and (action, resource.split(":", 1)[0]) not in granted
+    )
 
 
 def _authorizer_logical_id() -> str:
@@ -322,6 +382,46 @@ def test_sample_event_with_real_ids_is_served_by_its_handler_within_its_policy(a
     # And every DynamoDB call it made is granted by its policy in template.yaml (moto checks no IAM)
     assert handler_needs, "the sample reached DynamoDB"
     assert _not_granted(route.function, handler_needs) == [], f"{route.function}'s policy lacks these"
+
+
+# The Minds table's lists: what a second page needs (a cursor signed, then checked, with the pepper).
+PAGED = {
+    "list_minds": ("POST", "/minds", {"name": "Another mind"}),
+    "list_keys": ("POST", "/minds/{mind_id}/keys", {"label": "second"}),
+    "list_hooks": ("POST", "/minds/{mind_id}/hooks", {"label": "voice-bot"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAGED))
+def test_following_a_page_cursor_stays_within_the_policy(api: Api, name: str) -> None:
+    # Given a mind with two of the listed things (its first key is one; a second mind, key or hook)
+    ids = _seed(api).replacements
+    method, path, body = PAGED[name]
+    for _ in range(2):
+        made = api.call(
+            method,
+            path.format(mind_id=ids[events.EXAMPLE_MIND_ID]),
+            token=ids[events.EXAMPLE_JWT],
+            json_body=body,
+        )
+        assert made.status == 201, made.text
+    route = _route_of(name)
+    handler = load_handler(route.code_dir, route.handler)
+    event = events.with_principal(
+        events.fill(events.load(name), ids),
+        {"source": "user", "user_id": events.EXAMPLE_USER, "key_id": "", "mind_id": ""},
+    )
+    # When the list is read one item per page, following the cursor
+    with _dynamodb_calls() as needs:
+        first = handler({**event, "rawQueryString": "limit=1"}, LambdaContext(route.function))
+        cursor = json.loads(first["body"])["next_cursor"]
+        assert first["statusCode"] == 200 and cursor, first["body"]
+        query = urlencode({"limit": 1, "cursor": cursor})
+        second = handler({**event, "rawQueryString": query}, LambdaContext(route.function))
+    # Then the second page is served, and what that took is granted (the pepper among it)
+    assert second["statusCode"] == 200, second["body"]
+    assert ("secretsmanager:GetSecretValue", "KeyPepperSecret") in needs
+    assert _not_granted(route.function, needs) == [], f"{route.function}'s policy lacks these"
 
 
 def test_authorizer_sample_with_a_valid_jwt_yields_its_user(dynamo: object) -> None:
