@@ -1,19 +1,13 @@
 """The local runner's HTTP server: waitress in front of `infra.gateway.Gateway`.
 
-waitress (pure Python, no dependencies) parses HTTP/1.1 strictly — a Content-Length of ASCII digits
-only, one of them, well-formed chunks — buffers each request body before a thread sees it, and
-serves from a bounded thread pool. What this module adds, so a client never gets a silent close or a
-text/plain page:
-
-- every error waitress answers itself (malformed request, headers or body too large) is rendered in
-  SPEC's error body by `JsonErrorTask`;
-- a request that stalls half-sent (headers or body) is answered with a JSON 400 after
-  `IDLE_SECONDS` without a byte, or when its headers or body take longer than their budget in all;
-- the WSGI app decodes the query string and header values as UTF-8 (PEP 3333 hands them over as
-  latin-1 strings), refuses unknown methods and over-long URIs, answers CORS preflights when
-  `SYNAPSE_CORS_ORIGINS` allows the origin, writes one access line per request —
-  `synapse-local: METHOD PATH STATUS ms`, the path only, never the query — and hands the rest to the
-  gateway, which sends what no route matches to the `$default` function (404, or 405 with `Allow`).
+waitress parses HTTP/1.1 strictly, buffers each body before a thread sees it and serves from a
+bounded pool (docs/architecture.md says why it was chosen). This module adds, so a client never
+gets a silent close or a text/plain page: SPEC's error body for every error waitress answers itself
+(`JsonErrorTask`); a JSON 400 for a request that stalls half-sent (`FrontChannel`); UTF-8 for the
+request line and header values (PEP 3333 passes latin-1); a 400 for unknown methods, 414 for long
+URIs; CORS preflights for the origins in `SYNAPSE_CORS_ORIGINS`; and one access line per request,
+`synapse-local: METHOD PATH STATUS ms` (the path only, never the query; tests grep it for 5xx).
+What no route matches the gateway sends to the `$default` function (404, or 405 with `Allow`).
 
 `HttpFront.shutdown()` stops accepting; `drain()` lets requests already received finish and their
 answers reach the client; `server_close()` closes what is left.
@@ -21,6 +15,7 @@ answers reach the client; `server_close()` closes what is left.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import socket
@@ -67,7 +62,7 @@ CORS_ALLOW_HEADERS = (
 CORS_EXPOSE_HEADERS = ("location", "retry-after", "www-authenticate")
 CORS_MAX_AGE = 600
 _NON_ASCII = re.compile(rb"[\x80-\xff]")
-_HOP_BY_HOP = frozenset(
+_NOT_PASSED_ON = frozenset(  # hop-by-hop headers (PEP 3333 forbids them) and our own Content-Length
     {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers"}
     | {"transfer-encoding", "upgrade", "content-length"}
 )
@@ -248,7 +243,7 @@ class FrontApp:
         response_headers = [
             (name, _header_value(value))
             for name, value in answer.headers.items()
-            if name.lower() not in _HOP_BY_HOP
+            if name.lower() not in _NOT_PASSED_ON
         ]
         response_headers.append(("Content-Length", str(len(answer.body))))
         start_response(f"{answer.status} {_reason(answer.status)}", response_headers)
@@ -270,11 +265,8 @@ class FrontApp:
         except UnicodeDecodeError:
             return error_response(400, "The path or query string is not valid UTF-8.")
         headers.update(_headers_of(environ))
-        if (
-            method == "OPTIONS"
-            and self._allowed_origin(headers)
-            and "access-control-request-method" in headers
-        ):
+        preflight = method == "OPTIONS" and "access-control-request-method" in headers
+        if preflight and self._allowed_origin(headers):
             return HttpResponse(204, self._preflight_headers(headers), b"")
         body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
         if len(body) > MAX_REQUEST_BYTES:  # waitress refuses these first; kept for the 413 contract
@@ -329,10 +321,6 @@ def _headers_of(environ: dict[str, Any]) -> dict[str, str]:
 # ---------------------------------------------------------------- the server the runner starts
 
 
-def cors_origins_from_env() -> list[str]:
-    return [o.strip() for o in os.environ.get("SYNAPSE_CORS_ORIGINS", "").split(",") if o.strip()]
-
-
 class HttpFront:
     """The runner's server: `serve_forever` on a thread, then `shutdown`, `drain`, `server_close`."""
 
@@ -344,8 +332,9 @@ class HttpFront:
         cors_origins: Iterable[str] | None = None,
         host: str = HOST,
     ) -> None:
-        origins = cors_origins_from_env() if cors_origins is None else list(cors_origins)
-        self.app = FrontApp(gateway, on_write, origins)
+        if cors_origins is None:
+            cors_origins = os.environ.get("SYNAPSE_CORS_ORIGINS", "").split(",")
+        self.app = FrontApp(gateway, on_write, cors_origins)
         self._map: dict[int, Any] = {}
         self.server = FrontServer(
             self.app,
@@ -367,14 +356,13 @@ class HttpFront:
         self.server_address = (host, int(self.server.effective_port))
         self._stopping = threading.Event()
         self._stopped = threading.Event()
+        self._serving = False
         self._loop_done = threading.Event()
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.server_address[0]}:{self.server_address[1]}"
+        logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "queue depth" under bursts
 
     def serve_forever(self, poll_interval: float = CHECK_SECONDS) -> None:
         """The event loop (one thread; handlers run on the pool), until `server_close`."""
+        self._serving = True
         try:
             while not self._stopped.is_set():
                 if self._stopping.is_set():
@@ -403,7 +391,7 @@ class HttpFront:
 
     def server_close(self) -> None:
         """End the loop and close every connection (the loop's thread closes them when it runs)."""
-        running = not self._loop_done.is_set() and self._stopping.is_set()
+        running = self._serving and not self._loop_done.is_set()
         self._stopping.set()
         self._stopped.set()
         if not (running and self._loop_done.wait(5)):
