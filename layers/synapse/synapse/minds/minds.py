@@ -127,12 +127,19 @@ class TooMany(Exception):
     """The user owns more than one mind, so a request must name the one it means."""
 
 
+def _timestamp(value: Any) -> bool:
+    try:
+        return isinstance(value, str) and clock.to_iso(clock.from_iso(value)) == value
+    except ValueError:
+        return False
+
+
 def _after_mind(owner: str) -> pages.Position:
     """A cursor of the minds list names the last mind shown; the index's start key is rebuilt."""
 
     def start_key(position: dict[str, Any]) -> dict[str, str] | None:
         mind_id, created_at = position["id"], position["created_at"]
-        if not (isinstance(mind_id, str) and looks_like_id("m_", mind_id) and isinstance(created_at, str)):
+        if not (isinstance(mind_id, str) and looks_like_id("m_", mind_id) and _timestamp(created_at)):
             return None
         return {**tables.mind_key(mind_id), "owner": owner, "created_at": created_at}
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synapse.core import clock
-from synapse.core.errors import BadRequest
 from synapse.memory import store
 from synapse.memory.model import Memory
 from synapse.search.filters import SearchFilters
@@ -67,10 +66,9 @@ def _scope(raw_query: str, filters: SearchFilters) -> str:
 def _offset(mind_id: str, scope: str, after: str | None) -> int:
     if not after:
         return 0
-    position = cursor.decode(after, mind_id, scope)
-    offset = position.get("o")
+    offset = cursor.decode(after, mind_id, scope, ("o",))["o"]
     if not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
-        raise BadRequest("cursor: not a cursor this query issued; start again without it")
+        raise cursor.invalid("malformed position")
     return offset
 
 

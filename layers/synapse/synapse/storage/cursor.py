@@ -39,7 +39,7 @@ MAX_POSITION_FIELDS = 8
 MAX_VALUE_CHARS = 2048  # DynamoDB's own limit on a partition key
 
 
-def _invalid(reason: str) -> BadRequest:
+def invalid(reason: str) -> BadRequest:
     return BadRequest(
         "cursor: not a cursor this query issued; start again without it",
         details=[{"field": "cursor", "rule": "cursor", "message": reason}],
@@ -50,16 +50,16 @@ def _checked_position(position: Any, fields: Collection[str] | None, mind_id: st
     """A position of the shape its query needs: string keys to strings or whole numbers, exactly
     `fields` when given, and a `pk` (a Memories-table key) only of the cursor's own mind."""
     if not isinstance(position, dict) or not 0 < len(position) <= MAX_POSITION_FIELDS:
-        raise _invalid("malformed position")
+        raise invalid("malformed position")
     for value in position.values():
         if isinstance(value, bool) or not isinstance(value, str | int):
-            raise _invalid("malformed position")
+            raise invalid("malformed position")
         if isinstance(value, str) and not 0 < len(value) <= MAX_VALUE_CHARS:
-            raise _invalid("malformed position")
+            raise invalid("malformed position")
     if fields is not None and set(position) != set(fields):
-        raise _invalid("malformed position")
+        raise invalid("malformed position")
     if position.get("pk", mind_id) != mind_id:
-        raise _invalid("malformed position")
+        raise invalid("malformed position")
     return position
 
 
@@ -73,14 +73,14 @@ def decode(token: str, mind_id: str, scope: str, fields: Collection[str] | None 
         body_text, signature_text = token.split(".", 1)
         body, signature = _unb64(body_text), _unb64(signature_text)
     except ValueError:
-        raise _invalid("invalid, foreign or for another query") from None
+        raise invalid("invalid, foreign or for another query") from None
     expected = hmac.new(_signing_key(), body, hashlib.sha256).digest()
     if not hmac.compare_digest(expected, signature):
-        raise _invalid("invalid, foreign or for another query")
+        raise invalid("invalid, foreign or for another query")
     try:
         payload = json.loads(body)
     except (ValueError, RecursionError):
-        raise _invalid("malformed payload") from None
+        raise invalid("malformed payload") from None
     if not isinstance(payload, dict) or payload.get("m") != mind_id or payload.get("s") != scope:
-        raise _invalid("invalid, foreign or for another query")
+        raise invalid("invalid, foreign or for another query")
     return _checked_position(payload.get("p"), fields, mind_id)

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from synapse.core.errors import BadRequest
 from synapse.storage import cursor, tables
 
 DEFAULT_LIMIT = 20
@@ -34,13 +33,6 @@ class Position:
     start_key: Callable[[dict[str, Any]], dict[str, str] | None]
 
 
-def _malformed() -> BadRequest:
-    return BadRequest(
-        "cursor: not a cursor this query issued; start again without it",
-        details=[{"field": "cursor", "rule": "cursor", "message": "malformed position"}],
-    )
-
-
 def read(
     params: dict[str, Any], bound_to: str, scope: str, limit: int, after: str | None, at: Position
 ) -> Page[Item]:
@@ -52,7 +44,7 @@ def read(
     if after:
         start = at.start_key(cursor.decode(after, bound_to, scope, at.fields))
         if start is None:
-            raise _malformed()
+            raise cursor.invalid("malformed position")
         params["ExclusiveStartKey"] = tables.dump(start)
     found: list[Item] = []
     for items, _ in tables.query_pages(**params):
