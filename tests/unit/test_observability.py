@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import threading
 import warnings
 from typing import Any
@@ -122,3 +123,38 @@ def test_concurrent_invocations_in_one_process_each_log_their_own_function_and_r
     assert (
         "function_name" not in logger.get_current_keys() or logger.get_current_keys()["function_name"] is None
     )
+
+
+def test_invocations_counting_on_many_threads_never_fail_on_the_shared_metric_set(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given a handler that counts one thing, invoked on eight threads at once (as the local runner does)
+    @entry_point()
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        metrics.add_metric(name="Counted", unit=MetricUnit.Count, value=1)
+        return {}
+
+    failures: list[BaseException] = []
+
+    def invoke_many() -> None:
+        for _ in range(100):
+            try:
+                handler({}, LambdaContext("counting"))
+            except Exception as error:  # an empty-set flush after another thread's flush, for one
+                failures.append(error)
+
+    threads = [threading.Thread(target=invoke_many) for _ in range(8)]
+    # When they all run, switching threads as often as the interpreter can
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+    finally:
+        sys.setswitchinterval(interval)
+    # Then no invocation failed, and every count was written exactly once
+    assert failures == []
+    written = sum(sum(line["Counted"]) for line in _emf_lines(capsys.readouterr().out))
+    assert written == 800

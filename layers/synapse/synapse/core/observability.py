@@ -7,11 +7,13 @@ adds) go to powertools' thread-safe keys, a ContextVar each thread holds on its 
 names its own function and request; on Lambda (one invocation per process) nothing changes."""
 
 import functools
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging.lambda_context import build_lambda_context_model
+from aws_lambda_powertools.metrics import MetricResolution, MetricUnit
 
 SERVICE = "synapse"
 
@@ -29,9 +31,29 @@ class InvocationLogger(Logger):
         self.thread_safe_remove_keys(keys)
 
 
+class ProcessMetrics(Metrics):
+    """powertools' Metrics, whose one metric set per process is added to and flushed under a lock:
+    in the local runner invocations on other threads add and flush too (on Lambda there is one)."""
+
+    _lock = threading.RLock()
+
+    def add_metric(
+        self, name: str, unit: MetricUnit | str, value: float, resolution: MetricResolution | int = 60
+    ) -> None:
+        with self._lock:
+            super().add_metric(name, unit, value, resolution)
+
+    def flush_if_any(self) -> None:
+        """Write the metrics counted so far, if any: no empty EMF line for an invocation that counted
+        nothing, and no error when another thread flushed them first."""
+        with self._lock:
+            if self.metric_set:
+                self.flush_metrics()
+
+
 logger = InvocationLogger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
-metrics = Metrics(service=SERVICE, namespace="Synapse")
+metrics = ProcessMetrics(service=SERVICE, namespace="Synapse")
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
@@ -55,8 +77,7 @@ def entry_point(*, log_event: bool = False) -> Callable[[LambdaHandler], LambdaH
             try:
                 return handler(event, context)
             finally:
-                if metrics.metric_set:  # an invocation that counted nothing writes no empty EMF line
-                    metrics.flush_metrics()
+                metrics.flush_if_any()
 
         traced = tracer.capture_lambda_handler(capture_response=False)(measured)
 
