@@ -52,7 +52,10 @@ class ProcessMetrics(Metrics):
 
 
 logger = InvocationLogger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+# AWS calls only: the X-Ray SDK's default patches sqlite3 too, a subsegment per index statement
+# (rebuilding 1,000 memories went from ~0.2 s to ~2.5 s and 4,006 segments, issue 10).
+TRACED_MODULES = ("botocore",)
+tracer = Tracer(service=SERVICE, patch_modules=TRACED_MODULES)
 metrics = ProcessMetrics(service=SERVICE, namespace="Synapse")
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
