@@ -95,7 +95,7 @@ def tracing(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tracing]:
     was_patched = hasattr(botocore.client, "_xray_enabled")
     # What patching replaces, recorded so that monkeypatch puts the originals back afterwards
     monkeypatch.setattr(
-        botocore.client.BaseClient, "_make_api_call", botocore.client.BaseClient._make_api_call
+        botocore.client.BaseClient, "_make_api_call", vars(botocore.client.BaseClient)["_make_api_call"]
     )
     monkeypatch.setattr(
         botocore.endpoint.Endpoint, "prepare_request", botocore.endpoint.Endpoint.prepare_request

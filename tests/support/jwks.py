@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -19,6 +20,8 @@ from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 from moto.cognitoidp.models import cognitoidp_backends
 from moto.core.models import DEFAULT_ACCOUNT_ID
 from moto.utilities.utils import load_resource
+
+from infra import template
 
 
 @dataclass
@@ -90,14 +93,23 @@ def jwks_fixture() -> Iterator[Jwks]:
 # ---------------------------------------------------------------- Cognito (moto)
 
 COGNITO_PASSWORD = "Correct-horse-battery-9"
-# What the stack's app client allows (template.yaml): SRP for the hosted UI and SDKs, username and
-# password for `aws cognito-idp initiate-auth`, admin sign-in for operators, and refresh.
-COGNITO_AUTH_FLOWS = [
-    "ALLOW_USER_SRP_AUTH",
-    "ALLOW_USER_PASSWORD_AUTH",
-    "ALLOW_ADMIN_USER_PASSWORD_AUTH",
-    "ALLOW_REFRESH_TOKEN_AUTH",
-]
+# Copied from the template's pool and app client, so moto's pool signs people in the way the stack's does
+POOL_PROPERTIES = ("UsernameAttributes", "AutoVerifiedAttributes", "Policies")
+CLIENT_PROPERTIES = (
+    "GenerateSecret",
+    "ExplicitAuthFlows",
+    "AllowedOAuthFlowsUserPoolClient",
+    "AllowedOAuthFlows",
+    "AllowedOAuthScopes",
+    "SupportedIdentityProviders",
+)
+
+
+@cache
+def stack_cognito(kind: str, names: tuple[str, ...]) -> dict[str, Any]:
+    """The template's properties of its one resource of this kind, those named only."""
+    (resource,) = template.resources(kind).values()
+    return {name: resource["Properties"][name] for name in names if name in resource["Properties"]}
 
 
 def moto_cognito_jwks() -> dict[str, Any]:
@@ -130,16 +142,21 @@ class CognitoPool:
         return f"{self.jwks_base}/{self.pool_id}/.well-known/jwks.json"
 
     def add_client(self, name: str = "another-app") -> str:
-        client = self.idp.create_user_pool_client(
-            UserPoolId=self.pool_id, ClientName=name, ExplicitAuthFlows=COGNITO_AUTH_FLOWS
-        )
+        properties = stack_cognito("AWS::Cognito::UserPoolClient", CLIENT_PROPERTIES)
+        client = self.idp.create_user_pool_client(UserPoolId=self.pool_id, ClientName=name, **properties)
         client_id: str = client["UserPoolClient"]["ClientId"]
         return client_id
 
-    def add_user(self, username: str, password: str = COGNITO_PASSWORD) -> None:
-        self.idp.admin_create_user(UserPoolId=self.pool_id, Username=username, MessageAction="SUPPRESS")
+    def add_user(self, email: str, password: str = COGNITO_PASSWORD) -> None:
+        """A user as an admin creates one in a pool without self sign-up (docs/deploy.md)."""
+        self.idp.admin_create_user(
+            UserPoolId=self.pool_id,
+            Username=email,
+            UserAttributes=[{"Name": "email", "Value": email}, {"Name": "email_verified", "Value": "true"}],
+            MessageAction="SUPPRESS",
+        )
         self.idp.admin_set_user_password(
-            UserPoolId=self.pool_id, Username=username, Password=password, Permanent=True
+            UserPoolId=self.pool_id, Username=email, Password=password, Permanent=True
         )
 
     def sign_in(
@@ -172,8 +189,9 @@ class CognitoPool:
 
 
 def new_cognito_pool(idp: Any, jwks_base: str, name: str = "synapse-users") -> CognitoPool:
-    pool_id: str = idp.create_user_pool(PoolName=name)["UserPool"]["Id"]
-    client = idp.create_user_pool_client(
-        UserPoolId=pool_id, ClientName="synapse", GenerateSecret=False, ExplicitAuthFlows=COGNITO_AUTH_FLOWS
-    )
-    return CognitoPool(idp, pool_id, client["UserPoolClient"]["ClientId"], jwks_base)
+    """A pool and app client built with the template's own properties (`UserPool`, `UserPoolClient`)."""
+    pool_properties = stack_cognito("AWS::Cognito::UserPool", POOL_PROPERTIES)
+    pool_id: str = idp.create_user_pool(PoolName=name, **pool_properties)["UserPool"]["Id"]
+    created = CognitoPool(idp, pool_id, "", jwks_base)
+    created.client_id = created.add_client("synapse")
+    return created
