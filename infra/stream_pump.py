@@ -1,7 +1,7 @@
 """A local stand-in for Lambda's DynamoDB stream event source mapping.
 
 It follows every shard of the Memories table's stream (DescribeStream / GetShardIterator /
-GetRecords on the same endpoint as the table, e.g. the embedded moto server), and invokes every
+GetRecords on the same endpoint as the table: DynamoDB Local or the embedded moto server), and invokes every
 handler template.yaml subscribes to it (the functions with a DynamoDB event: the search indexer,
 the webhook event producer), each with its own reader position, with Lambda's event shape, in
 batches. Like the real mapping it retries a batch from its first reported failure, a
@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from botocore.exceptions import ClientError
 
 from infra import template
 from infra.gateway import LambdaContext, load_handler
+from infra.local_dynamo import client_config
 
 log = logging.getLogger("synapse.stream_pump")
 
@@ -61,7 +63,15 @@ def lambda_record(record: dict[str, Any], stream_arn: str) -> dict[str, Any]:
 
 
 class StreamReader:
-    """Reads each shard of a table's stream from its trim horizon, remembering where it got to."""
+    """Reads each shard of a table's stream from its trim horizon, remembering where it got to.
+
+    DynamoDB Local hands out a TRIM_HORIZON iterator on an empty shard that its first record then
+    invalidates (TrimmedDataAccessException) when other tables' writes took the sequence numbers in
+    between; an expired iterator fails likewise. Either way the reader asks again for an iterator
+    after the last record it read (or at the trim horizon if it read none) and goes on.
+    """
+
+    RESTART_ERRORS = frozenset({"TrimmedDataAccessException", "ExpiredIteratorException"})
 
     def __init__(self, dynamodb: Any, streams: Any, table_name: str) -> None:
         self.dynamodb = dynamodb
@@ -69,6 +79,7 @@ class StreamReader:
         self.table_name = table_name
         self.stream_arn: str | None = None
         self.iterators: dict[str, str | None] = {}
+        self.last_read: dict[str, str] = {}  # shard id -> sequence number of the last record read
 
     def _discover(self) -> None:
         if self.stream_arn is None:
@@ -78,9 +89,24 @@ class StreamReader:
         shards = self.streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
         for shard in shards:
             if shard["ShardId"] not in self.iterators:
-                self.iterators[shard["ShardId"]] = self.streams.get_shard_iterator(
-                    StreamArn=self.stream_arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
-                )["ShardIterator"]
+                self.iterators[shard["ShardId"]] = self._iterator(shard["ShardId"])
+
+    def _iterator(self, shard_id: str) -> str:
+        where: dict[str, str] = {"ShardIteratorType": "TRIM_HORIZON"}
+        if shard_id in self.last_read:
+            where = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": self.last_read[shard_id]}
+        answer = self.streams.get_shard_iterator(StreamArn=self.stream_arn, ShardId=shard_id, **where)
+        iterator: str = answer["ShardIterator"]
+        return iterator
+
+    def _read(self, shard_id: str, iterator: str) -> dict[str, Any]:
+        try:
+            answer: dict[str, Any] = self.streams.get_records(ShardIterator=iterator, Limit=1000)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") not in self.RESTART_ERRORS:
+                raise
+            answer = self.streams.get_records(ShardIterator=self._iterator(shard_id), Limit=1000)
+        return answer
 
     def poll(self) -> list[dict[str, Any]]:
         """New records of every shard, in order within each shard, in Lambda's record shape."""
@@ -89,9 +115,11 @@ class StreamReader:
         records: list[dict[str, Any]] = []
         for shard_id, iterator in list(self.iterators.items()):
             while iterator is not None:
-                answer = self.streams.get_records(ShardIterator=iterator, Limit=1000)
+                answer = self._read(shard_id, iterator)
                 iterator = answer.get("NextShardIterator")
                 got = answer.get("Records") or []
+                if got:
+                    self.last_read[shard_id] = got[-1]["dynamodb"]["SequenceNumber"]
                 records += [lambda_record(r, self.stream_arn) for r in got]
                 if not got:
                     break
@@ -116,8 +144,9 @@ class Pump:
         region: str = "us-east-1",
         function: str = "IndexerFunction",
     ) -> Pump:
-        dynamodb = boto3.client("dynamodb", endpoint_url=endpoint_url, region_name=region)
-        streams = boto3.client("dynamodbstreams", endpoint_url=endpoint_url, region_name=region)
+        where = {"endpoint_url": endpoint_url, "region_name": region, "config": client_config()}
+        dynamodb = boto3.client("dynamodb", **where)
+        streams = boto3.client("dynamodbstreams", **where)
         handler = load_handler(*stream_functions()[function])
         return cls(StreamReader(dynamodb, streams, table_name), handler, function)
 

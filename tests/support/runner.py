@@ -1,7 +1,14 @@
-"""Start `python -m infra.local_runner` as a subprocess on a free port, for the e2e tests."""
+"""Start `python -m infra.local_runner` as a subprocess on a free port, for the e2e tests.
+
+Each runner leads its own process group (session), as `make run` in a terminal would: `crash()` kills
+that whole group with SIGKILL (the runner and its DynamoDB Local java child at once), and pytest is
+never in it. The store is the runner's default (DynamoDB Local when java is on PATH) unless the
+developer's own `SYNAPSE_LOCAL_STORE`, or the test's `env`, says otherwise.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -18,6 +25,7 @@ import requests
 ROOT = Path(__file__).resolve().parents[2]
 JWT_LINE = re.compile(r"^JWT=(\S+)$", re.MULTILINE)
 URL_LINE = re.compile(r"Synapse is running on (http://\S+)")
+STORE_LINE = re.compile(r"^DynamoDB: (.+)$", re.MULTILINE)
 ACCESS_5XX = re.compile(r"^synapse-local: [A-Z]+ \S+ 5\d\d ")
 
 
@@ -31,7 +39,7 @@ def free_port() -> int:
 def runner_environment(data_dir: Path, port: int, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The developer's view: no SYNAPSE_* settings (dev secrets, default tables) but a private data dir,
     plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNAPSE_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNAPSE_") or k == "SYNAPSE_LOCAL_STORE"}
     env.update({"PORT": str(port), "SYNAPSE_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1"})
     env.update(extra or {})
     return env
@@ -57,16 +65,23 @@ class RunningService:
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
-                self.process.kill()
+                os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
         self._log.close()
         return self.process.returncode
 
     def crash(self) -> None:
-        """End it without any chance to clean up (SIGKILL), as a power cut would."""
-        self.process.kill()
+        """End its whole process group without any chance to clean up (SIGKILL), as a power cut would."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
         self._log.close()
+
+    @property
+    def store(self) -> str:
+        """The banner's `DynamoDB: …` line (e.g. `DynamoDB Local at http://…`)."""
+        found = STORE_LINE.search(self.output())
+        return found.group(1) if found else ""
 
     def server_errors(self) -> list[str]:
         """Access-log lines of requests answered with a 5xx."""
@@ -86,6 +101,7 @@ def start_runner(
         env=runner_environment(data_dir, port, env),
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -102,7 +118,7 @@ def start_runner(
             else:
                 return RunningService(process, data_dir, url.group(1), token.group(1), log_path, log)
         time.sleep(0.1)
-    process.kill()
+    os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     log.close()
     raise RuntimeError(f"the runner did not start within {timeout} s:\n{log_path.read_text()}")
