@@ -10,7 +10,10 @@ GSIs over memory items only (sparse): `recall` (pk, recall_sk), `created` (pk, c
 `expiring` (pk, expires_at), `category_recall` (mind_category, recall_sk).
 
 Minds table:
-  MIND#<mind id> / MIND          the mind (owner, name, memory_count); GSI `owner` (owner, created_at)
+  MIND#<mind id> / MIND          the mind (owner, name, memory_count; key_count, hook_count,
+                                 webhook_count: see `minds.limits`); GSI `owner` (owner, created_at)
+  USER#<sub> / MINDS             mind_count: how many minds the user has (`minds.limits`)
+  RATE#<subject> / W#<minute>    n: requests in that minute (`ratelimit`); `ttl` expires it
   MIND#<mind id> / KEY#<key id>  a Mind Key's metadata and hash
   MIND#<mind id> / DELETING      tombstone (deleted_by) while a DELETE purges the mind's memories
   KEYHASH#<hmac> / KEYHASH       lookup from a presented key's hash to its mind and key id
@@ -25,6 +28,7 @@ Minds table:
                                  marker: memory.expiring went out for this expiry time; `ttl`
   WEBHOOKS#EXPIRING / MIND#<mind id>
                                  registry: n = the mind's subscriptions to memory.expiring
+An item written by a conditional Put in a transaction carries `txn`, that transaction's token.
 """
 
 from __future__ import annotations
