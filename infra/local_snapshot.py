@@ -1,7 +1,9 @@
-"""Persistence for the local runner's embedded DynamoDB: one JSON file of every table's items.
+"""Persistence for the local runner's moto fallback (`SYNAPSE_LOCAL_STORE=moto`): one JSON file of
+every table's items. (DynamoDB Local, the default store, keeps its own database; the runner reads
+this file there only once, to import what moto saved in a data dir before.)
 
 moto keeps tables in memory, so the runner saves them to `<data dir>/dynamodb.json` and loads them
-back on the next start:
+back on the next start. A crash loses what was written since the last save:
 
 - Items are kept in DynamoDB's wire format (`{"S": ...}`, `{"N": "1.50"}`, …) exactly as the
   low-level client returns them, so every type round-trips (numbers stay decimal text; binary,
@@ -80,6 +82,8 @@ class TableSnapshot:
 
     def restore(self) -> dict[str, int]:
         """Write the saved items into the (empty) tables; returns the item count per logical id."""
+        for stale in self.path.parent.glob(".dynamodb-*.tmp"):  # a save a crash cut short
+            stale.unlink(missing_ok=True)
         if not self.path.exists():
             return {}
         try:
