@@ -6,6 +6,8 @@ nothing stateful disappears by accident (deletion policies), and it runs on arm6
 from __future__ import annotations
 
 import json
+import os
+import re
 from typing import Any
 
 import pytest
@@ -408,3 +410,75 @@ def test_a_custom_domain_is_optional_and_then_the_only_way_in() -> None:
     api = next(iter(template.resources("AWS::Serverless::HttpApi").values()))
     assert api["Properties"]["DisableExecuteApiEndpoint"] == {"Fn::If": ["HasDomain", True, False]}
     assert "HasDomain" in json.dumps(template.load()["Outputs"]["ApiUrl"])
+
+
+# ---------------------------------------------------------------- the template's env is what the code reads
+
+_DEPLOYED = {
+    "AWS::Region": "eu-west-1",
+    "AWS::URLSuffix": "amazonaws.com",
+    "UserPool": "eu-west-1_AbCdEf123",
+    "UserPoolClient": "5example0client0id0abcdefg",
+    "KeyPepperSecret": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:KeyPepperSecret-AbCdEf",
+    "JwtSecret": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:JwtSecret-AbCdEf",
+    "MemoriesTable": "synapse-dev-MemoriesTable-1",
+    "MindsTable": "synapse-dev-MindsTable-1",
+    "JwksUrl": "https://idp.example.com/.well-known/jwks.json",
+    "JwtIssuer": "https://idp.example.com/",
+    "JwtAudience": "synapse",
+    "JwtAlgorithms": "",
+    "MaxMindsPerUser": "100",
+    "MindRateLimitPerMinute": "600",
+    "HookRateLimitPerMinute": "120",
+    "LogLevel": "INFO",
+}
+
+
+def _deployed_value(value: Any, mode: str) -> str:
+    """An environment value as CloudFormation would set it, for a stack in `mode` (Ref/Sub/If only)."""
+    value = _resolve(value, _auth_conditions(mode))
+    names = {**_DEPLOYED, "AuthMode": mode}
+    if isinstance(value, dict) and "Ref" in value:
+        return names[value["Ref"]]
+    if isinstance(value, dict) and "Fn::Sub" in value:
+        return re.sub(r"\$\{([\w:]+)\}", lambda found: names[found[1]], value["Fn::Sub"])
+    assert isinstance(value, str), value
+    return value
+
+
+@pytest.mark.parametrize("mode", ["cognito", "oidc", "shared-secret"])
+def test_the_settings_accept_the_environment_each_auth_mode_deploys(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synapse.core import settings
+
+    # Given the environment a function gets in a stack of this AuthMode (no local values)
+    for name in [n for n in os.environ if n.startswith("SYNAPSE_")]:
+        monkeypatch.delenv(name)
+    for name, value in _env().items():
+        monkeypatch.setenv(name, _deployed_value(value, mode))
+    # When the layer reads its settings, as at a cold start
+    settings.get_settings.cache_clear()
+    try:
+        read = settings.get_settings()
+    finally:
+        settings.get_settings.cache_clear()
+    # Then it verifies people's tokens the way that mode means, and reads the secrets by ARN
+    pool_issuer = f"https://cognito-idp.eu-west-1.amazonaws.com/{_DEPLOYED['UserPool']}"
+    expected = {
+        "cognito": (
+            "cognito",
+            pool_issuer,
+            f"{pool_issuer}/.well-known/jwks.json",
+            _DEPLOYED["UserPoolClient"],
+        ),
+        "oidc": ("oidc", _DEPLOYED["JwtIssuer"], _DEPLOYED["JwksUrl"], None),
+        "shared-secret": ("shared-secret", _DEPLOYED["JwtIssuer"], "", None),
+    }[mode]
+    assert (read.auth_mode, read.jwt_issuer, read.jwks_url, read.jwt_client_id) == expected
+    assert read.key_pepper_arn == _DEPLOYED["KeyPepperSecret"]
+    assert read.jwt_secret_arn == (_DEPLOYED["JwtSecret"] if mode == "shared-secret" else "")
+    assert read.jwt_algorithms == (("HS256",) if mode == "shared-secret" else ("RS256", "ES256"))
+    assert (read.memories_table, read.minds_table) == (_DEPLOYED["MemoriesTable"], _DEPLOYED["MindsTable"])
+    limits = settings.get_limits()
+    assert (limits.max_minds_per_user, limits.mind_rate_limit, limits.hook_rate_limit) == (100, 600, 120)

@@ -358,12 +358,6 @@ def transact(operations: list[dict[str, Any]]) -> None:
     raise Contention("Others are changing the same data right now; nothing was written. Send it again.")
 
 
-def delete_together(table: str, keys: list[dict[str, str]]) -> None:
-    """Delete a few items all or none: a revocation cut short must not leave a working credential
-    whose listed half is gone (a batch write may apply part of itself, then the Lambda die)."""
-    transact([{"Delete": {"TableName": table, "Key": dump(key)}} for key in keys])
-
-
 def cancellation_codes(error: Exception) -> list[str]:
     """The per-operation reasons of a TransactionCanceledException, aligned with its operations."""
     reasons = getattr(error, "response", {}).get("CancellationReasons", [])
