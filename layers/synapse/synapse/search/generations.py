@@ -77,7 +77,7 @@ def read_only_uri(path: Path) -> str:
 
 @contextlib.contextmanager
 def writer_lock(folder: Path) -> Iterator[None]:
-    """One writer per index file: the indexer (reserved concurrency 1) and a rebuild take turns."""
+    """One writer per mind at a time: concurrent indexer invocations and a rebuild take turns."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / LOCK, "a+") as handle:
         fcntl.lockf(handle, fcntl.LOCK_EX)
