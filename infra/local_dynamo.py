@@ -152,6 +152,9 @@ class DynamoDBLocal:
         probe = boto3.client(
             "dynamodb",
             endpoint_url=f"http://{HOST}:{port}",
+            region_name=os.environ.get("AWS_REGION") or "us-east-1",
+            aws_access_key_id="local",  # -sharedDb: any credentials see the same tables
+            aws_secret_access_key="local",  # noqa: S106
             config=Config(connect_timeout=1, read_timeout=5, retries={"max_attempts": 1}),
         )
         deadline = time.monotonic() + timeout
