@@ -347,6 +347,24 @@ def test_a_resend_keeps_its_token_only_when_the_first_may_have_been_applied(
     assert (script.tokens[0] == script.tokens[1]) is same_token
 
 
+def test_a_write_never_confirmed_is_a_409_that_says_to_look_before_sending_again(
+    api: Api, dynamo: Any, no_sleep: list[float]
+) -> None:
+    # Given DynamoDB that answers every transaction with a 500 (applied or not, nobody knows)
+    mind = api.create_mind()
+    script = Scripted(["InternalServerError"] * tables.BACKOFF.attempts)
+    events = tables.client().meta.events
+    events.register_first("before-call.dynamodb.TransactWriteItems", script, unique_id="scripted")
+    try:
+        answer = api.call("POST", f"/minds/{mind.id}/keys", token=mind.jwt, json_body={"label": "ci"})
+    finally:
+        events.unregister("before-call.dynamodb.TransactWriteItems", unique_id="scripted")
+    # Then every attempt was the same transaction, and the client gets a 409, not a 500
+    assert len(set(script.tokens)) == 1 and len(script.tokens) == tables.BACKOFF.attempts
+    assert "read before sending it again" in assert_error(answer, 409)["message"]
+    assert answer.headers["Retry-After"] == "2"
+
+
 def test_dynamodb_shedding_load_on_a_read_is_a_429_with_retry_after(api: Api, dynamo: Any) -> None:
     # Given a mind, and DynamoDB throttling reads (after botocore's own resends)
     mind = api.create_mind()
