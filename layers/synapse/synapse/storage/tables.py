@@ -352,7 +352,8 @@ def transact(operations: list[dict[str, Any]]) -> None:
                 sent = _stamped(operations, token)
         except (ReadTimeoutError, ConnectTimeoutError, ConnectionClosedError, EndpointConnectionError):
             outcome_unknown = True  # botocore's own resends ran out; keep the token
-        BACKOFF.pause(attempt)
+        if attempt + 1 < BACKOFF.attempts:
+            BACKOFF.pause(attempt)
     if outcome_unknown:
         raise Contention("The database did not confirm the write in time; read before sending it again.", 2)
     raise Contention("Others are changing the same data right now; nothing was written. Send it again.")
