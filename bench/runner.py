@@ -210,6 +210,8 @@ def seed(client: Client, count: int, parallel: int = 16) -> tuple[list[str], flo
     def one(number: int) -> str:
         rng = random.Random(number)
         stored: str = client.call("POST", "/memory", memory_body(rng, f"seed_{number:07d}"), expect=201)["id"]
+        if number and number % 1000 == 0:
+            print(f"  … {number} stored after {time.perf_counter() - started:.0f} s", flush=True)
         return stored
 
     started = time.perf_counter()
@@ -396,25 +398,29 @@ def main() -> None:
     parser.add_argument("--probes", type=int, default=20, help="index-lag samples")
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # runners are stopped on the way out
     workdir = Path(tempfile.mkdtemp(prefix="synapse-bench-runner-"))
+    results: list[StoreResult] = []
     try:
-        results = [bench_store(store, args, workdir) for store in args.stores.split(",")]
+        for store in args.stores.split(","):
+            results.append(bench_store(store, args, workdir))
+            print(table(results[-1:], args.memories), flush=True)  # each store's figures as they come
+            if args.json:
+                args.json.write_text(json.dumps({r.store: raw(r) for r in results}, indent=1))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print()
     print(table(results, args.memories))
-    if args.json:
-        raw = {
-            r.store: {
-                "storage": r.storage,
-                "seed_seconds": r.seed_seconds,
-                "cells": {f"{n}x{c}": sorted(cell.latencies) for (n, c), cell in r.cells.items()},
-                "lags": r.lags,
-                "lost": r.lost,
-            }
-            for r in results
-        }
-        args.json.write_text(json.dumps(raw, indent=1))
+
+
+def raw(result: StoreResult) -> dict[str, Any]:
+    return {
+        "storage": result.storage,
+        "seed_seconds": result.seed_seconds,
+        "cells": {f"{n}x{c}": sorted(cell.latencies) for (n, c), cell in result.cells.items()},
+        "lags": result.lags,
+        "lost": result.lost,
+    }
 
 
 if __name__ == "__main__":
