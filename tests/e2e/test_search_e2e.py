@@ -67,7 +67,9 @@ def test_readme_local_rebuild_works_against_the_running_runner(
     # Given a memory stored on `make run`, which prints the DynamoDB endpoint it uses
     body = {"category": "fact", "key": "rebuilt_fact", "content": "Rebuilt from the table"}
     assert http.call("POST", "/memory", token=mind.key, json_body=body).status_code == 201
-    printed = re.search(r"^DynamoDB: embedded moto at (http://\S+),", runner.output(), re.MULTILINE)
+    printed = re.search(
+        r"^DynamoDB: (?:DynamoDB Local|embedded moto) at (http://\S+),", runner.output(), re.MULTILINE
+    )
     assert printed, runner.output()
     # When a developer (no AWS credentials of their own) runs README's rebuild command with it
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPSE_", "AWS_"))}
