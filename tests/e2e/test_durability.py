@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import threading
 import time
@@ -30,13 +29,13 @@ import requests
 
 from tests.e2e.conftest import Http
 from tests.support.api import memory_body
-from tests.support.runner import RunningService, start_runner
+from tests.support.runner import DYNAMODB_LOCAL, RunningService, dynamodb_local_missing, start_runner
 
 WRITERS = 8
 SHARED_KEYS = ["shared_0", "shared_1", "shared_2"]
 SHARED_SHARE = 0.25  # of the writes go to a shared key
 
-pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="DynamoDB Local needs java")
+pytestmark = pytest.mark.skipif(bool(dynamodb_local_missing()), reason=dynamodb_local_missing())
 
 
 @dataclass
@@ -195,7 +194,7 @@ def test_no_acknowledged_write_is_lost_when_the_process_group_is_killed(tmp_path
     print(f"DURABILITY_SEED={seed}")
     # Given a runner on DynamoDB Local with a mind, and writers racing on it
     data_dir = tmp_path / "data"
-    first = start_runner(data_dir, tmp_path / "first.log")
+    first = start_runner(data_dir, tmp_path / "first.log", env=DYNAMODB_LOCAL)
     assert first.store.startswith("DynamoDB Local"), first.output()
     mind = Http(first.url).create_mind(first.jwt)
 
@@ -205,7 +204,7 @@ def test_no_acknowledged_write_is_lost_when_the_process_group_is_killed(tmp_path
     assert ledger.count() > 0
 
     # Then a new runner on the same data dir has every acknowledged write, at its acknowledged version
-    second = start_runner(data_dir, tmp_path / "second.log")
+    second = start_runner(data_dir, tmp_path / "second.log", env=DYNAMODB_LOCAL)
     try:
         http = Http(second.url)
         listed = _list_memories(http, mind.key)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import Http
 from tests.support.api import memory_body
-from tests.support.runner import RunningService, start_runner
+from tests.support.runner import DYNAMODB_LOCAL, RunningService, dynamodb_local_missing, start_runner
 
-needs_java = pytest.mark.skipif(shutil.which("java") is None, reason="DynamoDB Local needs java")
+needs_dynamodb_local = pytest.mark.skipif(bool(dynamodb_local_missing()), reason=dynamodb_local_missing())
 
 
 def test_data_survives_a_clean_stop_and_restart(tmp_path: Path) -> None:
@@ -45,11 +44,11 @@ def test_data_survives_a_clean_stop_and_restart(tmp_path: Path) -> None:
         assert second.stop() == 0, second.output()
 
 
-@needs_java
+@needs_dynamodb_local
 def test_a_write_answered_2xx_survives_a_crash_right_after_it(tmp_path: Path) -> None:
     # Given a runner on its default store (DynamoDB Local) that answered a store with 201
     data_dir = tmp_path / "data"
-    first = start_runner(data_dir, tmp_path / "first.log")
+    first = start_runner(data_dir, tmp_path / "first.log", env=DYNAMODB_LOCAL)
     assert first.store.startswith("DynamoDB Local"), first.output()
     try:
         http = Http(first.url)
@@ -61,7 +60,7 @@ def test_a_write_answered_2xx_survives_a_crash_right_after_it(tmp_path: Path) ->
         first.crash()
 
     # Then a new runner on the same data dir has the memory, and the mind counts it
-    second = start_runner(data_dir, tmp_path / "second.log")
+    second = start_runner(data_dir, tmp_path / "second.log", env=DYNAMODB_LOCAL)
     try:
         http = Http(second.url)
         read = http.call("GET", f"/memory/{stored.json()['id']}", token=mind.key)
@@ -95,10 +94,10 @@ def test_moto_fallback_saves_on_a_clean_stop_and_warns_about_crashes(tmp_path: P
     finally:
         assert second.stop() == 0, second.output()
 
-    if shutil.which("java") is None:
+    if dynamodb_local_missing():
         return
     # And when the default store (DynamoDB Local) first starts there, it imports moto's snapshot once
-    third = start_runner(data_dir, tmp_path / "third.log")
+    third = start_runner(data_dir, tmp_path / "third.log", env=DYNAMODB_LOCAL)
     try:
         assert "Imported" in third.output(), third.output()
         read = Http(third.url).call("GET", f"/memory/{stored.json()['id']}", token=mind.key)

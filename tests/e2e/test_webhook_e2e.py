@@ -53,9 +53,16 @@ def test_a_stored_memory_reaches_a_loopback_receiver_signed(
     for request in got:
         signing.verify(request.headers["synapse-signature"], request.body, [secret])
     assert sorted(json.loads(r.body)["type"] for r in got) == ["memory.created", "memory.deleted"]
-    # And the deliveries are listed
-    listed = http.call("GET", f"/minds/{mind.id}/webhooks/{created.json()['id']}/deliveries", token=mind.jwt)
-    assert listed.status_code == 200 and {d["state"] for d in listed.json()["deliveries"]} == {"delivered"}
+    # And the deliveries are listed (logged once the receiver has answered, a moment after it got them)
+    deliveries = f"/minds/{mind.id}/webhooks/{created.json()['id']}/deliveries"
+    deadline = time.monotonic() + 10
+    while True:
+        listed = http.call("GET", deliveries, token=mind.jwt)
+        states = {d["state"] for d in listed.json()["deliveries"]} if listed.status_code == 200 else set()
+        if states == {"delivered"} or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert listed.status_code == 200 and states == {"delivered"}, listed.text
 
 
 def test_without_the_opt_in_a_loopback_receiver_is_refused(

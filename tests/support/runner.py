@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,11 +23,28 @@ from typing import IO
 
 import requests
 
+from infra import local_dynamo
+
 ROOT = Path(__file__).resolve().parents[2]
 JWT_LINE = re.compile(r"^JWT=(\S+)$", re.MULTILINE)
 URL_LINE = re.compile(r"Synapse is running on (http://\S+)")
 STORE_LINE = re.compile(r"^DynamoDB: (.+)$", re.MULTILINE)
 ACCESS_5XX = re.compile(r"^synapse-local: [A-Z]+ \S+ 5\d\d ")
+
+
+DYNAMODB_LOCAL = {"SYNAPSE_LOCAL_STORE": "dynamodb-local"}
+
+
+def dynamodb_local_missing() -> str:
+    """Why a runner cannot use DynamoDB Local here (no java, jar not fetched), or "" when it can, or
+    when the environment insists on it (CI sets SYNAPSE_LOCAL_STORE=dynamodb-local: fail, not skip)."""
+    if os.environ.get("SYNAPSE_LOCAL_STORE") == "dynamodb-local":
+        return ""
+    if shutil.which("java") is None:
+        return "DynamoDB Local needs java"
+    if not local_dynamo.jar_path().is_file():
+        return "DynamoDB Local is not fetched (make dynamodb-local)"
+    return ""
 
 
 def free_port() -> int:
