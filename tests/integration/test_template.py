@@ -424,6 +424,51 @@ def test_following_a_page_cursor_stays_within_the_policy(api: Api, name: str) ->
     assert _not_granted(route.function, needs) == [], f"{route.function}'s policy lacks these"
 
 
+def _forget_counts(dynamo: Any, mind_id: str, owner: str) -> None:
+    """Make a mind look as it did before limits were counted: no counts on it, none for its owner."""
+    from synapse.storage import tables
+
+    minds = os.environ["SYNAPSE_MINDS_TABLE"]
+    dynamo.update_item(
+        TableName=minds,
+        Key=tables.dump(tables.mind_key(mind_id)),
+        UpdateExpression="REMOVE key_count, hook_count, webhook_count",
+    )
+    dynamo.delete_item(TableName=minds, Key=tables.dump({"pk": f"USER#{owner}", "sk": "MINDS"}))
+
+
+def test_cold_paths_of_the_counted_limits_stay_within_the_policies(api: Api, dynamo: Any) -> None:
+    """A person's first mind and minds made before the counts existed take reads the samples never
+    reach (the owner index, a recount of the mind's keys and hooks): each must be granted."""
+    # Given a person with no minds yet
+    token = jwt_for("first-timer")
+    gaps: dict[str, list[tuple[str, str]]] = {}
+
+    def call(function: str, method: str, path: str, body: Any = None) -> Any:
+        with _dynamodb_calls() as needs:
+            answer = api.call(method, path, token=token, json_body=body)
+        assert answer.status < 300, (function, answer.text)
+        # The gateway runs the authorizer in the same block: its read of the JWT secret is its own.
+        handler_needs = [need for need in needs if need != ("secretsmanager:GetSecretValue", "JwtSecret")]
+        gaps[function] = _not_granted(function, handler_needs)
+        return answer.json() if answer.text else None
+
+    # When they create their first mind, then use it as it was before limits were counted
+    mind = call("CreateMindFunction", "POST", "/minds", {"name": "First"})["mind"]["id"]
+    _forget_counts(dynamo, mind, "first-timer")
+    key = call("CreateKeyFunction", "POST", f"/minds/{mind}/keys", {"label": "agent"})
+    _forget_counts(dynamo, mind, "first-timer")
+    hook = call("CreateHookFunction", "POST", f"/minds/{mind}/hooks", {"label": "bot"})
+    _forget_counts(dynamo, mind, "first-timer")
+    call("RevokeKeyFunction", "DELETE", f"/minds/{mind}/keys/{key['id']}")
+    _forget_counts(dynamo, mind, "first-timer")
+    call("DeleteHookFunction", "DELETE", f"/minds/{mind}/hooks/{hook['id']}")
+    _forget_counts(dynamo, mind, "first-timer")
+    call("DeleteMindFunction", "DELETE", f"/minds/{mind}")
+    # Then every read and write those paths made is granted to the function that made it
+    assert {function: gap for function, gap in gaps.items() if gap} == {}
+
+
 def test_authorizer_sample_with_a_valid_jwt_yields_its_user(dynamo: object) -> None:
     # Given the authorizer's sample, signed for this test deployment
     event = events.fill(events.load("authorizer"), {events.EXAMPLE_JWT: jwt_for(events.EXAMPLE_USER)})
