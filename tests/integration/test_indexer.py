@@ -11,6 +11,7 @@ from typing import Any
 
 import boto3
 import pytest
+from synapse.search import generations as index_generations
 from synapse.search import readers, rebuild
 from synapse.search.generations import current_generation
 from synapse.storage import tables
@@ -224,3 +225,29 @@ def test_a_sweep_removes_only_the_indexes_of_minds_that_are_gone(
     # Then only the deleted mind's index is gone
     assert gone.id in capsys.readouterr().out
     assert not (index_root / gone.id).exists() and (index_root / kept.id).is_dir()
+
+
+def test_a_batch_takes_its_minds_writer_locks_in_one_sorted_order(
+    api: Api, stream: StreamReader, index_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a batch whose records name three minds, the last-sorted mind's records first
+    minds = sorted((api.create_mind(name=f"Mind {n}") for n in range(3)), key=lambda m: m.id)
+    for mind in reversed(minds):
+        api.store(mind, key="k", content=f"in {mind.id}")
+    records = memory_records(stream.poll())
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in records] == [m.id for m in reversed(minds)]
+    # When the indexer applies it, noting the order in which it takes the writer locks
+    taken: list[str] = []
+    real_lock = index_generations.writer_lock
+
+    def noting(folder: Path) -> Any:
+        taken.append(folder.name)
+        return real_lock(folder)
+
+    monkeypatch.setattr(index_generations, "writer_lock", noting)
+    assert deliver(records) == {"batchItemFailures": []}
+    # Then it took them in sorted mind order (the one order every concurrent batch shares, so two
+    # batches holding the same minds never wait on each other in a cycle), and indexed every mind
+    assert taken == sorted(taken) and len(taken) == 3
+    for mind in minds:
+        assert [row.key for row in index_rows(mind.id, index_root)] == ["k"]

@@ -63,37 +63,50 @@ class StreamBatch:
         self.gone: set[str] = set()
         self._stack = contextlib.ExitStack()
 
-    def _suspect(self, record: dict[str, Any]) -> str | None:
-        """The record's mind, if the record could mean that mind is gone."""
+    def _mind_of(self, record: dict[str, Any]) -> str | None:
+        """The mind of a memory record (None for other items, and for records staging will fail)."""
         try:
             keys = tables.load((record.get("dynamodb") or {}).get("Keys") or {})
             mind_id = keys.get("pk")
             if not is_memory_item(keys) or not isinstance(mind_id, str):
                 return None
-            folder = generations.mind_dir(mind_id, self.base)
+            generations.mind_dir(mind_id, self.base)  # refuses an id that is no folder name
         except (Unindexable, TypeError, ValueError, AttributeError):
-            return None  # staging reports it as a failed record
-        if record.get("eventName") == "REMOVE" or generations.current_generation(folder) is None:
-            return mind_id
-        return None
+            return None
+        return mind_id
 
     def prepare(self, records: Iterable[dict[str, Any]]) -> None:
-        suspects = {mind_id for record in records if (mind_id := self._suspect(record)) is not None}
-        for mind_id in sorted(suspects):
-            if not orphans.mind_exists(mind_id):
+        """Drop minds that are gone, then take every remaining mind's writer lock in sorted order:
+        one global order, so concurrent batches sharing minds (ParallelizationFactor > 1, or a mind
+        split across shards) can never wait on each other in a cycle."""
+        minds: set[str] = set()
+        removing: set[str] = set()
+        for record in records:
+            if (mind_id := self._mind_of(record)) is not None:
+                minds.add(mind_id)
+                if record.get("eventName") == "REMOVE":
+                    removing.add(mind_id)
+        for mind_id in sorted(minds):
+            unindexed = generations.current_generation(generations.mind_dir(mind_id, self.base)) is None
+            if (mind_id in removing or unindexed) and not orphans.mind_exists(mind_id):
                 self.gone.add(mind_id)
                 orphans.remove_after_writer(mind_id, self.base)
+        for mind_id in sorted(minds - self.gone):
+            self._writer(mind_id)
+
+    def _writer(self, mind_id: str) -> Writer:
+        writer = self.writers.get(mind_id)
+        if writer is None:
+            writer = self._stack.enter_context(Writer(mind_id, self.base))
+            self.writers[mind_id] = writer
+        return writer
 
     def stage(self, record: dict[str, Any]) -> bool:
         """Apply one record to its mind's next generation; raises for a record that cannot be applied."""
         change = change_from_record(record)
         if change is None or change.mind_id in self.gone:
             return False
-        writer = self.writers.get(change.mind_id)
-        if writer is None:
-            writer = self._stack.enter_context(Writer(change.mind_id, self.base))
-            self.writers[change.mind_id] = writer
-        return writer.apply(change)
+        return self._writer(change.mind_id).apply(change)
 
     def publish(self) -> dict[str, Path | None]:
         return {mind_id: writer.publish() for mind_id, writer in self.writers.items()}
