@@ -83,7 +83,8 @@ integration: $(STAMP)
 	$(BIN)/pytest tests/integration -m "not sam" $(XDIST)
 e2e: $(STAMP) $(WANT_DYNAMODB_LOCAL)
 	$(BIN)/pytest tests/e2e $(XDIST)
-# `sam validate --lint`, `sam build` and the built artifacts serving the sample events (slow: ~20 s).
+# `sam validate --lint`, `sam build` (arm64, as deployed, plus a copy for this host) and the built
+# artifacts serving the sample events (slow: ~40 s).
 sam-check: $(STAMP)
 	$(BIN)/pytest -m sam
 
