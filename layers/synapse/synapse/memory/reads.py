@@ -26,7 +26,7 @@ from synapse.memory.counts import Tally
 from synapse.memory.model import Memory
 from synapse.memory.store import Page, memory_from_item
 from synapse.minds import minds
-from synapse.storage import cursor, tables
+from synapse.storage import cursor, pages, tables
 
 LOW_RANK = "3#"  # recall_sk starts with the priority rank; 3 is low
 # The first page asks for what the answer can use; later pages for this many.
@@ -176,20 +176,10 @@ class TagQuery:
 def _page(
     mind_id: str, params: dict[str, Any], limit: int, scope: str, position: list[str], after: str | None
 ) -> Page:
-    """Read until `limit` matches plus one (to know whether more exist); cursor after the last shown."""
-    if after:
-        params["ExclusiveStartKey"] = tables.dump(cursor.decode(after, mind_id, scope, position))
-    found: list[dict[str, Any]] = []
-    for items, _ in tables.query_pages(**params, Limit=limit + 1):
-        found += items
-        if len(found) > limit:
-            break
-    shown = found[:limit]
-    next_cursor = None
-    if len(found) > limit:
-        last = shown[-1]
-        next_cursor = cursor.encode(mind_id, scope, {name: last[name] for name in position})
-    return Page([memory_from_item(item.get("memory", item)) for item in shown], next_cursor)
+    """One page of memories; the cursor's fields are the ExclusiveStartKey itself."""
+    at = pages.Position(tuple(position), lambda fields: fields)
+    found = pages.read(params, mind_id, scope, limit, after, at)
+    return Page([memory_from_item(item.get("memory", item)) for item in found.items], found.next_cursor)
 
 
 def by_tag(mind_id: str, query: TagQuery, limit: int, after: str | None, at: datetime | None = None) -> Page:
