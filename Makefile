@@ -144,5 +144,5 @@ demo:
 
 # The local runner on DynamoDB Local and on moto, side by side (docs/benchmarks.md; minutes).
 # BENCH_ARGS="--memories 2000" for a quicker run.
-bench-runner: $(STAMP)
+bench-runner: $(STAMP) $(DYNAMODB_LOCAL)
 	nice $(BIN)/python bench/runner.py $(BENCH_ARGS)
