@@ -23,13 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import re
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -44,9 +40,10 @@ from typing import Any
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
-JWT_LINE = re.compile(r"^JWT=(\S+)$", re.MULTILINE)
-URL_LINE = re.compile(r"Synapse is running on (http://\S+)")
-STORE_LINE = re.compile(r"^DynamoDB: (.+)$", re.MULTILINE)
+sys.path.insert(0, str(ROOT))  # the e2e tests' runner harness starts the runner here too
+
+from tests.support.runner import RunningService, start_runner  # noqa: E402
+
 OPERATIONS = ("store", "get", "recall", "search")
 CLIENTS = (1, 8)
 CATEGORIES = ("identity", "preference", "fact", "project", "skill", "mistake", "context", "note")
@@ -97,67 +94,6 @@ WORDS = [f"{stem}{suffix}" for stem in STEMS for suffix in ("", "s", "ing", "er"
 TAGS = [f"tag{n}" for n in range(30)]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@dataclass
-class Runner:
-    process: subprocess.Popen[bytes]
-    url: str
-    jwt: str
-    storage: str
-    log_path: Path
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-
-
-def start_runner(store: str, data_dir: Path, timeout: float = 180.0) -> Runner:
-    """`python -m infra.local_runner` on a free port with SYNAPSE_LOCAL_STORE=store, once it answers."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNAPSE_")}
-    env.update(
-        {
-            "PORT": str(free_port()),
-            "SYNAPSE_DATA_DIR": str(data_dir),
-            "SYNAPSE_LOCAL_STORE": store,
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    log_path = data_dir.parent / f"{store}.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "infra.local_runner"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: the embedded store stops with it
-        )
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(
-                f"the runner ({store}) exited with {process.returncode}:\n{log_path.read_text()}"
-            )
-        printed = log_path.read_text(encoding="utf-8", errors="replace")
-        token, url, storage = JWT_LINE.search(printed), URL_LINE.search(printed), STORE_LINE.search(printed)
-        if token and url and storage:
-            return Runner(process, url.group(1), token.group(1), storage.group(1), log_path)
-        time.sleep(0.2)
-    os.killpg(process.pid, signal.SIGKILL)
-    raise SystemExit(f"the runner ({store}) did not start within {timeout} s:\n{log_path.read_text()}")
-
-
 class Client:
     """One requests session per thread, authenticated with the Mind Key."""
 
@@ -192,7 +128,7 @@ def memory_body(rng: random.Random, key: str, extra: str = "") -> dict[str, Any]
     }
 
 
-def create_mind(runner: Runner) -> str:
+def create_mind(runner: RunningService) -> str:
     answer = requests.post(
         runner.url + "/minds",
         json={"name": "Bench Mind"},
@@ -330,8 +266,8 @@ class StoreResult:
 def bench_store(store: str, args: argparse.Namespace, workdir: Path) -> StoreResult:
     data_dir = workdir / store / "data"
     data_dir.mkdir(parents=True)
-    runner = start_runner(store, data_dir)
-    print(f"[{store}] runner on {runner.url}: {runner.storage}", flush=True)
+    runner = start_runner(data_dir, workdir / f"{store}.log", {"SYNAPSE_LOCAL_STORE": store}, timeout=180)
+    print(f"[{store}] runner on {runner.url}: {runner.store}", flush=True)
     try:
         client = Client(runner.url, create_mind(runner))
         ids, seeded = seed(client, args.memories)
@@ -345,7 +281,7 @@ def bench_store(store: str, args: argparse.Namespace, workdir: Path) -> StoreRes
                 print(f"[{store}] {name} x{clients}: {len(cell.latencies)} samples", flush=True)
         lags, lost = index_lag(client, args.probes)
         print(f"[{store}] index lag: {len(lags)} probes found, {lost} not within 60 s", flush=True)
-        return StoreResult(store, runner.storage, seeded, cells, lags, lost)
+        return StoreResult(store, runner.store, seeded, cells, lags, lost)
     finally:
         runner.stop()
 

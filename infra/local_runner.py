@@ -29,7 +29,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -190,19 +189,14 @@ def _start(name: str, target: Callable[..., None], *args: Any) -> threading.Thre
 
 def dev_token() -> str | None:
     """An HS256 JWT for `local-user`, signed with the secret the authorizer checks (None with JWKS)."""
-    import jwt
     from synapse.core.settings import get_settings
+
+    from infra.token import mint
 
     settings = get_settings()
     if settings.jwks_url or "HS256" not in settings.jwt_algorithms:
         return None
-    now = int(time.time())
-    claims: dict[str, Any] = {"sub": DEV_USER, "iat": now, "exp": now + DEV_TOKEN_TTL}
-    if settings.jwt_issuer:
-        claims["iss"] = settings.jwt_issuer
-    if settings.jwt_audience:
-        claims["aud"] = settings.jwt_audience
-    return jwt.encode(claims, settings.jwt_secret, algorithm="HS256")
+    return mint(settings.jwt_secret, DEV_USER, DEV_TOKEN_TTL, settings.jwt_issuer, settings.jwt_audience)
 
 
 def banner(url: str, token: str | None, storage: str) -> str:
