@@ -49,7 +49,7 @@ class Contention(Conflict):
     every retry; nothing was written. Sending the request again shortly is safe."""
 
     def __init__(self, message: str, retry_after: int = 1) -> None:
-        SynapseError.__init__(self, message, headers={"Retry-After": str(retry_after)})
+        super().__init__(message, headers={"Retry-After": str(retry_after)})
 
 
 class LimitReached(Conflict):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -166,28 +167,28 @@ class MemoryPatch(_Body):
     _expires = field_validator("expires_at")(_check_expires_at)
 
 
+def _trimmed(max_chars: int) -> Callable[[str], str]:
+    """A validator: the value without surrounding whitespace, 1 to `max_chars` characters of it."""
+
+    def check(value: str) -> str:
+        value = value.strip()
+        if not 1 <= len(value) <= max_chars:
+            raise PydanticCustomError("length", f"must be 1-{max_chars} characters")
+        return value
+
+    return check
+
+
 class MindWrite(_Body):
     name: str
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        value = value.strip()
-        if not 1 <= len(value) <= NAME_MAX_CHARS:
-            raise PydanticCustomError("length", f"must be 1-{NAME_MAX_CHARS} characters")
-        return value
+    _name = field_validator("name")(_trimmed(NAME_MAX_CHARS))
 
 
 class KeyWrite(_Body):
     label: str = "default"
 
-    @field_validator("label")
-    @classmethod
-    def _label(cls, value: str) -> str:
-        value = value.strip()
-        if not 1 <= len(value) <= LABEL_MAX_CHARS:
-            raise PydanticCustomError("length", f"must be 1-{LABEL_MAX_CHARS} characters")
-        return value
+    _label = field_validator("label")(_trimmed(LABEL_MAX_CHARS))
 
 
 # ---------------------------------------------------------------- validation errors
