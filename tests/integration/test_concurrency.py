@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from threading import Barrier
 from typing import Any
 
 import pytest
@@ -12,24 +10,13 @@ from synapse.memory.model import MemoryWrite, Source, parse
 
 from tests.support.api import Api, memory_body
 from tests.support.checks import as_user, assert_error
+from tests.support.races import race
 from tests.support.tables import MINDS, mind_items
 
 WRITERS = 20
 # powertools' Metrics is one object per process; with 20 handlers on threads one may flush another's
 # metrics. Lambda runs one invocation per process, so the warning is an artefact of this test.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
-
-
-def race(count: int, write: Any) -> list[Any]:
-    """Run `write(i)` on `count` threads released at the same moment."""
-    start = Barrier(count)
-
-    def run(i: int) -> Any:
-        start.wait()
-        return write(i)
-
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(run, range(count)))
 
 
 def test_racing_stores_of_one_key_leave_one_memory_at_version_20(api: Api, dynamo: Any) -> None:

@@ -6,36 +6,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from threading import Barrier
 from typing import Any
 
 import pytest
 from synapse.minds import limits
 from synapse.storage import tables
 
-from infra.gateway import HttpResponse
 from tests.support.api import Api, MindHandle, jwt_for
 from tests.support.checks import as_user, assert_error
+from tests.support.races import dynamodb_hook, race
 from tests.support.settings import Configure
 from tests.support.settings import configure_fixture as configure_fixture
 from tests.support.tables import MINDS, scan
 
 PARALLEL = 30
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
-
-
-def race(count: int, call: Callable[[int], HttpResponse]) -> list[HttpResponse]:
-    """Run `call(i)` on `count` threads released at the same moment."""
-    start = Barrier(count)
-
-    def run(i: int) -> HttpResponse:
-        start.wait()
-        return call(i)
-
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(run, range(count)))
 
 
 @dataclass
@@ -334,13 +320,9 @@ def test_a_resend_keeps_its_token_only_when_the_first_may_have_been_applied(
     # Given a mind, and DynamoDB failing the next transaction with this error
     mind = api.create_mind()
     script = Scripted(list(codes))
-    events = tables.client().meta.events
-    events.register_first("before-call.dynamodb.TransactWriteItems", script, unique_id="scripted")
-    try:
+    with dynamodb_hook("before-call.dynamodb.TransactWriteItems", script):
         # When a key is created
         answer = api.call("POST", f"/minds/{mind.id}/keys", token=mind.jwt, json_body={"label": "ci"})
-    finally:
-        events.unregister("before-call.dynamodb.TransactWriteItems", unique_id="scripted")
     # Then it succeeds on the second attempt, under the first token only if that one may have landed
     assert answer.status == 201, answer.text
     assert len(script.tokens) == 2
@@ -353,12 +335,8 @@ def test_a_write_never_confirmed_is_a_409_that_says_to_look_before_sending_again
     # Given DynamoDB that answers every transaction with a 500 (applied or not, nobody knows)
     mind = api.create_mind()
     script = Scripted(["InternalServerError"] * tables.BACKOFF.attempts)
-    events = tables.client().meta.events
-    events.register_first("before-call.dynamodb.TransactWriteItems", script, unique_id="scripted")
-    try:
+    with dynamodb_hook("before-call.dynamodb.TransactWriteItems", script):
         answer = api.call("POST", f"/minds/{mind.id}/keys", token=mind.jwt, json_body={"label": "ci"})
-    finally:
-        events.unregister("before-call.dynamodb.TransactWriteItems", unique_id="scripted")
     # Then every attempt was the same transaction, and the client gets a 409, not a 500
     assert len(set(script.tokens)) == 1 and len(script.tokens) == tables.BACKOFF.attempts
     assert "read before sending it again" in assert_error(answer, 409)["message"]
@@ -375,12 +353,8 @@ def test_dynamodb_shedding_load_on_a_read_is_a_429_with_retry_after(api: Api, dy
             "ResponseMetadata": {"HTTPStatusCode": 400, "RetryAttempts": 3},
         }
 
-    events = tables.client().meta.events
-    events.register_first("before-call.dynamodb.GetItem", throttled, unique_id="throttled")
-    try:
+    with dynamodb_hook("before-call.dynamodb.GetItem", throttled):
         answer = api.call("GET", f"/minds/{mind.id}", token=mind.jwt)
-    finally:
-        events.unregister("before-call.dynamodb.GetItem", unique_id="throttled")
     # Then the client is told to come back, not that the service broke
     assert_error(answer, 429)
     assert answer.headers["Retry-After"] == "1"
@@ -422,16 +396,13 @@ def test_a_transaction_applied_then_resent_by_botocore_is_one_write_and_a_2xx(
 ) -> None:
     # Given a user with a mind, and a TransactWriteItems whose answer will get lost
     mind = api.create_mind(user="resent")
-    events = tables.client().meta.events
     lost = LostAnswer()
-    events.register_first("needs-retry.dynamodb.TransactWriteItems", lost.needs_retry, unique_id="lost")
-    events.register_first("before-send.dynamodb.TransactWriteItems", lost.before_send, unique_id="lost-send")
-    try:
+    with (
+        dynamodb_hook("needs-retry.dynamodb.TransactWriteItems", lost.needs_retry),
+        dynamodb_hook("before-send.dynamodb.TransactWriteItems", lost.before_send),
+    ):
         # When the write is made: DynamoDB applies it, the answer is lost, botocore sends it again
         answer = api.call("POST", path.format(mind=mind.id), json_body=body, **as_user(mind))
-    finally:
-        events.unregister("needs-retry.dynamodb.TransactWriteItems", unique_id="lost")
-        events.unregister("before-send.dynamodb.TransactWriteItems", unique_id="lost-send")
     # Then the same request (same ClientRequestToken) went twice, and the client got its 2xx
     assert len(lost.sent) == 2 and lost.sent[0] == lost.sent[1] and "ClientRequestToken" in lost.sent[0]
     assert answer.status == 201, answer.text
