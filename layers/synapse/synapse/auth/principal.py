@@ -7,20 +7,45 @@ from typing import Any
 
 from synapse.core.errors import Forbidden, Unauthorized
 from synapse.memory.model import Source
+from synapse.minds.keys import ALL_SCOPES, SCOPES
+
+HOOK_SCOPES = frozenset({"write"})  # a hook delivery only ever stores
 
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling: a user (JWT) or an agent holding a Mind Key for one mind."""
+    """Who is calling: a user (JWT), an agent holding a Mind Key for one mind, or an agent's signed
+    hook delivery (`hook_id`, write only). `scopes` is what the credential may do; a user may do all."""
 
     source: Source
     user_id: str | None = None
     key_id: str | None = None
     mind_id: str | None = None
+    hook_id: str | None = None
+    scopes: frozenset[str] = ALL_SCOPES
+
+    @classmethod
+    def hook(cls, mind_id: str, hook_id: str) -> Principal:
+        """The writer of a signed hook delivery."""
+        return cls(source=Source.AGENT, mind_id=mind_id, hook_id=hook_id, scopes=HOOK_SCOPES)
 
     @property
     def is_user(self) -> bool:
         return self.source is Source.USER
+
+    def changed_by(self) -> dict[str, str]:
+        """Who made a change, as revisions, proposals and the audit show it."""
+        if self.is_user:
+            return {"source": "user", "user_id": self.user_id or ""}
+        if self.hook_id:
+            return {"source": "agent", "hook_id": self.hook_id}
+        return {"source": "agent", "key_id": self.key_id or ""}
+
+    def require_scope(self, scope: str) -> None:
+        """403 naming the scope when the credential lacks it (a user never does)."""
+        if not self.is_user and scope not in self.scopes:
+            kind = "hook" if self.hook_id else "Mind Key"
+            raise Forbidden(f"This {kind} lacks the {scope!r} scope.", details=[{"scope": scope}])
 
     def to_context(self) -> dict[str, str]:
         return {
@@ -28,6 +53,8 @@ class Principal:
             "user_id": self.user_id or "",
             "key_id": self.key_id or "",
             "mind_id": self.mind_id or "",
+            "hook_id": self.hook_id or "",
+            "scopes": ",".join(scope for scope in SCOPES if scope in self.scopes),
         }
 
     @classmethod
@@ -35,11 +62,14 @@ class Principal:
         context = context or {}
         if context.get("error") or context.get("source") not in {"user", "agent"}:
             raise Unauthorized(str(context.get("error") or "A valid JWT or Mind Key is required."))
+        source = Source(context["source"])
         return cls(
-            source=Source(context["source"]),
+            source=source,
             user_id=context.get("user_id") or None,
             key_id=context.get("key_id") or None,
             mind_id=context.get("mind_id") or None,
+            hook_id=context.get("hook_id") or None,
+            scopes=ALL_SCOPES if source is Source.USER else _scopes(context.get("scopes")),
         )
 
     def require_user(self, action: str) -> str:
@@ -54,3 +84,10 @@ class Principal:
                 f"source: the body says {claimed.value!r} but the credential writes as {self.source.value!r}."
             )
         return self.source
+
+
+def _scopes(raw: Any) -> frozenset[str]:
+    """The scopes a context names; a context without the field (one written before scopes) has all."""
+    if raw is None:
+        return ALL_SCOPES
+    return frozenset(scope for scope in str(raw).split(",") if scope in ALL_SCOPES)

@@ -19,6 +19,8 @@ from synapse.storage import tables
 
 MIND_KEY_PREFIX = "mk_"
 KEY_PREFIX_CHARS = 10  # how much of a key its listing shows, so a person can tell keys apart
+SCOPES = ("read", "write", "delete")  # in the order listings show them
+ALL_SCOPES = frozenset(SCOPES)  # a key created without scopes, or before keys had any
 
 
 def new_mind_key() -> str:

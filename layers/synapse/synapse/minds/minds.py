@@ -37,6 +37,42 @@ class Mind:
         }
 
 
+AGENT_WRITES_TO_VERIFIED = ("propose", "unverify")
+DEFAULT_HISTORY_RETENTION_DAYS = 90
+
+
+@dataclass(frozen=True)
+class MindSettings:
+    """A mind's own settings: what an agent's write to a verified memory does, and how long
+    revisions are kept."""
+
+    agent_writes_to_verified: str = "propose"
+    history_retention_days: int = DEFAULT_HISTORY_RETENTION_DAYS
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "agent_writes_to_verified": self.agent_writes_to_verified,
+            "history_retention_days": self.history_retention_days,
+        }
+
+
+def _settings_from_item(item: dict[str, Any]) -> MindSettings:
+    return MindSettings(
+        agent_writes_to_verified=str(item.get("agent_writes_to_verified") or "propose"),
+        history_retention_days=int(item.get("history_retention_days") or DEFAULT_HISTORY_RETENTION_DAYS),
+    )
+
+
+def settings_of(mind_id: str) -> MindSettings:
+    """The mind's settings (defaults for what was never set); 404 for a missing mind."""
+    item = (
+        tables.get(tables.minds_table(), tables.mind_key(mind_id)) if looks_like_id("m_", mind_id) else None
+    )
+    if item is None:
+        raise NotFound(f"No mind {mind_id[:80]!r}.")
+    return _settings_from_item(item)
+
+
 def _mind_from_item(item: dict[str, Any]) -> Mind:
     return Mind(
         id=item["id"],
