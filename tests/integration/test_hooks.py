@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from synapse.core import clock
-from synapse.webhooks import idempotency, receive, signing
+from synapse.webhooks import batch as batches
+from synapse.webhooks import idempotency, signing
 
 from infra.gateway import HttpResponse
 from tests.support.api import Api, MindHandle, jwt_for, memory_body
@@ -582,7 +583,7 @@ def test_an_abandoned_claim_is_taken_over_after_its_lease(
     # Given a delivery whose first invocation died after claiming (its claim is pending)
     mind = api.create_mind()
     hook = create_hook(api, mind)
-    monkeypatch.setattr(receive, "_apply", lambda *_: (_ for _ in ()).throw(RuntimeError("died")))
+    monkeypatch.setattr(batches, "apply_all", lambda *_: (_ for _ in ()).throw(RuntimeError("died")))
     assert deliver(api, hook, memory_body(), headers={"Idempotency-Key": "k"}).status == 500
     monkeypatch.undo()
     # When it is retried within the lease, Then it is "in progress"

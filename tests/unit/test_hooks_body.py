@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from synapse.core.errors import Unprocessable
 from synapse.memory.model import MemoryWrite, parse
-from synapse.webhooks import hooks, receive, signing
+from synapse.webhooks import batch, hooks, receive, signing
 
 
 def test_a_body_without_memories_is_one_memory() -> None:
@@ -40,11 +40,11 @@ def test_a_failed_items_report_is_bounded_whatever_it_broke() -> None:
     with pytest.raises(Unprocessable) as caught:
         parse(MemoryWrite, item)
     # When it is reported
-    report = receive._error(caught.value)
+    report = batch._error(caught.value)
     # Then a few details, each clipped, stand for all of them
-    assert len(report["details"]) == receive.MAX_DETAILS_PER_ITEM
-    assert all(len(v) <= receive.MAX_TEXT_CHARS for d in report["details"] for v in d.values())
-    assert len(report["message"]) <= receive.MAX_TEXT_CHARS and report["code"] == "validation_error"
+    assert len(report["details"]) == batch.MAX_DETAILS_PER_ITEM
+    assert all(len(v) <= batch.MAX_TEXT_CHARS for d in report["details"] for v in d.values())
+    assert len(report["message"]) <= batch.MAX_TEXT_CHARS and report["code"] == "validation_error"
 
 
 def test_rotation_grace_defaults_to_a_day_and_allows_zero_to_seven_days() -> None:

@@ -1,4 +1,5 @@
-"""A signed hook delivery is applied at most once per idempotency key within 24 hours.
+"""A signed hook delivery (or a `POST /memory/batch` with an `Idempotency-Key`) is applied at most
+once per idempotency key within 24 hours.
 
 Senders retry, so each delivery has up to two keys: always the signed content itself (timestamp +
 raw body), so a captured request replayed with another header is caught too, and the sender's
@@ -59,11 +60,22 @@ def claim_for(
 ) -> Claim:
     """The claim of a delivery: its signed content's key, the header's key if any, and the hash of
     its parsed body (key order and spacing aside), which a reused key must match."""
-    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
     keys = [tables.idempotency_key(hook_id, _digest(b"signed", str(signed_at).encode(), raw_body))]
     if idempotency_key is not None:
         keys.append(tables.idempotency_key(hook_id, _digest(b"header", idempotency_key.encode())))
-    return Claim(hook_id, keys, hashlib.sha256(canonical).hexdigest())
+    return Claim(hook_id, keys, _body_hash(body))
+
+
+def claim_for_key(scope: str, body: dict[str, Any], idempotency_key: str) -> Claim:
+    """The claim of an unsigned request (`POST /memory/batch`): the header's key alone, within
+    `scope` (e.g. one mind), and the hash of its parsed body."""
+    key = tables.idempotency_key(scope, _digest(b"header", idempotency_key.encode()))
+    return Claim(scope, [key], _body_hash(body))
+
+
+def _body_hash(body: dict[str, Any]) -> str:
+    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    return hashlib.sha256(canonical).hexdigest()
 
 
 def _claim_op(claim: Claim, key: dict[str, str], now: int) -> dict[str, Any]:

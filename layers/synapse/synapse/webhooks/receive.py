@@ -7,7 +7,7 @@ which hook ids exist.
 
 The body is one memory, or `{"memories": [...]}` with 1 to 100. It is applied at most once per
 idempotency key (`idempotency`). Each item of a batch is validated and stored on its own, as
-`source: agent`; the answer lists every item's outcome.
+`source: agent`; the answer lists every item's outcome (`batch`, shared with `POST /memory/batch`).
 
 The caller reads the request in this order, so the answers keep their precedence: the body's size
 (413), `authenticate` (401, then 429 past SYNAPSE_HOOK_RATE_LIMIT deliveries a minute), the
@@ -20,21 +20,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from synapse.core import clock
-from synapse.core.errors import Forbidden, SynapseError, Unauthorized, Unprocessable
-from synapse.core.observability import logger
+from synapse.core.errors import Forbidden, Unauthorized
 from synapse.core.settings import get_limits
 from synapse.memory import store
-from synapse.memory.model import MemoryWrite, Source, parse
+from synapse.memory.model import MemoryWrite, Source
 from synapse.storage import ratelimit
-from synapse.webhooks import hooks, idempotency, signing
+from synapse.webhooks import batch, hooks, idempotency, signing
 
-MAX_BATCH = 100
-# A batch of 100 memories does not fit SPEC's 64 KiB: 1 MiB holds 100 items of ~10 KiB each, stays
-# far below Lambda's 6 MB payload limit, and matches what the local runner accepts.
-MAX_BODY_BYTES = 1024 * 1024
-# Bounds on what one failed item reports, so a hostile item cannot bloat the stored answer.
-MAX_DETAILS_PER_ITEM = 5
-MAX_TEXT_CHARS = 200
+MAX_BATCH = batch.MAX_BATCH
+MAX_BODY_BYTES = batch.MAX_BODY_BYTES
 
 
 @dataclass(frozen=True)
@@ -68,68 +62,18 @@ def authenticate(
 
 def _items(body: dict[str, Any]) -> list[Any]:
     """The memories a body carries: one memory, or `{"memories": [...]}` with 1 to 100."""
-    if "memories" not in body:
-        return [body]
-    extra = sorted(set(body) - {"memories"})
-    if extra:
-        raise Unprocessable(
-            f"{extra[0][:80]}: a batch body holds only `memories`",
-            details=[{"field": extra[0][:MAX_TEXT_CHARS], "rule": "unknown_field", "message": "not allowed"}],
-        )
-    items = body["memories"]
-    if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
-        raise Unprocessable(
-            f"memories: must be a list of 1 to {MAX_BATCH} memories",
-            details=[{"field": "memories", "rule": "max_items", "message": f"1-{MAX_BATCH} items"}],
-        )
-    return items
+    return batch.items(body) if "memories" in body else [body]
 
 
-def _clip(text: Any) -> str:
-    value = str(text)
-    return value if len(value) <= MAX_TEXT_CHARS else value[: MAX_TEXT_CHARS - 1] + "…"
+def _store_agent(mind_id: str) -> batch.StoreOne:
+    """How a hook stores one memory: as `source: agent`, whatever the item claims otherwise."""
 
-
-def _error(error: SynapseError) -> dict[str, Any]:
-    details = [
-        {name: _clip(value) for name, value in detail.items()}
-        for detail in error.details[:MAX_DETAILS_PER_ITEM]
-    ]
-    return {"code": error.code, "message": _clip(error.message), "details": details}
-
-
-def _summary(stored: store.Stored) -> dict[str, Any]:
-    """What the sender needs to know of a stored memory (it sent the content itself)."""
-    memory = stored.memory
-    return {
-        "id": memory.id,
-        "category": memory.category,
-        "key": memory.key,
-        "version": memory.version,
-        "verified": memory.verified,
-        "created_at": memory.created_at,
-        "updated_at": memory.updated_at,
-    }
-
-
-def _apply(mind_id: str, index: int, item: Any) -> dict[str, Any]:
-    try:
-        if not isinstance(item, dict):
-            raise Unprocessable(
-                "body: each memory must be a JSON object",
-                details=[{"field": "body", "rule": "type", "message": "must be a JSON object"}],
-            )
-        write = parse(MemoryWrite, item)
+    def store_one(write: MemoryWrite) -> store.Stored:
         if write.source not in (None, Source.AGENT):
             raise Forbidden("source: a hook stores what an agent learned; it cannot write as 'user'.")
-        stored = store.store(mind_id, write, Source.AGENT)
-    except SynapseError as error:
-        return {"index": index, "status": "error", "error": _error(error)}
-    except Exception:
-        logger.exception("Hook item failed", extra={"index": index})
-        failure = SynapseError("Something went wrong on our side storing this memory; send it again.")
-        return {"index": index, "status": "error", "error": _error(failure)}
-    return {"index": index, "status": "created" if stored.created else "replaced", "memory": _summary(stored)}
+        return store.store(mind_id, write, Source.AGENT)
+
+    return store_one
 
 
 def deliver(
@@ -146,13 +90,7 @@ def deliver(
     first = idempotency.acquire(claim)
     if first is not None:
         return first
-    results = [_apply(delivery.mind_id, index, item) for index, item in enumerate(items)]
-    summary = {
-        "created": sum(r["status"] == "created" for r in results),
-        "replaced": sum(r["status"] == "replaced" for r in results),
-        "failed": sum(r["status"] == "error" for r in results),
-    }
-    answer = idempotency.Answer(200, {"results": results, "summary": summary})
+    answer = idempotency.Answer(200, batch.apply_all(items, _store_agent(delivery.mind_id)))
     idempotency.finish(claim, answer)
     hooks.record_delivery(delivery.mind_id, delivery.hook_id)
     return answer

@@ -1,0 +1,129 @@
+"""A batch of memories, each stored on its own: shared by hook deliveries (`receive`) and
+`POST /memory/batch`, so both answer the same shape and apply the same rules.
+
+    {"results": [{"index": 0, "status": "created" | "replaced" | "error", "memory" | "error": {...}}, ...],
+     "summary": {"created": n, "replaced": n, "failed": n}}
+
+One item's failure (validation, a refused source, a storage error) is that item's `error`; the
+others are still stored. `store_batch` applies a body at most once per `Idempotency-Key`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from synapse.core.errors import SynapseError, Unprocessable
+from synapse.core.observability import logger
+from synapse.memory import store
+from synapse.memory.model import MemoryWrite, parse
+from synapse.webhooks import idempotency
+
+MAX_BATCH = 100
+# A batch of 100 memories does not fit SPEC's 64 KiB: 1 MiB holds 100 items of ~10 KiB each, stays
+# far below Lambda's 6 MB payload limit, and matches what the local runner accepts.
+MAX_BODY_BYTES = 1024 * 1024
+# Bounds on what one failed item reports, so a hostile item cannot bloat the stored answer.
+MAX_DETAILS_PER_ITEM = 5
+MAX_TEXT_CHARS = 200
+
+StoreOne = Callable[[MemoryWrite], store.Stored]
+"""Stores one validated memory for the caller (its mind, its source); raises SynapseError to refuse."""
+
+
+def items(body: dict[str, Any]) -> list[Any]:
+    """The memories of `{"memories": [...]}` with 1 to 100 items and no other field (else 422)."""
+    extra = sorted(set(body) - {"memories"})
+    if extra:
+        raise Unprocessable(
+            f"{extra[0][:80]}: a batch body holds only `memories`",
+            details=[{"field": extra[0][:MAX_TEXT_CHARS], "rule": "unknown_field", "message": "not allowed"}],
+        )
+    if "memories" not in body:
+        raise Unprocessable(
+            "memories: is required",
+            details=[{"field": "memories", "rule": "required", "message": "is required"}],
+        )
+    listed = body["memories"]
+    if not isinstance(listed, list) or not 1 <= len(listed) <= MAX_BATCH:
+        raise Unprocessable(
+            f"memories: must be a list of 1 to {MAX_BATCH} memories",
+            details=[{"field": "memories", "rule": "max_items", "message": f"1-{MAX_BATCH} items"}],
+        )
+    return listed
+
+
+def _clip(text: Any) -> str:
+    value = str(text)
+    return value if len(value) <= MAX_TEXT_CHARS else value[: MAX_TEXT_CHARS - 1] + "…"
+
+
+def _error(error: SynapseError) -> dict[str, Any]:
+    details = [
+        {name: _clip(value) for name, value in detail.items()}
+        for detail in error.details[:MAX_DETAILS_PER_ITEM]
+    ]
+    return {"code": error.code, "message": _clip(error.message), "details": details}
+
+
+def _summary(stored: store.Stored) -> dict[str, Any]:
+    """What the sender needs to know of a stored memory (it sent the content itself)."""
+    memory = stored.memory
+    return {
+        "id": memory.id,
+        "category": memory.category,
+        "key": memory.key,
+        "version": memory.version,
+        "verified": memory.verified,
+        "created_at": memory.created_at,
+        "updated_at": memory.updated_at,
+    }
+
+
+def apply(index: int, item: Any, store_one: StoreOne) -> dict[str, Any]:
+    """One item's result: validated like `POST /memory`'s body, then stored by `store_one`."""
+    try:
+        if not isinstance(item, dict):
+            raise Unprocessable(
+                "body: each memory must be a JSON object",
+                details=[{"field": "body", "rule": "type", "message": "must be a JSON object"}],
+            )
+        stored = store_one(parse(MemoryWrite, item))
+    except SynapseError as error:
+        return {"index": index, "status": "error", "error": _error(error)}
+    except Exception:
+        logger.exception("Batch item failed", extra={"index": index})
+        failure = SynapseError("Something went wrong on our side storing this memory; send it again.")
+        return {"index": index, "status": "error", "error": _error(failure)}
+    return {"index": index, "status": "created" if stored.created else "replaced", "memory": _summary(stored)}
+
+
+def apply_all(memories: list[Any], store_one: StoreOne) -> dict[str, Any]:
+    """Every item applied in order: `{"results": [...], "summary": {...}}`."""
+    results = [apply(index, item, store_one) for index, item in enumerate(memories)]
+    summary = {
+        "created": sum(r["status"] == "created" for r in results),
+        "replaced": sum(r["status"] == "replaced" for r in results),
+        "failed": sum(r["status"] == "error" for r in results),
+    }
+    return {"results": results, "summary": summary}
+
+
+def store_batch(
+    mind_id: str, body: dict[str, Any], idempotency_key: str | None, store_one: StoreOne
+) -> idempotency.Answer:
+    """`POST /memory/batch`: the body's memories stored in `mind_id`, at most once per key.
+
+    Without an `Idempotency-Key` every request is applied; with one, a replay within 24 h gets the
+    first answer (and applies nothing), the same key with another body a 409.
+    """
+    memories = items(body)
+    if idempotency_key is None:
+        return idempotency.Answer(200, apply_all(memories, store_one))
+    claim = idempotency.claim_for_key(f"BATCH#{mind_id}", body, idempotency_key)
+    first = idempotency.acquire(claim)
+    if first is not None:
+        return first
+    answer = idempotency.Answer(200, apply_all(memories, store_one))
+    idempotency.finish(claim, answer)
+    return answer
