@@ -1,0 +1,271 @@
+"""The OpenAPI 3.1 document of the HTTP API, built from the code: the routes (`routes.ROUTES`, which a
+test keeps equal to template.yaml), the pydantic request bodies the handlers parse, the answer models
+of `synapse.api.schemas`, and `OPERATIONS` below (summary, credential, answers of each operation).
+
+`make openapi` writes it to openapi.json (`python -m synapse.api.openapi`); `GET /openapi.json`
+serves the same document. A test fails when a route has no operation here or the committed file
+differs from `render()`.
+
+Adding a route: add its `Op` to `OPERATIONS` under its (method, path), then run `make openapi`.
+`Op(operationId, summary, tag, credential, {status: answer}, body model, params, extra error statuses)`:
+credential is "user" (JWT only), "either" (JWT or Mind Key; these also take X-Mind-Id), "public" or
+"signed"; an answer is a model of `synapse.api.schemas`, TEXT, a list of content types, or None.
+Error statuses implied by the credential, the path, the parameters and the body are added by
+`openapi_parts.operation`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from synapse.api import routes
+from synapse.api import schemas as S
+from synapse.api.openapi_parts import (
+    CATEGORIES,
+    IDEMPOTENCY,
+    IF_MATCH,
+    INCLUDE_EXPIRED,
+    LIST_FILTERS,
+    PAGE,
+    RECALL,
+    SEARCH,
+    SECURITY_SCHEMES,
+    STRING,
+    TEXT,
+    Op,
+    Param,
+    integer,
+    models,
+    operation,
+    query,
+)
+from synapse.memory.model import KeyWrite, MemoryPatch, MemoryWrite, MindWrite
+from synapse.webhooks.hooks import HookRotate, HookWrite
+from synapse.webhooks.subscriptions import WebhookPatch, WebhookWrite
+
+OPERATIONS: dict[tuple[str, str], Op] = {
+    ("POST", "/minds"): Op(
+        "createMind",
+        "Create a mind and its first Mind Key",
+        "minds",
+        "user",
+        {201: S.NewMind},
+        MindWrite,
+        errors=(409,),
+    ),
+    ("GET", "/minds"): Op(
+        "listMinds", "The caller's minds, oldest first", "minds", "user", {200: S.MindPage}, params=PAGE
+    ),
+    ("GET", "/minds/{mind_id}"): Op("getMind", "One mind", "minds", "user", {200: S.Mind}),
+    ("PATCH", "/minds/{mind_id}"): Op(
+        "updateMind", "Rename a mind", "minds", "user", {200: S.Mind}, MindWrite
+    ),
+    ("DELETE", "/minds/{mind_id}"): Op(
+        "deleteMind", "Delete a mind and everything in it", "minds", "user", {204: None}
+    ),
+    ("POST", "/minds/{mind_id}/keys"): Op(
+        "createKey", "A new Mind Key (shown once)", "keys", "user", {201: S.NewKey}, KeyWrite
+    ),
+    ("GET", "/minds/{mind_id}/keys"): Op(
+        "listKeys", "The mind's keys, without secrets", "keys", "user", {200: S.KeyPage}, params=PAGE
+    ),
+    ("DELETE", "/minds/{mind_id}/keys/{key_id}"): Op(
+        "revokeKey", "Revoke a Mind Key", "keys", "user", {204: None}
+    ),
+    ("POST", "/memory"): Op(
+        "storeMemory",
+        "Store a memory: create (201) or replace by (category, key) (200)",
+        "memory",
+        "either",
+        {200: S.Memory, 201: S.Memory},
+        MemoryWrite,
+    ),
+    ("POST", "/memory/batch"): Op(
+        "storeMemories",
+        "Store 1-100 memories, each like POST /memory",
+        "memory",
+        "either",
+        {200: S.BatchAnswer},
+        S.MemoryBatch,
+        (IDEMPOTENCY,),
+    ),
+    ("GET", "/memory"): Op(
+        "listMemories",
+        "Memories, newest first",
+        "memory",
+        "either",
+        {200: S.MemoryPage},
+        params=LIST_FILTERS + PAGE,
+    ),
+    ("GET", "/memory/{id}"): Op(
+        "getMemory", "One memory (expired ones included)", "memory", "either", {200: S.Memory}
+    ),
+    ("PUT", "/memory/{id}"): Op(
+        "updateMemory",
+        "Update some fields of a memory",
+        "memory",
+        "either",
+        {200: S.Memory},
+        MemoryPatch,
+        (IF_MATCH,),
+        errors=(412,),
+    ),
+    ("DELETE", "/memory/{id}"): Op(
+        "deleteMemory", "Delete a memory for good", "memory", "either", {204: None}
+    ),
+    ("POST", "/memory/{id}/verify"): Op(
+        "verifyMemory", "A person vouches for a memory", "memory", "user", {200: S.Memory}
+    ),
+    ("GET", "/memory/recall"): Op(
+        "recall",
+        "The recall text (or JSON with format=json)",
+        "memory",
+        "either",
+        {200: [TEXT, S.RecallJson]},
+        params=RECALL,
+    ),
+    ("GET", "/memory/by-tag"): Op(
+        "listByTag",
+        "Memories carrying a tag, recall order",
+        "memory",
+        "either",
+        {200: S.MemoryPage},
+        params=(query("tag", STRING, required=True), CATEGORIES, INCLUDE_EXPIRED, *PAGE),
+    ),
+    ("GET", "/memory/expiring"): Op(
+        "listExpiring",
+        "Memories expiring soon, soonest first",
+        "memory",
+        "either",
+        {200: S.MemoryPage},
+        params=(query("within", STRING, "30m, 24h, 7d, 2w (default 7d, at most 365d)."), *PAGE),
+    ),
+    ("GET", "/memory/search"): Op(
+        "search", "Full-text search", "memory", "either", {200: S.SearchPage}, params=SEARCH + PAGE
+    ),
+    ("POST", "/minds/{mind_id}/webhooks"): Op(
+        "createWebhook",
+        "Subscribe an HTTPS endpoint to the mind's events",
+        "webhooks",
+        "user",
+        {201: S.WebhookWithSecret},
+        WebhookWrite,
+        errors=(409,),
+    ),
+    ("GET", "/minds/{mind_id}/webhooks"): Op(
+        "listWebhooks",
+        "The mind's webhooks, without secrets",
+        "webhooks",
+        "user",
+        {200: S.WebhookPage},
+        params=PAGE,
+    ),
+    ("PATCH", "/minds/{mind_id}/webhooks/{webhook_id}"): Op(
+        "updateWebhook",
+        "Change a webhook's url, events or enabled",
+        "webhooks",
+        "user",
+        {200: S.Webhook},
+        WebhookPatch,
+    ),
+    ("DELETE", "/minds/{mind_id}/webhooks/{webhook_id}"): Op(
+        "deleteWebhook", "Delete a webhook", "webhooks", "user", {204: None}
+    ),
+    ("POST", "/minds/{mind_id}/webhooks/{webhook_id}/test"): Op(
+        "testWebhook", "Send a signed ping now", "webhooks", "user", {200: S.TestOutcome}
+    ),
+    ("GET", "/minds/{mind_id}/webhooks/{webhook_id}/deliveries"): Op(
+        "listDeliveries",
+        "Recent delivery attempts, newest first",
+        "webhooks",
+        "user",
+        {200: S.DeliveryList},
+        params=(query("limit", integer(1, 100), "Default 50."),),
+    ),
+    ("POST", "/minds/{mind_id}/hooks"): Op(
+        "createHook",
+        "A new inbound hook: its URL and secret (shown once)",
+        "hooks",
+        "user",
+        {201: S.HookWithSecret},
+        HookWrite,
+        errors=(409,),
+    ),
+    ("GET", "/minds/{mind_id}/hooks"): Op(
+        "listHooks",
+        "The mind's inbound hooks, without secrets",
+        "hooks",
+        "user",
+        {200: S.HookPage},
+        params=PAGE,
+    ),
+    ("DELETE", "/minds/{mind_id}/hooks/{hook_id}"): Op(
+        "deleteHook", "Revoke an inbound hook", "hooks", "user", {204: None}
+    ),
+    ("POST", "/minds/{mind_id}/hooks/{hook_id}/rotate"): Op(
+        "rotateHook",
+        "A new hook secret; the old one lives on for grace_seconds",
+        "hooks",
+        "user",
+        {200: S.HookWithSecret},
+        HookRotate,
+    ),
+    ("POST", "/hooks/{hook_id}"): Op(
+        "deliverToHook",
+        "A platform delivers one memory or a batch (signed)",
+        "hooks",
+        "signed",
+        {200: S.BatchAnswer},
+        S.MemoryBatch,
+        (
+            Param(
+                "Synapse-Signature", "header", STRING, "t=<unix seconds>,v1=<hex HMAC-SHA256>", required=True
+            ),
+            IDEMPOTENCY,
+        ),
+    ),
+    ("GET", "/openapi.json"): Op("openapi", "This document", "meta", "public", {200: S.OpenApiDocument}),
+    ("GET", "/console"): Op(
+        "console", "The review console's page", "console", "public", {200: ["text/html"]}
+    ),
+    ("GET", "/console/{proxy+}"): Op(
+        "consoleAsset",
+        "The review console's scripts and styles",
+        "console",
+        "public",
+        {200: ["text/html", "text/javascript", "text/css"]},
+    ),
+}
+
+
+def document() -> dict[str, Any]:
+    """The OpenAPI 3.1 document: one operation per route, in ROUTES order."""
+    refs, components = models(list(OPERATIONS.values()))
+    paths: dict[str, dict[str, Any]] = {}
+    missing = [f"{method} {path}" for method, path in routes.ROUTES if (method, path) not in OPERATIONS]
+    if missing:
+        raise LookupError(f"No operation in synapse.api.openapi.OPERATIONS for {', '.join(missing)}.")
+    for method, path in routes.ROUTES:
+        op = OPERATIONS[(method, path)]
+        paths.setdefault(path, {})[method.lower()] = operation(method, path, op, refs)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Synapse",
+            "version": "1.0.0",
+            "description": "Memory for LLM agents. Errors share one envelope (Error); see docs/api.md.",
+        },
+        "paths": paths,
+        "components": {"schemas": components, "securitySchemes": SECURITY_SCHEMES},
+    }
+
+
+def render() -> str:
+    """The document as openapi.json holds it."""
+    return json.dumps(document(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render())

@@ -1,0 +1,227 @@
+"""The parts the OpenAPI document (`synapse.api.openapi`) is built from: an operation's description
+(`Op`, `Param`), the parameters routes share, the security schemes, and how an `Op` becomes an
+OpenAPI operation object, with every status it can answer and the error envelope for each error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from synapse.api import schemas
+from synapse.memory.model import Category, MemoryWrite, Priority, Source
+
+Auth = Literal["user", "either", "public", "signed"]
+TEXT = "text/plain"  # an answer that is text, not JSON (recall)
+JSON_TYPE = "application/json"
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    where: Literal["query", "header"]
+    schema: dict[str, Any]
+    description: str = ""
+    required: bool = False
+
+    def spec(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"name": self.name, "in": self.where, "schema": self.schema}
+        if self.description:
+            found["description"] = self.description
+        if self.required:
+            found["required"] = True
+        return found
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation: `ok` maps each success status to its answer (a model, TEXT, a list of both,
+    or None for no body); `errors` adds statuses to those its credential, parameters and body imply."""
+
+    id: str
+    summary: str
+    tag: str
+    auth: Auth
+    ok: dict[int, Any]
+    body: type[BaseModel] | None = None
+    params: tuple[Param, ...] = ()
+    errors: tuple[int, ...] = ()
+
+
+def query(name: str, schema: dict[str, Any], description: str = "", required: bool = False) -> Param:
+    return Param(name, "query", schema, description, required)
+
+
+def enum(values: type[Any]) -> dict[str, Any]:
+    return {"type": "string", "enum": [v.value for v in values]}
+
+
+def integer(low: int, high: int) -> dict[str, Any]:
+    return {"type": "integer", "minimum": low, "maximum": high}
+
+
+STRING = {"type": "string"}
+BOOLEAN = {"type": "boolean"}
+PAGE = (
+    query("limit", integer(1, 100), "Page size (default 20)."),
+    query("cursor", STRING, "The previous page's next_cursor."),
+)
+MIND = (
+    Param("X-Mind-Id", "header", STRING, "Which of your minds (JWT only; a Mind Key addresses its own)."),
+    query("mind_id", STRING, "Same as X-Mind-Id."),
+)
+CATEGORIES = query("category", {"type": "array", "items": enum(Category)}, "Repeatable, or comma-separated.")
+INCLUDE_EXPIRED = query("include_expired", BOOLEAN, "Include expired memories.")
+IF_MATCH = Param(
+    "If-Match", "header", STRING, "The memory's version: the update applies only to it (else 412)."
+)
+IDEMPOTENCY = Param(
+    "Idempotency-Key",
+    "header",
+    STRING,
+    "1-255 visible ASCII characters; a replay within 24 h gets the first answer.",
+)
+LIST_FILTERS = (
+    query("category", enum(Category)),
+    query("tag", STRING),
+    query("priority", enum(Priority)),
+    query("source", enum(Source)),
+    query("verified", BOOLEAN),
+    INCLUDE_EXPIRED,
+)
+RECALL = (
+    CATEGORIES,
+    query("tag", STRING),
+    query("limit", integer(1, 1000), "Entries in full plus keys named (default 100)."),
+    query("max_chars", integer(500, 400_000), "The text never exceeds this (default 400000)."),
+    query("format", {"type": "string", "enum": ["text", "json"]}, "json: the same selection as JSON."),
+)
+SEARCH = (
+    query("q", STRING, "What to search for.", required=True),
+    query("tag", STRING),
+    query("category", enum(Category)),
+    query("priority", enum(Priority)),
+    INCLUDE_EXPIRED,
+)
+SECURITY: dict[str, list[dict[str, list[str]]]] = {
+    "user": [{"jwt": []}],
+    "either": [{"jwt": []}, {"mindKey": []}, {"mindKeyHeader": []}],
+    "public": [],
+    "signed": [],
+}
+SECURITY_SCHEMES = {
+    "jwt": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "A person: Authorization: Bearer <jwt>.",
+    },
+    "mindKey": {"type": "http", "scheme": "bearer", "description": "An agent: Authorization: Bearer mk_…"},
+    "mindKeyHeader": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-Mind-Key",
+        "description": "An agent: X-Mind-Key: mk_…",
+    },
+}
+DESCRIPTIONS = {
+    200: "OK",
+    201: "Created",
+    202: "Accepted",
+    204: "No Content",
+    400: "Bad request (a parameter, the JSON, a cursor)",
+    401: "Missing, malformed, expired or revoked credential",
+    403: "The credential may not do this",
+    404: "No such thing in this mind",
+    409: "Conflict: busy items, a limit reached, or a reused Idempotency-Key",
+    412: "If-Match names a stale version",
+    413: "Body too large",
+    415: "Body not JSON",
+    422: "A field breaks a rule",
+    429: "Rate limited; see Retry-After",
+}
+
+
+def _path_params(path: str) -> list[dict[str, Any]]:
+    names = re.findall(r"\{([\w+]+)\}", path)
+    return [{"name": n, "in": "path", "required": True, "schema": STRING} for n in names]
+
+
+def _error_statuses(method: str, path: str, op: Op) -> set[int]:
+    """The errors an operation can answer: from its credential, what it reads, and `op.errors`."""
+    found = set(op.errors)
+    addresses_mind = op.auth == "either" or path.startswith("/memory")
+    if op.auth in ("user", "either", "signed"):
+        found |= {401, 429}
+    if op.auth in ("user", "either"):
+        found.add(403)
+    if "{" in path or addresses_mind:
+        found.add(404)
+    if op.params or op.body or addresses_mind:
+        found.add(400)
+    if op.body is not None:
+        found |= {413, 415, 422}
+    if method in ("POST", "PUT", "PATCH", "DELETE") and op.auth != "public":
+        found.add(409)  # other writers kept the items busy through every retry
+    return found
+
+
+def _content(answer: Any, refs: dict[type[BaseModel], str]) -> dict[str, Any]:
+    kinds = answer if isinstance(answer, list) else [answer]
+    content: dict[str, Any] = {}
+    for kind in kinds:
+        if isinstance(kind, str):
+            content[kind] = {"schema": STRING}
+        else:
+            content[JSON_TYPE] = {"schema": {"$ref": refs[kind]}}
+    return content
+
+
+def _responses(method: str, path: str, op: Op, refs: dict[type[BaseModel], str]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for status, answer in sorted(op.ok.items()):
+        found[str(status)] = {"description": DESCRIPTIONS[status]}
+        if answer is not None:
+            found[str(status)]["content"] = _content(answer, refs)
+    error = {JSON_TYPE: {"schema": {"$ref": refs[schemas.Error]}}}
+    for status in sorted(_error_statuses(method, path, op)):
+        found[str(status)] = {"description": DESCRIPTIONS[status], "content": error}
+    return found
+
+
+def operation(method: str, path: str, op: Op, refs: dict[type[BaseModel], str]) -> dict[str, Any]:
+    found: dict[str, Any] = {"operationId": op.id, "summary": op.summary, "tags": [op.tag]}
+    params = op.params + (MIND if op.auth == "either" else ())
+    found["parameters"] = _path_params(path) + [p.spec() for p in params]
+    if op.body is not None:
+        schema: dict[str, Any] = {"$ref": refs[op.body]}
+        if op.auth == "signed":  # a hook takes one memory or a batch
+            schema = {"oneOf": [{"$ref": refs[MemoryWrite]}, schema]}
+        found["requestBody"] = {
+            "required": any(field.is_required() for field in op.body.model_fields.values()),
+            "content": {JSON_TYPE: {"schema": schema}},
+        }
+    found["responses"] = _responses(method, path, op, refs)
+    found["security"] = SECURITY[op.auth]
+    return found
+
+
+def models(operations: list[Op]) -> tuple[dict[type[BaseModel], str], dict[str, Any]]:
+    """Every model's $ref and the components' schemas (request bodies as validated, answers as sent)."""
+    answers = {
+        kind
+        for op in operations
+        for answer in op.ok.values()
+        for kind in (answer if isinstance(answer, list) else [answer])
+    }
+    answers = {kind for kind in answers if isinstance(kind, type)} | {schemas.Error}
+    bodies = {op.body for op in operations if op.body is not None} | {MemoryWrite}
+    inputs = [(model, "validation") for model in sorted(bodies, key=lambda m: m.__name__)]
+    outputs = [(model, "serialization") for model in sorted(answers, key=lambda m: m.__name__)]
+    keyed, top = models_json_schema(inputs + outputs, ref_template="#/components/schemas/{model}")  # type: ignore[arg-type]
+    refs = {model: keyed[(model, mode)]["$ref"] for model, mode in inputs + outputs}
+    return refs, top.get("$defs", {})

@@ -1,0 +1,262 @@
+"""The JSON the API answers, as pydantic models: used only to describe it (`synapse.api.openapi`).
+
+Handlers build their answers from the domain objects' `public()` dicts; these models say what those
+hold, field for field. Extra fields are allowed (a client must ignore fields it does not know), so
+an answer that gains a field stays conformant; a field listed here without a default is always sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from synapse.memory.model import MemoryWrite
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+# ---------------------------------------------------------------- errors
+
+
+class ErrorInfo(_Answer):
+    code: str = Field(description="Stable machine-readable code, e.g. validation_error, not_found.")
+    message: str = Field(description="What went wrong, written for a person.")
+    details: list[dict[str, Any]] = Field(
+        description='For a 422: [{"field", "rule", "message"}]; for a 405: [{"allowed": [...]}].'
+    )
+
+
+class Error(_Answer):
+    """SPEC's error envelope: every 4xx and 5xx answer."""
+
+    error: ErrorInfo
+    request_id: str
+
+
+# ---------------------------------------------------------------- memories
+
+
+class Memory(_Answer):
+    id: str
+    mind_id: str
+    category: str
+    key: str
+    content: str
+    tags: list[str]
+    priority: str
+    source: Literal["user", "agent"]
+    verified: bool
+    confidence: float
+    expires_at: str | None
+    created_at: str
+    updated_at: str
+    version: int
+    verified_at: str | None
+    verified_by: str | None
+    expired: bool
+
+
+class MemoryPage(_Answer):
+    memories: list[Memory]
+    next_cursor: str | None
+
+
+class SearchResult(_Answer):
+    memory: Memory
+    score: float
+    snippet: str
+
+
+class SearchPage(_Answer):
+    results: list[SearchResult]
+    next_cursor: str | None
+
+
+class RecallMind(_Answer):
+    id: str
+    name: str
+
+
+class LowPriority(_Answer):
+    count: int
+    keys: list[str]
+
+
+class RecallJson(_Answer):
+    """`GET /memory/recall?format=json`: the text's selection and order."""
+
+    mind: RecallMind
+    total: int
+    verified: int
+    unverified: int
+    memories: list[Memory]
+    low_priority: LowPriority | None
+    left_out: int
+
+
+class MemoryBatch(BaseModel):
+    """The body of `POST /memory/batch` (and a batch hook delivery): 1 to 100 memories, each a
+    `POST /memory` body. Each item is validated on its own: a bad one is that item's error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memories: list[MemoryWrite] = Field(min_length=1, max_length=100)
+
+
+class StoredSummary(_Answer):
+    id: str
+    category: str
+    key: str
+    version: int
+    verified: bool
+    created_at: str
+    updated_at: str
+
+
+class ItemError(_Answer):
+    code: str
+    message: str
+    details: list[dict[str, Any]]
+
+
+class BatchResult(_Answer):
+    index: int
+    status: str = Field(description="created, replaced or error (and proposed, see the memory's history).")
+    memory: StoredSummary | None = None
+    error: ItemError | None = None
+
+
+class BatchSummary(_Answer):
+    created: int
+    replaced: int
+    failed: int
+
+
+class BatchAnswer(_Answer):
+    """One result per item, in order, and the counts."""
+
+    results: list[BatchResult]
+    summary: BatchSummary
+
+
+# ---------------------------------------------------------------- minds and keys
+
+
+class Mind(_Answer):
+    id: str
+    name: str
+    created_at: str
+    updated_at: str
+    memory_count: int
+
+
+class MindPage(_Answer):
+    minds: list[Mind]
+    next_cursor: str | None
+
+
+class NewKey(_Answer):
+    """A Mind Key as created: `key` is shown in plain text this once."""
+
+    id: str
+    key: str
+    label: str
+    created_at: str
+
+
+class Key(_Answer):
+    id: str
+    label: str
+    prefix: str
+    created_at: str
+    last_used_at: str | None
+
+
+class KeyPage(_Answer):
+    keys: list[Key]
+    next_cursor: str | None
+
+
+class NewMind(_Answer):
+    mind: Mind
+    mind_key: NewKey
+
+
+# ---------------------------------------------------------------- hooks and webhooks
+
+
+class Hook(_Answer):
+    id: str
+    url: str
+    label: str
+    secret_prefix: str
+    created_at: str
+    rotated_at: str | None
+    previous_secret_valid_until: str | None
+    last_delivery_at: str | None
+
+
+class HookWithSecret(Hook):
+    """A hook as created or rotated: `secret` is shown this once."""
+
+    secret: str
+
+
+class HookPage(_Answer):
+    hooks: list[Hook]
+    next_cursor: str | None
+
+
+class Webhook(_Answer):
+    id: str
+    url: str
+    events: list[str]
+    enabled: bool
+    created_at: str
+    updated_at: str
+    failing_since: str | None
+    last_success_at: str | None
+    last_failure_at: str | None
+    last_error: str | None
+    disabled_reason: str | None
+
+
+class WebhookWithSecret(Webhook):
+    secret: str
+
+
+class WebhookPage(_Answer):
+    webhooks: list[Webhook]
+    next_cursor: str | None
+
+
+class Delivery(_Answer):
+    event_id: str | None
+    event_type: str | None
+    attempt: int | None
+    attempted_at: str | None
+    status_code: int | None
+    error: str | None
+    latency_ms: int | None
+    state: str | None
+    next_retry_at: str | None
+
+
+class DeliveryList(_Answer):
+    deliveries: list[Delivery]
+
+
+class TestOutcome(_Answer):
+    event_id: str
+    event_type: str
+    delivered: bool
+    status_code: int | None
+    error: str | None
+    latency_ms: int | None
+
+
+class OpenApiDocument(_Answer):
+    openapi: str
