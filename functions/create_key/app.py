@@ -1,12 +1,13 @@
-"""POST /minds/{mind_id}/keys — a new Mind Key (shown once)."""
+"""POST /minds/{mind_id}/keys — a new Mind Key (shown once), with its scopes (default: all)."""
 
 from synapse.api.http import Request, Response, endpoint
-from synapse.memory.model import KeyWrite
+from synapse.memory.model import KeyCreate
 from synapse.minds import minds
 
 
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("manage Mind Keys")
-    key = minds.create_key(owner, request.path("mind_id"), request.body(KeyWrite).label)
+    body = request.body(KeyCreate)
+    key = minds.create_key(owner, request.path("mind_id"), body.label, body.scopes)
     return Response.json(key, 201)

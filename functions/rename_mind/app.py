@@ -1,12 +1,19 @@
-"""PATCH /minds/{mind_id} — rename."""
+"""PATCH /minds/{mind_id} — rename, and/or change the mind's settings."""
 
 from synapse.api.http import Request, Response, endpoint
-from synapse.memory.model import MindWrite
+from synapse.memory.model import MindPatch
 from synapse.minds import minds
 
 
 @endpoint
 def handler(request: Request) -> Response:
-    owner = request.principal.require_user("rename minds")
-    mind = minds.rename_mind(owner, request.path("mind_id"), request.body(MindWrite).name)
+    owner = request.principal.require_user("change minds")
+    body = request.body(MindPatch)
+    mind = minds.update_mind(
+        owner,
+        request.path("mind_id"),
+        name=body.name,
+        agent_writes_to_verified=body.agent_writes_to_verified,
+        history_retention_days=body.history_retention_days,
+    )
     return Response.json(mind.public())

@@ -32,7 +32,7 @@ def test_creating_a_mind_shows_its_first_key_once(api: Api) -> None:
     assert answer.headers["Location"] == f"/minds/{mind['id']}"
     assert mind["id"].startswith("m_") and mind["name"] == "Michael's Mind" and mind["memory_count"] == 0
     assert STAMP.match(mind["created_at"]) and mind["updated_at"] == mind["created_at"]
-    assert set(key) == {"id", "key", "label", "created_at"}
+    assert set(key) == {"id", "key", "label", "scopes", "created_at"}
     assert key["key"].startswith("mk_") and len(key["key"]) > 40 and key["id"].startswith("key_")
     # And the key is never shown again: not by the mind, not by the key list
     again = api.call("GET", f"/minds/{mind['id']}", token=jwt_for("user-1")).text
@@ -150,7 +150,7 @@ def test_keys_list_shows_metadata_and_never_a_secret(api: Api) -> None:
     made = api.call("POST", f"/minds/{mind.id}/keys", token=mind.jwt, json_body={"label": "laptop agent"})
     assert made.status == 201, made.text
     second = made.json()
-    assert set(second) == {"id", "key", "label", "created_at"} and second["label"] == "laptop agent"
+    assert set(second) == {"id", "key", "label", "scopes", "created_at"} and second["label"] == "laptop agent"
     # When the keys are listed
     listed = api.call("GET", f"/minds/{mind.id}/keys", token=mind.jwt).json()
     # Then each shows id, label, prefix and timestamps, and no secret or hash
@@ -158,7 +158,7 @@ def test_keys_list_shows_metadata_and_never_a_secret(api: Api) -> None:
     assert set(by_id) == {mind.key_id, second["id"]} and listed["next_cursor"] is None
     for key_id, secret in ((mind.key_id, mind.key), (second["id"], second["key"])):
         shown = by_id[key_id]
-        assert set(shown) == {"id", "label", "prefix", "created_at", "last_used_at"}
+        assert set(shown) == {"id", "label", "prefix", "scopes", "created_at", "last_used_at"}
         assert shown["prefix"].startswith("mk_") and secret.startswith(shown["prefix"])
         assert len(shown["prefix"]) < len(secret) // 3
     assert by_id[mind.key_id]["label"] == "default"

@@ -56,6 +56,8 @@ class Sample:
     headers: dict[str, str] = field(default_factory=dict)
     # A route without the authorizer (an inbound hook): no credential, signed with the hook's secret.
     hook_signed: bool = False
+    # A public route that needs no credential at all (the console's files).
+    public: bool = False
 
     @property
     def route_key(self) -> str:
@@ -82,6 +84,7 @@ SAMPLES: dict[str, Sample] = {
     "create_key": Sample("POST", "/minds/{mind_id}/keys", MIND, body={"label": "claude-desktop"}),
     "list_keys": Sample("GET", "/minds/{mind_id}/keys", MIND),
     "revoke_key": Sample("DELETE", "/minds/{mind_id}/keys/{key_id}", {**MIND, "key_id": EXAMPLE_KEY_ID}),
+    "mind_audit": Sample("GET", "/minds/{mind_id}/audit", MIND, query="limit=20"),
     "store_memory": Sample(
         "POST",
         "/memory",
@@ -92,6 +95,18 @@ SAMPLES: dict[str, Sample] = {
             "content": "v1.5.0 deployed, working on v1.6.0 docs",
             "tags": ["synapse", "deployment"],
             "priority": "high",
+        },
+    ),
+    "store_memory_batch": Sample(
+        "POST",
+        "/memory/batch",
+        as_agent=True,
+        headers={"idempotency-key": "import-2026-11-30-0001"},
+        body={
+            "memories": [
+                {"category": "fact", "key": "home_city", "content": "Lives in Berlin"},
+                {"category": "preference", "key": "editor", "content": "Uses Neovim", "tags": ["tools"]},
+            ]
         },
     ),
     "list_memories": Sample(
@@ -167,7 +182,13 @@ SAMPLES: dict[str, Sample] = {
             ]
         },
     ),
+    "console": Sample("GET", "/console/{proxy+}", {"proxy": "app.js"}, public=True),
+    "console_page": Sample("GET", "/console", public=True),
+    "openapi": Sample("GET", "/openapi.json", public=True),
 }
+
+# A function serving several routes has one sample per extra route, named here by its route key.
+ROUTE_SAMPLES = {"GET /console": "console_page"}
 
 # The authorizer sees every request before its handler (never the body); its sample is a person
 # listing a mind's memories with a JWT.
@@ -184,7 +205,7 @@ def _headers(sample: Sample, body: str | None) -> dict[str, str]:
     token = EXAMPLE_MIND_KEY if sample.as_agent else EXAMPLE_JWT
     headers = {
         "accept": "application/json",
-        **({} if sample.hook_signed else {"authorization": f"Bearer {token}"}),
+        **({} if sample.hook_signed or sample.public else {"authorization": f"Bearer {token}"}),
         "host": HOST,
         "user-agent": "curl/8.5.0",
         "x-amzn-trace-id": "Root=1-674ac600-0123456789abcdef01234567",
@@ -243,7 +264,7 @@ def handler_event(sample: Sample) -> dict[str, Any]:
     if sample.query:
         event["queryStringParameters"] = _query_parameters(sample.query)
     event["requestContext"] = _request_context(sample)
-    if not sample.hook_signed:
+    if not (sample.hook_signed or sample.public):
         event["requestContext"]["authorizer"] = {"lambda": _principal(sample)}
     if sample.params:
         event["pathParameters"] = dict(sample.params)

@@ -18,6 +18,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
+from synapse.api import routes
 from synapse.auth.principal import Principal
 from synapse.core.errors import (
     BadRequest,
@@ -272,8 +273,8 @@ def _wrap(function: Callable[[Request], Response], authenticated: bool) -> Lambd
         logger.append_keys(request_id=request_id)
         try:
             request = Request.from_event(event, request_id)
-            if authenticated:
-                request.principal  # noqa: B018 - a missing or bad credential is a 401 before anything else
+            if authenticated:  # a missing or bad credential is a 401 before anything else, then scope
+                request.principal.require_scope(routes.required_scope(event.get("routeKey")))
             response = function(request)
         except SynapseError as error:
             response = error_response(error, request_id)

@@ -21,12 +21,20 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/minds/{mind_id}/keys"),
     ("GET", "/minds/{mind_id}/keys"),
     ("DELETE", "/minds/{mind_id}/keys/{key_id}"),
+    ("GET", "/minds/{mind_id}/audit"),
     ("POST", "/memory"),
+    ("POST", "/memory/batch"),
     ("GET", "/memory"),
     ("GET", "/memory/{id}"),
     ("PUT", "/memory/{id}"),
     ("DELETE", "/memory/{id}"),
     ("POST", "/memory/{id}/verify"),
+    ("GET", "/memory/{id}/history"),
+    ("POST", "/memory/{id}/restore"),
+    ("GET", "/proposals"),
+    ("GET", "/proposals/{id}"),
+    ("POST", "/proposals/{id}/accept"),
+    ("POST", "/proposals/{id}/reject"),
     ("GET", "/memory/recall"),
     ("GET", "/memory/by-tag"),
     ("GET", "/memory/expiring"),
@@ -42,7 +50,35 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("DELETE", "/minds/{mind_id}/hooks/{hook_id}"),
     ("POST", "/minds/{mind_id}/hooks/{hook_id}/rotate"),
     ("POST", "/hooks/{hook_id}"),
+    ("GET", "/openapi.json"),
+    ("GET", "/console"),
+    ("GET", "/console/{proxy+}"),
 )
+
+# What a Mind Key must hold to use a route (docs/auth.md "Scopes"), by API Gateway route key. Routes
+# not listed need no scope: they are JWT only (`require_user`) or public. A user holds every scope;
+# a hook delivery holds only `write`. `http.endpoint` checks it before the handler runs.
+ROUTE_SCOPES: dict[str, str] = {
+    "GET /memory": "read",
+    "GET /memory/{id}": "read",
+    "GET /memory/recall": "read",
+    "GET /memory/by-tag": "read",
+    "GET /memory/expiring": "read",
+    "GET /memory/search": "read",
+    "GET /memory/{id}/history": "read",
+    "GET /proposals": "read",
+    "GET /proposals/{id}": "read",
+    "POST /memory": "write",
+    "PUT /memory/{id}": "write",
+    "POST /memory/batch": "write",
+    "DELETE /memory/{id}": "delete",
+}
+
+
+def required_scope(route_key: str | None) -> str | None:
+    """The scope a Mind Key needs for the route (`"GET /memory"`), None when no scope is needed."""
+    return ROUTE_SCOPES.get(route_key or "")
+
 
 _SHOWN_PATH_CHARS = 200  # an unmatched path is echoed, cut short: it may be anything a client sent
 
@@ -54,7 +90,8 @@ class MethodNotAllowed(SynapseError):
 @cache
 def _pattern(path: str) -> re.Pattern[str]:
     """`/memory/{id}` → one path segment per {param}, as API Gateway matches it."""
-    return re.compile("^" + re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(path)) + "$")
+    one_segment = re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(path))
+    return re.compile("^" + re.sub(r"\\\{\w+\\\+\\\}", ".+", one_segment) + "$")  # {proxy+}: the rest
 
 
 def allowed_methods(path: str) -> list[str]:

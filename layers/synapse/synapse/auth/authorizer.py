@@ -35,8 +35,7 @@ def authenticate(headers: dict[str, str]) -> Principal:
         found = keys.resolve_key(token)
         if found is None:
             raise Unauthorized("The Mind Key is not valid or has been revoked.")
-        mind_id, key_id = found
-        return Principal(source=Source.AGENT, key_id=key_id, mind_id=mind_id)
+        return Principal(source=Source.AGENT, key_id=found.key_id, mind_id=found.mind_id, scopes=found.scopes)
     claims = decode_jwt(token)
     return Principal(source=Source.USER, user_id=claims["sub"])
 

@@ -41,9 +41,9 @@ class Principal:
             return {"source": "agent", "hook_id": self.hook_id}
         return {"source": "agent", "key_id": self.key_id or ""}
 
-    def require_scope(self, scope: str) -> None:
-        """403 naming the scope when the credential lacks it (a user never does)."""
-        if not self.is_user and scope not in self.scopes:
+    def require_scope(self, scope: str | None) -> None:
+        """403 naming the scope when the credential lacks it (a user never does; None needs none)."""
+        if scope is not None and not self.is_user and scope not in self.scopes:
             kind = "hook" if self.hook_id else "Mind Key"
             raise Forbidden(f"This {kind} lacks the {scope!r} scope.", details=[{"scope": scope}])
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -20,6 +20,7 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -191,6 +192,40 @@ class KeyWrite(_Body):
     _label = field_validator("label")(_trimmed(LABEL_MAX_CHARS))
 
 
+Scope = Literal["read", "write", "delete"]
+ALL_SCOPE_NAMES: tuple[Scope, ...] = ("read", "write", "delete")
+
+
+def _distinct_scopes(scopes: list[Scope]) -> list[Scope]:
+    if len(set(scopes)) != len(scopes):
+        raise PydanticCustomError("unique", "must not name a scope twice")
+    return scopes
+
+
+class KeyCreate(KeyWrite):
+    """The body of `POST /minds/{mind_id}/keys`: a label and what the key may do (default: all)."""
+
+    scopes: list[Scope] = Field(default_factory=lambda: list(ALL_SCOPE_NAMES), min_length=1)
+
+    _scopes = field_validator("scopes")(_distinct_scopes)
+
+
+class MindPatch(_Body):
+    """The body of `PATCH /minds/{mind_id}`: a new name and/or settings; what is left out stays."""
+
+    name: str | None = None
+    agent_writes_to_verified: Literal["propose", "unverify"] | None = None
+    history_retention_days: int | None = Field(default=None, ge=1, le=3650)
+
+    _name = field_validator("name")(lambda v: None if v is None else _trimmed(NAME_MAX_CHARS)(v))
+
+    @model_validator(mode="after")
+    def _something(self) -> MindPatch:
+        if self.model_dump(exclude_none=True) == {}:
+            raise PydanticCustomError("required", "give a name or a setting to change")
+        return self
+
+
 # ---------------------------------------------------------------- validation errors
 
 _RULES = {
@@ -257,6 +292,7 @@ class Memory:
     version: int
     verified_at: str | None = None
     verified_by: str | None = None
+    pending_proposal: str | None = None  # the id of an agent's change waiting for a person's review
 
     def is_expired(self, at: datetime | None = None) -> bool:
         return self.expires_at is not None and self.expires_at <= clock.to_iso(at or clock.now())

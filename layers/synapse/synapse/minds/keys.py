@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from synapse.core import clock
@@ -37,14 +39,24 @@ def public(item: dict[str, Any]) -> dict[str, Any]:
         "id": item["id"],
         "label": item["label"],
         "prefix": item["prefix"],
+        "scopes": scopes_of(item),
         "created_at": item["created_at"],
         "last_used_at": item.get("last_used_at"),
     }
 
 
-def issue_operations(mind_id: str, label: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The transaction operations that create a key (its item and its hash lookup), and the
-    answer that shows the secret this one time."""
+def scopes_of(item: dict[str, Any]) -> list[str]:
+    """A key's scopes in listing order; a key made before keys had scopes may do everything."""
+    held = item.get("scopes")
+    return list(SCOPES) if held is None else [scope for scope in SCOPES if scope in held]
+
+
+def issue_operations(
+    mind_id: str, label: str, scopes: Iterable[str] = SCOPES
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The transaction operations that create a key (its item and its hash lookup, both holding its
+    scopes), and the answer that shows the secret this one time."""
+    held = [scope for scope in SCOPES if scope in set(scopes)]
     secret = new_mind_key()
     digest = hash_mind_key(secret)
     key_id = new_id("key_")
@@ -55,9 +67,16 @@ def issue_operations(mind_id: str, label: str) -> tuple[list[dict[str, Any]], di
         "label": label,
         "prefix": secret[:KEY_PREFIX_CHARS],
         "hash": digest,
+        "scopes": held,
         "created_at": now,
     }
-    lookup = {**tables.key_hash_key(digest), "hash": digest, "mind_id": mind_id, "key_id": key_id}
+    lookup = {
+        **tables.key_hash_key(digest),
+        "hash": digest,
+        "mind_id": mind_id,
+        "key_id": key_id,
+        "scopes": held,
+    }
     ops = [
         {
             "Put": {
@@ -68,7 +87,7 @@ def issue_operations(mind_id: str, label: str) -> tuple[list[dict[str, Any]], di
         }
         for new_item in (item, lookup)
     ]
-    shown = {"id": key_id, "key": secret, "label": label, "created_at": now}
+    shown = {"id": key_id, "key": secret, "label": label, "scopes": held, "created_at": now}
     return ops, shown
 
 
@@ -111,12 +130,47 @@ def revoke_operations(mind_id: str, item: dict[str, Any]) -> list[dict[str, Any]
     ]
 
 
-def resolve_key(presented: str) -> tuple[str, str] | None:
-    """(mind id, key id) for a live Mind Key, else None. Records last_used_at at most once a minute."""
+@dataclass(frozen=True)
+class ResolvedKey:
+    mind_id: str
+    key_id: str
+    scopes: frozenset[str]
+
+
+def resolve_key(presented: str) -> ResolvedKey | None:
+    """The mind, id and scopes of a live Mind Key, else None. One GetItem of the key's lookup, which
+    also carries a copy of `last_used_at`: the stamp is written only when that copy is older than
+    USAGE_STAMP_PERIOD, so a steady agent costs no write per request."""
     digest = hash_mind_key(presented)
     lookup = tables.get(tables.minds_table(), tables.key_hash_key(digest))
     if lookup is None or not secrets.compare_digest(lookup.get("hash", ""), digest):
         return None
-    key = tables.mind_key_item_key(lookup["mind_id"], lookup["key_id"])
-    tables.stamp_at_most_every(tables.minds_table(), key, "last_used_at")
-    return lookup["mind_id"], lookup["key_id"]
+    _stamp_if_stale(lookup)
+    scopes = frozenset(scopes_of(lookup))
+    return ResolvedKey(lookup["mind_id"], lookup["key_id"], scopes)
+
+
+def _stamp_if_stale(lookup: dict[str, Any]) -> None:
+    """Record last_used_at on the lookup (what the next request reads) and on the listed key item,
+    only if the value just read is missing or older than the period. The conditions keep racing
+    requests to one write and never revive a key revoked meanwhile."""
+    moment = clock.now()
+    now, stale = clock.to_iso(moment), clock.to_iso(moment - tables.USAGE_STAMP_PERIOD)
+    seen = lookup.get("last_used_at")
+    if isinstance(seen, str) and seen >= stale:
+        return
+    for key in (
+        tables.key_hash_key(lookup["hash"]),
+        tables.mind_key_item_key(lookup["mind_id"], lookup["key_id"]),
+    ):
+        try:
+            tables.client().update_item(
+                TableName=tables.minds_table(),
+                Key=tables.dump(key),
+                UpdateExpression="SET last_used_at = :now",
+                ConditionExpression="attribute_exists(pk) AND "
+                "(attribute_not_exists(last_used_at) OR last_used_at < :stale)",
+                ExpressionAttributeValues=tables.values(now=now, stale=stale),
+            )
+        except tables.client().exceptions.ConditionalCheckFailedException:
+            return  # another request stamped it (or the key is gone)

@@ -7,6 +7,7 @@ leave the key items to `minds.keys`; deleting a mind with everything in it is `l
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,28 +15,8 @@ from synapse.core import clock
 from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id, new_id
 from synapse.core.settings import get_limits
-from synapse.minds import keys, limits
+from synapse.minds import audit, keys, limits
 from synapse.storage import pages, tables
-
-
-@dataclass(frozen=True)
-class Mind:
-    id: str
-    name: str
-    owner: str
-    created_at: str
-    updated_at: str
-    memory_count: int
-
-    def public(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "memory_count": self.memory_count,
-        }
-
 
 AGENT_WRITES_TO_VERIFIED = ("propose", "unverify")
 DEFAULT_HISTORY_RETENTION_DAYS = 90
@@ -73,6 +54,27 @@ def settings_of(mind_id: str) -> MindSettings:
     return _settings_from_item(item)
 
 
+@dataclass(frozen=True)
+class Mind:
+    id: str
+    name: str
+    owner: str
+    created_at: str
+    updated_at: str
+    memory_count: int
+    settings: MindSettings = MindSettings()
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "memory_count": self.memory_count,
+            "settings": self.settings.public(),
+        }
+
+
 def _mind_from_item(item: dict[str, Any]) -> Mind:
     return Mind(
         id=item["id"],
@@ -81,6 +83,7 @@ def _mind_from_item(item: dict[str, Any]) -> Mind:
         created_at=item["created_at"],
         updated_at=item["updated_at"],
         memory_count=int(item.get("memory_count", 0)),
+        settings=_settings_from_item(item),
     )
 
 
@@ -194,7 +197,8 @@ def create_mind(owner: str, name: str) -> tuple[Mind, dict[str, Any]]:
     now = clock.to_iso(clock.now())
     mind = Mind(id=new_id("m_"), name=name, owner=owner, created_at=now, updated_at=now, memory_count=0)
     counts = {"key_count": 1, "hook_count": 0, "webhook_count": 0}
-    item = {**tables.mind_key(mind.id), **mind.public(), "owner": owner, **counts}
+    shown = {k: v for k, v in mind.public().items() if k != "settings"}  # defaults until set
+    item = {**tables.mind_key(mind.id), **shown, "owner": owner, **counts}
     key_ops, shown_key = keys.issue_operations(mind.id, "default")
     put_mind = {
         "Put": {
@@ -225,30 +229,72 @@ def forget_mind(owner: str, mind_id: str) -> None:
         pass  # already deleted
 
 
-def rename_mind(owner: str, mind_id: str, name: str) -> Mind:
-    owned_mind(owner, mind_id)
+def update_mind(
+    owner: str,
+    mind_id: str,
+    name: str | None = None,
+    agent_writes_to_verified: str | None = None,
+    history_retention_days: int | None = None,
+) -> Mind:
+    """Rename the mind and/or change its settings, with an audit event per kind of change in the
+    same transaction. What is left out (None) or already so is not written."""
+    mind = owned_mind(owner, mind_id)
+    renamed = name is not None and name != mind.name
+    wanted = MindSettings(
+        agent_writes_to_verified or mind.settings.agent_writes_to_verified,
+        history_retention_days or mind.settings.history_retention_days,
+    )
+    changed = {
+        setting: {"from": before, "to": wanted.public()[setting]}
+        for setting, before in mind.settings.public().items()
+        if wanted.public()[setting] != before
+    }
+    if not renamed and not changed:
+        return mind
+    now = clock.to_iso(clock.now())
+    fields = {**({"name": name} if renamed else {}), **{k: v["to"] for k, v in changed.items()}}
+    update = {
+        "Update": {
+            "TableName": tables.minds_table(),
+            "Key": tables.dump(tables.mind_key(mind_id)),
+            "UpdateExpression": "SET " + ", ".join(f"#{k} = :{k}" for k in fields) + ", updated_at = :now",
+            "ConditionExpression": "attribute_exists(pk)",
+            "ExpressionAttributeNames": {f"#{k}": k for k in fields},
+            "ExpressionAttributeValues": tables.values(**fields, now=now),
+        }
+    }
+    by = audit.by_user(owner)
+    events = (
+        [audit.put_operation(mind_id, "mind.renamed", by, {"from": mind.name, "to": name})] if renamed else []
+    )
+    if changed:
+        events.append(audit.put_operation(mind_id, "mind.settings_changed", by, {"settings": changed}))
     try:
-        answer = tables.client().update_item(
-            TableName=tables.minds_table(),
-            Key=tables.dump(tables.mind_key(mind_id)),
-            UpdateExpression="SET #name = :name, updated_at = :now",
-            ConditionExpression="attribute_exists(pk)",
-            ExpressionAttributeNames={"#name": "name"},
-            ExpressionAttributeValues=tables.values(name=name, now=clock.to_iso(clock.now())),
-            ReturnValues="ALL_NEW",
-        )
-    except tables.client().exceptions.ConditionalCheckFailedException:
-        raise NotFound(f"No mind {mind_id!r}.") from None  # deleted since we looked
-    return _mind_from_item(tables.load(answer["Attributes"]))
+        tables.transact([update, *events])
+    except tables.client().exceptions.TransactionCanceledException as error:
+        if tables.cancellation_codes(error)[:1] == ["ConditionalCheckFailed"]:
+            raise NotFound(f"No mind {mind_id!r}.") from None  # deleted since we looked
+        raise
+    return get_mind(mind_id)
+
+
+def audit_events(
+    owner: str, mind_id: str, limit: int = pages.DEFAULT_LIMIT, after: str | None = None
+) -> pages.Page[dict[str, Any]]:
+    """A page of the mind's audit, newest first, for its owner."""
+    owned_mind(owner, mind_id)
+    return audit.list_events(mind_id, limit, after)
 
 
 # ---------------------------------------------------------------- keys, for the mind's owner
 
 
-def create_key(owner: str, mind_id: str, label: str) -> dict[str, Any]:
+def create_key(owner: str, mind_id: str, label: str, scopes: Iterable[str] = keys.SCOPES) -> dict[str, Any]:
     owned_mind(owner, mind_id)
-    ops, shown = keys.issue_operations(mind_id, label)
-    transact_in_live_mind(mind_id, ops, limits.keys_of(mind_id), +1)
+    ops, shown = keys.issue_operations(mind_id, label, scopes)
+    target = {"key_id": shown["id"], "label": label, "scopes": shown["scopes"]}
+    event = audit.put_operation(mind_id, "key.created", audit.by_user(owner), target)
+    transact_in_live_mind(mind_id, [*ops, event], limits.keys_of(mind_id), +1)
     return shown
 
 
@@ -268,6 +314,10 @@ def revoke_key(owner: str, mind_id: str, key_id: str) -> None:
     if item is None:
         raise NotFound(f"No key {key_id[:80]!r} on this mind.")
     try:
-        transact_in_live_mind(mind_id, keys.revoke_operations(mind_id, item), limits.keys_of(mind_id), -1)
+        target = {"key_id": key_id, "label": item["label"]}
+        event = audit.put_operation(mind_id, "key.revoked", audit.by_user(owner), target)
+        transact_in_live_mind(
+            mind_id, [*keys.revoke_operations(mind_id, item), event], limits.keys_of(mind_id), -1
+        )
     except tables.client().exceptions.TransactionCanceledException:
         raise NotFound(f"No key {key_id[:80]!r} on this mind.") from None

@@ -19,7 +19,7 @@ from synapse.core import clock
 from synapse.core.errors import Conflict, NotFound
 from synapse.core.ids import looks_like_id, new_id
 from synapse.memory.model import KeyWrite
-from synapse.minds import limits, minds
+from synapse.minds import audit, limits, minds
 from synapse.storage import pages, tables
 from synapse.webhooks import sealed, signing
 
@@ -73,6 +73,12 @@ def _put(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _audited(owner: str, mind_id: str, action: str, hook: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """The audit event of a change to a hook, for the change's own transaction."""
+    target = {"hook_id": hook["id"], "label": hook["label"], **more}
+    return audit.put_operation(mind_id, action, audit.by_user(owner), target)
+
+
 # ---------------------------------------------------------------- management (JWT, owner only)
 
 
@@ -100,7 +106,8 @@ def create_hook(owner: str, mind_id: str, label: str, base: str = "") -> dict[st
         "mind_id": mind_id,
         "secret": sealed.seal(secret, _bound(hook_id)),
     }
-    minds.transact_in_live_mind(mind_id, [_put(item), _put(lookup)], limits.hooks_of(mind_id), +1)
+    event = _audited(owner, mind_id, "hook.created", item)
+    minds.transact_in_live_mind(mind_id, [_put(item), _put(lookup), event], limits.hooks_of(mind_id), +1)
     return {**_public(item, base), "secret": secret}
 
 
@@ -134,7 +141,7 @@ def _owned_hook(owner: str, mind_id: str, hook_id: str) -> dict[str, Any]:
 
 def delete_hook(owner: str, mind_id: str, hook_id: str) -> None:
     """Revoke at once: the lookup goes, so the next delivery is a 401."""
-    _owned_hook(owner, mind_id, hook_id)
+    hook = _owned_hook(owner, mind_id, hook_id)
     operations = [
         {
             "Delete": {
@@ -145,6 +152,7 @@ def delete_hook(owner: str, mind_id: str, hook_id: str) -> None:
         }
         for key in (tables.hook_lookup_key(hook_id), tables.hook_key(mind_id, hook_id))
     ]
+    operations.append(_audited(owner, mind_id, "hook.revoked", hook))
     try:
         minds.transact_in_live_mind(mind_id, operations, limits.hooks_of(mind_id), -1)
     except tables.client().exceptions.TransactionCanceledException:
@@ -167,7 +175,7 @@ def rotate_secret(
 
     Only the latest previous secret is kept: rotating again during a grace ends the older one.
     """
-    _owned_hook(owner, mind_id, hook_id)
+    hook = _owned_hook(owner, mind_id, hook_id)
     lookup = tables.get(tables.minds_table(), tables.hook_lookup_key(hook_id))
     if lookup is None:
         raise NotFound(f"No hook {hook_id[:80]!r} on this mind.")
@@ -202,6 +210,7 @@ def rotate_secret(
                         ),
                     }
                 },
+                _audited(owner, mind_id, "hook.rotated", hook, grace_seconds=grace_seconds),
             ]
         )
     except tables.client().exceptions.TransactionCanceledException:

@@ -26,7 +26,7 @@ from synapse.core.errors import Conflict, NotFound
 from synapse.core.ids import looks_like_id, new_id
 from synapse.core.settings import get_settings
 from synapse.memory import events
-from synapse.minds import limits, minds
+from synapse.minds import audit, limits, minds
 from synapse.storage import pages, tables
 from synapse.webhooks import sealed, signing, ssrf
 
@@ -225,6 +225,14 @@ def list_owned(
 # ---------------------------------------------------------------- writes
 
 
+def _audited(
+    owner: str, mind_id: str, action: str, subscription: Subscription, **more: Any
+) -> dict[str, Any]:
+    """The audit event of a change to a subscription, for the change's own transaction."""
+    target = {"webhook_id": subscription.id, "url": subscription.url, **more}
+    return audit.put_operation(mind_id, action, audit.by_user(owner), target)
+
+
 def create(owner: str, mind_id: str, body: WebhookWrite) -> dict[str, Any]:
     """A new subscription; the answer carries its signing secret, the only time it is shown."""
     minds.owned_mind(owner, mind_id)
@@ -253,6 +261,7 @@ def create(owner: str, mind_id: str, body: WebhookWrite) -> dict[str, Any]:
     ]
     if events.EXPIRING in subscription.events:
         operations.append(_registry_op(mind_id, 1))
+    operations.append(_audited(owner, mind_id, "webhook.created", subscription))
     # The limit (MAX_PER_MIND) is a count kept in this transaction, never a count read before it.
     minds.transact_in_live_mind(mind_id, operations, limits.webhooks_of(mind_id), +1)
     return {**subscription.public(), "secret": secret}
@@ -288,6 +297,8 @@ def update(owner: str, mind_id: str, webhook_id: str, patch: WebhookPatch) -> di
         delta = (events.EXPIRING in new.events) - (events.EXPIRING in old.events)
         if delta:
             operations.append(_registry_op(mind_id, delta))
+        changed = sorted(patch.model_dump(exclude_none=True))
+        operations.append(_audited(owner, mind_id, "webhook.updated", new, changed=changed))
         try:
             tables.transact(operations)
         except tables.client().exceptions.TransactionCanceledException as error:
@@ -314,6 +325,7 @@ def delete(owner: str, mind_id: str, webhook_id: str) -> None:
     ]
     if events.EXPIRING in old.events:
         operations.append(_registry_op(mind_id, -1))
+    operations.append(_audited(owner, mind_id, "webhook.deleted", old))
     try:
         minds.transact_in_live_mind(mind_id, operations, limits.webhooks_of(mind_id), -1)
     except tables.client().exceptions.TransactionCanceledException:
