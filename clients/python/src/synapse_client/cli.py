@@ -1,0 +1,376 @@
+"""`synapse`: the command line of the Python client (run `synapse --help`).
+
+Configuration: flags, then SYNAPSE_URL / SYNAPSE_MIND_KEY / SYNAPSE_TOKEN / SYNAPSE_MIND_ID, then
+a profile of ~/.config/synapse/config.toml (see `synapse_client.config`). Errors print the message
+and the request id on stderr and exit 1 (2 for a usage error); `--json` prints the raw JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from datetime import UTC, datetime, timedelta
+from typing import IO, Any
+
+from pydantic import BaseModel
+
+from synapse_client import transfer
+from synapse_client.client import Synapse
+from synapse_client.config import Settings, resolve
+from synapse_client.errors import SynapseError
+from synapse_client.models import CATEGORIES, PRIORITIES, Memory, Page
+
+_RELATIVE = re.compile(r"([1-9][0-9]*)([mhdw])")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def expiry(value: str) -> str:
+    """`--expires`: an ISO 8601 timestamp, or a span from now such as 30m, 24h, 7d or 2w."""
+    found = _RELATIVE.fullmatch(value)
+    if found is None:
+        return value
+    span = timedelta(**{_UNITS[found[2]]: int(found[1])})
+    return (datetime.now(UTC) + span).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+# ---------------------------------------------------------------- output
+
+
+class Output:
+    def __init__(self, as_json: bool, out: IO[str] = sys.stdout) -> None:
+        self.as_json = as_json
+        self.out = out
+
+    def json(self, value: Any) -> None:
+        if isinstance(value, BaseModel):
+            value = value.model_dump(mode="json")
+        elif isinstance(value, Page):
+            value = {"items": [self._plain(i) for i in value.items], "next_cursor": value.next_cursor}
+        elif isinstance(value, list):
+            value = [self._plain(i) for i in value]
+        print(json.dumps(value, ensure_ascii=False, indent=2), file=self.out)
+
+    @staticmethod
+    def _plain(value: Any) -> Any:
+        return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+
+    def line(self, text: str) -> None:
+        print(text, file=self.out)
+
+    def memory(self, memory: Memory) -> None:
+        if self.as_json:
+            return self.json(memory)
+        state = "verified" if memory.verified else "unverified"
+        self.line(
+            f"{memory.id}  {memory.category}/{memory.key}  v{memory.version}  {memory.priority}  {state}"
+        )
+        self.line(f"  {memory.content}")
+        if memory.tags:
+            self.line(f"  tags: {', '.join(memory.tags)}")
+        if memory.expires_at:
+            self.line(f"  expires: {memory.expires_at}{' (expired)' if memory.expired else ''}")
+        return None
+
+
+class Progress:
+    """Counts on stderr: rewritten in place on a terminal, a line per 1,000 otherwise."""
+
+    def __init__(self, verb: str, stream: IO[str] = sys.stderr) -> None:
+        self.verb, self.stream, self.shown = verb, stream, 0
+        self.tty = stream.isatty()
+
+    def __call__(self, count: int) -> None:
+        if self.tty:
+            print(f"\r{self.verb} {count} memories", end="", file=self.stream, flush=True)
+        elif count // 1000 > self.shown // 1000:
+            print(f"{self.verb} {count} memories", file=self.stream, flush=True)
+        self.shown = count
+
+    def done(self) -> None:
+        if self.tty and self.shown:
+            print(file=self.stream)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def cmd_remember(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    expires = expiry(args.expires) if args.expires else None
+    memory = client.remember(
+        args.category,
+        args.key,
+        args.content,
+        tags=args.tag or None,
+        priority=args.priority,
+        confidence=args.confidence,
+        expires_at=expires,
+    )
+    out.memory(memory)
+
+
+def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    options = {
+        "category": args.category or None,
+        "tag": args.tag,
+        "max_chars": args.max_chars,
+        "limit": args.limit,
+    }
+    if out.as_json:
+        return out.json(client.recall_json(**options))
+    sys.stdout.write(client.recall(**options).text.rstrip("\n") + "\n")
+    return None
+
+
+def cmd_search(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    found = client.search(args.query, tag=args.tag, category=args.category, limit=args.limit)
+    if out.as_json:
+        return out.json(found)
+    for hit in found.items:
+        out.line(f"{hit.memory.id}  {hit.memory.category}/{hit.memory.key}  {hit.snippet}")
+    if not found.items:
+        print("No match (a memory stored a moment ago may still be indexing).", file=sys.stderr)
+    return None
+
+
+def cmd_get(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    out.memory(client.get(args.id))
+
+
+def cmd_forget(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    if args.id:
+        client.forget(args.id)
+        gone = args.id
+    else:
+        found = client.forget_key(args.category, args.key)
+        if found is None:
+            raise SynapseError(
+                f"No memory {args.category}/{args.key} in this mind.", status=404, code="not_found"
+            )
+        gone = found.id
+    if out.as_json:
+        return out.json({"deleted": gone})
+    out.line(f"forgot {gone}")
+    return None
+
+
+def cmd_verify(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    out.memory(client.verify(args.id))
+
+
+def cmd_expiring(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    found = list(client.iter_expiring(within=args.within))
+    if out.as_json:
+        return out.json(found)
+    for memory in found:
+        out.line(f"{memory.expires_at}  {memory.id}  {memory.category}/{memory.key}")
+    return None
+
+
+def cmd_minds(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    if args.action == "create":
+        made = client.create_mind(args.name)
+        if out.as_json:
+            return out.json(made)
+        out.line(f"created mind {made.mind.id} ({made.mind.name})")
+        out.line(f"Mind Key (shown once, keep it): {made.mind_key.key}")
+        return None
+    minds = list(client.iter_minds())
+    if out.as_json:
+        return out.json(minds)
+    for mind in minds:
+        out.line(f"{mind.id}  {mind.memory_count:>7} memories  {mind.name}")
+    return None
+
+
+def cmd_keys(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    mind = args.mind or None
+    if args.action == "create":
+        key = client.create_key(mind, label=args.label, scopes=args.scope or None)
+        if out.as_json:
+            return out.json(key)
+        out.line(f"created key {key.id} ({key.label})")
+        out.line(f"Mind Key (shown once, keep it): {key.key}")
+        return None
+    if args.action == "revoke":
+        if not args.key_id:
+            raise SynapseError("keys revoke needs the key's id (see `synapse keys list`).")
+        client.revoke_key(args.key_id, mind)
+        return out.json({"revoked": args.key_id}) if out.as_json else out.line(f"revoked {args.key_id}")
+    keys = list(client.iter_keys(mind))
+    if out.as_json:
+        return out.json(keys)
+    for key in keys:
+        scopes = ",".join(key.scopes or [])
+        out.line(
+            f"{key.id}  {key.prefix or ''}…  {key.label}  {scopes}  last used {key.last_used_at or 'never'}"
+        )
+    return None
+
+
+def cmd_export(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    progress = Progress("exported")
+    with ExitStack() as stack:
+        target = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else sys.stdout
+        count = transfer.export(client, target, progress)
+    progress.done()
+    print(f"exported {count} memories" + (f" to {args.out}" if args.out else ""), file=sys.stderr)
+
+
+def cmd_import(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    progress = Progress("imported")
+    with ExitStack() as stack:
+        source = sys.stdin if args.file == "-" else stack.enter_context(open(args.file, encoding="utf-8"))
+        try:
+            report = transfer.import_records(client, transfer.read_lines(source), progress)
+        except ValueError as error:
+            raise SynapseError(f"{args.file}: {error}") from None
+    progress.done()
+    for record, result in report.errors[:20]:
+        reason = result.error.message if result.error else "failed"
+        print(f"  failed {record.get('category')}/{record.get('key')}: {reason}", file=sys.stderr)
+    summary = {
+        "created": report.created,
+        "replaced": report.replaced,
+        "proposed": report.proposed,
+        "failed": report.failed,
+    }
+    if out.as_json:
+        out.json(summary)
+    else:
+        out.line(", ".join(f"{n} {name}" for name, n in summary.items() if n or name != "proposed"))
+    if report.failed:
+        raise SystemExit(1)
+
+
+def cmd_mcp(settings: Settings, args: argparse.Namespace) -> None:
+    try:
+        from synapse_client import mcp_server
+    except ImportError as error:
+        raise SynapseError(
+            f"synapse mcp needs the mcp extra: pip install 'synapse-client[mcp]' ({error})"
+        ) from None
+    mcp_server.serve(settings, http_port=args.http, host=args.host)
+
+
+# ---------------------------------------------------------------- parser
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="synapse", description="Remember and recall with Synapse.")
+    top.add_argument("--url", help="the API's base URL (env SYNAPSE_URL)")
+    top.add_argument("--mind-key", help="an agent's Mind Key (env SYNAPSE_MIND_KEY)")
+    top.add_argument("--token", help="a person's JWT (env SYNAPSE_TOKEN)")
+    top.add_argument("--mind-id", help="the mind a person addresses (env SYNAPSE_MIND_ID)")
+    top.add_argument("--profile", help="a profile of ~/.config/synapse/config.toml (default: [default])")
+    top.add_argument("--json", action="store_true", help="print the raw JSON answer")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("remember", help="store a memory (replaces the one with the same category and key)")
+    p.add_argument("category", choices=CATEGORIES)
+    p.add_argument("key", help="stable lowercase snake_case key, e.g. home_city")
+    p.add_argument("content")
+    p.add_argument("--tag", action="append", help="repeatable")
+    p.add_argument("--priority", choices=PRIORITIES)
+    p.add_argument("--confidence", type=float)
+    p.add_argument("--expires", help="ISO 8601 timestamp, or from now: 30m, 24h, 7d, 2w")
+    p.set_defaults(run=cmd_remember)
+
+    p = sub.add_parser("recall", help="print the recall text an agent loads into its context")
+    p.add_argument("--category", action="append", choices=CATEGORIES, help="repeatable")
+    p.add_argument("--tag")
+    p.add_argument("--max-chars", type=int)
+    p.add_argument("--limit", type=int)
+    p.set_defaults(run=cmd_recall)
+
+    p = sub.add_parser("search", help="full-text search")
+    p.add_argument("query")
+    p.add_argument("--tag")
+    p.add_argument("--category", choices=CATEGORIES)
+    p.add_argument("--limit", type=int, default=20)
+    p.set_defaults(run=cmd_search)
+
+    for name, run, text in (
+        ("get", cmd_get, "show one memory"),
+        ("verify", cmd_verify, "vouch for a memory (JWT)"),
+    ):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("id")
+        p.set_defaults(run=run)
+
+    p = sub.add_parser("forget", help="delete a memory by id, or by --category and --key")
+    p.add_argument("id", nargs="?")
+    p.add_argument("--category", choices=CATEGORIES)
+    p.add_argument("--key")
+    p.set_defaults(run=cmd_forget)
+
+    p = sub.add_parser("expiring", help="memories expiring soon")
+    p.add_argument("--within", default="7d", help="e.g. 30m, 24h, 7d, 2w (default 7d)")
+    p.set_defaults(run=cmd_expiring)
+
+    p = sub.add_parser("minds", help="list or create minds (JWT)")
+    p.add_argument("action", choices=("list", "create"))
+    p.add_argument("name", nargs="?")
+    p.set_defaults(run=cmd_minds)
+
+    p = sub.add_parser("keys", help="list, create or revoke a mind's Mind Keys (JWT)")
+    p.add_argument("action", choices=("list", "create", "revoke"))
+    p.add_argument("key_id", nargs="?", help="the key to revoke")
+    p.add_argument("--mind", help="the mind (default: --mind-id / SYNAPSE_MIND_ID)")
+    p.add_argument("--label")
+    p.add_argument("--scope", action="append", choices=("read", "write", "delete"), help="repeatable")
+    p.set_defaults(run=cmd_keys)
+
+    p = sub.add_parser("export", help="every memory as JSON Lines (expired ones too)")
+    p.add_argument("--out", help="file to write (default: stdout)")
+    p.set_defaults(run=cmd_export)
+
+    p = sub.add_parser("import", help="store the memories of a JSON Lines export (by category and key)")
+    p.add_argument("file", help="the export file, or - for stdin")
+    p.set_defaults(run=cmd_import)
+
+    p = sub.add_parser("mcp", help="serve the Model Context Protocol (stdio, or --http PORT)")
+    p.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port instead")
+    p.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on")
+    p.set_defaults(run=None)
+    return top
+
+
+def _check_usage(top: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.command == "forget" and not args.id and not (args.category and args.key):
+        top.error("forget needs an ID, or both --category and --key")
+    if args.command == "minds" and args.action == "create" and not args.name:
+        top.error("minds create needs a NAME")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    top = parser()
+    args = top.parse_args(argv)
+    _check_usage(top, args)
+    flags = {"url": args.url, "mind_key": args.mind_key, "token": args.token, "mind_id": args.mind_id}
+    try:
+        settings = resolve(flags, profile=args.profile)
+        if args.command == "mcp":
+            cmd_mcp(settings, args)
+            return 0
+        run: Callable[[Synapse, argparse.Namespace, Output], None] = args.run
+        with settings.client() as client:
+            run(client, args, Output(args.json))
+    except SynapseError as error:
+        print(f"synapse: {error.message}", file=sys.stderr)
+        if error.request_id:
+            print(f"  (status {error.status} {error.code}, request id {error.request_id})", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except OSError as error:
+        print(f"synapse: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""Typed models of the JSON Synapse answers (docs/api.md). Fields the server adds later are kept
+(`extra="allow"`), so an older client still reads a newer server's answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+CATEGORIES = ("identity", "preference", "fact", "project", "skill", "mistake", "context", "note")
+PRIORITIES = ("critical", "high", "normal", "low")
+Category = Literal["identity", "preference", "fact", "project", "skill", "mistake", "context", "note"]
+Priority = Literal["critical", "high", "normal", "low"]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Memory(Model):
+    id: str
+    mind_id: str
+    category: str
+    key: str
+    content: str
+    tags: list[str] = []
+    priority: str = "normal"
+    source: str = "agent"
+    verified: bool = False
+    confidence: float = 0.7
+    expires_at: str | None = None
+    created_at: str
+    updated_at: str
+    version: int = 1
+    verified_at: str | None = None
+    verified_by: str | None = None
+    expired: bool = False
+    pending_proposal: str | None = None
+
+
+class MindSettings(Model):
+    agent_writes_to_verified: str = "propose"
+    history_retention_days: int = 90
+
+
+class Mind(Model):
+    id: str
+    name: str
+    created_at: str
+    updated_at: str
+    memory_count: int = 0
+    settings: MindSettings | None = None
+
+
+class MindKey(Model):
+    """A Mind Key as listed (no secret), or as just created (`key` holds the secret, shown once)."""
+
+    id: str
+    label: str = "default"
+    created_at: str
+    prefix: str | None = None
+    last_used_at: str | None = None
+    key: str | None = None
+    scopes: list[str] | None = None
+
+
+class CreatedMind(Model):
+    mind: Mind
+    mind_key: MindKey
+
+
+class SearchHit(Model):
+    memory: Memory
+    score: float
+    snippet: str
+
+
+class RecallText(Model):
+    """`GET /memory/recall`: the plain text an agent pulls into its context (`str()` gives it)."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class LowPriority(Model):
+    count: int
+    keys: list[str]
+
+
+class Recall(Model):
+    """`GET /memory/recall?format=json`: the same selection and order as the text."""
+
+    mind: dict[str, Any]
+    total: int
+    verified: int
+    unverified: int
+    memories: list[Memory]
+    low_priority: LowPriority | None = None
+    left_out: int = 0
+
+
+class ErrorBody(Model):
+    code: str
+    message: str
+    details: list[dict[str, Any]] = []
+
+
+class StoredSummary(Model):
+    """What a batch result says of a stored memory (the sender has the content already)."""
+
+    id: str
+    category: str
+    key: str
+    version: int
+    verified: bool = False
+    created_at: str | None = None
+    updated_at: str | None = None
+
+
+class BatchResult(Model):
+    index: int
+    status: Literal["created", "replaced", "proposed", "error"]
+    memory: StoredSummary | None = None
+    error: ErrorBody | None = None
+    proposal: dict[str, Any] | None = None
+
+
+class BatchSummary(Model):
+    created: int = 0
+    replaced: int = 0
+    proposed: int = 0
+    failed: int = 0
+
+
+class BatchAnswer(Model):
+    results: list[BatchResult]
+    summary: BatchSummary
+
+
+class Hook(Model):
+    """An inbound hook; `secret` only when just created or rotated."""
+
+    id: str
+    label: str | None = None
+    url: str | None = None
+    secret: str | None = None
+    created_at: str | None = None
+
+
+class Webhook(Model):
+    """An outbound webhook subscription; `secret` only when just created."""
+
+    id: str
+    url: str
+    events: list[str] = []
+    enabled: bool = True
+    secret: str | None = None
+    created_at: str | None = None
+
+
+class WebhookDelivery(Model):
+    id: str | None = None
+    state: str | None = None
+
+
+class WebhookTest(Model):
+    delivered: bool
+    status_code: int | None = None
+    error: str | None = None
+    latency_ms: float | None = None
+
+
+class Revision(Model):
+    version: int
+    memory: Memory
+    change: str
+    changed_at: str
+    changed_by: dict[str, Any]
+
+
+class Proposal(Model):
+    id: str
+    memory_id: str
+    category: str
+    key: str
+    proposed: dict[str, Any]
+    base_version: int | None = None
+    status: str
+    proposed_by: dict[str, Any] | None = None
+    created_at: str
+    decided_by: dict[str, Any] | None = None
+    decided_at: str | None = None
+
+
+class AuditEvent(Model):
+    id: str
+    action: str
+    at: str
+    by: dict[str, Any]
+    target: dict[str, Any] = {}
+
+
+@dataclass
+class Page[T]:
+    """One page of a list; pass `next_cursor` back as `cursor` for the next (None: the last page)."""
+
+    items: list[T] = field(default_factory=list)
+    next_cursor: str | None = None

@@ -1,0 +1,420 @@
+"""Every API operation, written once: each function takes the operation's arguments and returns
+the `Call` that performs it. `Synapse` and `AsyncSynapse` expose each as a method of the same name
+(docs/api.md is the reference for what the server does with them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+from typing import Any, Final
+
+from synapse_client._core import MIND, Call, escape, model, nothing, page, text
+from synapse_client.models import (
+    AuditEvent,
+    BatchAnswer,
+    CreatedMind,
+    Hook,
+    Memory,
+    Mind,
+    MindKey,
+    Page,
+    Proposal,
+    Recall,
+    RecallText,
+    Revision,
+    SearchHit,
+    Webhook,
+    WebhookDelivery,
+    WebhookTest,
+)
+
+
+class _Unset(Enum):
+    UNSET = "UNSET"
+
+
+UNSET: Final = _Unset.UNSET  # "leave this field as it is" in `update` (None clears expires_at)
+type Categories = str | Sequence[str] | None
+
+
+def _mind(mind_id: str | None) -> str:
+    return escape(mind_id) if mind_id else MIND
+
+
+def _categories(category: Categories) -> list[str] | None:
+    if category is None:
+        return None
+    return [category] if isinstance(category, str) else list(category)
+
+
+# ---------------------------------------------------------------- memories (Mind Key or JWT)
+
+
+def remember(
+    category: str,
+    key: str,
+    content: str,
+    *,
+    tags: list[str] | None = None,
+    priority: str | None = None,
+    confidence: float | None = None,
+    expires_at: str | None = None,
+) -> Call[Memory]:
+    """Store a memory (`POST /memory`): created, or replaced when (category, key) exists."""
+    body: dict[str, Any] = {"category": category, "key": key, "content": content}
+    optional = {"tags": tags, "priority": priority, "confidence": confidence, "expires_at": expires_at}
+    body.update({name: value for name, value in optional.items() if value is not None})
+    return Call("POST", "/memory", model(Memory), body=body, idempotent=True)
+
+
+def remember_batch(
+    memories: list[dict[str, Any]], *, idempotency_key: str | None = None
+) -> Call[BatchAnswer]:
+    """Store 1-100 memories in one request (`POST /memory/batch`): one result per item, in order."""
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    return Call(
+        "POST",
+        "/memory/batch",
+        model(BatchAnswer),
+        body={"memories": memories},
+        headers=headers,
+        idempotent=idempotency_key is not None,
+    )
+
+
+def get(memory_id: str) -> Call[Memory]:
+    """One memory by id (`GET /memory/{id}`), expired ones included."""
+    return Call("GET", f"/memory/{escape(memory_id)}", model(Memory))
+
+
+def update(
+    memory_id: str,
+    *,
+    content: str | _Unset = UNSET,
+    tags: list[str] | _Unset = UNSET,
+    priority: str | _Unset = UNSET,
+    confidence: float | _Unset = UNSET,
+    expires_at: str | _Unset | None = UNSET,
+    if_match: int | None = None,
+) -> Call[Memory]:
+    """Change some fields (`PUT /memory/{id}`); `expires_at=None` clears it; `if_match` = version."""
+    fields = {
+        "content": content,
+        "tags": tags,
+        "priority": priority,
+        "confidence": confidence,
+        "expires_at": expires_at,
+    }
+    body = {name: value for name, value in fields.items() if value is not UNSET}
+    headers = {"If-Match": str(if_match)} if if_match is not None else {}
+    return Call("PUT", f"/memory/{escape(memory_id)}", model(Memory), body=body, headers=headers)
+
+
+def forget(memory_id: str) -> Call[None]:
+    """Delete a memory for good (`DELETE /memory/{id}`)."""
+    return Call("DELETE", f"/memory/{escape(memory_id)}", nothing)
+
+
+def verify(memory_id: str) -> Call[Memory]:
+    """A person vouches for a memory (`POST /memory/{id}/verify`; JWT only)."""
+    return Call("POST", f"/memory/{escape(memory_id)}/verify", model(Memory), idempotent=True)
+
+
+def list_memories(
+    *,
+    category: str | None = None,
+    tag: str | None = None,
+    priority: str | None = None,
+    source: str | None = None,
+    verified: bool | None = None,
+    include_expired: bool = False,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[Memory]]:
+    """One page of memories, newest first (`GET /memory`)."""
+    params = {
+        "category": category,
+        "tag": tag,
+        "priority": priority,
+        "source": source,
+        "verified": verified,
+        "include_expired": include_expired or None,
+        "limit": limit,
+        "cursor": cursor,
+    }
+    return Call("GET", "/memory", page(Memory, "memories"), params=params)
+
+
+def _recall_params(
+    category: Categories, tag: str | None, limit: int | None, max_chars: int | None
+) -> dict[str, Any]:
+    return {"category": _categories(category), "tag": tag, "limit": limit, "max_chars": max_chars}
+
+
+def recall(
+    *,
+    category: Categories = None,
+    tag: str | None = None,
+    limit: int | None = None,
+    max_chars: int | None = None,
+) -> Call[RecallText]:
+    """The plain-text recall an agent pulls into its context (`GET /memory/recall`)."""
+    return Call(
+        "GET",
+        "/memory/recall",
+        lambda response: RecallText(text=text(response)),
+        params=_recall_params(category, tag, limit, max_chars),
+    )
+
+
+def recall_json(
+    *,
+    category: Categories = None,
+    tag: str | None = None,
+    limit: int | None = None,
+    max_chars: int | None = None,
+) -> Call[Recall]:
+    """Recall's selection as JSON (`GET /memory/recall?format=json`)."""
+    params = _recall_params(category, tag, limit, max_chars) | {"format": "json"}
+    return Call("GET", "/memory/recall", model(Recall), params=params)
+
+
+def by_tag(
+    tag: str,
+    *,
+    category: Categories = None,
+    include_expired: bool = False,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[Memory]]:
+    """Memories carrying a tag, in recall order (`GET /memory/by-tag`)."""
+    params = {
+        "tag": tag,
+        "category": _categories(category),
+        "include_expired": include_expired or None,
+        "limit": limit,
+        "cursor": cursor,
+    }
+    return Call("GET", "/memory/by-tag", page(Memory, "memories"), params=params)
+
+
+def expiring(
+    *, within: str | None = None, limit: int | None = None, cursor: str | None = None
+) -> Call[Page[Memory]]:
+    """Memories expiring within a window such as "24h" or "7d", soonest first (`GET /memory/expiring`)."""
+    params = {"within": within, "limit": limit, "cursor": cursor}
+    return Call("GET", "/memory/expiring", page(Memory, "memories"), params=params)
+
+
+def search(
+    query: str,
+    *,
+    tag: str | None = None,
+    category: str | None = None,
+    priority: str | None = None,
+    include_expired: bool = False,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[SearchHit]]:
+    """Full-text search, best match first (`GET /memory/search`); new writes show up after indexing."""
+    params = {
+        "q": query,
+        "tag": tag,
+        "category": category,
+        "priority": priority,
+        "include_expired": include_expired or None,
+        "limit": limit,
+        "cursor": cursor,
+    }
+    return Call("GET", "/memory/search", page(SearchHit, "results"), params=params)
+
+
+# ---------------------------------------------------------------- history and proposals
+
+
+def history(memory_id: str, *, limit: int | None = None, cursor: str | None = None) -> Call[Page[Revision]]:
+    """A memory's revisions, newest first (`GET /memory/{id}/history`)."""
+    params = {"limit": limit, "cursor": cursor}
+    return Call("GET", f"/memory/{escape(memory_id)}/history", page(Revision, "revisions"), params=params)
+
+
+def restore(memory_id: str, version: int) -> Call[Memory]:
+    """Bring back an earlier version as a new one (`POST /memory/{id}/restore`; JWT only)."""
+    return Call("POST", f"/memory/{escape(memory_id)}/restore", model(Memory), body={"version": version})
+
+
+def list_proposals(
+    *,
+    status: str | None = None,
+    memory_id: str | None = None,
+    category: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[Page[Proposal]]:
+    """Agents' proposed changes to verified memories, newest first (`GET /proposals`)."""
+    params = {
+        "status": status,
+        "memory_id": memory_id,
+        "category": category,
+        "limit": limit,
+        "cursor": cursor,
+    }
+    return Call("GET", "/proposals", page(Proposal, "proposals"), params=params)
+
+
+def get_proposal(proposal_id: str) -> Call[Proposal]:
+    return Call("GET", f"/proposals/{escape(proposal_id)}", model(Proposal))
+
+
+def accept_proposal(proposal_id: str) -> Call[dict[str, Any]]:
+    """Apply a pending proposal (`POST /proposals/{id}/accept`; JWT only)."""
+    return Call("POST", f"/proposals/{escape(proposal_id)}/accept", lambda response: dict(response.json()))
+
+
+def reject_proposal(proposal_id: str) -> Call[dict[str, Any]]:
+    """Turn a pending proposal down (`POST /proposals/{id}/reject`; JWT only)."""
+    return Call("POST", f"/proposals/{escape(proposal_id)}/reject", lambda response: dict(response.json()))
+
+
+# ---------------------------------------------------------------- minds and keys (JWT only)
+
+
+def create_mind(name: str) -> Call[CreatedMind]:
+    """A new mind and its first Mind Key (`POST /minds`); the key's secret is shown this once."""
+    return Call("POST", "/minds", model(CreatedMind), body={"name": name})
+
+
+def list_minds(*, limit: int | None = None, cursor: str | None = None) -> Call[Page[Mind]]:
+    """The caller's minds, oldest first (`GET /minds`)."""
+    return Call("GET", "/minds", page(Mind, "minds"), params={"limit": limit, "cursor": cursor})
+
+
+def get_mind(mind_id: str | None = None) -> Call[Mind]:
+    """One mind (`GET /minds/{mind_id}`); by default the client's."""
+    return Call("GET", f"/minds/{_mind(mind_id)}", model(Mind))
+
+
+def update_mind(
+    mind_id: str | None = None,
+    *,
+    name: str | None = None,
+    agent_writes_to_verified: str | None = None,
+    history_retention_days: int | None = None,
+) -> Call[Mind]:
+    """Rename a mind or change its settings (`PATCH /minds/{mind_id}`)."""
+    fields = {
+        "name": name,
+        "agent_writes_to_verified": agent_writes_to_verified,
+        "history_retention_days": history_retention_days,
+    }
+    body = {field: value for field, value in fields.items() if value is not None}
+    return Call("PATCH", f"/minds/{_mind(mind_id)}", model(Mind), body=body, idempotent=True)
+
+
+def delete_mind(mind_id: str) -> Call[None]:
+    """Delete a mind with its keys, memories, hooks and index (`DELETE /minds/{mind_id}`)."""
+    return Call("DELETE", f"/minds/{escape(mind_id)}", nothing)
+
+
+def create_key(
+    mind_id: str | None = None, *, label: str | None = None, scopes: list[str] | None = None
+) -> Call[MindKey]:
+    """A new Mind Key (`POST /minds/{mind_id}/keys`); its secret (`key`) is shown this once."""
+    body = {name: value for name, value in {"label": label, "scopes": scopes}.items() if value is not None}
+    return Call("POST", f"/minds/{_mind(mind_id)}/keys", model(MindKey), body=body)
+
+
+def list_keys(
+    mind_id: str | None = None, *, limit: int | None = None, cursor: str | None = None
+) -> Call[Page[MindKey]]:
+    """A mind's keys, without secrets (`GET /minds/{mind_id}/keys`)."""
+    params = {"limit": limit, "cursor": cursor}
+    return Call("GET", f"/minds/{_mind(mind_id)}/keys", page(MindKey, "keys"), params=params)
+
+
+def revoke_key(key_id: str, mind_id: str | None = None) -> Call[None]:
+    """Revoke a Mind Key, effective on its next request (`DELETE /minds/{mind_id}/keys/{key_id}`)."""
+    return Call("DELETE", f"/minds/{_mind(mind_id)}/keys/{escape(key_id)}", nothing)
+
+
+def audit(
+    mind_id: str | None = None, *, limit: int | None = None, cursor: str | None = None
+) -> Call[Page[AuditEvent]]:
+    """Who changed the mind's keys, hooks, webhooks and settings (`GET /minds/{mind_id}/audit`)."""
+    params = {"limit": limit, "cursor": cursor}
+    return Call("GET", f"/minds/{_mind(mind_id)}/audit", page(AuditEvent, "events"), params=params)
+
+
+# ---------------------------------------------------------------- hooks and webhooks (JWT only)
+
+
+def create_hook(mind_id: str | None = None, *, label: str | None = None) -> Call[Hook]:
+    """An inbound hook a platform delivers memories to (`POST /minds/{mind_id}/hooks`); secret shown once."""
+    body = {"label": label} if label is not None else {}
+    return Call("POST", f"/minds/{_mind(mind_id)}/hooks", model(Hook), body=body)
+
+
+def list_hooks(
+    mind_id: str | None = None, *, limit: int | None = None, cursor: str | None = None
+) -> Call[Page[Hook]]:
+    params = {"limit": limit, "cursor": cursor}
+    return Call("GET", f"/minds/{_mind(mind_id)}/hooks", page(Hook, "hooks"), params=params)
+
+
+def revoke_hook(hook_id: str, mind_id: str | None = None) -> Call[None]:
+    return Call("DELETE", f"/minds/{_mind(mind_id)}/hooks/{escape(hook_id)}", nothing)
+
+
+def rotate_hook(hook_id: str, mind_id: str | None = None, *, grace_seconds: int | None = None) -> Call[Hook]:
+    """A new secret for a hook; the old one stays valid for `grace_seconds`."""
+    body = {"grace_seconds": grace_seconds} if grace_seconds is not None else {}
+    return Call("POST", f"/minds/{_mind(mind_id)}/hooks/{escape(hook_id)}/rotate", model(Hook), body=body)
+
+
+def create_webhook(url: str, events: list[str], mind_id: str | None = None) -> Call[Webhook]:
+    """Subscribe an endpoint to memory events (`POST /minds/{mind_id}/webhooks`); secret shown once."""
+    body = {"url": url, "events": events}
+    return Call("POST", f"/minds/{_mind(mind_id)}/webhooks", model(Webhook), body=body)
+
+
+def list_webhooks(
+    mind_id: str | None = None, *, limit: int | None = None, cursor: str | None = None
+) -> Call[Page[Webhook]]:
+    params = {"limit": limit, "cursor": cursor}
+    return Call("GET", f"/minds/{_mind(mind_id)}/webhooks", page(Webhook, "webhooks"), params=params)
+
+
+def update_webhook(
+    webhook_id: str,
+    mind_id: str | None = None,
+    *,
+    url: str | None = None,
+    events: list[str] | None = None,
+    enabled: bool | None = None,
+) -> Call[Webhook]:
+    fields = {"url": url, "events": events, "enabled": enabled}
+    body = {name: value for name, value in fields.items() if value is not None}
+    path = f"/minds/{_mind(mind_id)}/webhooks/{escape(webhook_id)}"
+    return Call("PATCH", path, model(Webhook), body=body, idempotent=True)
+
+
+def delete_webhook(webhook_id: str, mind_id: str | None = None) -> Call[None]:
+    return Call("DELETE", f"/minds/{_mind(mind_id)}/webhooks/{escape(webhook_id)}", nothing)
+
+
+def test_webhook(webhook_id: str, mind_id: str | None = None) -> Call[WebhookTest]:
+    """Send a `ping` to the webhook now and report how it went."""
+    return Call("POST", f"/minds/{_mind(mind_id)}/webhooks/{escape(webhook_id)}/test", model(WebhookTest))
+
+
+def webhook_deliveries(
+    webhook_id: str, mind_id: str | None = None, *, limit: int | None = None
+) -> Call[list[WebhookDelivery]]:
+    """Recent delivery attempts of a webhook."""
+    path = f"/minds/{_mind(mind_id)}/webhooks/{escape(webhook_id)}/deliveries"
+    return Call(
+        "GET",
+        path,
+        lambda response: [WebhookDelivery.model_validate(d) for d in response.json()["deliveries"]],
+        params={"limit": limit},
+    )
