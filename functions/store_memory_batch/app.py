@@ -1,0 +1,25 @@
+"""POST /memory/batch — 1 to 100 memories, each stored like POST /memory with the caller's credential.
+
+Answers 200 with one result per item, in order (created, replaced or error), as a hook delivery does.
+With an Idempotency-Key, a replay within 24 h gets the first answer and applies nothing again.
+"""
+
+from synapse.api.hooks import idempotency_key
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory import store
+from synapse.memory.model import MemoryWrite
+from synapse.webhooks import batch
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    key = idempotency_key(request)
+    body = request.json_object(batch.MAX_BODY_BYTES)
+    mind_id, principal = request.mind_id(), request.principal
+
+    def store_one(write: MemoryWrite) -> store.Stored:
+        return store.store(mind_id, write, principal.writer(write.source))
+
+    answer = batch.store_batch(mind_id, body, key, store_one)
+    replayed = {"Idempotent-Replayed": "true"} if answer.replayed else {}
+    return Response.json(answer.body, answer.status, replayed)

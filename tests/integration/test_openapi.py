@@ -1,0 +1,98 @@
+"""The OpenAPI document: generated from the code, committed as openapi.json, served publicly.
+
+It must not drift: every route in template.yaml (`routes.ROUTES`, kept equal to it by
+tests/unit/test_routes.py) has an operation, and the committed file is exactly what the generator
+writes. Schemathesis then holds the service to it (tests/e2e/test_contract.py).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from openapi_spec_validator import validate
+from synapse.api import openapi, routes
+
+from infra import template
+from tests.support.api import Api
+
+COMMITTED = template.ROOT / "openapi.json"
+
+
+def _operations(document: dict[str, Any]) -> set[tuple[str, str]]:
+    return {(method.upper(), path) for path, item in document["paths"].items() for method in item}
+
+
+def test_every_route_has_an_operation_and_every_operation_a_route() -> None:
+    # Given the routes the template declares and the generator's table
+    declared = set(routes.ROUTES)
+    # Then each has the other
+    assert sorted(declared - set(openapi.OPERATIONS)) == [], "add an Op to synapse.api.openapi.OPERATIONS"
+    assert sorted(set(openapi.OPERATIONS) - declared) == [], "an Op for a route template.yaml lacks"
+    # And the document holds one operation per route
+    assert _operations(openapi.document()) == declared
+
+
+def test_the_committed_openapi_json_is_what_the_code_generates() -> None:
+    assert COMMITTED.read_text() == openapi.render(), "openapi.json is stale: run `make openapi`"
+
+
+def test_the_document_is_valid_openapi_3_1() -> None:
+    document = json.loads(COMMITTED.read_text())
+    assert document["openapi"].startswith("3.1")
+    validate(document)  # raises on any violation
+
+
+def test_operation_ids_are_unique() -> None:
+    ids = [op.id for op in openapi.OPERATIONS.values()]
+    assert len(ids) == len(set(ids))
+
+
+def test_every_error_answer_is_the_error_envelope() -> None:
+    document = openapi.document()
+    envelope = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            errors = {s: r for s, r in operation["responses"].items() if int(s) >= 400}
+            authenticated = bool(operation["security"]) or "Synapse-Signature" in json.dumps(operation)
+            assert not authenticated or "401" in errors, f"{method} {path} documents no 401"
+            assert all(answer["content"] == envelope for answer in errors.values()), f"{method} {path}"
+    error = document["components"]["schemas"]["Error"]
+    assert set(error["required"]) == {"error", "request_id"}
+
+
+def test_credentials_are_described_per_operation() -> None:
+    document = openapi.document()
+    schemes = document["components"]["securitySchemes"]
+    assert schemes["jwt"] == {**schemes["jwt"], "type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+    assert schemes["mindKeyHeader"]["name"] == "X-Mind-Key"
+    # A person's routes take only a JWT; memory routes either credential; the document none
+    assert document["paths"]["/minds"]["post"]["security"] == [{"jwt": []}]
+    either: list[dict[str, list[str]]] = [{"jwt": []}, {"mindKey": []}, {"mindKeyHeader": []}]
+    assert document["paths"]["/memory/batch"]["post"]["security"] == either
+    assert document["paths"]["/openapi.json"]["get"]["security"] == []
+
+
+def test_recall_answers_text_or_json() -> None:
+    recall = openapi.document()["paths"]["/memory/recall"]["get"]["responses"]["200"]["content"]
+    assert set(recall) == {"text/plain", "application/json"}
+
+
+def test_request_bodies_are_the_models_the_handlers_validate_with() -> None:
+    document = openapi.document()
+    store = document["paths"]["/memory"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert store == {"$ref": "#/components/schemas/MemoryWrite"}
+    memory_write = document["components"]["schemas"]["MemoryWrite"]
+    assert set(memory_write["required"]) == {"category", "key", "content"}
+    assert memory_write["additionalProperties"] is False
+    batch = document["components"]["schemas"]["MemoryBatch"]["properties"]["memories"]
+    assert (batch["minItems"], batch["maxItems"]) == (1, 100)
+
+
+def test_the_document_is_served_without_a_credential(api: Api) -> None:
+    # When anyone asks for it, with no credential
+    answer = api.call("GET", "/openapi.json")
+    # Then it is the committed document, as JSON
+    assert answer.status == 200, answer.text
+    assert answer.headers["Content-Type"].startswith("application/json")
+    assert answer.json() == json.loads(COMMITTED.read_text())
