@@ -34,3 +34,24 @@ def frozen_clock_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every `clock.now()` is the same instant: writes land in one millisecond."""
     monkeypatch.setattr(clock, "now", lambda: START)
     yield
+
+
+class MovableClock:
+    """A clock that stands still until the test moves it."""
+
+    def __init__(self) -> None:
+        self.at = START
+
+    def now(self) -> datetime:
+        return self.at
+
+    def advance(self, **delta: float) -> None:
+        self.at += timedelta(**delta)
+
+
+@pytest.fixture(name="movable_clock")
+def movable_clock_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[MovableClock]:
+    """`clock.now()` stands at START until the test calls `movable_clock.advance(seconds=…)`."""
+    moving = MovableClock()
+    monkeypatch.setattr(clock, "now", moving.now)
+    yield moving
