@@ -41,7 +41,7 @@ from synapse.api.openapi_parts import (
     operation,
     query,
 )
-from synapse.memory.model import KeyWrite, MemoryPatch, MemoryWrite, MindWrite
+from synapse.memory.model import KeyCreate, MemoryPatch, MemoryWrite, MindPatch, MindWrite
 from synapse.webhooks.hooks import HookRotate, HookWrite
 from synapse.webhooks.subscriptions import WebhookPatch, WebhookWrite
 
@@ -60,13 +60,13 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ),
     ("GET", "/minds/{mind_id}"): Op("getMind", "One mind", "minds", "user", {200: S.Mind}),
     ("PATCH", "/minds/{mind_id}"): Op(
-        "updateMind", "Rename a mind", "minds", "user", {200: S.Mind}, MindWrite
+        "updateMind", "Rename a mind and/or change its settings", "minds", "user", {200: S.Mind}, MindPatch
     ),
     ("DELETE", "/minds/{mind_id}"): Op(
         "deleteMind", "Delete a mind and everything in it", "minds", "user", {204: None}
     ),
     ("POST", "/minds/{mind_id}/keys"): Op(
-        "createKey", "A new Mind Key (shown once)", "keys", "user", {201: S.NewKey}, KeyWrite
+        "createKey", "A new Mind Key (shown once)", "keys", "user", {201: S.NewKey}, KeyCreate
     ),
     ("GET", "/minds/{mind_id}/keys"): Op(
         "listKeys", "The mind's keys, without secrets", "keys", "user", {200: S.KeyPage}, params=PAGE

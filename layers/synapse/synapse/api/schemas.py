@@ -149,12 +149,18 @@ class BatchAnswer(_Answer):
 # ---------------------------------------------------------------- minds and keys
 
 
+class MindSettings(_Answer):
+    agent_writes_to_verified: Literal["propose", "unverify"]
+    history_retention_days: int
+
+
 class Mind(_Answer):
     id: str
     name: str
     created_at: str
     updated_at: str
     memory_count: int
+    settings: MindSettings
 
 
 class MindPage(_Answer):
@@ -168,6 +174,7 @@ class NewKey(_Answer):
     id: str
     key: str
     label: str
+    scopes: list[Literal["read", "write", "delete"]]
     created_at: str
 
 
@@ -175,6 +182,7 @@ class Key(_Answer):
     id: str
     label: str
     prefix: str
+    scopes: list[Literal["read", "write", "delete"]]
     created_at: str
     last_used_at: str | None
 
