@@ -12,7 +12,8 @@ What happens, in order:
 3. The tables of template.yaml are created (existing ones are kept). A moto snapshot found beside a
    new DynamoDB Local database is imported into it once (then renamed `dynamodb.json.imported`).
 4. `start_background_services` starts what runs beside the HTTP server: the snapshot saver (moto only)
-   and the stream pump that feeds the Memories table's stream to the search indexer (`infra.stream_pump`).
+   and the stream pump that feeds the Memories table's stream to the search indexer (`infra.stream_pump`),
+   and the template's scheduled functions on their rates (`infra.local_schedule`).
 5. `infra.gateway.Gateway` serves the template's routes — the same handler files, API Gateway v2
    events, authorizer first — behind waitress (`infra.http_front`), bound to 127.0.0.1 only.
 6. SIGINT/SIGTERM stop it cleanly: no new requests, in-flight ones finish, background services stop,
@@ -168,13 +169,14 @@ def start_background_services(
     Each service is one `threads.append(...)` line; `endpoint_url` is the DynamoDB endpoint in use.
     On a clean stop the runner sets `stop` and joins these threads before its last snapshot.
     """
-    from infra import local_queue, stream_pump
+    from infra import local_queue, local_schedule, stream_pump
 
     threads = []
     if snapshot is not None:
         threads.append(_start("snapshot", snapshot.run, stop))
     threads.append(stream_pump.start(endpoint_url, os.environ["SYNAPSE_MEMORIES_TABLE"], stop))
     threads.append(local_queue.start(stop))  # webhook deliveries (loopback only if the user opts in)
+    threads.append(local_schedule.start(stop))  # the template's Schedule events (expiry sweep, …)
     return threads
 
 
@@ -208,6 +210,7 @@ def banner(url: str, token: str | None, storage: str) -> str:
         loopback = "off (start with SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK=true make run to reach this machine)"
     lines = [
         f"Synapse is running on {url}",
+        f"Console: {url}/console" + (" (one-click dev sign-in)" if token is not None else ""),
         f"DynamoDB: {storage}",
         f"Webhook delivery to loopback: {loopback}",
         "",
@@ -282,9 +285,12 @@ def main() -> int:
             print(f"synapse-local: cannot listen on {HOST}:{port}: {error} (set PORT)", file=sys.stderr)
             return 2
         threads = start_background_services(endpoint_url, stop, snapshot)
+        token = dev_token()
+        if token is not None:  # the console's one-click sign-in (synapse.api.console), local only
+            os.environ["SYNAPSE_CONSOLE_DEV_TOKEN"] = token
         serving = _start("http", server.serve_forever, 0.1)
         url = f"http://{HOST}:{server.server_address[1]}"
-        print(banner(url, dev_token(), storage), flush=True)
+        print(banner(url, token, storage), flush=True)
         if os.environ.get("SYNAPSE_DEMO") == "1":  # make demo: SPEC §4's example mind
             from infra import demo
 

@@ -5,8 +5,9 @@ left-out line need counts of the whole selection while it reads only what it pri
 counts cannot come from reading the memories. Each mind holds one counter item per category
 (`NCAT#<category>`) and one per (tag, category) (`NTAG#<len>:<tag>#<category>`), with
 `n` (memories), `v` (verified ones) and `low` (low-priority ones). A filter's counts are then
-at most 8 items. The counters include expired memories (expiry is the passing of time, not a
-write); readers subtract the expired ones they find through the `expiring` index.
+at most 8 items. The counters include expired memories until the expiry sweep takes them out
+(`expiry`, `sweep`: expiry is the passing of time, not a write); readers subtract the expired ones
+not swept yet, which they find through the `category_expiring` index.
 """
 
 from __future__ import annotations

@@ -4,10 +4,13 @@ Each reads an index already in the order it answers in and stops when the answer
 its cost follows the answer, not the mind (`tables.query_pages` counts every item read):
 - recall: GSI `recall` (pk, recall_sk), or `category_recall` per asked category merged in
   recall order, or the tag copies `TAG#<len>:<tag>#<recall_sk>` when a tag is asked; the
-  counts of its header come from the counters of `counts` (≤ 8 items) minus the expired
-  memories found through the `expiring` index (they cost one item each until deleted);
-- by-tag: the tag copies of that tag only;
+  counts of its header come from the counters of `counts` (≤ 8 items, memories not swept)
+  minus the expired memories not swept yet, from GSI `category_expiring`;
+- by-tag: the live tag copies of that tag only (with `include_expired`, the swept ones after);
 - expiring: GSI `expiring` (pk, expires_at) between now and now + within only.
+
+Expired memories are skipped one by one only until the expiry sweep (`expiry`, `sweep`) takes them
+out of these indexes, so what a read pays for them is what expired since the last sweep.
 """
 
 from __future__ import annotations
@@ -21,14 +24,15 @@ from typing import Any
 
 from synapse.core import clock
 from synapse.core.errors import BadRequest
-from synapse.memory import counts, recall
+from synapse.memory import counts, expiry, recall
 from synapse.memory.counts import Tally
-from synapse.memory.model import Memory
+from synapse.memory.model import Category, Memory
 from synapse.memory.store import Page, memory_from_item
 from synapse.minds import minds
 from synapse.storage import cursor, pages, tables
 
 LOW_RANK = "3#"  # recall_sk starts with the priority rank; 3 is low
+CATEGORIES = frozenset(c.value for c in Category)
 # The first page asks for what the answer can use; later pages for this many.
 PAGE = 100
 LIST_DEFAULT, LIST_MAX = 20, 100
@@ -130,23 +134,22 @@ def _recall_streams(
 
 
 def _expired(mind_id: str, query: RecallQuery, now: str) -> Tally:
-    """Counts of the selection's expired memories: the counters include them, recall does not."""
+    """Counts of the selection's expired memories not swept yet: the counters still count them,
+    recall does not show them. The sweep takes them out of `category_expiring` (and the counters)."""
     found = Tally()
-    params = {
-        "TableName": tables.memories_table(),
-        "IndexName": "expiring",
-        "KeyConditionExpression": "pk = :mind AND expires_at <= :now",
-        "ProjectionExpression": "#c, #t, #v, #p",
-        "ExpressionAttributeNames": {"#c": "category", "#t": "tags", "#v": "verified", "#p": "priority"},
-        "ExpressionAttributeValues": tables.values(mind=mind_id, now=now),
-    }
-    for items, _ in tables.query_pages(**params):
-        for item in items:
-            if query.categories is not None and item["category"] not in query.categories:
-                continue
-            if query.tag is not None and query.tag not in (item.get("tags") or []):
-                continue
-            found += Tally(1, int(bool(item["verified"])), int(item["priority"] == "low"))
+    for category in sorted(query.categories or CATEGORIES):
+        params = {
+            "TableName": tables.memories_table(),
+            "IndexName": "category_expiring",
+            "KeyConditionExpression": "mind_category = :part AND expires_at <= :now",
+            "ProjectionExpression": "#t, #v, #p",
+            "ExpressionAttributeNames": {"#t": "tags", "#v": "verified", "#p": "priority"},
+            "ExpressionAttributeValues": tables.values(part=f"{mind_id}#{category}", now=now),
+        }
+        for items, _ in tables.query_pages(**params):
+            for item in items:
+                if query.tag is None or query.tag in (item.get("tags") or []):
+                    found += Tally(1, int(bool(item["verified"])), int(item["priority"] == "low"))
     return found
 
 
@@ -186,16 +189,19 @@ def by_tag(mind_id: str, query: TagQuery, limit: int, after: str | None, at: dat
     """Memories carrying the tag, in recall order, from the tag's own copies only."""
     clauses, names = [], {"#m": "memory"}
     vals: dict[str, Any] = {"mind": mind_id, "prefix": tables.tag_prefix(query.tag)}
+    key_condition = "pk = :mind AND begins_with(sk, :prefix)"  # the swept copies come last
     if not query.include_expired:
         clauses.append(_not_expired("#m.expires_at"))
         vals["now"] = clock.to_iso(at or clock.now())
+        key_condition = "pk = :mind AND sk BETWEEN :prefix AND :live_end"
+        vals["live_end"] = expiry.live_tag_bounds(query.tag)[1]
     category, category_values = _category_clause("#m.category", query.categories)
     if category:
         clauses.append(category)
         vals.update(category_values)
     params: dict[str, Any] = {
         "TableName": tables.memories_table(),
-        "KeyConditionExpression": "pk = :mind AND begins_with(sk, :prefix)",
+        "KeyConditionExpression": key_condition,
         "ExpressionAttributeValues": tables.values(**vals),
     }
     if clauses:

@@ -11,6 +11,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import process_partial_response
 
 from synapse.core.observability import metrics
+from synapse.memory import expiry
 from synapse.search import generations, orphans
 from synapse.search.documents import Change, Doc, Unindexable
 from synapse.search.writer import Writer
@@ -34,8 +35,8 @@ def change_from_record(record: dict[str, Any]) -> Change | None:
     """A DynamoDB stream record (Lambda's event shape) → its change to the index; None if not indexed."""
     body = record.get("dynamodb") or {}
     keys = _load(body, "Keys")
-    if not is_memory_item(keys):
-        return None
+    if not is_memory_item(keys) or expiry.is_sweep_record(record):
+        return None  # the expiry sweep changes no indexed field and keeps the version
     name = record.get("eventName")
     image_name = "OldImage" if name == "REMOVE" else "NewImage"
     if name not in {"INSERT", "MODIFY", "REMOVE"} or not body.get(image_name):
@@ -68,7 +69,7 @@ class StreamBatch:
         try:
             keys = tables.load((record.get("dynamodb") or {}).get("Keys") or {})
             mind_id = keys.get("pk")
-            if not is_memory_item(keys) or not isinstance(mind_id, str):
+            if not is_memory_item(keys) or not isinstance(mind_id, str) or expiry.is_sweep_record(record):
                 return None
             generations.mind_dir(mind_id, self.base)  # refuses an id that is no folder name
         except (Unindexable, TypeError, ValueError, AttributeError):

@@ -1,0 +1,20 @@
+"""Every 15 minutes: expired memories out of recall's and by-tag's indexes (synapse.memory.sweep)."""
+
+import time
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from synapse.core.observability import entry_point, logger, metrics
+from synapse.memory import sweep
+
+MARGIN_MS = 20_000  # stop this long before the timeout (at most half the time); the next run resumes
+
+
+@entry_point()
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    remaining = context.get_remaining_time_in_millis()
+    deadline = time.monotonic() + (remaining - min(MARGIN_MS, remaining // 2)) / 1000
+    tally = sweep.run(deadline=deadline)
+    logger.info("expiry sweep run", extra=tally)
+    metrics.add_metric(name="ExpiredMemoriesSwept", unit=MetricUnit.Count, value=tally["swept"])
+    return tally

@@ -1,0 +1,122 @@
+"""Expired memories out of the read paths: the item layout of the sweep, and what writes must know.
+
+A memory whose `expires_at` has passed is still stored (readable by id, listed with
+`include_expired`), but recall and by-tag should not pay for it. The scheduled sweep (`sweep`)
+therefore takes it out of what they read, in one transaction conditioned on its version (a
+concurrent write wins, and the memory's version and updated_at stay as they are):
+
+- `recall_sk` and `mind_category` are removed, so it leaves the `recall` and `category_recall`
+  GSIs (and `category_expiring`, which recall counts the not-yet-swept expired ones from);
+- each tag copy `TAG#<len>:<tag>#<recall_sk>` moves to `TAG#<len>:<tag>#~<recall_sk>`, after every
+  live copy of the tag, where only by-tag's `include_expired=true` reads;
+- its counters (`counts`) stop counting it: they count the memories not swept;
+- `swept_at` (when) and `swept_sk` (its recall_sk then) are set; `expiry_bucket` is removed, so it
+  leaves the sweep's own index.
+
+Any later write puts the memory back: `items.memory_item` always writes recall_sk, mind_category and
+the bucket, and never `swept_at`. `guard` gives that write what it needs to stay exact (its
+condition on the swept state, the counters to move from, the moved tag copies to delete).
+
+How the sweep finds its work without reading the whole table: every memory item with an
+`expires_at` carries `expiry_bucket` = the hour of max(expires_at, the write's updated_at), and the
+sparse GSI `expiry_sweep` (expiry_bucket, expires_at) lists only those not swept. A run reads the
+buckets from its watermark to the current hour, so its cost follows what expires.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from synapse.core import clock
+from synapse.memory.model import Memory
+from synapse.storage import tables
+
+SWEPT_AT = "swept_at"
+SWEPT_SK = "swept_sk"
+BUCKET = "expiry_bucket"
+SWEEP_INDEX = "expiry_sweep"
+# Tag copies of swept memories sort after every live copy of their tag (recall_sk starts 0-3).
+SWEPT_TAG_MARK = "~"
+BUCKET_WIDTH = timedelta(hours=1)
+
+
+def bucket_of(moment: datetime) -> str:
+    """The hour a moment falls in, as text that sorts like time: `2026-12-01T13`."""
+    return clock.to_iso(moment)[:13]
+
+
+def item_attributes(memory: Memory) -> dict[str, str]:
+    """What a memory item carries for the sweep: its bucket, when it has an expiry time.
+
+    The bucket is that of the later of expiry and this write, so a write of an already expired
+    memory lands in a bucket the sweep still reads (it re-reads the previous hour too)."""
+    if memory.expires_at is None:
+        return {}
+    return {BUCKET: max(memory.expires_at, memory.updated_at)[:13]}
+
+
+def swept_tag_sk(tag: str, old_recall_sk: str) -> str:
+    return tables.tag_prefix(tag) + SWEPT_TAG_MARK + old_recall_sk
+
+
+def live_tag_bounds(tag: str) -> tuple[str, str]:
+    """BETWEEN bounds of the tag's live copies (priority ranks 0-3), swept copies left out."""
+    prefix = tables.tag_prefix(tag)
+    return prefix + "0", prefix + "3~"
+
+
+# ---------------------------------------------------------------- what a write of an existing memory needs
+
+
+@dataclass(frozen=True)
+class Guard:
+    """For a write replacing or deleting `old`:
+
+    - `condition`: appended to the write's "unchanged" condition on the memory item, so a sweep
+      between the write's read and its commit makes it retry (the sweep keeps the version);
+    - `counted`: what the counters hold for it (None once swept), for `counts.operations`;
+    - `operations`: deletes of its moved tag copies (swept only)."""
+
+    condition: str = ""
+    counted: Memory | None = None
+    operations: list[dict[str, Any]] = field(default_factory=list)
+
+
+NOT_SWEPT = f" AND attribute_not_exists({SWEPT_AT})"
+SWEPT = f" AND attribute_exists({SWEPT_AT})"
+
+
+def guard(old: Memory, at: datetime | None = None) -> Guard:
+    """Reads the memory item again only when `old` has expired: only then can it have been swept."""
+    if old.expires_at is None:
+        return Guard("", old)
+    if not old.is_expired(at):
+        return Guard(NOT_SWEPT, old)
+    item = tables.get(
+        tables.memories_table(), {"pk": old.mind_id, "sk": tables.memory_sk(old.category, old.key)}
+    )
+    if item is None or SWEPT_AT not in item:
+        return Guard(NOT_SWEPT, old)
+    moved = [
+        {
+            "Delete": {
+                "TableName": tables.memories_table(),
+                "Key": tables.dump({"pk": old.mind_id, "sk": swept_tag_sk(tag, str(item[SWEPT_SK]))}),
+            }
+        }
+        for tag in item.get("tags") or []
+    ]
+    return Guard(SWEPT, None, moved)
+
+
+# ---------------------------------------------------------------- the stream
+
+
+def is_sweep_record(record: dict[str, Any]) -> bool:
+    """A Memories stream record of the sweep itself (not a user-visible change: no webhook event,
+    nothing to re-index): a MODIFY whose new image gained `swept_at`. Writes never set it."""
+    body = record.get("dynamodb") or {}
+    new, old = body.get("NewImage") or {}, body.get("OldImage") or {}
+    return record.get("eventName") == "MODIFY" and SWEPT_AT in new and SWEPT_AT not in old
