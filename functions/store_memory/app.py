@@ -1,4 +1,5 @@
-"""POST /memory — create (201) or replace by (category, key) (200)."""
+"""POST /memory — create (201) or replace by (category, key) (200); an agent's change to a verified
+memory becomes a proposal (202)."""
 
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
@@ -8,7 +9,12 @@ from synapse.memory.model import MemoryWrite
 @endpoint
 def handler(request: Request) -> Response:
     write = request.body(MemoryWrite)
-    stored = store.store(request.mind_id(), write, request.principal.writer(write.source))
+    principal = request.principal
+    stored = store.store(
+        request.mind_id(), write, principal.writer(write.source), changed_by=principal.changed_by()
+    )
+    if stored.proposal is not None:
+        return Response.json({"proposal": stored.proposal, "memory": stored.memory.public()}, 202)
     if stored.created:
         return Response.json(stored.memory.public(), 201, {"Location": f"/memory/{stored.memory.id}"})
     return Response.json(stored.memory.public())

@@ -1,4 +1,5 @@
-"""PUT /memory/{id} — partial update, conditional on If-Match."""
+"""PUT /memory/{id} — partial update, conditional on If-Match; an agent's change to a verified
+memory becomes a proposal (202)."""
 
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
@@ -8,11 +9,14 @@ from synapse.memory.model import MemoryPatch
 @endpoint
 def handler(request: Request) -> Response:
     patch = request.body(MemoryPatch)
-    memory = store.update(
+    stored = store.update(
         request.mind_id(),
         request.path("id"),
         patch,
         request.principal.writer(patch.source),
         request.if_match(),
+        changed_by=request.principal.changed_by(),
     )
-    return Response.json(memory.public())
+    if stored.proposal is not None:
+        return Response.json({"proposal": stored.proposal, "memory": stored.memory.public()}, 202)
+    return Response.json(stored.memory.public())

@@ -7,4 +7,5 @@ from synapse.memory import store
 @endpoint
 def handler(request: Request) -> Response:
     user = request.principal.require_user("verify memories")
-    return Response.json(store.verify(request.mind_id(), request.path("id"), user).public())
+    memory = store.verify(request.mind_id(), request.path("id"), user, request.principal.changed_by())
+    return Response.json(memory.public())

@@ -20,8 +20,10 @@ pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publis
 
 
 def test_racing_stores_of_one_key_leave_one_memory_at_version_20(api: Api, dynamo: Any) -> None:
-    # Given a mind
+    # Given a mind whose agents may rewrite what a person verified (no proposals: each write applies)
     mind = api.create_mind()
+    unverify = {"agent_writes_to_verified": "unverify"}
+    assert api.call("PATCH", f"/minds/{mind.id}", token=mind.jwt, json_body=unverify).status == 200
     # When 20 writers store the same (category, key) at once, half as the user and half as an agent
     answers = race(
         WRITERS,

@@ -202,7 +202,7 @@ def test_a_signed_delivery_of_one_memory_stores_it_as_an_agent_memory(api: Api) 
     # Then the answer lists its outcome
     assert answer.status == 200, answer.text
     body = answer.json()
-    assert body["summary"] == {"created": 1, "replaced": 0, "failed": 0}
+    assert body["summary"] == {"created": 1, "replaced": 0, "proposed": 0, "failed": 0}
     (result,) = body["results"]
     assert result["index"] == 0 and result["status"] == "created"
     # And it is an unverified agent memory of that mind
@@ -236,7 +236,7 @@ def test_a_batch_of_100_with_3_invalid_items_stores_97_and_reports_the_3(api: Ap
     # Then the other 97 are stored
     assert answer.status == 200, answer.text
     data = answer.json()
-    assert data["summary"] == {"created": 97, "replaced": 0, "failed": 3}
+    assert data["summary"] == {"created": 97, "replaced": 0, "proposed": 0, "failed": 3}
     assert len(stored_memories(dynamo, mind)) == 97
     # And every item has its outcome, in order; the three name their index, field and rule
     assert [r["index"] for r in data["results"]] == list(range(100))

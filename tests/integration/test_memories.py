@@ -118,7 +118,10 @@ def test_the_same_key_in_another_category_is_another_memory(api: Api, mind: Mind
 def test_rewrites_within_one_millisecond_keep_the_tag_copies_whole(
     api: Api, mind: MindHandle, dynamo: Any, frozen_clock: None
 ) -> None:
-    # Given a tagged memory, rewritten, updated and verified all in the same millisecond
+    # Given a tagged memory, rewritten (in a mind whose agents' rewrites apply), updated and verified
+    # all in the same millisecond
+    unverify = {"agent_writes_to_verified": "unverify"}
+    assert api.call("PATCH", f"/minds/{mind.id}", token=mind.jwt, json_body=unverify).status == 200
     memory = api.store(mind, tags=["a", "b"]).json()
     assert api.store(mind, as_agent=True, content="again", tags=["a", "b"]).status == 200
     assert put(api, mind, memory["id"], {"tags": ["b", "c"]}).status == 200
@@ -133,7 +136,10 @@ def test_rewrites_within_one_millisecond_keep_the_tag_copies_whole(
 def test_the_largest_memory_the_rules_allow_can_be_stored_and_rewritten(
     api: Api, mind: MindHandle, dynamo: Any
 ) -> None:
-    # Given a memory at every limit: 32 KiB of content and 20 tags of 64 characters
+    # Given a memory at every limit: 32 KiB of content and 20 tags of 64 characters, in a mind whose
+    # agents' rewrites of verified memories apply
+    unverify = {"agent_writes_to_verified": "unverify"}
+    assert api.call("PATCH", f"/minds/{mind.id}", token=mind.jwt, json_body=unverify).status == 200
     content = "x" * (32 * 1024)
     first_tags = [f"{i:02d}" + "a" * 62 for i in range(20)]
     other_tags = [f"{i:02d}" + "b" * 62 for i in range(20)]

@@ -146,7 +146,7 @@ def test_recall_order_is_priority_then_most_recently_updated(
     moved.advance(seconds=1)
     mem_b = api.call("GET", "/memory", query={"limit": 100}, **as_agent(mind)).json()["memories"]
     b_id = next(m["id"] for m in mem_b if m["key"] == "b")
-    assert api.call("PUT", f"/memory/{b_id}", json_body={"content": "new"}, **as_agent(mind)).status == 200
+    assert api.call("PUT", f"/memory/{b_id}", json_body={"content": "new"}, **as_user(mind)).status == 200
     assert recall_keys(api, mind) == ["c", "e", "b", "d", "a"]
 
 

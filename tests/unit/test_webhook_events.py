@@ -37,8 +37,20 @@ def test_insert_modify_to_verified_and_remove_become_their_events() -> None:
 def test_a_modify_of_an_already_verified_memory_is_only_an_update() -> None:
     _, verify, _ = sample_records()
     again = json.loads(json.dumps(verify))
-    again["dynamodb"]["OldImage"] = again["dynamodb"]["NewImage"]
+    again["dynamodb"]["OldImage"] = json.loads(json.dumps(again["dynamodb"]["NewImage"]))
+    seen = int(again["dynamodb"]["OldImage"]["version"]["N"])
+    again["dynamodb"]["NewImage"]["version"] = {"N": str(seen + 1)}
     assert [c.type for c in events.from_stream_record(again)] == ["memory.updated"]
+
+
+def test_a_modify_that_keeps_the_version_only_marks_a_proposal_and_makes_no_event() -> None:
+    # Given a memory item rewritten at the same version (a proposal's pending mark set or cleared)
+    _, verify, _ = sample_records()
+    marked = json.loads(json.dumps(verify))
+    marked["dynamodb"]["OldImage"] = json.loads(json.dumps(marked["dynamodb"]["NewImage"]))
+    marked["dynamodb"]["NewImage"]["pending_proposal"] = {"S": "prop_0006448e0f5c0000exampleProp"}
+    # Then no memory event goes out
+    assert events.from_stream_record(marked) == []
 
 
 def test_items_that_are_not_memories_make_no_events() -> None:

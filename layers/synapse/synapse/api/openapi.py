@@ -36,12 +36,15 @@ from synapse.api.openapi_parts import (
     TEXT,
     Op,
     Param,
+    enum,
     integer,
     models,
     operation,
     query,
 )
-from synapse.memory.model import KeyCreate, MemoryPatch, MemoryWrite, MindPatch, MindWrite
+from synapse.memory.model import Category, KeyCreate, MemoryPatch, MemoryWrite, MindPatch, MindWrite
+from synapse.memory.proposals import Status
+from synapse.memory.restore import RestoreRequest
 from synapse.webhooks.hooks import HookRotate, HookWrite
 from synapse.webhooks.subscriptions import WebhookPatch, WebhookWrite
 
@@ -84,10 +87,10 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ),
     ("POST", "/memory"): Op(
         "storeMemory",
-        "Store a memory: create (201) or replace by (category, key) (200)",
+        "Store a memory: create (201), replace by (category, key) (200) or propose the change (202)",
         "memory",
         "either",
-        {200: S.Memory, 201: S.Memory},
+        {200: S.Memory, 201: S.Memory, 202: S.Proposed},
         MemoryWrite,
     ),
     ("POST", "/memory/batch"): Op(
@@ -112,10 +115,10 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ),
     ("PUT", "/memory/{id}"): Op(
         "updateMemory",
-        "Update some fields of a memory",
+        "Update some fields of a memory (an agent's change to a verified one: 202, a proposal)",
         "memory",
         "either",
-        {200: S.Memory},
+        {200: S.Memory, 202: S.Proposed},
         MemoryPatch,
         (IF_MATCH,),
         errors=(412,),
@@ -125,6 +128,53 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ),
     ("POST", "/memory/{id}/verify"): Op(
         "verifyMemory", "A person vouches for a memory", "memory", "user", {200: S.Memory}
+    ),
+    ("GET", "/memory/{id}/history"): Op(
+        "memoryHistory",
+        "A memory's revisions, newest first (a deleted memory's too)",
+        "history",
+        "either",
+        {200: S.RevisionPage},
+        params=PAGE,
+    ),
+    ("POST", "/memory/{id}/restore"): Op(
+        "restoreMemory",
+        "Bring back an earlier revision as a new version, verified by you",
+        "history",
+        "user",
+        {200: S.Memory},
+        RestoreRequest,
+        errors=(409,),
+    ),
+    ("GET", "/proposals"): Op(
+        "listProposals",
+        "Agents' proposed changes to verified memories, newest first",
+        "history",
+        "either",
+        {200: S.ProposalPage},
+        params=(
+            query("status", enum(Status)),
+            query("memory_id", STRING),
+            query("category", enum(Category)),
+            *PAGE,
+        ),
+    ),
+    ("GET", "/proposals/{id}"): Op("getProposal", "One proposal", "history", "either", {200: S.Proposal}),
+    ("POST", "/proposals/{id}/accept"): Op(
+        "acceptProposal",
+        "Apply a proposal as a new version, verified by you (409 if the memory changed meanwhile)",
+        "history",
+        "user",
+        {200: S.Proposed},
+        errors=(409,),
+    ),
+    ("POST", "/proposals/{id}/reject"): Op(
+        "rejectProposal",
+        "Turn a proposal down; the memory stays",
+        "history",
+        "user",
+        {200: S.Proposed},
+        errors=(409,),
     ),
     ("GET", "/memory/recall"): Op(
         "recall",

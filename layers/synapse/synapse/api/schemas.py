@@ -56,12 +56,70 @@ class Memory(_Answer):
     version: int
     verified_at: str | None
     verified_by: str | None
+    pending_proposal: str | None = Field(description="The id of an agent's change waiting for review.")
     expired: bool
 
 
 class MemoryPage(_Answer):
     memories: list[Memory]
     next_cursor: str | None
+
+
+# ---------------------------------------------------------------- history and proposals
+
+
+class ChangedBy(_Answer):
+    source: Literal["user", "agent"]
+    user_id: str | None = Field(default=None, description="A person's change.")
+    key_id: str | None = Field(default=None, description="An agent's change with a Mind Key.")
+    hook_id: str | None = Field(default=None, description="An agent's change through a hook.")
+
+
+class Revision(_Answer):
+    version: int
+    memory: Memory = Field(description="The whole memory as it was after the change.")
+    change: Literal["created", "updated", "replaced", "verified", "restored", "deleted", "proposal_accepted"]
+    changed_at: str
+    changed_by: ChangedBy
+
+
+class RevisionPage(_Answer):
+    revisions: list[Revision]
+    next_cursor: str | None
+
+
+class ProposedFields(_Answer):
+    content: str
+    tags: list[str]
+    priority: str
+    confidence: float
+    expires_at: str | None
+
+
+class Proposal(_Answer):
+    id: str
+    memory_id: str
+    category: str
+    key: str
+    proposed: ProposedFields
+    base_version: int
+    status: Literal["pending", "accepted", "rejected", "superseded"]
+    proposed_by: ChangedBy
+    created_at: str
+    decided_by: ChangedBy | None
+    decided_at: str | None
+
+
+class ProposalPage(_Answer):
+    proposals: list[Proposal]
+    next_cursor: str | None
+
+
+class Proposed(_Answer):
+    """An agent's change to a verified memory, held for review (202), or a proposal just decided."""
+
+    proposal: Proposal
+    memory: Memory | None = Field(description="The memory as it is now (null if deleted).")
 
 
 class SearchResult(_Answer):

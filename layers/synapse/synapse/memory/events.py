@@ -8,6 +8,11 @@ memory item (sort key `MEM#…`) becomes:
     MODIFY                         → memory.updated, and memory.verified when `verified` turns true
     REMOVE                         → memory.deleted
 
+A MODIFY that keeps the version only marks or unmarks a pending proposal: no memory event. A
+proposal item (`PROP#…`) becomes proposal.created (INSERT) and proposal.accepted / rejected (MODIFY
+from pending); its data is `{"proposal": …, "memory": …}` (the memory as the proposal keeps it).
+Revisions (`REV#…`) and every other item make no event.
+
 `memory.expiring` comes from the hourly scheduled function (see `webhooks.expiring_changes`), and
 `ping` from `POST …/webhooks/{id}/test`.
 
@@ -24,7 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from synapse.core import clock
-from synapse.memory import store
+from synapse.memory import proposals, store
 from synapse.storage import tables
 
 CREATED = "memory.created"
@@ -32,8 +37,21 @@ UPDATED = "memory.updated"
 VERIFIED = "memory.verified"
 DELETED = "memory.deleted"
 EXPIRING = "memory.expiring"
+PROPOSAL_CREATED = "proposal.created"
+PROPOSAL_ACCEPTED = "proposal.accepted"
+PROPOSAL_REJECTED = "proposal.rejected"
 PING = "ping"
-SUBSCRIBABLE = (CREATED, UPDATED, VERIFIED, DELETED, EXPIRING)
+SUBSCRIBABLE = (
+    CREATED,
+    UPDATED,
+    VERIFIED,
+    DELETED,
+    EXPIRING,
+    PROPOSAL_CREATED,
+    PROPOSAL_ACCEPTED,
+    PROPOSAL_REJECTED,
+)
+_DECIDED = {"accepted": PROPOSAL_ACCEPTED, "rejected": PROPOSAL_REJECTED}
 
 
 @dataclass(frozen=True)
@@ -72,13 +90,40 @@ def _record_time(body: dict[str, Any]) -> datetime:
     return clock.now()
 
 
-def is_memory_record(record: dict[str, Any]) -> bool:
+def _sort_key(record: dict[str, Any]) -> str:
     sk = ((record.get("dynamodb") or {}).get("Keys") or {}).get("sk") or {}
-    return str(sk.get("S", "")).startswith(tables.MEMORY_PREFIX)
+    return str(sk.get("S", ""))
+
+
+def is_memory_record(record: dict[str, Any]) -> bool:
+    return _sort_key(record).startswith(tables.MEMORY_PREFIX)
+
+
+def _proposal_changes(record: dict[str, Any]) -> list[Change]:
+    body = record["dynamodb"]
+    new = tables.load(body.get("NewImage") or {})
+    if not new:
+        return []
+    old = tables.load(body.get("OldImage") or {})
+    name = record.get("eventName")
+    if name == "INSERT" and new.get("status") == proposals.Status.PENDING.value:
+        kind = PROPOSAL_CREATED
+    elif (
+        name == "MODIFY" and old.get("status") == proposals.Status.PENDING.value and new["status"] in _DECIDED
+    ):
+        kind = _DECIDED[new["status"]]
+    else:
+        return []
+    at = _record_time(body)
+    data = {"proposal": proposals.public(new), "memory": proposals.memory_of(new).public(at)}
+    cause = f"stream:{record.get('eventID') or body.get('SequenceNumber')}"
+    return [Change(kind, str(new["pk"]), cause, clock.to_iso(at), data)]
 
 
 def from_stream_record(record: dict[str, Any]) -> list[Change]:
-    """The events one stream record means; none for items that are not memories."""
+    """The events one stream record means; none for items that are neither memories nor proposals."""
+    if _sort_key(record).startswith(proposals.PROPOSAL_PREFIX):
+        return _proposal_changes(record)
     if not is_memory_record(record):
         return []
     body = record["dynamodb"]
@@ -94,6 +139,8 @@ def from_stream_record(record: dict[str, Any]) -> list[Change]:
     if name == "REMOVE" and old:
         return [Change(DELETED, mind_id, cause, stamp, {"memory": _public(old, at)})]
     if name == "MODIFY" and new:
+        if old and new.get("version") == old.get("version"):
+            return []  # a proposal's mark, set or cleared: the memory itself did not change
         data: dict[str, Any] = {"memory": _public(new, at)}
         if old:
             data["previous"] = _public(old, at)

@@ -9,6 +9,7 @@ The text, every line ending in a newline:
       <key>
       <content, each line indented two spaces>
       Tags: <tag>, <tag>                        (left out when there are none)
+      (change proposed by an agent, pending review)   (only while an agent's proposal waits)
     <blank>
     [002] …
     <blank>                                     (only before the two closing lines)
@@ -56,6 +57,7 @@ MAX_CHARS = 400_000
 # Room for the header with a 100-character mind name and both closing lines with large counts.
 MIN_CHARS = 500
 SEARCH_HINT = "GET /memory/search"
+PENDING_LINE = "  (change proposed by an agent, pending review)"
 
 
 def _one_line(text: str) -> str:
@@ -73,6 +75,8 @@ def entry(number: int, memory: Memory) -> str:
     lines += [f"  {line}" for line in (memory.content.splitlines() or [""])]
     if memory.tags:
         lines.append("  Tags: " + ", ".join(_one_line(tag) for tag in memory.tags))
+    if memory.pending_proposal:
+        lines.append(PENDING_LINE)
     return "\n".join(lines) + "\n"
 
 

@@ -1,26 +1,26 @@
-"""Memories in DynamoDB: idempotent store-by-key, id lookup, conditional update, delete, list.
+"""Memories in DynamoDB: idempotent store-by-key, id lookup, conditional update, verify, delete,
+purge, list.
 
-Every write is one DynamoDB transaction over the memory item, its id pointer, its tag copies
-and (on create/delete) the mind's counter, conditioned on the version it read. A lost race
-re-reads and tries again, so concurrent writers to one (category, key) serialise cleanly:
-no duplicate, no lost version, no half-written fan-out.
+Every write is one transaction (see `writes`) over the memory item, its id pointer, its tag copies,
+its counters and its revision (`history`), conditioned on what it read; a lost race re-reads and
+tries again. An agent's write that would change what a person verified becomes a proposal instead
+(`proposals`): `Stored.proposal` says so, and the memory is returned as it stays.
 """
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from synapse.core import clock
-from synapse.core.errors import NotFound, PreconditionFailed, Throttled
-from synapse.core.ids import looks_like_id
-from synapse.memory import counts
+from synapse.core.errors import PreconditionFailed
+from synapse.memory import history, proposals, writes
+from synapse.memory.history import Change
+from synapse.memory.items import memory_from_item as memory_from_item
+from synapse.memory.items import memory_item as memory_item
+from synapse.memory.items import recall_sk as recall_sk
+from synapse.memory.items import tag_item_key as tag_item_key
 from synapse.memory.model import (
     Memory,
     MemoryPatch,
@@ -31,157 +31,18 @@ from synapse.memory.model import (
     replaced,
     verified,
 )
+from synapse.memory.writes import ChangedBy
 from synapse.storage import cursor, tables
 
-MAX_ATTEMPTS = 60
 LIST_READ_BUDGET = 1000  # items one GET /memory may read before it answers with a cursor
-_MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
-_INVERTED_BASE = 10**17
-
-
-class _Retry(Exception):
-    """The condition this attempt relied on no longer holds: read again and retry."""
-
-
-# ---------------------------------------------------------------- item layout
-
-
-def recall_sk(memory: Memory) -> str:
-    """Recall order as text: priority rank, then most recently updated first, then id."""
-    updated = clock.epoch_micros(clock.from_iso(memory.updated_at))
-    return f"{memory.priority_rank}#{_INVERTED_BASE - updated:017d}#{memory.id}"
-
-
-def memory_item(memory: Memory) -> dict[str, Any]:
-    body = {name: getattr(memory, name) for name in _MEMORY_FIELDS}
-    return {
-        **body,
-        "pk": memory.mind_id,
-        "sk": tables.memory_sk(memory.category, memory.key),
-        "recall_sk": recall_sk(memory),
-        "created_sk": f"{memory.created_at}#{memory.id}",
-        "mind_category": f"{memory.mind_id}#{memory.category}",
-    }
-
-
-def tag_item_key(memory: Memory, tag: str) -> dict[str, str]:
-    return {"pk": memory.mind_id, "sk": tables.tag_prefix(tag) + recall_sk(memory)}
-
-
-def _tag_item(memory: Memory, tag: str) -> dict[str, Any]:
-    # The copy lives under `memory` so the GSIs (keyed on top-level attributes) never see it.
-    return {**tag_item_key(memory, tag), "memory": {name: getattr(memory, name) for name in _MEMORY_FIELDS}}
-
-
-def memory_from_item(item: dict[str, Any]) -> Memory:
-    body: dict[str, Any] = {name: item.get(name) for name in _MEMORY_FIELDS}
-    body["confidence"] = float(item["confidence"])
-    body["version"] = int(item["version"])
-    body["tags"] = list(item.get("tags") or [])
-    return Memory(**body)
-
-
-# ---------------------------------------------------------------- reads
 
 
 def _read_by_key(mind_id: str, category: str, key: str) -> Memory | None:
-    item = tables.get(tables.memories_table(), {"pk": mind_id, "sk": tables.memory_sk(category, key)})
-    return memory_from_item(item) if item else None
-
-
-def _read_by_id(mind_id: str, memory_id: str) -> Memory:
-    not_found = NotFound(f"No memory {memory_id[:80]!r} in this mind.")
-    if not looks_like_id("mem_", memory_id):
-        raise not_found
-    pointer = tables.get(tables.memories_table(), {"pk": mind_id, "sk": tables.pointer_sk(memory_id)})
-    if pointer is None:
-        raise not_found
-    item = tables.get(tables.memories_table(), {"pk": mind_id, "sk": pointer["memory_sk"]})
-    if item is None or item.get("id") != memory_id:
-        raise not_found
-    return memory_from_item(item)
+    return writes.read_by_key(mind_id, category, key)
 
 
 def get_memory(mind_id: str, memory_id: str) -> Memory:
-    return _read_by_id(mind_id, memory_id)
-
-
-# ---------------------------------------------------------------- write plumbing
-
-
-def _put(item: dict[str, Any], condition: str | None = None, **condition_values: Any) -> dict[str, Any]:
-    put: dict[str, Any] = {"TableName": tables.memories_table(), "Item": tables.dump(item)}
-    if condition:
-        put["ConditionExpression"] = condition
-        if condition_values:
-            put["ExpressionAttributeValues"] = tables.values(**condition_values)
-    return {"Put": put}
-
-
-def _delete(key: dict[str, str], condition: str | None = None, **condition_values: Any) -> dict[str, Any]:
-    delete: dict[str, Any] = {"TableName": tables.memories_table(), "Key": tables.dump(key)}
-    if condition:
-        delete["ConditionExpression"] = condition
-        if condition_values:
-            delete["ExpressionAttributeValues"] = tables.values(**condition_values)
-    return {"Delete": delete}
-
-
-def _count_memories(mind_id: str, delta: int) -> dict[str, Any]:
-    """Keep the mind's memory_count in the same transaction; fails if the mind is gone."""
-    return {
-        "Update": {
-            "TableName": tables.minds_table(),
-            "Key": tables.dump(tables.mind_key(mind_id)),
-            "UpdateExpression": "ADD memory_count :delta",
-            "ConditionExpression": "attribute_exists(pk)",
-            "ExpressionAttributeValues": tables.values(delta=delta),
-        }
-    }
-
-
-# "Unchanged since we read it" names the id too: a memory deleted and re-created under the same
-# (category, key) starts again at version 1, and a writer holding the old one must not win (ABA).
-UNCHANGED = "id = :id AND version = :seen"
-
-
-def _replace_ops(old: Memory, new: Memory) -> list[dict[str, Any]]:
-    """Swap `old` for `new` if nobody changed it since we read it: memory plus its tag copies."""
-    ops = [_put(memory_item(new), UNCHANGED, id=old.id, seen=old.version)]
-    # A write in the same millisecond keeps a tag copy's key: overwrite it, never delete and put
-    # the same item in one transaction (DynamoDB refuses two operations on one item).
-    kept = [tag_item_key(new, tag) for tag in new.tags]
-    ops += [_delete(key) for key in (tag_item_key(old, tag) for tag in old.tags) if key not in kept]
-    ops += [_put(_tag_item(new, tag)) for tag in new.tags]
-    return ops + counts.operations(new.mind_id, old, new)
-
-
-def _commit(operations: list[dict[str, Any]], mind_op_index: int | None = None) -> None:
-    try:
-        tables.transact(operations)
-    except ClientError as error:
-        code = error.response.get("Error", {}).get("Code")
-        if code != "TransactionCanceledException":
-            if code in {"TransactionConflictException", "ProvisionedThroughputExceededException"}:
-                raise _Retry from error
-            raise
-        reasons = tables.cancellation_codes(error)
-        mind_failed = mind_op_index is not None and reasons[mind_op_index : mind_op_index + 1] == [
-            "ConditionalCheckFailed"
-        ]
-        if mind_failed:
-            raise NotFound("This mind no longer exists.") from error
-        raise _Retry from error
-
-
-def _retrying[T](attempt: Callable[[], T]) -> T:
-    """Run an optimistic read-then-conditional-write until it wins, with jittered backoff."""
-    for tries in range(MAX_ATTEMPTS):
-        try:
-            return attempt()
-        except _Retry:
-            time.sleep(random.uniform(0, min(0.2, 0.005 * 2 ** min(tries, 6))))
-    raise Throttled("Too many concurrent writes to this memory; retry shortly.")
+    return writes.read_by_id(mind_id, memory_id)
 
 
 # ---------------------------------------------------------------- writes
@@ -189,38 +50,50 @@ def _retrying[T](attempt: Callable[[], T]) -> T:
 
 @dataclass(frozen=True)
 class Stored:
+    """What a write left: the memory (as it stays, when the write became a proposal), whether it
+    was created, and the proposal (JSON) an agent's change to a verified memory became."""
+
     memory: Memory
     created: bool
+    proposal: dict[str, Any] | None = None
 
 
-def store(mind_id: str, write: MemoryWrite, source: Source, at: datetime | None = None) -> Stored:
-    """Create, or replace by (category, key). Never creates a duplicate, whatever the race."""
+def _change(
+    current: Memory, candidate: Memory, source: Source, by: ChangedBy, at: datetime, change: Change
+) -> Stored:
+    """Apply `candidate` over `current` with its revision, or propose it (see `proposals`)."""
+    if proposals.wanted(current, candidate, source):
+        ops, proposal, marked = proposals.propose_ops(current, candidate, by, at)
+        writes.commit(ops)
+        return Stored(marked, created=False, proposal=proposal)
+    writes.commit(writes.replace_ops(current, candidate) + history.revision_ops(candidate, change, by, at))
+    return Stored(candidate, created=False)
+
+
+def store(
+    mind_id: str,
+    write: MemoryWrite,
+    source: Source,
+    at: datetime | None = None,
+    changed_by: ChangedBy | None = None,
+) -> Stored:
+    """Create, or replace by (category, key). Never creates a duplicate, whatever the race.
+
+    The one per-item apply of POST /memory, POST /memory/batch and hook deliveries."""
+    by = changed_by or writes.default_changed_by(source.value)
 
     def attempt() -> Stored:
         moment = at or clock.now()
         current = _read_by_key(mind_id, write.category.value, write.key)
         if current is None:
             memory = new_memory(mind_id, write, source, moment)
-            ops = [
-                _put(memory_item(memory), "attribute_not_exists(pk)"),
-                _put(
-                    {
-                        "pk": mind_id,
-                        "sk": tables.pointer_sk(memory.id),
-                        "memory_sk": memory_item(memory)["sk"],
-                    }
-                ),
-                *[_put(_tag_item(memory, tag)) for tag in memory.tags],
-                *counts.operations(mind_id, None, memory),
-                _count_memories(mind_id, +1),
-            ]
-            _commit(ops, mind_op_index=len(ops) - 1)
+            ops = [*history.revision_ops(memory, Change.CREATED, by, moment), *writes.create_ops(memory)]
+            writes.commit(ops, mind_op_index=len(ops) - 1)
             return Stored(memory, created=True)
-        memory = replaced(current, write, source, moment)
-        _commit(_replace_ops(current, memory))
-        return Stored(memory, created=False)
+        candidate = replaced(current, write, source, moment)
+        return _change(current, candidate, source, by, moment, Change.REPLACED)
 
-    return _retrying(attempt)
+    return writes.retrying(attempt)
 
 
 def update(
@@ -229,52 +102,53 @@ def update(
     patch: MemoryPatch,
     source: Source,
     if_match: int | None = None,
-) -> Memory:
-    def attempt() -> Memory:
-        current = _read_by_id(mind_id, memory_id)
+    changed_by: ChangedBy | None = None,
+) -> Stored:
+    by = changed_by or writes.default_changed_by(source.value)
+
+    def attempt() -> Stored:
+        current = writes.read_by_id(mind_id, memory_id)
         if if_match is not None and current.version != if_match:
             raise PreconditionFailed(
                 f"If-Match: version {if_match} is stale; the memory is at version {current.version}."
             )
-        memory = patched(current, patch, source, clock.now())
-        _commit(_replace_ops(current, memory))
-        return memory
+        moment = clock.now()
+        candidate = patched(current, patch, source, moment)
+        return _change(current, candidate, source, by, moment, Change.UPDATED)
 
-    return _retrying(attempt)
+    return writes.retrying(attempt)
 
 
-def verify(mind_id: str, memory_id: str, user_id: str) -> Memory:
+def verify(mind_id: str, memory_id: str, user_id: str, changed_by: ChangedBy | None = None) -> Memory:
+    by = changed_by or {"source": Source.USER.value, "user_id": user_id}
+
     def attempt() -> Memory:
-        current = _read_by_id(mind_id, memory_id)
-        memory = verified(current, user_id, clock.now())
-        _commit(_replace_ops(current, memory))
+        current = writes.read_by_id(mind_id, memory_id)
+        moment = clock.now()
+        memory = verified(current, user_id, moment)
+        writes.commit(
+            writes.replace_ops(current, memory) + history.revision_ops(memory, Change.VERIFIED, by, moment)
+        )
         return memory
 
-    return _retrying(attempt)
+    return writes.retrying(attempt)
 
 
-def delete(mind_id: str, memory_id: str) -> None:
+def delete(mind_id: str, memory_id: str, changed_by: ChangedBy | None = None) -> None:
+    """Delete for good; its history stays 30 days (`history.deleted_ops`), so it can be restored."""
+    by = changed_by or writes.default_changed_by("user")
+
     def attempt() -> None:
-        current = _read_by_id(mind_id, memory_id)
-        ops = [
-            _delete(
-                {"pk": mind_id, "sk": tables.memory_sk(current.category, current.key)},
-                UNCHANGED,
-                id=current.id,
-                seen=current.version,
-            ),
-            _delete({"pk": mind_id, "sk": tables.pointer_sk(current.id)}),
-            *[_delete(tag_item_key(current, tag)) for tag in current.tags],
-            *counts.operations(mind_id, current, None),
-            _count_memories(mind_id, -1),
-        ]
-        _commit(ops, mind_op_index=len(ops) - 1)
+        current = writes.read_by_id(mind_id, memory_id)
+        ops = [*history.deleted_ops(current, by, clock.now()), *writes.remove_ops(current)]
+        writes.commit(ops, mind_op_index=len(ops) - 1)
 
-    _retrying(attempt)
+    writes.retrying(attempt)
 
 
 def purge_mind(mind_id: str) -> int:
-    """Delete every item of a mind (memories, pointers, tag copies). Repeats until none is left."""
+    """Delete every item of a mind (memories, pointers, tag copies, counters, revisions, proposals).
+    Repeats until none is left."""
     deleted = 0
     while True:
         keys = [

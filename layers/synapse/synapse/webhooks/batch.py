@@ -1,8 +1,9 @@
 """A batch of memories, each stored on its own: shared by hook deliveries (`receive`) and
 `POST /memory/batch`, so both answer the same shape and apply the same rules.
 
-    {"results": [{"index": 0, "status": "created" | "replaced" | "error", "memory" | "error": {...}}, ...],
-     "summary": {"created": n, "replaced": n, "failed": n}}
+    {"results": [{"index": 0, "status": "created" | "replaced" | "proposed" | "error",
+                  "memory" | "error": {...}, "proposal" (when proposed): {...}}, ...],
+     "summary": {"created": n, "replaced": n, "proposed": n, "failed": n}}
 
 One item's failure (validation, a refused source, a storage error) is that item's `error`; the
 others are still stored. `store_batch` applies a body at most once per `Idempotency-Key`.
@@ -95,6 +96,8 @@ def apply(index: int, item: Any, store_one: StoreOne) -> dict[str, Any]:
         logger.exception("Batch item failed", extra={"index": index})
         failure = SynapseError("Something went wrong on our side storing this memory; send it again.")
         return {"index": index, "status": "error", "error": _error(failure)}
+    if stored.proposal is not None:  # an agent's change to a verified memory, waiting for review
+        return {"index": index, "status": "proposed", "memory": _summary(stored), "proposal": stored.proposal}
     return {"index": index, "status": "created" if stored.created else "replaced", "memory": _summary(stored)}
 
 
@@ -104,6 +107,7 @@ def apply_all(memories: list[Any], store_one: StoreOne) -> dict[str, Any]:
     summary = {
         "created": sum(r["status"] == "created" for r in results),
         "replaced": sum(r["status"] == "replaced" for r in results),
+        "proposed": sum(r["status"] == "proposed" for r in results),
         "failed": sum(r["status"] == "error" for r in results),
     }
     return {"results": results, "summary": summary}

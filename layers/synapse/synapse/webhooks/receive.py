@@ -65,13 +65,15 @@ def _items(body: dict[str, Any]) -> list[Any]:
     return batch.items(body) if "memories" in body else [body]
 
 
-def _store_agent(mind_id: str) -> batch.StoreOne:
-    """How a hook stores one memory: as `source: agent`, whatever the item claims otherwise."""
+def _store_agent(mind_id: str, hook_id: str) -> batch.StoreOne:
+    """How a hook stores one memory: as `source: agent`, whatever the item claims otherwise; its
+    revisions and proposals name the hook."""
+    changed_by = {"source": Source.AGENT.value, "hook_id": hook_id}
 
     def store_one(write: MemoryWrite) -> store.Stored:
         if write.source not in (None, Source.AGENT):
             raise Forbidden("source: a hook stores what an agent learned; it cannot write as 'user'.")
-        return store.store(mind_id, write, Source.AGENT)
+        return store.store(mind_id, write, Source.AGENT, changed_by=changed_by)
 
     return store_one
 
@@ -90,7 +92,7 @@ def deliver(
     first = idempotency.acquire(claim)
     if first is not None:
         return first
-    answer = idempotency.Answer(200, batch.apply_all(items, _store_agent(delivery.mind_id)))
+    answer = idempotency.Answer(200, batch.apply_all(items, _store_agent(delivery.mind_id, delivery.hook_id)))
     idempotency.finish(claim, answer)
     hooks.record_delivery(delivery.mind_id, delivery.hook_id)
     return answer

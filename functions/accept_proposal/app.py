@@ -1,0 +1,13 @@
+"""POST /proposals/{id}/accept — a person applies an agent's proposed change, vouching for it."""
+
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory import proposals
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    user = request.principal.require_user("accept proposals")
+    proposal, memory = proposals.accept(
+        request.mind_id(), request.path("id"), user, request.principal.changed_by()
+    )
+    return Response.json({"proposal": proposal, "memory": memory.public()})

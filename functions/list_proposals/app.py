@@ -1,0 +1,21 @@
+"""GET /proposals — agents' changes to verified memories, newest first, filtered, paginated."""
+
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory import proposals
+from synapse.memory.model import Category
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    filters = {
+        "status": request.query_choice("status", proposals.Status),
+        "category": request.query_choice("category", Category),
+        "memory_id": request.query_one("memory_id"),
+    }
+    page = proposals.list_proposals(
+        request.mind_id(),
+        {name: value for name, value in filters.items() if value is not None},
+        request.query_int("limit", 20, 1, 100),
+        request.query_one("cursor"),
+    )
+    return Response.json({"proposals": page.items, "next_cursor": page.next_cursor})

@@ -1,0 +1,15 @@
+"""GET /memory/{id}/history — every revision of a memory, newest first; a deleted one's too."""
+
+from synapse.api.http import Request, Response, endpoint
+from synapse.memory import history
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    page = history.history(
+        request.mind_id(),
+        request.path("id"),
+        request.query_int("limit", 20, 1, 100),
+        request.query_one("cursor"),
+    )
+    return Response.json({"revisions": [r.public() for r in page.items], "next_cursor": page.next_cursor})

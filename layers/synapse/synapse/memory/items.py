@@ -1,0 +1,69 @@
+"""How a memory lies in the Memories table: the memory item (its sort key `MEM#<category>#<key>`
+and the keys of the GSIs it feeds), its tag copies, and back from an item to a `Memory`.
+
+Revisions (`REV#…`, `history`) and proposals (`PROP#…`, `proposals`) share the mind's partition;
+they carry none of the GSI key attributes (`recall_sk`, `created_sk`, `expires_at`,
+`mind_category`) at the top level, so no index, list or recall ever reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from synapse.core import clock
+from synapse.memory import expiry
+from synapse.memory.model import Memory
+from synapse.storage import tables
+
+MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
+_INVERTED_BASE = 10**17
+
+
+def recall_sk(memory: Memory) -> str:
+    """Recall order as text: priority rank, then most recently updated first, then id."""
+    updated = clock.epoch_micros(clock.from_iso(memory.updated_at))
+    return f"{memory.priority_rank}#{_INVERTED_BASE - updated:017d}#{memory.id}"
+
+
+def memory_body(memory: Memory) -> dict[str, Any]:
+    """The memory's fields as plain values (None ones are left out when stored)."""
+    return {name: getattr(memory, name) for name in MEMORY_FIELDS}
+
+
+def memory_item(memory: Memory) -> dict[str, Any]:
+    return {
+        **memory_body(memory),
+        "pk": memory.mind_id,
+        "sk": tables.memory_sk(memory.category, memory.key),
+        "recall_sk": recall_sk(memory),
+        "created_sk": f"{memory.created_at}#{memory.id}",
+        "mind_category": f"{memory.mind_id}#{memory.category}",
+        **expiry.item_attributes(memory),  # the expiry sweep's index (never `swept_at`: a write unsweeps)
+    }
+
+
+def pointer_item(memory: Memory) -> dict[str, Any]:
+    """The id → (category, key) pointer that GET /memory/{id} follows."""
+    return {
+        "pk": memory.mind_id,
+        "sk": tables.pointer_sk(memory.id),
+        "memory_sk": tables.memory_sk(memory.category, memory.key),
+    }
+
+
+def tag_item_key(memory: Memory, tag: str) -> dict[str, str]:
+    return {"pk": memory.mind_id, "sk": tables.tag_prefix(tag) + recall_sk(memory)}
+
+
+def tag_item(memory: Memory, tag: str) -> dict[str, Any]:
+    # The copy lives under `memory` so the GSIs (keyed on top-level attributes) never see it.
+    return {**tag_item_key(memory, tag), "memory": memory_body(memory)}
+
+
+def memory_from_item(item: dict[str, Any]) -> Memory:
+    body: dict[str, Any] = {name: item.get(name) for name in MEMORY_FIELDS}
+    body["confidence"] = float(item["confidence"])
+    body["version"] = int(item["version"])
+    body["tags"] = list(item.get("tags") or [])
+    return Memory(**body)

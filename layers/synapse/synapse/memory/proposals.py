@@ -1,0 +1,263 @@
+"""Proposals: an agent's change to what a person vouched for, waiting for a person's review.
+
+An agent's write (Mind Key or hook; single, batch or store-by-key) that would change the content or
+tags of a verified memory is not applied when the mind's `agent_writes_to_verified` is `propose`
+(the default). It becomes a proposal, an item `PROP#<proposal id>` in the mind's partition, and the
+memory item gets `pending_proposal` (its id), in one transaction with no new version: the memory
+stays exactly as the person verified it. A newer proposal for the same memory supersedes the pending
+one in the same transaction. Priority-only or expiry-only changes are applied directly: they do not
+alter what was vouched for.
+
+A person accepts (the proposed fields become a new version, `change: proposal_accepted`, verified by
+them; 409 when the memory moved on from `base_version`) or rejects (the memory stays; its mark goes).
+
+Proposal ids start with their creation time (hex microseconds), so the PROP# prefix read backwards
+is newest first. Decided proposals expire by TTL after `DECIDED_KEPT`. Each proposal item keeps the
+memory as it was when the proposal was made or decided (`memory`), for the webhook events.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import replace
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from synapse.core import clock
+from synapse.core.errors import Conflict, NotFound
+from synapse.core.ids import looks_like_id
+from synapse.memory import history, writes
+from synapse.memory.items import memory_body, memory_from_item
+from synapse.memory.model import Memory, Source
+from synapse.minds import minds
+from synapse.storage import pages, tables
+
+PROPOSAL_PREFIX = "PROP#"
+DECIDED_KEPT = timedelta(days=90)
+PROPOSED_FIELDS = ("content", "tags", "priority", "confidence", "expires_at")
+PROPOSAL_FIELDS = (
+    "id",
+    "memory_id",
+    "category",
+    "key",
+    "proposed",
+    "base_version",
+    "status",
+    "proposed_by",
+    "created_at",
+    "decided_by",
+    "decided_at",
+)
+
+
+class Status(StrEnum):
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    SUPERSEDED = "superseded"
+
+
+def proposal_key(mind_id: str, proposal_id: str) -> dict[str, str]:
+    return {"pk": mind_id, "sk": PROPOSAL_PREFIX + proposal_id}
+
+
+def new_proposal_id(at: datetime) -> str:
+    return f"prop_{clock.epoch_micros(at):014x}{secrets.token_urlsafe(8)}"
+
+
+def public(item: dict[str, Any]) -> dict[str, Any]:
+    shown = {name: item.get(name) for name in PROPOSAL_FIELDS}
+    proposed = dict(item.get("proposed") or {})
+    if "confidence" in proposed:
+        proposed["confidence"] = float(proposed["confidence"])
+    shown["proposed"] = {name: proposed.get(name) for name in PROPOSED_FIELDS}
+    shown["base_version"] = int(item["base_version"])
+    return shown
+
+
+def memory_of(item: dict[str, Any]) -> Memory:
+    """The memory a proposal item keeps (as it was at the proposal or its decision)."""
+    return memory_from_item(item["memory"])
+
+
+def wanted(current: Memory, candidate: Memory, source: Source) -> bool:
+    """Whether an agent's write must wait for review: it changes what a person vouched for and the
+    mind says `propose`. The setting is read only then (a rare path), never on other writes."""
+    if source is not Source.AGENT or not current.verified:
+        return False
+    if (candidate.content, candidate.tags) == (current.content, current.tags):
+        return False
+    return minds.settings_of(current.mind_id).agent_writes_to_verified == "propose"
+
+
+def _decide(
+    mind_id: str, proposal_id: str, status: Status, at: datetime, by: writes.ChangedBy | None, memory: Memory
+) -> dict[str, Any]:
+    """Move a pending proposal to `status` (fails the transaction if it is no longer pending)."""
+    sets = "#status = :status, decided_at = :at, #ttl = :ttl, #memory = :memory"
+    values: dict[str, Any] = {
+        "status": status.value,
+        "at": clock.to_iso(at),
+        "ttl": int((at + DECIDED_KEPT).timestamp()),
+        "memory": memory_body(memory),
+        "pending": Status.PENDING.value,
+    }
+    if by is not None:
+        sets += ", decided_by = :by"
+        values["by"] = dict(by)
+    return writes.update(
+        proposal_key(mind_id, proposal_id),
+        "SET " + sets,
+        values,
+        {"#status": "status", "#ttl": "ttl", "#memory": "memory"},
+        condition="#status = :pending",
+    )
+
+
+def propose_ops(
+    current: Memory, candidate: Memory, changed_by: writes.ChangedBy, at: datetime
+) -> tuple[list[dict[str, Any]], dict[str, Any], Memory]:
+    """The proposal of `candidate` for `current`: operations, the proposal's JSON, the marked memory."""
+    proposal_id = new_proposal_id(at)
+    marked = replace(current, pending_proposal=proposal_id)
+    item = {
+        **proposal_key(current.mind_id, proposal_id),
+        "id": proposal_id,
+        "memory_id": current.id,
+        "category": current.category,
+        "key": current.key,
+        "proposed": {name: getattr(candidate, name) for name in PROPOSED_FIELDS},
+        "base_version": current.version,
+        "status": Status.PENDING.value,
+        "proposed_by": dict(changed_by),
+        "created_at": clock.to_iso(at),
+        "memory": memory_body(marked),
+    }
+    ops = [*writes.replace_ops(current, marked), writes.put(item)]
+    if current.pending_proposal is not None:
+        ops.append(_decide(current.mind_id, current.pending_proposal, Status.SUPERSEDED, at, None, marked))
+    return ops, public(item), marked
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _item(mind_id: str, proposal_id: str) -> dict[str, Any]:
+    item = None
+    if looks_like_id("prop_", proposal_id):
+        item = tables.get(tables.memories_table(), proposal_key(mind_id, proposal_id))
+    if item is None:
+        raise NotFound(f"No proposal {proposal_id[:80]!r} in this mind.")
+    return item
+
+
+def get_proposal(mind_id: str, proposal_id: str) -> dict[str, Any]:
+    return public(_item(mind_id, proposal_id))
+
+
+def list_proposals(
+    mind_id: str, filters: dict[str, str], limit: int, after: str | None
+) -> pages.Page[dict[str, Any]]:
+    """Newest first; `filters` may name `status`, `memory_id` and `category` (exact matches)."""
+
+    def start_key(position: dict[str, Any]) -> dict[str, str] | None:
+        sort_key = position["sk"]
+        fits = isinstance(sort_key, str) and sort_key.startswith(PROPOSAL_PREFIX)
+        return {"pk": mind_id, "sk": sort_key} if fits else None
+
+    params: dict[str, Any] = {
+        "TableName": tables.memories_table(),
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+        "ScanIndexForward": False,
+    }
+    values: dict[str, Any] = {"pk": mind_id, "prefix": PROPOSAL_PREFIX}
+    shown = {name: value for name, value in sorted(filters.items()) if value is not None}
+    if shown:
+        params["FilterExpression"] = " AND ".join(f"#{name} = :{name}" for name in shown)
+        params["ExpressionAttributeNames"] = {f"#{name}": name for name in shown}
+        values.update(shown)
+    params["ExpressionAttributeValues"] = tables.values(**values)
+    scope = "proposals?" + "&".join(f"{k}={v}" for k, v in shown.items())
+    found = pages.read(params, mind_id, scope, limit, after, pages.Position(("sk",), start_key))
+    return pages.Page([public(item) for item in found.items], found.next_cursor)
+
+
+# ---------------------------------------------------------------- decisions
+
+
+def _decided(item: dict[str, Any], status: Status, at: datetime, by: writes.ChangedBy) -> dict[str, Any]:
+    return public({**item, "status": status.value, "decided_at": clock.to_iso(at), "decided_by": dict(by)})
+
+
+def _pending(mind_id: str, proposal_id: str) -> dict[str, Any]:
+    item = _item(mind_id, proposal_id)
+    if item.get("status") != Status.PENDING.value:
+        raise Conflict(f"This proposal is already {item.get('status')}; only a pending one can be decided.")
+    return item
+
+
+def accepted(current: Memory, proposed: dict[str, Any], user_id: str, at: datetime) -> Memory:
+    stamp = clock.to_iso(at)
+    return replace(
+        current,
+        content=str(proposed["content"]),
+        tags=list(proposed.get("tags") or []),
+        priority=str(proposed["priority"]),
+        confidence=float(proposed["confidence"]),
+        expires_at=proposed.get("expires_at"),
+        verified=True,
+        verified_at=stamp,
+        verified_by=user_id,
+        updated_at=stamp,
+        version=current.version + 1,
+        pending_proposal=None,
+    )
+
+
+def accept(
+    mind_id: str, proposal_id: str, user_id: str, changed_by: writes.ChangedBy
+) -> tuple[dict[str, Any], Memory]:
+    """Apply a pending proposal as a new version, verified by `user_id` (409 if the memory moved on)."""
+
+    def attempt() -> tuple[dict[str, Any], Memory]:
+        item = _pending(mind_id, proposal_id)
+        current = writes.find_by_id(mind_id, str(item["memory_id"]))
+        if current is None:
+            raise Conflict("The memory this proposal would change has been deleted; reject the proposal.")
+        if current.version != int(item["base_version"]):
+            raise Conflict(
+                f"The memory has changed since this proposal was made (version {item['base_version']}, "
+                f"now {current.version}): look at it again, then reject the proposal or change it yourself."
+            )
+        at = clock.now()
+        memory = accepted(current, dict(item["proposed"]), user_id, at)
+        writes.commit(
+            writes.replace_ops(current, memory)
+            + history.revision_ops(memory, history.Change.PROPOSAL_ACCEPTED, changed_by, at)
+            + [_decide(mind_id, proposal_id, Status.ACCEPTED, at, changed_by, memory)]
+        )
+        return _decided(item, Status.ACCEPTED, at, changed_by), memory
+
+    return writes.retrying(attempt)
+
+
+def reject(
+    mind_id: str, proposal_id: str, changed_by: writes.ChangedBy
+) -> tuple[dict[str, Any], Memory | None]:
+    """Turn a pending proposal down: the memory stays as it is, without its mark."""
+
+    def attempt() -> tuple[dict[str, Any], Memory | None]:
+        item = _pending(mind_id, proposal_id)
+        current = writes.find_by_id(mind_id, str(item["memory_id"]))
+        at = clock.now()
+        ops: list[dict[str, Any]] = []
+        memory = current
+        if current is not None and current.pending_proposal == proposal_id:
+            memory = replace(current, pending_proposal=None)
+            ops = writes.replace_ops(current, memory)
+        kept = memory if memory is not None else memory_of(item)
+        writes.commit([*ops, _decide(mind_id, proposal_id, Status.REJECTED, at, changed_by, kept)])
+        return _decided(item, Status.REJECTED, at, changed_by), memory
+
+    return writes.retrying(attempt)
