@@ -99,6 +99,8 @@ class Route:
     @property
     def pattern(self) -> re.Pattern[str]:
         regex = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(self.path))
+        # A greedy `{name+}` (API Gateway's proxy parameter) takes the rest of the path, slashes too.
+        regex = re.sub(r"\\\{(\w+)\\\+\\\}", r"(?P<\1>.+)", regex)
         return re.compile(f"^{regex}$")
 
     @property

@@ -68,7 +68,7 @@ class Sample:
     def raw_path(self) -> str:
         path = self.path
         for name, value in self.params.items():
-            path = path.replace("{" + name + "}", value)
+            path = path.replace("{" + name + "}", value).replace("{" + name + "+}", value)
         return path
 
 

@@ -1,0 +1,155 @@
+// The console's shell: sign-in, the mind picker, the hash router (#/queue, #/browse, #/memory/<id>,
+// #/expiring, #/recall, #/minds, #/access) and the progress indicator.
+
+import { all, api, on, session } from "./api.js";
+import { finishCognito, loadConfig, signInView } from "./auth.js";
+import { clear, h } from "./dom.js";
+import { announce, describe, errorBox, loading } from "./ui.js";
+import * as queue from "./views/queue.js";
+import * as browse from "./views/browse.js";
+import * as memory from "./views/memory.js";
+import * as expiring from "./views/expiring.js";
+import * as recall from "./views/recall.js";
+import * as minds from "./views/minds.js";
+import * as access from "./views/access.js";
+
+const ROUTES = { queue, browse, memory, expiring, recall, minds, access };
+const TITLES = {
+  queue: "Review queue", browse: "Browse and search", memory: "Memory", expiring: "Expiring soon",
+  recall: "Recall preview", minds: "Minds", access: "Keys, hooks and webhooks",
+};
+
+const main = document.getElementById("main");
+const nav = document.getElementById("nav");
+const picker = document.getElementById("mind");
+const account = document.getElementById("account");
+let config = null;
+const state = { minds: [], mind: null };
+
+on("busy", (isBusy) => {
+  document.getElementById("progress").hidden = !isBusy;
+  main.setAttribute("aria-busy", String(isBusy));
+});
+on("unauthorized", () => {
+  session.token = null;
+  showSignIn("Your sign-in has expired or was refused: sign in again.");
+});
+
+function parseHash() {
+  const [path, search = ""] = location.hash.replace(/^#\/?/, "").split("?");
+  const [name, ...rest] = path.split("/");
+  return { name: ROUTES[name] ? name : "queue", arg: rest.map(decodeURIComponent).join("/"), params: new URLSearchParams(search) };
+}
+
+export function setBadge(count, more) {
+  const badge = document.getElementById("queue-count");
+  badge.textContent = `${count}${more ? "+" : ""}`;
+  badge.classList.toggle("zero", !count);
+}
+
+async function refreshMinds() {
+  state.minds = await all("/minds", "minds", {}, 5);
+  const chosen = state.minds.find((m) => m.id === session.mindId) || state.minds[0] || null;
+  state.mind = chosen;
+  session.mindId = chosen ? chosen.id : null;
+  clear(picker);
+  for (const mind of state.minds) picker.append(h("option", { value: mind.id, selected: mind === chosen }, mind.name));
+  picker.disabled = state.minds.length === 0;
+  return state.minds;
+}
+
+const context = {
+  state,
+  refreshMinds,
+  setBadge,
+  navigate: (hash) => { if (location.hash === hash) route(); else location.hash = hash; },
+};
+
+let generation = 0;
+async function route() {
+  if (!session.token) return;
+  const { name, arg, params } = parseHash();
+  generation += 1;
+  const mine = generation;
+  for (const link of nav.querySelectorAll("a")) {
+    if (link.dataset.route === name) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  document.title = `${TITLES[name]} · Synapse console`;
+  clear(main).append(loading());
+  const page = h("div", { class: "page" });
+  try {
+    if (!state.mind && !["minds"].includes(name)) {
+      clear(main).append(h("div", { class: "page" },
+        h("h1", {}, TITLES[name]),
+        h("p", {}, "You have no mind yet. ", h("a", { href: "#/minds" }, "Create one"), " to start.")));
+      return;
+    }
+    await ROUTES[name].render(page, { ...context, arg, params, isCurrent: () => mine === generation });
+    if (mine !== generation) return;
+    clear(main).append(page);
+  } catch (error) {
+    if (mine !== generation) return;
+    clear(main).append(h("div", { class: "page" }, h("h1", {}, TITLES[name]), errorBox(error, "This page could not load")));
+  }
+  if (!main.contains(document.activeElement) || document.activeElement === document.body) {
+    const heading = main.querySelector("h1");
+    if (heading) { heading.tabIndex = -1; heading.focus({ preventScroll: true }); }
+  }
+}
+
+function showSignIn(problem) {
+  document.body.classList.add("signed-out");
+  clear(main).append(signInView(config, async (error) => {
+    if (error) { showSignIn(describe(error)); return; }
+    await start();
+  }, problem));
+  const heading = main.querySelector("h1");
+  if (heading) { heading.tabIndex = -1; heading.focus(); }
+}
+
+async function start() {
+  try {
+    await refreshMinds();
+  } catch (error) {
+    session.token = null;
+    showSignIn(describe(error));
+    return;
+  }
+  document.body.classList.remove("signed-out");
+  announce("Signed in.");
+  await route();
+  queue.refreshBadge(context);
+}
+
+picker.addEventListener("change", async () => {
+  session.mindId = picker.value;
+  state.mind = state.minds.find((m) => m.id === picker.value) || null;
+  announce(`Now showing ${state.mind ? state.mind.name : "no mind"}.`);
+  await route();
+  queue.refreshBadge(context);
+});
+account.addEventListener("click", () => {
+  session.token = null;
+  session.mindId = null;
+  showSignIn("Signed out.");
+});
+window.addEventListener("hashchange", route);
+
+async function boot() {
+  clear(main).append(loading("Starting…"));
+  try {
+    config = await loadConfig();
+    await finishCognito(config);
+    if (!session.token) showSignIn();
+    else await start();
+  } catch (error) {
+    config = config || { dev_signin: false, cognito: null };
+    showSignIn(describe(error));
+  } finally {
+    document.body.dataset.ready = "true"; // the tests' "interactive" mark
+    performance.mark("console-ready");
+  }
+}
+
+boot();

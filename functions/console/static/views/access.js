@@ -1,0 +1,183 @@
+// Access to the shown mind: Mind Keys with scopes (a new key is shown once, with a copy button),
+// inbound hooks, outbound webhooks with their recent deliveries, and the setting for agent writes
+// to verified memories.
+
+import { all, api } from "../api.js";
+import { append, clear, field, h, when } from "../dom.js";
+import { announce, busyButton, confirmDialog, loading, showError } from "../ui.js";
+
+const SCOPES = ["read", "write", "delete"];
+
+export async function render(page, ctx) {
+  const mind = ctx.state.mind;
+  const base = `/minds/${mind.id}`;
+  const [current, keys, hooks, webhooks] = await Promise.all([
+    api.get(base, { mind: false }),
+    all(`${base}/keys`, "keys", { limit: 100 }, 5),
+    all(`${base}/hooks`, "hooks", { limit: 100 }, 5),
+    all(`${base}/webhooks`, "webhooks", { limit: 100 }, 5),
+  ]);
+  const again = () => ctx.navigate("#/access");
+  append(page, 
+    h("h1", {}, `Access to ${mind.name}`),
+    keysSection(base, keys, again),
+    settingSection(base, current),
+    hooksSection(hooks),
+    webhooksSection(base, webhooks));
+}
+
+function keysSection(base, keys, again) {
+  const alerts = h("div", { class: "alerts" });
+  const reveal = h("div", { class: "reveal", "aria-live": "polite" });
+  const label = h("input", { type: "text", name: "label", maxlength: 100 });
+  const boxes = SCOPES.map((s) => h("input", { type: "checkbox", name: "scopes", value: s, id: `scope-${s}`, checked: true }));
+  const create = h("button", { type: "submit", class: "primary" }, "Create key");
+  const form = h("form", { class: "inline", "aria-labelledby": "new-key" },
+    h("h3", { id: "new-key" }, "New Mind Key"),
+    field("Label", label),
+    h("fieldset", {}, h("legend", {}, "Scopes"),
+      boxes.map((box) => h("span", { class: "check" }, box, h("label", { for: box.id }, box.value)))),
+    create);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const scopes = boxes.filter((b) => b.checked).map((b) => b.value);
+    busyButton(create, async () => {
+      const body = { scopes };
+      if (label.value.trim()) body.label = label.value.trim();
+      const made = await api.post(`${base}/keys`, body, { mind: false });
+      showKeyOnce(reveal, made, again);
+    }, alerts, "Could not create the key");
+  });
+  const rows = keys.map((key) => {
+    const revoke = h("button", { type: "button", class: "danger" }, "Revoke");
+    revoke.addEventListener("click", async () => {
+      if (!await confirmDialog({ title: `Revoke ${key.label || key.id}?`, text: "Agents using it are refused from their next request.", action: "Revoke", danger: true })) return;
+      await busyButton(revoke, async () => {
+        await api.del(`${base}/keys/${key.id}`, { mind: false });
+        announce(`Revoked ${key.label || key.id}.`);
+        again();
+      }, alerts, "Could not revoke");
+    });
+    return h("tr", {},
+      h("th", { scope: "row" }, key.label || "(no label)", h("br"), h("small", { class: "muted" }, `${key.prefix || ""}… ${key.id}`)),
+      h("td", {}, (key.scopes || SCOPES).join(", ")),
+      h("td", {}, when(key.created_at)),
+      h("td", {}, key.last_used_at ? when(key.last_used_at) : "never"),
+      h("td", {}, revoke));
+  });
+  return h("section", { "aria-labelledby": "keys-title" },
+    h("h2", { id: "keys-title" }, "Mind Keys"),
+    alerts, reveal,
+    h("div", { class: "table-wrap" }, h("table", {},
+      h("caption", {}, "Keys (their secrets are never shown again)"),
+      h("thead", {}, h("tr", {}, ["Key", "Scopes", "Created", "Last used", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, rows))),
+    form);
+}
+
+function showKeyOnce(reveal, made, again) {
+  const value = h("input", { type: "text", readonly: true, value: made.key, id: "new-key-value", class: "secret" });
+  const copy = h("button", { type: "button" }, "Copy");
+  copy.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(made.key);
+      announce("Key copied.");
+    } catch {
+      value.select();
+      announce("Select-all done: press Ctrl+C to copy.");
+    }
+  });
+  const done = h("button", { type: "button", class: "primary" }, "I have stored it");
+  done.addEventListener("click", () => { clear(reveal); again(); });
+  clear(reveal).append(h("div", { class: "card once", role: "group", "aria-labelledby": "once-title" },
+    h("h3", { id: "once-title" }, `Key “${made.label || made.id}” (${(made.scopes || SCOPES).join(", ")})`),
+    h("p", {}, "This is the only time the key is shown. Store it where the agent reads its configuration."),
+    h("div", { class: "field" }, h("label", { for: value.id }, "Mind Key"), h("div", { class: "copy-row" }, value, copy)),
+    done));
+  value.focus();
+  value.select();
+}
+
+function settingSection(base, current) {
+  const alerts = h("div", { class: "alerts" });
+  const settings = current.settings || null;
+  const section = h("section", { "aria-labelledby": "setting-title" }, h("h2", { id: "setting-title" }, "Agent writes to verified memories"), alerts);
+  if (!settings) {
+    section.append(h("p", { class: "muted" }, "This deployment has no such setting yet: an agent's rewrite leaves the memory unverified."));
+    return section;
+  }
+  const options = [
+    ["propose", "Propose: keep the verified text, and put the agent's change in the review queue (default)"],
+    ["unverify", "Apply: take the agent's change and mark the memory unverified"],
+  ];
+  const radios = options.map(([value, text]) => {
+    const radio = h("input", { type: "radio", name: "agent_writes_to_verified", value, id: `setting-${value}`, checked: settings.agent_writes_to_verified === value });
+    return h("div", { class: "check" }, radio, h("label", { for: radio.id }, text));
+  });
+  const save = h("button", { type: "submit" }, "Save setting");
+  const form = h("form", {}, h("fieldset", {}, h("legend", {}, "When an agent changes the content or tags of a verified memory"), radios), save);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const chosen = form.querySelector("input[name=agent_writes_to_verified]:checked").value;
+    busyButton(save, async () => {
+      await api.patch(base, { agent_writes_to_verified: chosen }, { mind: false });
+      announce("Setting saved.");
+    }, alerts, "Could not save the setting");
+  });
+  section.append(form);
+  return section;
+}
+
+function hooksSection(hooks) {
+  return h("section", { "aria-labelledby": "hooks-title" },
+    h("h2", { id: "hooks-title" }, "Inbound hooks"),
+    hooks.length
+      ? h("div", { class: "table-wrap" }, h("table", {},
+        h("caption", {}, "Platforms that post memories (docs/webhooks.md)"),
+        h("thead", {}, h("tr", {}, ["Hook", "URL", "Created", "Last delivery"].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, hooks.map((hook) => h("tr", {},
+          h("th", { scope: "row" }, hook.label || hook.id),
+          h("td", {}, h("code", {}, hook.url)),
+          h("td", {}, when(hook.created_at)),
+          h("td", {}, hook.last_delivery_at ? when(hook.last_delivery_at) : "none yet"))))))
+      : h("p", { class: "muted" }, "No inbound hooks. Create one with POST /minds/{mind_id}/hooks."));
+}
+
+function webhooksSection(base, webhooks) {
+  const rows = webhooks.map((webhook) => {
+    const slot = h("div", { class: "deliveries" });
+    const show = h("button", { type: "button", "aria-expanded": "false" }, "Recent deliveries");
+    show.addEventListener("click", async () => {
+      if (show.getAttribute("aria-expanded") === "true") {
+        clear(slot);
+        show.setAttribute("aria-expanded", "false");
+        return;
+      }
+      show.setAttribute("aria-expanded", "true");
+      clear(slot).append(loading());
+      try {
+        const answer = await api.get(`${base}/webhooks/${webhook.id}/deliveries`, { query: { limit: 20 }, mind: false });
+        const items = answer.deliveries || [];
+        clear(slot).append(items.length
+          ? h("ul", { class: "plain" }, items.map((d) => h("li", {},
+            `${d.event_type} · attempt ${d.attempt} · ${d.state}`,
+            d.status_code ? ` · HTTP ${d.status_code}` : "",
+            d.error ? ` · ${d.error}` : "",
+            d.latency_ms !== undefined && d.latency_ms !== null ? ` · ${d.latency_ms} ms` : "")))
+          : h("p", { class: "muted" }, "No deliveries yet."));
+      } catch (error) {
+        showError(slot, error, "Could not load deliveries");
+      }
+    });
+    return h("li", { class: "item" },
+      h("h3", {}, h("code", {}, webhook.url)),
+      h("p", { class: "meta" }, webhook.enabled ? "enabled" : `disabled${webhook.disabled_reason ? ` (${webhook.disabled_reason})` : ""}`,
+        " · events: ", (webhook.events || []).join(", "),
+        webhook.last_success_at ? h("span", {}, " · last success ", when(webhook.last_success_at)) : null,
+        webhook.last_error ? ` · last error: ${webhook.last_error}` : ""),
+      show, slot);
+  });
+  return h("section", { "aria-labelledby": "webhooks-title" },
+    h("h2", { id: "webhooks-title" }, "Outbound webhooks"),
+    rows.length ? h("ul", { class: "results" }, rows) : h("p", { class: "muted" }, "No webhooks. Subscribe with POST /minds/{mind_id}/webhooks."));
+}

@@ -1,0 +1,84 @@
+// Browse and search: the list filters of GET /memory, full-text search (GET /memory/search) with
+// the matched words highlighted, and "Load more" following next_cursor.
+
+import { api } from "../api.js";
+import { append, clear, field, h, highlighted, select } from "../dom.js";
+import { loading, memoryMeta, memoryTitle, showError, tagList } from "../ui.js";
+import { CATEGORIES, PRIORITIES } from "./common.js";
+
+const any = (items) => [["", "any"], ...items.map((v) => [v, v])];
+
+export async function render(page, ctx) {
+  const params = ctx.params;
+  const q = h("input", { type: "search", name: "q", value: params.get("q") || "", placeholder: "words to find" });
+  const category = select("category", any(CATEGORIES), params.get("category") || "");
+  const tag = h("input", { type: "text", name: "tag", value: params.get("tag") || "" });
+  const priority = select("priority", any(PRIORITIES), params.get("priority") || "");
+  const source = select("source", any(["agent", "user"]), params.get("source") || "");
+  const verified = select("verified", [["", "any"], ["true", "verified"], ["false", "unverified"]], params.get("verified") || "");
+  const expired = h("input", { type: "checkbox", name: "include_expired", checked: params.get("include_expired") === "true" });
+  const form = h("form", { class: "filters", role: "search", "aria-label": "Find memories" },
+    field("Search", q, "Leave empty to list with the filters alone."),
+    field("Category", category), field("Tag", tag), field("Priority", priority),
+    field("Source", source), field("Verified", verified),
+    h("div", { class: "field check" }, expired, h("label", { for: expired.id = "include-expired" }, "Include expired")),
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Show")));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const next = new URLSearchParams();
+    for (const [name, value] of new FormData(form)) {
+      if (value && !(name === "include_expired")) next.set(name, String(value));
+    }
+    if (expired.checked) next.set("include_expired", "true");
+    ctx.navigate(`#/browse?${next}`);
+  });
+
+  const alerts = h("div", { class: "alerts" });
+  const results = h("ol", { class: "results", "aria-label": "Memories found" });
+  const summary = h("p", { class: "count", role: "status" });
+  const more = h("button", { type: "button", hidden: true }, "Load more");
+  const searching = Boolean(params.get("q"));
+  const query = {};
+  for (const name of ["category", "tag", "priority", "include_expired"]) if (params.get(name)) query[name] = params.get(name);
+  if (!searching) for (const name of ["source", "verified"]) if (params.get(name)) query[name] = params.get(name);
+  if (searching) query.q = params.get("q");
+  let cursor = null;
+  let shown = 0;
+
+  const loadPage = async () => {
+    const slot = h("li", { class: "pending" }, loading());
+    results.append(slot);
+    try {
+      const answer = await api.get(searching ? "/memory/search" : "/memory", { query: { ...query, limit: 20, cursor } });
+      slot.remove();
+      const rows = searching ? answer.results : answer.memories;
+      for (const row of rows) {
+        const memory = searching ? row.memory : row;
+        results.append(h("li", { class: "item" },
+          h("article", {},
+            h("h2", {}, memoryTitle(memory)),
+            searching && row.snippet ? h("p", { class: "snippet" }, highlighted(row.snippet)) : h("p", { class: "content" }, memory.content),
+            tagList(memory.tags),
+            memoryMeta(memory))));
+      }
+      shown += rows.length;
+      cursor = answer.next_cursor;
+      more.hidden = !cursor;
+      summary.textContent = `${shown} ${searching ? "found" : "shown"}${cursor ? ", more to load" : ""}.`;
+    } catch (error) {
+      slot.remove();
+      showError(alerts, error, searching ? "Search failed" : "Could not list memories");
+    }
+  };
+  more.addEventListener("click", async () => {
+    more.disabled = true;
+    await loadPage();
+    more.disabled = false;
+  });
+  await loadPage();
+  if (searching) {
+    for (const control of [source, verified]) control.disabled = true;
+  }
+  append(page, h("h1", {}, "Browse and search"), form, alerts, summary, results, more);
+  void clear;
+}

@@ -1,0 +1,119 @@
+// One memory: every field, Verify / Edit then Verify / Delete, and its history as a timeline (who,
+// when, what changed, a diff of the content against the version before) with Restore per revision.
+
+import { api } from "../api.js";
+import { append, clear, h, when } from "../dom.js";
+import { announce, busyButton, confirmDialog, diffView, errorBox, showError, tagList } from "../ui.js";
+import { labels, optional, who } from "./common.js";
+import { editForm } from "./queue.js";
+
+const FIELDS = [
+  "id", "category", "key", "content", "tags", "priority", "source", "verified", "confidence",
+  "expires_at", "expired", "created_at", "updated_at", "version", "verified_at", "verified_by", "pending_proposal",
+];
+
+function value(name, memory) {
+  const raw = memory[name];
+  if (name === "tags") return tagList(raw);
+  if (name.endsWith("_at")) return when(raw);
+  if (name === "pending_proposal" && raw) return h("a", { href: "#/queue" }, `${raw} (in the review queue)`);
+  if (raw === null || raw === undefined) return "—";
+  if (typeof raw === "boolean") return raw ? "yes" : "no";
+  return String(raw);
+}
+
+export async function render(page, ctx) {
+  const id = ctx.arg;
+  const path = `/memory/${encodeURIComponent(id)}`;
+  const names = await labels(ctx.state.mind.id);
+  let memory = null;
+  try {
+    memory = await api.get(path);
+  } catch (error) {
+    if (error.status !== 404) throw error;
+  }
+  const alerts = h("div", { class: "alerts" });
+  const history = await optional(api.get(`${path}/history`, { query: { limit: 50 } }), null);
+  const reload = () => ctx.navigate(`#/memory/${encodeURIComponent(id)}`);
+
+  append(page, h("h1", {}, memory ? `${memory.category} / ${memory.key}` : "Deleted memory"));
+  append(page, alerts);
+  if (memory) {
+    const details = h("dl", { class: "fields" }, FIELDS.filter((n) => n in memory).map((n) => [h("dt", {}, n), h("dd", { class: n === "content" ? "content" : "" }, value(n, memory))]));
+    const actions = h("div", { class: "actions" });
+    const body = h("section", { "aria-labelledby": "fields-title" }, h("h2", { id: "fields-title" }, "Fields"), details, actions);
+    if (!memory.verified) {
+      const verify = h("button", { type: "button", class: "primary" }, "Verify");
+      verify.addEventListener("click", () => busyButton(verify, async () => {
+        await api.post(`${path}/verify`);
+        announce("Verified.");
+        reload();
+      }, alerts, "Could not verify"));
+      actions.append(verify);
+    }
+    const edit = h("button", { type: "button" }, "Edit then verify");
+    edit.addEventListener("click", () => {
+      const form = editForm(memory, alerts, async () => { announce("Saved and verified."); reload(); }, () => { form.remove(); edit.focus(); });
+      actions.after(form);
+      form.querySelector("textarea").focus();
+    });
+    const remove = h("button", { type: "button", class: "danger" }, "Delete");
+    remove.addEventListener("click", async () => {
+      if (!await confirmDialog({ title: "Delete this memory?", text: `${memory.category} / ${memory.key} is deleted for the agents at once.`, action: "Delete", danger: true })) return;
+      await busyButton(remove, async () => {
+        await api.del(path);
+        announce("Deleted.");
+        reload();
+      }, alerts, "Could not delete");
+    });
+    actions.append(edit, remove);
+    append(page, body);
+  } else if (!history) {
+    append(page, errorBox(new Error("No such memory: it may have been deleted.")));
+    return;
+  }
+  append(page, timeline(history, memory, path, names, alerts, reload));
+}
+
+function timeline(history, memory, path, names, alerts, reload) {
+  const section = h("section", { "aria-labelledby": "history-title" }, h("h2", { id: "history-title" }, "History"));
+  if (!history) {
+    section.append(h("p", { class: "muted" }, "This deployment keeps no history yet."));
+    return section;
+  }
+  const revisions = history.revisions || [];
+  const list = h("ol", { class: "timeline", "aria-label": "Revisions, newest first" });
+  revisions.forEach((revision, index) => {
+    const older = revisions[index + 1];
+    const snapshot = revision.memory || {};
+    const current = memory && index === 0 && revision.change !== "deleted";
+    const restore = h("button", { type: "button", "data-version": revision.version }, `Restore version ${revision.version}`);
+    restore.addEventListener("click", async () => {
+      if (!await confirmDialog({ title: `Restore version ${revision.version}?`, text: "Its content, tags, priority, confidence and expiry become a new version, verified by you.", action: "Restore" })) return;
+      await busyButton(restore, async () => {
+        await api.post(`${path}/restore`, { version: revision.version });
+        announce(`Restored version ${revision.version}.`);
+        reload();
+      }, alerts, `Could not restore version ${revision.version}`);
+    });
+    const changes = older ? changedFields(older.memory || {}, snapshot) : [];
+    list.append(h("li", { class: `revision change-${revision.change}` },
+      h("h3", {}, `Version ${revision.version}: ${revision.change.replace(/_/g, " ")}`),
+      h("p", { class: "meta" }, who(revision.changed_by, names), ", ", when(revision.changed_at)),
+      changes.length ? h("p", {}, "Changed: ", changes.join(", ")) : null,
+      older && older.memory && older.memory.content !== snapshot.content
+        ? diffView(older.memory.content, snapshot.content, `Content change in version ${revision.version}`)
+        : h("p", { class: "content" }, snapshot.content),
+      current ? h("p", { class: "muted" }, "This is the current version.") : restore));
+  });
+  section.append(revisions.length ? list : h("p", { class: "muted" }, "No revisions recorded."));
+  if (history.next_cursor) section.append(h("p", { class: "muted" }, "Older revisions exist beyond the 50 shown."));
+  void clear;
+  void showError;
+  return section;
+}
+
+function changedFields(before, after) {
+  const names = ["content", "tags", "priority", "confidence", "expires_at", "verified"];
+  return names.filter((n) => JSON.stringify(before[n]) !== JSON.stringify(after[n]));
+}

@@ -1,0 +1,208 @@
+// The review queue (the landing page): unverified memories and pending proposals, newest first,
+// with Verify, Edit then Verify, Accept, Reject and Delete, and keyboard shortcuts.
+
+import { api } from "../api.js";
+import { append, clear, field, h, select, when } from "../dom.js";
+import {
+  announce, busyButton, confirmDialog, diffView, memoryMeta, memoryTitle, showError, tagList,
+} from "../ui.js";
+import { PRIORITIES, authors, labels, optional, splitTags, who } from "./common.js";
+
+const PAGE = 50;
+
+async function load() {
+  const [unverified, proposals] = await Promise.all([
+    api.get("/memory", { query: { verified: "false", limit: PAGE } }),
+    optional(api.get("/proposals", { query: { status: "pending", limit: PAGE } }), { proposals: [], next_cursor: null }),
+  ]);
+  return { unverified, proposals };
+}
+
+export async function refreshBadge(ctx) {
+  if (!ctx.state.mind) { ctx.setBadge(0); return; }
+  try {
+    const { unverified, proposals } = await load();
+    ctx.setBadge(unverified.memories.length + proposals.proposals.length,
+      Boolean(unverified.next_cursor || proposals.next_cursor));
+  } catch { /* the badge is a hint; the page itself reports errors */ }
+}
+
+const SHORTCUTS = [
+  ["j / ↓", "next item"], ["k / ↑", "previous item"], ["v", "verify"], ["e", "edit then verify"],
+  ["a", "accept proposal"], ["r", "reject proposal"], ["Delete / x", "delete memory"],
+];
+
+export async function render(page, ctx) {
+  const mind = ctx.state.mind;
+  const [{ unverified, proposals }, names] = await Promise.all([load(), labels(mind.id)]);
+  const memories = unverified.memories;
+  const withBase = await Promise.all(proposals.proposals.map(async (proposal) => {
+    try {
+      return { proposal, memory: await api.get(`/memory/${encodeURIComponent(proposal.memory_id)}`) };
+    } catch {
+      return { proposal, memory: null };
+    }
+  }));
+  const written = await authors(memories, names);
+  const entries = [
+    ...memories.map((memory) => ({ kind: "memory", at: memory.updated_at, memory })),
+    ...withBase.map(({ proposal, memory }) => ({ kind: "proposal", at: proposal.created_at, proposal, memory })),
+  ].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+
+  const more = Boolean(unverified.next_cursor || proposals.next_cursor);
+  ctx.setBadge(entries.length, more);
+  const alerts = h("div", { class: "alerts" });
+  const list = h("ol", { class: "queue", "aria-label": "Waiting for review" });
+  const empty = h("p", { class: "empty", hidden: entries.length > 0 }, "Nothing waits for review. Agents' new memories and proposed changes appear here.");
+  const count = h("p", { class: "count" });
+  const updateCount = () => {
+    const n = list.children.length;
+    count.textContent = `${n}${more ? "+" : ""} waiting for review`;
+    empty.hidden = n > 0;
+    ctx.setBadge(n, more);
+  };
+
+  const removeItem = (item, message) => {
+    const next = item.nextElementSibling || item.previousElementSibling;
+    item.remove();
+    updateCount();
+    announce(message);
+    if (next) next.focus();
+    else page.querySelector("h1").focus();
+  };
+
+  for (const entry of entries) {
+    list.append(entry.kind === "memory"
+      ? memoryItem(entry.memory, written.get(entry.memory.id), alerts, removeItem)
+      : proposalItem(entry.proposal, entry.memory, names, alerts, removeItem));
+  }
+  updateCount();
+
+  list.addEventListener("keydown", (event) => onKey(event, list));
+  append(page, 
+    h("h1", {}, "Review queue"),
+    h("p", { class: "lede" }, `What agents wrote to ${mind.name} and what they propose to change, newest first.`),
+    count,
+    h("details", { class: "shortcuts" }, h("summary", {}, "Keyboard shortcuts"),
+      h("dl", {}, SHORTCUTS.map(([keys, does]) => [h("dt", {}, h("kbd", {}, keys)), h("dd", {}, does)]))),
+    alerts, empty, list,
+    more ? h("p", { class: "muted" }, "More are waiting: work through these, then reload.") : null,
+  );
+}
+
+function onKey(event, list) {
+  if (event.target.closest("input, textarea, select, form")) return;
+  const item = event.target.closest("li.item");
+  if (!item) return;
+  const click = (action) => {
+    const button = item.querySelector(`[data-action="${action}"]`);
+    if (button && !button.disabled) { event.preventDefault(); button.click(); }
+  };
+  switch (event.key) {
+    case "j": case "ArrowDown": event.preventDefault(); (item.nextElementSibling || item).focus(); break;
+    case "k": case "ArrowUp": event.preventDefault(); (item.previousElementSibling || item).focus(); break;
+    case "v": click("verify"); break;
+    case "e": click("edit"); break;
+    case "a": click("accept"); break;
+    case "r": click("reject"); break;
+    case "x": case "Delete": click("delete"); break;
+    default: break;
+  }
+  void list;
+}
+
+function memoryItem(memory, author, alerts, removeItem) {
+  const headingId = `q-${memory.id}`;
+  const body = h("div", { class: "body" });
+  const item = h("li", { class: "item", tabindex: "0", "aria-labelledby": headingId, dataset: { id: memory.id, kind: "memory" } });
+  const showRead = () => {
+    clear(body).append(
+      h("p", { class: "content" }, memory.content),
+      tagList(memory.tags),
+      memoryMeta(memory, author),
+      h("div", { class: "actions" }, verify, edit, remove),
+    );
+  };
+  const verify = h("button", { type: "button", class: "primary", "data-action": "verify" }, "Verify");
+  verify.addEventListener("click", () => busyButton(verify, async () => {
+    await api.post(`/memory/${encodeURIComponent(memory.id)}/verify`);
+    removeItem(item, `Verified ${memory.category} / ${memory.key}.`);
+  }, alerts, `Could not verify ${memory.key}`));
+  const edit = h("button", { type: "button", "data-action": "edit" }, "Edit then verify");
+  edit.addEventListener("click", () => {
+    clear(body).append(editForm(memory, alerts, async (saved) => {
+      removeItem(item, `Saved and verified ${saved.category} / ${saved.key}.`);
+    }, showRead));
+    body.querySelector("textarea").focus();
+  });
+  const remove = h("button", { type: "button", class: "danger", "data-action": "delete" }, "Delete");
+  remove.addEventListener("click", async () => {
+    const sure = await confirmDialog({
+      title: "Delete this memory?",
+      text: `${memory.category} / ${memory.key} is deleted for the agents at once.`,
+      action: "Delete", danger: true,
+    });
+    if (!sure) { item.focus(); return; }
+    await busyButton(remove, async () => {
+      await api.del(`/memory/${encodeURIComponent(memory.id)}`);
+      removeItem(item, `Deleted ${memory.category} / ${memory.key}.`);
+    }, alerts, `Could not delete ${memory.key}`);
+  });
+  item.append(h("article", {}, h("h2", { id: headingId }, memoryTitle(memory)), body));
+  showRead();
+  return item;
+}
+
+export function editForm(memory, alerts, onSaved, onCancel) {
+  const content = h("textarea", { name: "content", rows: 4, required: true, maxlength: 10000 });
+  content.value = memory.content;
+  const tags = h("input", { type: "text", name: "tags", value: memory.tags.join(", ") });
+  const priority = select("priority", PRIORITIES.map((p) => [p, p]), memory.priority);
+  const save = h("button", { type: "submit", class: "primary" }, "Save and verify");
+  const form = h("form", { class: "edit" },
+    field("Content", content),
+    field("Tags (comma-separated)", tags),
+    field("Priority", priority),
+    h("div", { class: "actions" }, save, h("button", { type: "button", onclick: onCancel }, "Cancel")));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    busyButton(save, async () => {
+      const id = encodeURIComponent(memory.id);
+      await api.put(`/memory/${id}`, { content: content.value, tags: splitTags(tags.value), priority: priority.value }, { ifMatch: memory.version });
+      const saved = await api.post(`/memory/${id}/verify`);
+      await onSaved(saved);
+    }, alerts, `Could not save ${memory.key}`);
+  });
+  return form;
+}
+
+function proposalItem(proposal, memory, names, alerts, removeItem) {
+  const headingId = `q-${proposal.id}`;
+  const item = h("li", { class: "item proposal", tabindex: "0", "aria-labelledby": headingId, dataset: { id: proposal.id, kind: "proposal" } });
+  const before = memory ? memory.content : "";
+  const proposed = proposal.proposed || {};
+  const after = proposed.content ?? before;
+  const decide = (verb, label) => {
+    const button = h("button", { type: "button", class: verb === "accept" ? "primary" : "", "data-action": verb }, label);
+    button.addEventListener("click", () => busyButton(button, async () => {
+      await api.post(`/proposals/${encodeURIComponent(proposal.id)}/${verb}`);
+      removeItem(item, `${verb === "accept" ? "Accepted" : "Rejected"} the change to ${proposal.category} / ${proposal.key}.`);
+    }, alerts, `Could not ${verb} the change to ${proposal.key}`));
+    return button;
+  };
+  const tagsChanged = proposed.tags && memory && proposed.tags.join(",") !== memory.tags.join(",");
+  item.append(h("article", {},
+    h("h2", { id: headingId },
+      h("a", { href: `#/memory/${encodeURIComponent(proposal.memory_id)}`, class: "title" },
+        h("span", { class: "category" }, proposal.category), " / ", h("span", { class: "key" }, proposal.key)),
+      " ", h("span", { class: "badge warn" }, "proposed change")),
+    diffView(before, after),
+    tagsChanged ? h("p", {}, "Tags: ", tagList(memory.tags), " → ", tagList(proposed.tags)) : tagList(proposed.tags || (memory ? memory.tags : [])),
+    h("p", { class: "meta" },
+      proposed.priority ? h("span", { class: `badge priority-${proposed.priority}` }, proposed.priority) : null,
+      " proposed by ", who(proposal.proposed_by, names) || "an agent", ", ", when(proposal.created_at),
+      memory ? ` · the verified text is version ${memory.version}` : null),
+    h("div", { class: "actions" }, decide("accept", "Accept"), decide("reject", "Reject")),
+  ));
+  return item;
+}

@@ -1,0 +1,53 @@
+// Recall preview: the exact text GET /memory/recall gives an agent, with its category and tag
+// filters and a max_chars slider.
+
+import { api } from "../api.js";
+import { append, field, h } from "../dom.js";
+import { showError } from "../ui.js";
+import { CATEGORIES } from "./common.js";
+
+export async function render(page) {
+  const boxes = CATEGORIES.map((c) => h("input", { type: "checkbox", name: "category", value: c, id: `recall-${c}` }));
+  const tag = h("input", { type: "text", name: "tag" });
+  const slider = h("input", { type: "range", name: "max_chars", min: 500, max: 400000, step: 500, value: 400000 });
+  const shown = h("output", { for: "recall-max", id: "recall-max-value" }, "400000");
+  slider.id = "recall-max";
+  const text = h("pre", { class: "recall", tabindex: "0", "aria-label": "Recall text", "data-testid": "recall-text" });
+  const size = h("p", { class: "count", role: "status" });
+  const alerts = h("div", { class: "alerts" });
+  let timer = null;
+  let asked = 0;
+
+  const refresh = async () => {
+    asked += 1;
+    const mine = asked;
+    slider.setAttribute("aria-valuetext", `${slider.value} characters`);
+    shown.textContent = slider.value;
+    const query = { category: boxes.filter((b) => b.checked).map((b) => b.value), tag: tag.value.trim(), max_chars: slider.value };
+    try {
+      const body = await api.get("/memory/recall", { query, text: true });
+      if (mine !== asked) return;
+      showError(alerts, null);
+      text.textContent = body;
+      text.dataset.query = new URLSearchParams(Object.entries(query).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : v ? [[k, v]] : []))).toString();
+      size.textContent = `${body.length} characters of at most ${slider.value}.`;
+    } catch (error) {
+      if (mine === asked) showError(alerts, error, "Recall failed");
+    }
+  };
+  const soon = () => { clearTimeout(timer); timer = setTimeout(refresh, 250); };
+  for (const box of boxes) box.addEventListener("change", refresh);
+  tag.addEventListener("input", soon);
+  slider.addEventListener("input", () => { shown.textContent = slider.value; soon(); });
+
+  const form = h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); refresh(); } },
+    h("fieldset", { class: "categories" }, h("legend", {}, "Categories (none = all)"),
+      boxes.map((box) => h("span", { class: "check" }, box, h("label", { for: box.id }, box.value)))),
+    field("Tag", tag),
+    h("div", { class: "field" }, h("label", { for: slider.id }, "Most characters (max_chars)"), slider, shown));
+  await refresh();
+  append(page, 
+    h("h1", {}, "Recall preview"),
+    h("p", { class: "lede" }, "Exactly what an agent receives from GET /memory/recall with these parameters."),
+    form, alerts, size, text);
+}

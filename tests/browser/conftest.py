@@ -1,0 +1,191 @@
+"""Browser tests of the review console (docs/console.md): Debian's chromium driven by Playwright
+against a real `make run` (tests/support/runner), axe-core's rules on every page.
+
+One runner and one browser per module; each test gets a fresh browser context (its own
+sessionStorage) and a fresh mind. The browser is the system's /usr/bin/chromium: `playwright install`
+is never run. axe-core comes from `make axe-core` (.cache/axe-core/, checksum pinned).
+Without chromium or axe-core the tests skip, except in CI (CI=true), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, sync_playwright
+
+from tests.support.runner import RunningService, start_runner
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+AXE = ROOT / ".cache" / "axe-core" / "axe-4.14.1.min.js"
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DESKTOP = ViewportSize(width=1280, height=800)
+PHONE = ViewportSize(width=360, height=740)
+
+
+def _missing() -> str:
+    if not CHROMIUM.is_file():
+        return f"{CHROMIUM} is missing (apt-get install chromium)"
+    if not AXE.is_file():
+        return f"{AXE.relative_to(ROOT)} is missing (make axe-core)"
+    return ""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _needs_a_browser() -> None:
+    missing = _missing()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None) -> Iterator[RunningService]:
+    base = tmp_path_factory.mktemp("console-runner")
+    service = start_runner(base / "data", base / "runner.log")
+    yield service
+    assert service.stop() == 0, service.output()
+    assert service.server_errors() == [], service.server_errors()
+
+
+@pytest.fixture(scope="module")
+def browser(_needs_a_browser: None) -> Iterator[Browser]:
+    # launch() gives every run a fresh temporary profile (its own user-data-dir), removed on close.
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Console:
+    """One browser tab on the console, with what the tests check on every page."""
+
+    def __init__(self, page: Page, url: str) -> None:
+        self.page = page
+        self.url = url
+        self.problems: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+
+    def _console(self, message: Any) -> None:
+        # A CSP violation or a script error is printed to the console as an error.
+        if message.type == "error" and "status of 4" not in message.text:
+            self.problems.append(f"console error: {message.text}")
+
+    def open(self, hash_route: str = "") -> None:
+        self.page.goto(f"{self.url}/console{hash_route}")
+        self.page.wait_for_selector("body[data-ready=true]")
+
+    def sign_in(self) -> None:
+        self.open()
+        self.page.get_by_role("button", name="Sign in as local-user").click()
+        self.page.wait_for_selector("body:not(.signed-out) main h1")
+
+    def go(self, hash_route: str, heading: str) -> None:
+        self.page.evaluate("route => { location.hash = route; }", hash_route)
+        self.wait_heading(heading)
+
+    def wait_heading(self, heading: str) -> None:
+        self.page.get_by_role("heading", level=1, name=heading).wait_for()
+        self.page.wait_for_selector("#progress[hidden]", state="attached")
+
+    def choose_mind(self, mind_id: str) -> None:
+        self.page.get_by_label("Mind", exact=True).select_option(mind_id)
+        self.page.wait_for_selector("#progress[hidden]", state="attached")
+
+    def axe_violations(self) -> list[dict[str, Any]]:
+        """axe-core's violations on the page as it is now (injected via evaluate, which the page's CSP
+        does not govern)."""
+        if not self.page.evaluate("() => Boolean(window.axe)"):
+            self.page.evaluate(AXE.read_text(encoding="utf-8"))
+        found: list[dict[str, Any]] = self.page.evaluate(
+            """() => axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations.map(v => ({
+                id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(" "))})))"""
+        )
+        return found
+
+    def screenshot(self, name: str, show: str | None = None) -> None:
+        """docs/screenshots/<name>-desktop.png and -360.png of the page as it is (viewport only),
+        scrolled to the element `show` selects, if given."""
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        for suffix, size in (("desktop", DESKTOP), ("360", PHONE)):
+            self.page.set_viewport_size(size)
+            if show:
+                self.page.locator(show).evaluate("e => e.scrollIntoView({block: 'start'})")
+            self.page.wait_for_timeout(100)  # layout settles after the resize
+            self.page.screenshot(path=str(SCREENSHOTS / f"{name}-{suffix}.png"), animations="disabled")
+        self.page.set_viewport_size(DESKTOP)
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    fresh = browser.new_context(viewport=DESKTOP, color_scheme="light")
+    yield fresh
+    fresh.close()
+
+
+@pytest.fixture
+def console(context: BrowserContext, runner: RunningService) -> Iterator[Console]:
+    tab = Console(context.new_page(), runner.url)
+    yield tab
+    assert tab.problems == [], tab.problems
+
+
+class Agent:
+    """An agent (or a person with a JWT) calling the API directly, as the tests' Given steps do."""
+
+    def __init__(self, url: str, credential: str, mind_id: str | None = None) -> None:
+        self.url = url
+        self.headers = {"Authorization": f"Bearer {credential}"}
+        if mind_id:
+            self.headers["X-Mind-Id"] = mind_id
+
+    def call(self, method: str, path: str, body: Any = None, **params: Any) -> requests.Response:
+        return requests.request(
+            method, self.url + path, json=body, params=params, headers=self.headers, timeout=30
+        )
+
+    def store(self, category: str, key: str, content: str, **fields: Any) -> dict[str, Any]:
+        body = {"category": category, "key": key, "content": content, **fields}
+        answer = self.call("POST", "/memory", body)
+        assert answer.status_code in (200, 201, 202), answer.text
+        stored: dict[str, Any] = answer.json()
+        return stored
+
+
+class Mind:
+    def __init__(self, runner: RunningService, name: str) -> None:
+        made = requests.post(
+            f"{runner.url}/minds",
+            json={"name": name},
+            headers={"Authorization": f"Bearer {runner.jwt}"},
+            timeout=30,
+        )
+        assert made.status_code == 201, made.text
+        body = made.json()
+        self.id: str = body["mind"]["id"]
+        self.name = name
+        self.agent = Agent(runner.url, body["mind_key"]["key"])
+        self.person = Agent(runner.url, runner.jwt, self.id)
+
+
+@pytest.fixture
+def mind(runner: RunningService) -> Mind:
+    """A fresh mind for the test (each test picks it in the console's mind picker)."""
+    return Mind(runner, "Alex's assistant")

@@ -1,0 +1,223 @@
+"""The console's recall preview, minds, keys, hooks, webhooks and the mind setting in a real
+browser; axe-core on every page (light and dark); the page's security headers; its first-load
+weight and time to interactive."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import pytest
+import requests
+from playwright.sync_api import BrowserContext, expect
+
+from tests.browser.conftest import Console, Mind
+from tests.support.runner import RunningService, start_runner
+
+PAGES = [
+    ("#/queue", "Review queue"),
+    ("#/browse", "Browse and search"),
+    ("#/browse?q=tea", "Browse and search"),
+    ("#/expiring", "Expiring soon"),
+    ("#/recall", "Recall preview"),
+    ("#/minds", "Minds"),
+]
+FIRST_LOAD_BUDGET = 120_000  # bytes of the console's own files (HTML, CSS, JS, icon), uncompressed
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None) -> Iterator[RunningService]:
+    """This module's runner may deliver webhooks to this machine (their deliveries get listed)."""
+    base = tmp_path_factory.mktemp("console-runner")
+    service = start_runner(
+        base / "data", base / "runner.log", env={"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
+    )
+    yield service
+    assert service.stop() == 0, service.output()
+    assert service.server_errors() == [], service.server_errors()
+
+
+def test_recall_preview_shows_exactly_the_text_the_api_gives_an_agent(console: Console, mind: Mind) -> None:
+    # Given a mind with memories in several categories
+    mind.person.store("identity", "user_name", "Alex Example", priority="critical", tags=["person"])
+    mind.agent.store("fact", "home_city", "Lives in Lisbon", tags=["place"])
+    mind.agent.store("fact", "pets", "Has a cat called Miso", tags=["home"])
+    mind.agent.store("project", "thesis", "Writing a thesis on tidal energy", priority="high")
+    # When the person opens the recall preview, picks the fact category and a smaller budget
+    console.sign_in()
+    console.choose_mind(mind.id)
+    console.go("#/recall", "Recall preview")
+    console.page.get_by_label("fact", exact=True).check()
+    console.page.get_by_label("Most characters (max_chars)").fill("1000")
+    text = console.page.get_by_label("Recall text")
+    expect(text).to_have_attribute("data-query", "category=fact&max_chars=1000")
+    # Then the text shown is the API's, byte for byte
+    expected = mind.agent.call("GET", "/memory/recall", category="fact", max_chars=1000).text
+    assert text.text_content() == expected
+    assert "Lives in Lisbon" in expected and "tidal" not in expected
+    # And with every category, too
+    console.page.get_by_label("fact", exact=True).uncheck()
+    expect(text).to_have_attribute("data-query", "max_chars=1000")
+    assert text.text_content() == mind.agent.call("GET", "/memory/recall", max_chars=1000).text
+    assert console.axe_violations() == []
+    console.screenshot("recall")
+
+
+def test_a_read_only_key_is_shown_once_and_listed_with_its_scope(
+    console: Console, context: BrowserContext, mind: Mind
+) -> None:
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    # Given the access page of a mind
+    console.sign_in()
+    console.choose_mind(mind.id)
+    console.go("#/access", f"Access to {mind.name}")
+    # When the person creates a key with the read scope alone
+    console.page.get_by_label("Label").fill("reader")
+    console.page.get_by_label("write", exact=True).uncheck()
+    console.page.get_by_label("delete", exact=True).uncheck()
+    console.page.get_by_role("button", name="Create key").click()
+    # Then the key is shown once, with a copy button that copies it
+    shown = console.page.get_by_label("Mind Key", exact=True)
+    expect(shown).to_have_value(re.compile(r"^mk_"))
+    key = shown.input_value()
+    assert key.startswith("mk_")
+    assert console.axe_violations() == []
+    console.page.get_by_role("button", name="Copy").click()
+    assert console.page.evaluate("() => navigator.clipboard.readText()") == key
+    # And once dismissed, the page never shows it again; the list has the key with its scope
+    console.page.get_by_role("button", name="I have stored it").click()
+    row = console.page.get_by_role("row", name="reader")
+    expect(row).to_contain_text("read")
+    expect(row).not_to_contain_text("write")
+    assert key not in console.page.content()
+    # And the key reads but cannot write
+    reader = requests.Session()
+    reader.headers["Authorization"] = f"Bearer {key}"
+    assert reader.get(f"{console.url}/memory/recall", timeout=30).status_code == 200
+    stored = reader.post(
+        f"{console.url}/memory", json={"category": "note", "key": "x", "content": "y"}, timeout=30
+    )
+    assert stored.status_code == 403, stored.text
+
+
+def test_minds_are_created_renamed_and_deleted_only_with_the_name_typed(console: Console) -> None:
+    # Given the minds page
+    console.sign_in()
+    console.go("#/minds", "Minds")
+    # When the person creates a mind and renames it
+    console.page.get_by_label("Name", exact=True).fill("Scratch mind")
+    console.page.get_by_role("button", name="Create mind").click()
+    row = console.page.get_by_role("row", name="Scratch mind")
+    expect(row).to_have_count(1)
+    row.get_by_label("New name for Scratch mind").fill("Scratch pad")
+    row.get_by_role("button", name="Rename").click()
+    row = console.page.get_by_role("row", name="Scratch pad")
+    expect(row).to_have_count(1)
+    assert console.axe_violations() == []
+    # When they delete it: the dialog's button works only once the name is typed
+    row.get_by_role("button", name="Delete…").click()
+    dialog = console.page.get_by_role("dialog")
+    confirm = dialog.get_by_role("button", name="Delete mind")
+    expect(confirm).to_be_disabled()
+    assert console.axe_violations() == []
+    dialog.get_by_label("Type Scratch pad to confirm").fill("Scratch pa")
+    expect(confirm).to_be_disabled()
+    dialog.get_by_label("Type Scratch pad to confirm").fill("Scratch pad")
+    confirm.click()
+    # Then it is gone
+    expect(console.page.get_by_role("row", name="Scratch pad")).to_have_count(0)
+
+
+def test_hooks_webhooks_and_the_setting_for_agent_writes(console: Console, mind: Mind) -> None:
+    # Given a mind with an inbound hook and a webhook that has been pinged
+    hook = mind.person.call("POST", f"/minds/{mind.id}/hooks", {"label": "voice-bot"})
+    assert hook.status_code == 201, hook.text
+    webhook = mind.person.call(
+        "POST", f"/minds/{mind.id}/webhooks", {"url": "http://127.0.0.1:9/hook", "events": ["memory.created"]}
+    )
+    assert webhook.status_code == 201, webhook.text
+    mind.person.call("POST", f"/minds/{mind.id}/webhooks/{webhook.json()['id']}/test")
+    # When the person opens the access page
+    console.sign_in()
+    console.choose_mind(mind.id)
+    console.go("#/access", f"Access to {mind.name}")
+    # Then the hook and the webhook are listed, and the webhook's recent deliveries open
+    expect(console.page.get_by_role("row", name="voice-bot")).to_have_count(1)
+    console.page.get_by_role("button", name="Recent deliveries").click()
+    expect(console.page.locator(".deliveries")).not_to_be_empty()
+    assert console.axe_violations() == []
+    # When they switch agent writes to verified memories to "apply and unverify"
+    console.page.get_by_label("Apply: take the agent's change and mark the memory unverified").check()
+    console.page.get_by_role("button", name="Save setting").click()
+    # Then the mind's setting says so
+    expect(console.page.locator("#status")).to_have_text("Setting saved.")
+    settings = mind.person.call("GET", f"/minds/{mind.id}").json()["settings"]
+    assert settings["agent_writes_to_verified"] == "unverify"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_has_no_axe_violations(console: Console, mind: Mind, scheme: str) -> None:
+    # Given a mind with a memory on every list
+    made = mind.agent.store("preference", "drink", "Drinks tea", expires_at="2099-01-01T00:00:00Z")
+    console.page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+    console.sign_in()
+    console.choose_mind(mind.id)
+    # When each page is shown, then axe-core finds nothing
+    for route, heading in [*PAGES, (f"#/memory/{made['id']}", "preference / drink"), ("#/access", None)]:
+        console.go(route, heading or f"Access to {mind.name}")
+        assert console.axe_violations() == [], route
+
+
+def test_the_page_has_strict_headers_and_nothing_outside_its_folder_is_served(
+    runner: RunningService,
+) -> None:
+    # When the console's page and a script are fetched
+    page = requests.get(f"{runner.url}/console", timeout=30)
+    script = requests.get(f"{runner.url}/console/app.js", timeout=30)
+    # Then each has its type, a strict CSP without inline code, nosniff and revalidation
+    assert page.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert script.headers["Content-Type"] == "text/javascript; charset=utf-8"
+    policy = page.headers["Content-Security-Policy"]
+    assert "default-src 'self'" in policy and "script-src 'self';" in policy and "unsafe" not in policy
+    assert page.headers["X-Content-Type-Options"] == "nosniff"
+    assert page.headers["Cache-Control"] == "no-cache"
+    again = requests.get(
+        f"{runner.url}/console/app.js", headers={"If-None-Match": script.headers["ETag"]}, timeout=30
+    )
+    assert again.status_code == 304
+    # And paths outside the folder, hidden or unknown files are 404s
+    for path in ("/console/%2e%2e/template.yaml", "/console/../app.py", "/console/.hidden", "/console/x.py"):
+        assert requests.get(runner.url + path, timeout=30).status_code == 404, path
+    # And the local runner offers the dev sign-in
+    config = requests.get(f"{runner.url}/console/config.json", timeout=30).json()
+    assert config["dev_signin"] is True
+
+
+def test_first_load_weight_and_time_to_interactive(console: Console, mind: Mind) -> None:
+    # Given a signed-in tab (the token in sessionStorage) and a mind with a few queued memories
+    for index in range(3):
+        mind.agent.store("note", f"note_{index}", f"Note number {index}")
+    console.sign_in()
+    console.choose_mind(mind.id)
+    # When the console is loaded afresh (no cache) into its review queue
+    client = console.page.context.new_cdp_session(console.page)
+    client.send("Network.enable")
+    client.send("Network.setCacheDisabled", {"cacheDisabled": True})
+    console.page.reload()
+    console.wait_heading("Review queue")
+    figures = console.page.evaluate(
+        """() => {
+            const entries = [...performance.getEntriesByType("navigation"),
+                             ...performance.getEntriesByType("resource")];
+            const own = entries.filter(e => new URL(e.name).pathname.startsWith("/console"));
+            const api = entries.filter(e => !new URL(e.name).pathname.startsWith("/console"));
+            const sum = list => list.reduce((n, e) => n + e.transferSize, 0);
+            const ready = performance.getEntriesByName("console-ready")[0];
+            return {files: own.length, file_bytes: sum(own), api_requests: api.length, api_bytes: sum(api),
+                    interactive_ms: Math.round(ready.startTime)};
+        }"""
+    )
+    # Then the console's own files stay within the budget (the figures are in docs/console.md)
+    print("console first load:", json.dumps(figures))
+    assert figures["file_bytes"] <= FIRST_LOAD_BUDGET, figures

@@ -1,0 +1,82 @@
+"""The console function's answers without a browser: what config.json says per environment, that
+the dev sign-in exists only where the local runner enables it, and which paths are files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from synapse.api import console
+from synapse.core.errors import NotFound
+
+from infra.gateway import LambdaContext, load_handler
+from tests.support import events
+
+STATIC = Path(__file__).resolve().parents[2] / "functions" / "console" / "static"
+
+
+@pytest.fixture(autouse=True)
+def _plain_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SYNAPSE_AUTH_MODE", "SYNAPSE_JWT_CLIENT_ID", "SYNAPSE_ALLOW_DEV_SECRETS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv(console.COGNITO_DOMAIN_ENV, raising=False)
+    monkeypatch.delenv(console.DEV_SIGNIN_ENV, raising=False)
+
+
+def test_a_cognito_stack_signs_in_through_its_hosted_ui(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the environment the template gives the console in cognito mode
+    monkeypatch.setenv("SYNAPSE_AUTH_MODE", "cognito")
+    monkeypatch.setenv("SYNAPSE_JWT_CLIENT_ID", "client123")
+    monkeypatch.setenv(console.COGNITO_DOMAIN_ENV, "https://synapse-ab12.auth.eu-west-1.amazoncognito.com")
+    # Then config.json names the hosted UI and the client, offers no dev sign-in,
+    # and the CSP lets the page post the code to that domain alone
+    assert console.config() == {
+        "auth_mode": "cognito",
+        "cognito": {
+            "domain": "https://synapse-ab12.auth.eu-west-1.amazoncognito.com",
+            "client_id": "client123",
+        },
+        "dev_signin": False,
+    }
+    assert "connect-src 'self' https://synapse-ab12.auth.eu-west-1.amazoncognito.com;" in (
+        console.content_security_policy()
+    )
+
+
+def test_the_dev_token_is_handed_out_only_where_dev_secrets_are_allowed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a token in the environment but no dev secrets (as on AWS)
+    monkeypatch.setenv(console.DEV_SIGNIN_ENV, "a.jwt.token")
+    # Then there is no dev sign-in
+    assert console.dev_token() == "" and console.config()["dev_signin"] is False
+    # When the local runner's SYNAPSE_ALLOW_DEV_SECRETS is set too
+    monkeypatch.setenv("SYNAPSE_ALLOW_DEV_SECRETS", "true")
+    # Then the page may fetch it
+    assert console.dev_token() == "a.jwt.token" and console.config()["dev_signin"] is True
+
+
+def test_a_domain_that_is_not_an_https_origin_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(console.COGNITO_DOMAIN_ENV, "http://evil.example/path")
+    assert console.cognito_domain() == ""
+    assert "connect-src 'self';" in console.content_security_policy()
+
+
+@pytest.mark.parametrize(
+    "name", ["../app.py", "views/../../app.py", ".hidden", "", "a//b.js", "x.py", "nope.js"]
+)
+def test_only_files_of_the_static_folder_are_served(name: str) -> None:
+    with pytest.raises(NotFound):
+        console.static_file(STATIC, name)
+
+
+def test_the_sample_events_are_answered_with_the_page_a_script_and_the_config() -> None:
+    handler = load_handler(STATIC.parent, "app.handler")
+    page = handler(events.load("console_page"), LambdaContext("console"))
+    script = handler(events.load("console"), LambdaContext("console"))
+    assert page["statusCode"] == 200 and page["headers"]["Content-Type"].startswith("text/html")
+    assert '<script type="module" src="/console/app.js">' in page["body"]
+    assert script["statusCode"] == 200 and script["headers"]["Content-Type"].startswith("text/javascript")
+    asked = {**events.load("console"), "pathParameters": {"proxy": "config.json"}}
+    assert json.loads(handler(asked, LambdaContext("console"))["body"])["auth_mode"] == "shared-secret"
