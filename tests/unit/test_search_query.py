@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 from synapse.core.errors import BadRequest
-from synapse.search.query import MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, parse_query
+from synapse.search.folding import fold
+from synapse.search.query import MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, _parsed, parse_query
 
 
 @pytest.mark.parametrize(
@@ -95,3 +96,26 @@ def test_every_compiled_expression_is_valid_fts5() -> None:
     typed = ['a "b', "a OR (b NOT c)", "x* OR y*", "NEAR(", "content:x", "((a) OR (b)) c", "a -b +c"]
     for text in typed:
         db.execute("SELECT * FROM fts WHERE fts MATCH ?", (parse_query(text).match,)).fetchall()
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "docker",
+        "docker swarm",
+        "Schäfer café",
+        "ёлка ΆΈ",
+        "a1 b2 c3",
+        " spaced\tout\nwords ",
+        "x " * MAX_TERMS,
+    ],
+)
+def test_plain_words_compile_as_the_full_parser_would(typed: str) -> None:
+    # Given a query of plain words, which parse_query compiles without running the parser
+    # When it is parsed, Then the expression is the one the full parser builds
+    assert parse_query(typed) == _parsed(fold(typed))
+
+
+def test_a_query_of_only_control_characters_is_a_400() -> None:
+    with pytest.raises(BadRequest):
+        parse_query("\x01\x02")

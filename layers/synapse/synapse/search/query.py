@@ -9,6 +9,7 @@ So FTS5 never sees raw syntax from a client and no FTS5 error text can reach one
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -57,6 +58,8 @@ def _searchable(text: str) -> bool:
 
 def _clean(raw: str) -> str:
     """Control and format characters become spaces; lone surrogates (not UTF-8) are dropped."""
+    if raw.isascii():
+        return raw  # ASCII has no format characters, and `fold` turns its controls into spaces
     out = []
     for ch in raw:
         category = unicodedata.category(ch)
@@ -71,39 +74,28 @@ class Token(NamedTuple):
     text: str
 
 
+# A phrase between matched quotes (and its `*`), an unmatched quote (dropped), a parenthesis, a word.
+# `\s` is exactly `str.isspace` on str patterns.
+_TOKENS = re.compile(r'"([^"]*)"(\*?)|(")|([()])|([^\s"()]+)')
+
+
 def _lex(text: str) -> Iterator[Token]:
     """The query's tokens.
 
     An unmatched double quote is dropped; everything between matched quotes is one phrase.
     """
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch.isspace():
-            i += 1
-        elif ch == '"':
-            end = text.find('"', i + 1)
-            if end < 0:
-                i += 1  # unbalanced: drop the quote, read the rest as words
-                continue
-            star = end + 1 < n and text[end + 1] == "*"
-            yield Token("prefix-phrase" if star else "phrase", text[i + 1 : end])
-            i = end + (2 if star else 1)
-        elif ch in "()":
-            yield Token("open" if ch == "(" else "close", ch)
-            i += 1
-        else:
-            j = i
-            while j < n and not text[j].isspace() and text[j] not in '"()':
-                j += 1
-            word = text[i:j]
-            i = j
+    for phrase, star, _quote, paren, word in _TOKENS.findall(text):
+        if paren:
+            yield Token("open" if paren == "(" else "close", paren)
+        elif word:
             if word in OPERATORS:
                 yield Token("op", word)
             elif word.endswith("*"):
                 yield Token("prefix", word.rstrip("*"))
             else:
                 yield Token("term", word)
+        elif star or phrase or not _quote:
+            yield Token("prefix-phrase" if star else "phrase", phrase)
 
 
 class _Unparsable(Exception):
@@ -212,9 +204,20 @@ def parse_query(raw: str | None) -> Query:
         raise bad_query("required: what to search for, e.g. q=docker")
     if len(raw) > MAX_QUERY_CHARS:
         raise bad_query(f"at most {MAX_QUERY_CHARS} characters (got {len(raw)})")
-    tokens = list(_lex(fold(_clean(raw))))
-    for before, token in zip([None, *tokens], tokens, strict=False):
-        if token == ("op", "NOT") and (before is None or before.kind in {"op", "open"}):
+    text = fold(_clean(raw))
+    words = text.split()
+    if words and len(words) <= MAX_TERMS and all(w.isalnum() for w in words) and OPERATORS.isdisjoint(words):
+        # Plain words, the usual query: what the parser would build, without building it.
+        terms = [f'"{w}"' for w in words]
+        return Query(terms[0] if len(terms) == 1 else "(" + " AND ".join(terms) + ")", False)
+    return _parsed(text)
+
+
+def _parsed(text: str) -> Query:
+    """The query parsed in full (any shape); `text` is cleaned and folded."""
+    tokens = list(_lex(text))
+    for at, token in enumerate(tokens):
+        if token == ("op", "NOT") and (at == 0 or tokens[at - 1].kind in {"op", "open"}):
             raise bad_query("NOT leaves out what follows from what comes before it: e.g. docker NOT swarm")
     plain = False
     try:

@@ -2,34 +2,33 @@
 
 from __future__ import annotations
 
+import operator
 import sqlite3
 from typing import NamedTuple
 
 from synapse.core.observability import logger
 from synapse.search.filters import SearchFilters
-from synapse.search.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN, restore_snippet
+from synapse.search.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN, fold, restore_snippet
 from synapse.search.query import Query, bad_query
 from synapse.search.schema import BM25_WEIGHTS
 
-# Rows read past the page in the same query: a tie at the page boundary then rarely costs a second
-# query, which would rank every match again (bench/search.py at 100k: p95 ratio 1.69 → 1.31).
-TIE_SLACK = 10
 MARKS = ("**", "**")
 SNIPPET_TOKENS = 16
 
 _WEIGHTS = ", ".join(str(w) for w in BM25_WEIGHTS)
-# FTS5 sorts by `rank` itself (no SQLite sorter; snippets are made only for the rows returned).
+# FTS5 sorts by `rank` itself (no SQLite sorter). Rows are stepped one page at a time from one
+# statement (no LIMIT): a result column, and so a snippet, is computed only for a row actually read,
+# and a tie at the page boundary reads on from the same statement instead of ranking every match again.
 RANKED_SQL = (
-    "SELECT fts.rank, d.priority_rank, d.updated_at, d.id, d.category, d.key, snippet(fts, -1, ?, ?, ?, ?),"
-    # Where folding changed the text, a second snippet with control marks to map onto the original.
-    " CASE WHEN coalesce(fts.raw_content, fts.raw_key, fts.raw_tags) IS NOT NULL"
-    " THEN snippet(fts, -1, ?, ?, ?, ?) END, fts.raw_content, fts.raw_key, fts.raw_tags,"
-    " CASE WHEN fts.raw_content IS NOT NULL THEN fts.content END,"
-    " CASE WHEN fts.raw_key IS NOT NULL THEN fts.key END,"
-    " CASE WHEN fts.raw_tags IS NOT NULL THEN fts.tags END"
+    "SELECT fts.rank, d.priority_rank, d.updated_at, d.id, d.category, d.key,"
+    # One snippet per row: with the final marks, or where folding changed the text (raw_* set) with
+    # control marks, to be mapped onto the original.
+    " CASE WHEN coalesce(fts.raw_content, fts.raw_key, fts.raw_tags) IS NULL"
+    " THEN snippet(fts, -1, ?, ?, ?, ?) ELSE snippet(fts, -1, ?, ?, ?, ?) END,"
+    " fts.raw_content, fts.raw_key, fts.raw_tags"
     " FROM fts JOIN docs d ON d.rowid = fts.rowid"
     " WHERE fts MATCH ? AND fts.rank MATCH 'bm25({w})'{filters}"
-    " ORDER BY fts.rank LIMIT ? OFFSET ?"
+    " ORDER BY fts.rank LIMIT -1 OFFSET ?"
 )
 
 
@@ -41,34 +40,21 @@ class Hit(NamedTuple):
     snippet: str
 
 
-class _Row(NamedTuple):
-    """A row of RANKED_SQL. The raw_* and folded_* texts are set only where folding changed a column."""
+# A row of RANKED_SQL, kept a plain tuple (most rows read are never returned):
+# (rank, priority_rank, updated_at, id, category, key, snippet (control marks where raw_* are set),
+#  raw_content, raw_key, raw_tags). The raw_* texts are set only where folding changed a column
+# (the indexed text is then `fold(raw)`), so most rows need no mapping.
+_Row = tuple[float, int, str, str, str, str, str | None, str | None, str | None, str | None]
+_BY_ID = operator.itemgetter(3)
+_BY_UPDATE = operator.itemgetter(2)
+_BY_RANK_PRIORITY = operator.itemgetter(0, 1)
 
-    rank: float
-    priority_rank: int
-    updated_at: str
-    id: str
-    category: str
-    key: str
-    snippet: str | None
-    marked_snippet: str | None  # cut from the folded text, with control marks
-    raw_content: str | None
-    raw_key: str | None
-    raw_tags: str | None
-    folded_content: str | None
-    folded_key: str | None
-    folded_tags: str | None
 
-    def hit(self) -> Hit:
-        snippet = self.snippet or ""
-        if self.marked_snippet is not None:
-            columns = (
-                (self.folded_content, self.raw_content),
-                (self.folded_key, self.raw_key),
-                (self.folded_tags, self.raw_tags),
-            )
-            snippet = restore_snippet(self.marked_snippet, columns, MARKS)
-        return Hit(self.id, self.category, self.key, float(f"{-self.rank:.6g}"), snippet)
+def _hit(row: _Row) -> Hit:
+    snippet = row[6] or ""
+    if row[7] is not None or row[8] is not None or row[9] is not None:
+        snippet = restore_snippet(snippet, [(raw and fold(raw), raw) for raw in row[7:]], MARKS)
+    return Hit(row[3], row[4], row[5], float(f"{-row[0]:.6g}"), snippet)
 
 
 class _Ranked:
@@ -79,12 +65,23 @@ class _Ranked:
         self.db = db
         self.query = query
         self.sql = RANKED_SQL.format(w=_WEIGHTS, filters=where)
-        marks = (MARK_OPEN, MARK_CLOSE, ELLIPSIS)
-        self.params = [*MARKS, "…", SNIPPET_TOKENS, *marks, SNIPPET_TOKENS, query.match, *params]
+        marks = [*MARKS, "…", SNIPPET_TOKENS, MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS]
+        self.params = [*marks, query.match, *params]
 
-    def rows(self, count: int, offset: int) -> list[_Row]:
+    def through(self, start: int, end: int) -> list[_Row]:
+        """Rows `start` to `end` and one more, and on while they tie with row `end - 1`."""
+        wanted = end - start + 1
         try:
-            return list(map(_Row._make, self.db.execute(self.sql, [*self.params, count, offset])))
+            steps = self.db.execute(self.sql, [*self.params, start])
+            try:
+                rows: list[_Row] = steps.fetchmany(wanted)
+                while len(rows) >= wanted and rows[-1][0] == rows[wanted - 2][0]:
+                    more = steps.fetchmany(wanted)
+                    if not more:
+                        break
+                    rows += more
+            finally:
+                steps.close()
         except sqlite3.Error as error:
             # Never expected (the expression is ours); never shown to the client either.
             logger.warning(
@@ -93,29 +90,16 @@ class _Ranked:
             raise bad_query(
                 'could not be searched; use words, "exact phrases", prefix*, OR, NOT and parentheses'
             ) from None
-
-    def through(self, start: int, end: int) -> list[_Row]:
-        """Rows `start` to `end` and one more, and on while they tie with row `end - 1`.
-
-        A few rows more than needed are read in the same query (ties are common among short
-        memories), since every query pays for ranking all matches again.
-        """
-        wanted = end - start + 1 + TIE_SLACK
-        rows = self.rows(wanted, start)
-        while len(rows) == wanted and rows[-1].rank == rows[end - start - 1].rank:
-            more = self.rows(wanted, start + len(rows))
-            rows += more
-            wanted = len(rows) if len(more) == wanted else -1
         return rows
 
 
 def _in_spec_order(rows: list[_Row]) -> list[_Row]:
     """BM25, then priority, then most recently updated (then id, so the order is total)."""
-    if len({r.rank for r in rows}) == len(rows):
+    if len({r[0] for r in rows}) == len(rows):
         return rows  # no two scores are equal: FTS5's order is the order
-    rows.sort(key=lambda r: r.id)
-    rows.sort(key=lambda r: r.updated_at, reverse=True)  # stable: most recent first among equals
-    rows.sort(key=lambda r: (r.rank, r.priority_rank))
+    rows.sort(key=_BY_ID)
+    rows.sort(key=_BY_UPDATE, reverse=True)  # stable: most recent first among equals
+    rows.sort(key=_BY_RANK_PRIORITY)
     return rows
 
 
@@ -131,8 +115,8 @@ def index_hits(
     ranked = _Ranked(db, query, filters, now)
     start = max(offset - 1, 0)
     rows = ranked.through(start, offset + limit)
-    if offset > 0 and len(rows) > 1 and rows[0].rank == rows[1].rank:
+    if offset > 0 and len(rows) > 1 and rows[0][0] == rows[1][0]:
         start, rows = 0, ranked.through(0, offset + limit)
     rows = _in_spec_order(rows)
     page = rows[offset - start : offset - start + limit]
-    return [row.hit() for row in page], len(rows) > offset - start + limit
+    return [_hit(row) for row in page], len(rows) > offset - start + limit

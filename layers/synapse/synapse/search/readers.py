@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
@@ -9,6 +10,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import NamedTuple
 
+from synapse.core.settings import get_settings
 from synapse.search import generations
 
 # Open generations kept per thread, least recently used closed first: one search container serves
@@ -36,11 +38,22 @@ def open_generation(path: Path) -> sqlite3.Connection:
 
 
 def _named_generation(pointer: str) -> str:
+    """CURRENT's content, read with bare system calls (this runs on every search)."""
     try:
-        with open(pointer, "rb") as handle:
-            return handle.read().decode("ascii", "replace").strip()
+        fd = os.open(pointer, os.O_RDONLY)
     except (FileNotFoundError, NotADirectoryError):
         return ""
+    try:
+        return os.read(fd, 256).decode("ascii", "replace").strip()
+    finally:
+        os.close(fd)
+
+
+@functools.lru_cache(maxsize=1024)
+def _pointer(mind_id: str, base: Path | None, index_dir: str) -> str:
+    """The path of a mind's CURRENT (the mind id checked once, not on every search)."""
+    folder = generations.mind_dir(mind_id, base or Path(index_dir))
+    return os.path.join(folder, generations.CURRENT)
 
 
 def reader(mind_id: str, base: Path | None = None) -> sqlite3.Connection | None:
@@ -49,9 +62,7 @@ def reader(mind_id: str, base: Path | None = None) -> sqlite3.Connection | None:
     CURRENT is read on every call (an open() revalidates it over NFS, where a stat could be served
     stale from the attribute cache). None when the mind has no index yet, or it went with its mind.
     """
-    pointer = os.path.join(
-        base or generations.root(), generations.mind_dir(mind_id, base).name, generations.CURRENT
-    )
+    pointer = _pointer(mind_id, base, get_settings().index_dir)
     cached = _readers.open.get(pointer)
     name = _named_generation(pointer)
     if cached is not None and cached.generation == name:
