@@ -260,7 +260,9 @@ def cmd_mcp(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="synapse", description="Remember and recall with Synapse.")
+    top = argparse.ArgumentParser(
+        prog="synapse", description="Remember and recall with Synapse.", allow_abbrev=False
+    )
     top.add_argument("--url", help="the API's base URL (env SYNAPSE_URL)")
     top.add_argument("--mind-key", help="an agent's Mind Key (env SYNAPSE_MIND_KEY)")
     top.add_argument("--token", help="a person's JWT (env SYNAPSE_TOKEN)")

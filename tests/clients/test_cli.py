@@ -1,0 +1,132 @@
+"""The installed `synapse` console script, run as a subprocess against a real `make run`."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from tests.clients.conftest import MindClients, run_cli
+from tests.support.runner import RunningService
+
+
+def agent_env(runner: RunningService, mind: MindClients) -> dict[str, str]:
+    return {"SYNAPSE_URL": runner.url, "SYNAPSE_MIND_KEY": mind.key}
+
+
+def person_env(runner: RunningService, mind_id: str | None = None) -> dict[str, str]:
+    env = {"SYNAPSE_URL": runner.url, "SYNAPSE_TOKEN": runner.jwt}
+    return env | ({"SYNAPSE_MIND_ID": mind_id} if mind_id else {})
+
+
+def test_remember_get_recall_search_and_forget(runner: RunningService, mind: MindClients) -> None:
+    env = agent_env(runner, mind)
+    # When an agent remembers through the CLI
+    stored = run_cli(
+        "--json", "remember", "preference", "editor", "Uses Neovim", "--tag", "tools", "--priority", "high",
+        "--expires", "2d", env=env,
+    )  # fmt: skip
+    assert stored.returncode == 0, stored.stderr
+    memory = json.loads(stored.stdout)
+    assert (memory["key"], memory["tags"], memory["priority"], memory["version"]) == (
+        "editor",
+        ["tools"],
+        "high",
+        1,
+    )
+    assert memory["expires_at"] > "2026"
+    # Then get, recall and search show it
+    shown = run_cli("get", memory["id"], env=env)
+    assert shown.returncode == 0 and "preference/editor" in shown.stdout and "Uses Neovim" in shown.stdout
+    recalled = run_cli("recall", "--category", "preference", env=env)
+    assert recalled.returncode == 0 and recalled.stdout.startswith("Mind: Client test\n")
+    assert "Uses Neovim" in recalled.stdout
+    assert json.loads(run_cli("--json", "recall", env=env).stdout)["total"] == 1
+    deadline = time.monotonic() + 20
+    while True:
+        found = run_cli("search", "neovim", env=env)
+        if memory["id"] in found.stdout or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    assert found.returncode == 0 and "**Neovim**" in found.stdout, found.stderr
+    assert (
+        json.loads(run_cli("--json", "expiring", "--within", "3d", env=env).stdout)[0]["id"] == memory["id"]
+    )
+    # And forget by category and key deletes it
+    forgot = run_cli("forget", "--category", "preference", "--key", "editor", env=env)
+    assert forgot.returncode == 0 and forgot.stdout.strip() == f"forgot {memory['id']}"
+    gone = run_cli("get", memory["id"], env=env)
+    assert gone.returncode == 1 and "No memory" in gone.stderr and "request id" in gone.stderr
+
+
+def test_errors_print_the_message_and_request_id_and_exit_non_zero(
+    runner: RunningService, mind: MindClients
+) -> None:
+    env = agent_env(runner, mind)
+    refused = run_cli("remember", "fact", "Bad Key", "x", env=env)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "synapse: key: must be lowercase snake_case" in refused.stderr
+    assert "status 422 validation_error, request id " in refused.stderr
+    # A Mind Key may not verify
+    stored = json.loads(run_cli("--json", "remember", "fact", "k", "c", env=env).stdout)
+    assert run_cli("verify", stored["id"], env=env).returncode == 1
+    # Usage errors are argparse's (exit 2); missing configuration is explained
+    assert run_cli("forget", env=env).returncode == 2
+    missing = run_cli("recall", env={})
+    assert missing.returncode == 1 and "No Synapse URL" in missing.stderr
+    unauthenticated = run_cli("recall", env={"SYNAPSE_URL": runner.url})
+    assert unauthenticated.returncode == 1 and "No credential" in unauthenticated.stderr
+    # forget by id works too
+    assert run_cli("forget", stored["id"], env=env).returncode == 0
+
+
+def test_a_person_verifies_and_manages_minds_and_keys(runner: RunningService, mind: MindClients) -> None:
+    env = person_env(runner, mind.id)
+    stored = mind.agent.remember("fact", "home_city", "Berlin")
+    verified = run_cli("--json", "verify", stored.id, env=env)
+    assert verified.returncode == 0 and json.loads(verified.stdout)["verified"] is True
+    # minds
+    created = run_cli("--json", "minds", "create", "CLI mind", env=person_env(runner))
+    assert created.returncode == 0, created.stderr
+    made = json.loads(created.stdout)
+    assert made["mind_key"]["key"].startswith("mk_")
+    listed = run_cli("minds", "list", env=person_env(runner))
+    assert made["mind"]["id"] in listed.stdout and "CLI mind" in listed.stdout
+    # keys of the configured mind: create, list, revoke
+    key = json.loads(run_cli("--json", "keys", "create", "--label", "ci", "--scope", "read", env=env).stdout)
+    assert key["key"].startswith("mk_") and key["scopes"] == ["read"]
+    keys = run_cli("keys", "list", env=env)
+    assert key["id"] in keys.stdout and "ci" in keys.stdout
+    assert run_cli("keys", "revoke", key["id"], env=env).returncode == 0
+    assert key["id"] not in run_cli("keys", "list", env=env).stdout
+    # keys of another mind, named with --mind
+    other = run_cli("--json", "keys", "list", "--mind", made["mind"]["id"], env=person_env(runner))
+    assert [k["id"] for k in json.loads(other.stdout)] == [made["mind_key"]["id"]]
+
+
+def test_flags_beat_the_environment_which_beats_the_profile_file(
+    runner: RunningService, mind: MindClients, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[default]\nurl = "{runner.url}"\nmind_key = "{mind.key}"\n\n'
+        f'[broken]\nurl = "http://127.0.0.1:9"\nmind_key = "mk_nope"\n',
+        encoding="utf-8",
+    )
+    mind.agent.remember("fact", "where", "from the profile")
+    files = {"SYNAPSE_CONFIG": str(config)}
+    # The profile file alone is enough
+    assert "from the profile" in run_cli("recall", env=files).stdout
+    # A named profile is used when asked for; the environment beats it; a flag beats the environment
+    assert run_cli("--profile", "broken", "recall", env=files).returncode == 1
+    env_wins = run_cli(
+        "--profile", "broken", "recall", env=files | {"SYNAPSE_URL": runner.url, "SYNAPSE_MIND_KEY": mind.key}
+    )
+    assert "from the profile" in env_wins.stdout, env_wins.stderr
+    bad_env = files | {"SYNAPSE_URL": "http://127.0.0.1:9", "SYNAPSE_MIND_KEY": "mk_nope"}
+    flag_wins = run_cli("--url", runner.url, "--mind-key", mind.key, "recall", env=bad_env)
+    assert "from the profile" in flag_wins.stdout, flag_wins.stderr
+    # A token in the environment is not paired with the profile's Mind Key
+    person = run_cli("--json", "minds", "list", env=files | {"SYNAPSE_TOKEN": runner.jwt})
+    assert person.returncode == 0, person.stderr
+    assert run_cli("--profile", "nope", "recall", env=files).returncode == 1

@@ -1,0 +1,301 @@
+"""The Python client against a real `make run`: every method, its errors, retries and the async twin."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+
+import pytest
+from synapse_client import (
+    AsyncSynapse,
+    Forbidden,
+    NotFound,
+    PreconditionFailed,
+    RateLimited,
+    Retry,
+    Synapse,
+    TransportError,
+    Unauthorized,
+    ValidationFailed,
+)
+from synapse_client.models import Memory
+
+from tests.clients.conftest import MindClients, new_mind
+from tests.support.receiver import Receiver
+from tests.support.receiver import receiver_fixture as receiver_fixture
+from tests.support.runner import RunningService, start_runner
+
+
+def poll_search(client: Synapse, query: str, expected: int, timeout: float = 20.0) -> list[str]:
+    """Keys of the hits once `expected` are indexed (search is eventually consistent)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        keys = [hit.memory.key for hit in client.iter_search(query, limit=1)]
+        if len(keys) >= expected or time.monotonic() > deadline:
+            return keys
+        time.sleep(0.2)
+
+
+def test_an_agent_remembers_replaces_reads_updates_and_forgets(mind: MindClients) -> None:
+    # Given an agent's client
+    agent = mind.agent
+    # When it stores a memory and stores it again under the same (category, key)
+    first = agent.remember("fact", "home_city", "Lives in Berlin", tags=["Place"], priority="high")
+    again = agent.remember("fact", "home_city", "Lives in Hamburg", tags=["place"], confidence=0.9)
+    # Then the second replaced the first: same id, next version, typed fields
+    assert isinstance(first, Memory)
+    assert (again.id, again.version, again.content, again.tags) == (
+        first.id,
+        2,
+        "Lives in Hamburg",
+        ["place"],
+    )
+    assert (again.source, again.verified, again.confidence, again.priority) == ("agent", False, 0.9, "normal")
+    assert agent.get(first.id) == again
+    # And an update changes what it names, conditionally on the version
+    updated = agent.update(first.id, content="Lives in Munich", expires_at="2030-01-01T00:00:00Z", if_match=2)
+    assert (updated.content, updated.expires_at, updated.version) == (
+        "Lives in Munich",
+        "2030-01-01T00:00:00.000Z",
+        3,
+    )
+    with pytest.raises(PreconditionFailed) as stale:
+        agent.update(first.id, content="x", if_match=2)
+    assert stale.value.status == 412 and stale.value.code == "precondition_failed"
+    assert agent.update(first.id, expires_at=None).expires_at is None  # None clears, unset keeps
+    # And find / forget_key reach it by (category, key)
+    assert agent.find("fact", "home_city") is not None and agent.find("fact", "nope") is None
+    assert agent.forget_key("fact", "home_city") is not None
+    with pytest.raises(NotFound):
+        agent.get(first.id)
+    assert agent.forget_key("fact", "home_city") is None
+
+
+def test_forget_by_id_and_errors_carry_the_envelope(mind: MindClients) -> None:
+    stored = mind.agent.remember("note", "scratch", "temporary")
+    assert mind.agent.forget(stored.id) is None
+    # A broken rule is a ValidationFailed with the server's details and request id
+    with pytest.raises(ValidationFailed) as caught:
+        mind.agent.remember("fact", "Not Snake", "x")
+    error = caught.value
+    assert (error.status, error.code) == (422, "validation_error")
+    assert error.message.startswith("key:") and error.details[0]["field"] == "key"
+    assert error.request_id and error.request_id in str(error)
+    # A Mind Key may not verify or manage minds
+    with pytest.raises(Forbidden):
+        mind.agent.verify(stored.id)
+    with pytest.raises(Forbidden):
+        mind.agent.list_minds()
+
+
+def test_a_person_verifies_and_addresses_a_mind_by_id(runner: RunningService, mind: MindClients) -> None:
+    stored = mind.agent.remember("preference", "editor", "Uses Neovim")
+    verified = mind.person.verify(stored.id)
+    assert verified.verified and verified.verified_by == "local-user"
+    assert mind.person.remember("identity", "user_name", "Ada").source == "user"
+    # Without a mind id, a person owning several minds is told to name one
+    new_mind(runner)
+    with Synapse(runner.url, token=runner.jwt) as no_mind:
+        with pytest.raises(Exception, match="X-Mind-Id") as caught:
+            no_mind.list_memories()
+        assert caught.value.__class__.__name__ == "BadRequest"
+
+
+def test_lists_follow_their_cursors(mind: MindClients) -> None:
+    # Given 25 memories, 5 of them tagged and expiring
+    for n in range(25):
+        extra = {"tags": ["docker"], "expires_at": "2099-01-01T00:00:00Z"} if n % 5 == 0 else {}
+        mind.agent.remember("project" if n % 2 else "fact", f"item_{n:02d}", f"content {n}", **extra)  # type: ignore[arg-type]
+    # When a page is read, then every item through the iterator
+    page = mind.agent.list_memories(limit=10)
+    assert len(page.items) == 10 and page.next_cursor
+    listed = list(mind.agent.iter_memories(limit=10))
+    # Then all 25 come, once each, and filters apply
+    assert sorted(m.key for m in listed) == [f"item_{n:02d}" for n in range(25)]
+    assert {m.category for m in mind.agent.iter_memories(category="project", limit=5)} == {"project"}
+    assert len(list(mind.agent.iter_memories(category="project", limit=5))) == 12
+    tagged = list(mind.agent.iter_by_tag("Docker", limit=2))
+    assert sorted(m.key for m in tagged) == ["item_00", "item_05", "item_10", "item_15", "item_20"]
+    assert len(mind.agent.by_tag("docker", category="fact").items) == 3
+    assert mind.agent.expiring(within="7d").items == []
+    assert len(list(mind.agent.iter_expiring(within="365d", limit=2))) == 0  # 2099 is further out
+    soon = mind.agent.remember("context", "today", "pairing on the CLI", expires_at="2030-01-01T00:00:00Z")
+    assert soon.key == "today"
+
+
+def test_recall_text_and_json(mind: MindClients) -> None:
+    mind.agent.remember("identity", "user_name", "Ada Lovelace", priority="critical", tags=["person"])
+    mind.agent.remember("fact", "home_city", "London", tags=["place"])
+    text = mind.agent.recall()
+    assert str(text).startswith("Mind: Client test\nMemories: 2 total")
+    assert text.text.index("user_name") < text.text.index("home_city")
+    assert "home_city" not in mind.agent.recall(category="identity").text
+    assert "user_name" not in mind.agent.recall(tag="place").text
+    assert len(mind.agent.recall(max_chars=500).text) <= 500
+    as_json = mind.agent.recall_json(category=["fact", "identity"], limit=1)
+    assert as_json.total == 2 and [m.key for m in as_json.memories] == ["user_name"]
+
+
+def test_search_finds_a_memory_once_indexed(mind: MindClients) -> None:
+    mind.agent.remember("skill", "deploy_steps", "Run make deploy then make smoke", tags=["ops"])
+    mind.agent.remember("skill", "deploy_rollback", "To roll back a deploy, redeploy the previous tag")
+    assert sorted(poll_search(mind.agent, "deploy", 2)) == ["deploy_rollback", "deploy_steps"]
+    hits = mind.agent.search("smoke", tag="ops", category="skill").items
+    assert [h.memory.key for h in hits] == ["deploy_steps"] and "**smoke**" in hits[0].snippet
+
+
+def test_minds_and_keys(runner: RunningService) -> None:
+    with Synapse(runner.url, token=runner.jwt) as person:
+        made = person.create_mind("Keys mind")
+        assert made.mind_key.key and made.mind_key.key.startswith("mk_")
+        mind_id = made.mind.id
+        assert mind_id in [m.id for m in person.iter_minds(limit=1)]
+        assert person.list_minds(limit=1).items
+        renamed = person.update_mind(mind_id, name="Renamed")
+        assert renamed.name == "Renamed" and person.get_mind(mind_id).name == "Renamed"
+        # keys: create, list (no secrets), revoke
+        extra = person.create_key(mind_id, label="ci")
+        assert extra.key and extra.label == "ci"
+        listed = list(person.iter_keys(mind_id, limit=1))
+        assert {k.id for k in listed} == {made.mind_key.id, extra.id}
+        assert all(k.key is None for k in listed) and person.list_keys(mind_id).items
+        with Synapse(runner.url, mind_key=extra.key) as ci:
+            ci.recall()
+            person.revoke_key(extra.id, mind_id)
+            with pytest.raises(Unauthorized) as caught:
+                ci.recall()
+            assert caught.value.status == 401
+        # the client's own mind id is the default for mind routes
+        with Synapse(runner.url, token=runner.jwt, mind_id=mind_id) as scoped:
+            assert scoped.get_mind().id == mind_id
+            assert len(scoped.list_keys().items) == 1
+        person.delete_mind(mind_id)
+        with pytest.raises(NotFound):
+            person.get_mind(mind_id)
+
+
+def test_hooks_and_webhooks(mind: MindClients, receiver: Receiver) -> None:
+    person = mind.person
+    hook = person.create_hook(label="voice-bot")
+    assert hook.secret and hook.label == "voice-bot"
+    assert [h.id for h in person.iter_hooks()] == [hook.id] and person.list_hooks().items
+    rotated = person.rotate_hook(hook.id, grace_seconds=60)
+    assert rotated.secret and rotated.secret != hook.secret
+    person.revoke_hook(hook.id)
+    assert person.list_hooks().items == []
+
+    webhook = person.create_webhook(receiver.url("/hook"), ["memory.created"])
+    assert webhook.secret and webhook.events == ["memory.created"]
+    assert [w.id for w in person.iter_webhooks()] == [webhook.id] and person.list_webhooks().items
+    assert person.update_webhook(webhook.id, enabled=False).enabled is False
+    tried = person.test_webhook(webhook.id)
+    assert tried.delivered and tried.status_code == 200
+    assert isinstance(person.webhook_deliveries(webhook.id, limit=10), list)
+    person.delete_webhook(webhook.id)
+    assert person.list_webhooks().items == []
+
+
+def test_an_unreachable_server_is_a_transport_error() -> None:
+    nowhere = Synapse("http://127.0.0.1:9", mind_key="mk_x", retry=Retry(attempts=0))
+    with nowhere, pytest.raises(TransportError) as caught:
+        nowhere.recall()
+    assert caught.value.status == 0 and "Could not reach" in caught.value.message
+
+
+def test_a_mind_id_is_needed_for_mind_routes_without_one(runner: RunningService) -> None:
+    person = Synapse(runner.url, token=runner.jwt)
+    with person, pytest.raises(Exception, match="needs a mind id"):
+        person.list_keys()
+    with pytest.raises(ValueError, match="exactly one"):
+        Synapse(runner.url, mind_key="mk_x", token="t")
+
+
+# ---------------------------------------------------------------- retries (a runner with a rate limit)
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
+    base = tmp_path_factory.mktemp("limited-runner")
+    service = start_runner(base / "data", base / "runner.log", {"SYNAPSE_MIND_RATE_LIMIT": "3"})
+    yield service
+    assert service.stop() == 0, service.output()
+
+
+def test_a_429_is_retried_after_retry_after_then_raised(
+    limited: RunningService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a mind whose three requests this minute are used up
+    clients = new_mind(limited)
+    for _ in range(3):
+        clients.agent.recall()
+    # When the client calls again, with a sleep that records instead of waiting
+    waits: list[float] = []
+    with Synapse(limited.url, mind_key=clients.key, retry=Retry(attempts=2, max_wait=61)) as agent:
+        monkeypatch.setattr(agent, "_sleep", waits.append)
+        with pytest.raises(RateLimited) as caught:
+            agent.recall()
+    # Then it waited as long as each Retry-After said (plus < 1 s jitter) before each retry, then raised
+    assert len(waits) == 2
+    error = caught.value
+    assert error.status == 429 and error.code == "throttled" and error.retry_after is not None
+    assert all(error.retry_after <= wait <= 61 for wait in waits)
+    # And a wait longer than max_wait is not made: the error comes at once
+    waits.clear()
+    with Synapse(limited.url, mind_key=clients.key, retry=Retry(max_wait=0.0)) as impatient:
+        monkeypatch.setattr(impatient, "_sleep", waits.append)
+        with pytest.raises(RateLimited):
+            impatient.recall()
+    assert waits == []
+
+
+def test_the_async_twin_retries_the_same_way(
+    limited: RunningService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clients = new_mind(limited)
+    for _ in range(3):
+        clients.agent.recall()
+    waits: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    async def scenario() -> None:
+        async with AsyncSynapse(
+            limited.url, mind_key=clients.key, retry=Retry(attempts=1, max_wait=61)
+        ) as agent:
+            monkeypatch.setattr(agent, "_sleep", record)
+            with pytest.raises(RateLimited):
+                await agent.recall()
+
+    asyncio.run(scenario())
+    assert len(waits) == 1
+
+
+# ---------------------------------------------------------------- async
+
+
+def test_the_async_client_does_what_the_sync_one_does(runner: RunningService, mind: MindClients) -> None:
+    async def scenario() -> None:
+        async with AsyncSynapse(runner.url, mind_key=mind.key) as agent:
+            stored = await agent.remember("fact", "pet", "A cat called Miso", tags=["home"])
+            assert (await agent.get(stored.id)).content == "A cat called Miso"
+            assert (await agent.update(stored.id, priority="high")).priority == "high"
+            await agent.remember("fact", "car", "No car")
+            keys = [m.key async for m in agent.iter_memories(limit=1)]
+            assert sorted(keys) == ["car", "pet"]
+            assert [m.key async for m in agent.iter_by_tag("home")] == ["pet"]
+            assert "A cat called Miso" in (await agent.recall()).text
+            assert (await agent.recall_json()).total == 2
+            assert (await agent.list_memories(category="fact")).items
+            assert (await agent.expiring()).items == []
+            assert (await agent.find("fact", "car")) is not None
+            assert (await agent.forget_key("fact", "car")) is not None
+            await agent.forget(stored.id)
+            with pytest.raises(NotFound):
+                await agent.get(stored.id)
+        async with AsyncSynapse(runner.url, token=runner.jwt, mind_id=mind.id) as person:
+            assert (await person.get_mind()).id == mind.id
+            assert [k.id async for k in person.iter_keys()]
+
+    asyncio.run(scenario())
