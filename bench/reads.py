@@ -7,7 +7,12 @@ the endpoint runs it, and the DynamoDB items read (ScannedCount/Count of every c
 `tables.reads`) are printed beside the items returned, and beside a naive `Query pk=mind` over
 every item of the mind. Target per read: items read <= 2 x items returned + 100.
 
-    .venv/bin/python bench/reads.py [--memories 50000]
+With `--expired-share S` a share S of the memories (chosen at random, `docker` ones included) is
+stored with an expiry time that has passed when the reads run (a day later): each read is then
+measured twice, before the expiry sweep (`synapse.memory.sweep`) has run, when reads skip the
+expired memories one by one, and after one sweep run, whose own items read are printed too.
+
+    .venv/bin/python bench/reads.py [--memories 50000] [--expired-share 0.4]
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ import os
 import random
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from bench_env import BENCH_ENV
 
@@ -34,6 +41,8 @@ from infra import motofix, template  # noqa: E402
 
 OTHER_TAGS = ["python", "aws", "family", "travel", "work", "music", "health", "books"]
 CATEGORIES = ["identity", "preference", "fact", "project", "skill", "mistake", "context", "note"]
+LATER = timedelta(days=1)  # the reads run this long after the memories were stored
+Row = tuple[str, int, int]
 
 
 def items_read() -> int:
@@ -42,13 +51,14 @@ def items_read() -> int:
     return sum(tables.reads.values())
 
 
-def populate(mind_id: str, total: int, now: datetime) -> None:
+def populate(mind_id: str, total: int, now: datetime, expired_share: float) -> None:
     from synapse.memory import model, store
 
     rng = random.Random(7)
     critical = set(range(min(20, total)))
     docker = set(rng.sample(range(total), min(200, total)))
     expiring = set(rng.sample(range(total), min(100, total)))
+    expired = set(rng.sample(sorted(set(range(total)) - expiring), int(total * expired_share)))
     started = time.perf_counter()
     for i in range(total):
         priority = "critical" if i in critical else rng.choices(["high", "normal", "low"], [1, 6, 3])[0]
@@ -61,7 +71,9 @@ def populate(mind_id: str, total: int, now: datetime) -> None:
             "priority": priority,
         }
         if i in expiring:
-            body["expires_at"] = (now + timedelta(hours=1 + rng.random() * 24 * 6.5)).isoformat()
+            body["expires_at"] = (now + LATER + timedelta(hours=1 + rng.random() * 24 * 6.5)).isoformat()
+        elif i in expired:
+            body["expires_at"] = (now + timedelta(hours=1 + rng.random() * 12)).isoformat()
         source = model.Source.USER if i % 5 else model.Source.AGENT
         moment = now - timedelta(seconds=total - i)
         store.store(mind_id, model.parse(model.MemoryWrite, body), source, at=moment)
@@ -70,10 +82,77 @@ def populate(mind_id: str, total: int, now: datetime) -> None:
             print(f"  stored {i + 1:,} ({rate:,.0f}/s)", flush=True)
 
 
+def measure(mind_id: str, at: datetime) -> list[Row]:
+    """(read, items read, items returned) of recall, every page of by-tag docker and of expiring 7d."""
+    from synapse.memory import reads
+
+    rows: list[Row] = []
+    before = items_read()
+    answer = reads.recall_of(mind_id, reads.RecallQuery(limit=50), at=at)
+    rows.append(("recall limit=50", items_read() - before, len(answer.memories) + len(answer.low_keys)))
+
+    def paged(read: Callable[[str | None], Any]) -> tuple[int, int]:
+        before, returned, after = items_read(), 0, None
+        while True:
+            page = read(after)
+            returned += len(page.memories)
+            after = page.next_cursor
+            if after is None:
+                return items_read() - before, returned
+
+    read, returned = paged(lambda after: reads.by_tag(mind_id, reads.TagQuery("docker"), 100, after, at=at))
+    rows.append(("by-tag docker (all pages)", read, returned))
+    read, returned = paged(lambda after: reads.expiring(mind_id, timedelta(days=7), 100, after, at=at))
+    rows.append(("expiring within=7d (all pages)", read, returned))
+    return rows
+
+
+def naive(mind_id: str, at: datetime) -> tuple[int, int, dict[str, int]]:
+    """A `Query pk=mind` over every item: (items read, items in the partition, answer per read)."""
+    from synapse.core import clock
+    from synapse.storage import tables
+
+    before = items_read()
+    everything = list(
+        tables.query_all(
+            TableName=tables.memories_table(),
+            KeyConditionExpression="pk = :mind",
+            ExpressionAttributeValues=tables.values(mind=mind_id),
+        )
+    )
+    read = items_read() - before
+    now, until = clock.to_iso(at), clock.to_iso(at + timedelta(days=7))
+    memories = [i for i in everything if str(i["sk"]).startswith(tables.MEMORY_PREFIX)]
+    live = [m for m in memories if not m.get("expires_at") or m["expires_at"] > now]
+    answers = {
+        "recall limit=50": min(50, len(live)),
+        "by-tag docker (all pages)": sum("docker" in (m.get("tags") or []) for m in live),
+        "expiring within=7d (all pages)": sum(now < m.get("expires_at", "") <= until for m in memories),
+    }
+    return read, len(everything), answers
+
+
+def report(title: str, rows: list[Row], naive_read: int, naive_answers: dict[str, int]) -> bool:
+    print(f"\n{title}")
+    print(f"{'read':32} {'items read':>10} {'returned':>9} {'target':>7}  ok   naive read / returned")
+    ok = True
+    for name, read, returned in rows:
+        target = 2 * returned + 100
+        ok &= read <= target
+        print(
+            f"{name:32} {read:>10,} {returned:>9,} {target:>7,}  {'yes' if read <= target else 'NO ':3}"
+            f"  {naive_read:>10,} / {naive_answers[name]:,}"
+        )
+    return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=50_000)
+    parser.add_argument("--expired-share", type=float, default=0.0, help="share of expired memories, 0-0.9")
     args = parser.parse_args()
+    if not 0 <= args.expired_share <= 0.9:
+        parser.error("--expired-share must be between 0 and 0.9")
 
     motofix.apply()
     with mock_aws():
@@ -82,66 +161,34 @@ def main() -> int:
             {"MemoriesTable": "bench-memories", "MindsTable": "bench-minds"},
         )
         from synapse.core import clock
-        from synapse.memory import reads
+        from synapse.memory import sweep
         from synapse.minds import minds
-        from synapse.storage import tables
 
         now = clock.now()
+        at = now + LATER
         mind, _ = minds.create_mind("bench-user", "Bench Mind")
         print(f"Storing {args.memories:,} memories through store.store ...", flush=True)
         started = time.perf_counter()
-        populate(mind.id, args.memories, now)
+        populate(mind.id, args.memories, now, args.expired_share)
         print(f"  done in {time.perf_counter() - started:,.0f} s", flush=True)
 
-        rows: list[tuple[str, int, int]] = []
-
-        before = items_read()
-        answer = reads.recall_of(mind.id, reads.RecallQuery(limit=50))
-        rows.append(("recall limit=50", items_read() - before, len(answer.memories) + len(answer.low_keys)))
-
-        def paged(read: object) -> tuple[int, int]:
-            before, returned, after = items_read(), 0, None
-            while True:
-                page = read(after)  # type: ignore[operator]
-                returned += len(page.memories)
-                after = page.next_cursor
-                if after is None:
-                    return items_read() - before, returned
-
-        read, returned = paged(lambda after: reads.by_tag(mind.id, reads.TagQuery("docker"), 100, after))
-        rows.append(("by-tag docker (all pages)", read, returned))
-        read, returned = paged(lambda after: reads.expiring(mind.id, timedelta(days=7), 100, after))
-        rows.append(("expiring within=7d (all pages)", read, returned))
-
-        before = items_read()
-        everything = list(
-            tables.query_all(
-                TableName=tables.memories_table(),
-                KeyConditionExpression="pk = :mind",
-                ExpressionAttributeValues=tables.values(mind=mind.id),
-            )
-        )
-        naive_read = items_read() - before
-        memories = [i for i in everything if str(i["sk"]).startswith(tables.MEMORY_PREFIX)]
-        until = clock.to_iso(now + timedelta(days=7))
-        naive_answers = {
-            "recall limit=50": min(50, len(memories)),
-            "by-tag docker (all pages)": sum("docker" in (m.get("tags") or []) for m in memories),
-            "expiring within=7d (all pages)": sum(
-                clock.to_iso(now) < m.get("expires_at", "") <= until for m in memories
-            ),
-        }
-
-        print(f"\nMind: {args.memories:,} memories, {len(everything):,} items in its partition")
-        print(f"{'read':32} {'items read':>10} {'returned':>9} {'target':>7}  ok   naive read / returned")
-        ok = True
-        for name, read, returned in rows:
-            target = 2 * returned + 100
-            ok &= read <= target
+        naive_read, partition, answers = naive(mind.id, at)
+        share = f", {args.expired_share:.0%} of them expired" if args.expired_share else ""
+        title = f"Mind: {args.memories:,} memories{share}, {partition:,} items in its partition"
+        if not args.expired_share:
+            ok = report(title, measure(mind.id, at), naive_read, answers)
+        else:
+            ok_before = report(title + "\nBefore the sweep:", measure(mind.id, at), naive_read, answers)
+            started = time.perf_counter()
+            tally = sweep.run(at=at)
+            seconds = time.perf_counter() - started
             print(
-                f"{name:32} {read:>10,} {returned:>9,} {target:>7,}  {'yes' if read <= target else 'NO ':3}"
-                f"  {naive_read:>10,} / {naive_answers[name]:,}"
+                f"\nSweep run: swept {tally['swept']:,} in {seconds:,.1f} s (moto),"
+                f" read {tally['items_read']:,} items ({tally['buckets']} hour buckets),"
+                f" conflicts {tally['conflict']}"
             )
+            ok = report("After the sweep:", measure(mind.id, at), naive_read, answers)
+            print("" if ok_before else "\n(before the sweep, some reads exceed the target: expected)")
         print("\nAll within target." if ok else "\nSOME READ EXCEEDS ITS TARGET.")
         return 0 if ok else 1
 
