@@ -397,6 +397,25 @@ PAGED = {
 }
 
 
+@pytest.mark.parametrize("name", ["get_proposal", "accept_proposal", "reject_proposal"])
+def test_proposal_samples_are_served_within_their_policies(api: Api, name: str) -> None:
+    # Given a real mind whose agent proposed a change to its verified memory
+    ids = _seed(api).replacements
+    body = {"category": "preference", "key": "communication_style", "content": "Prefers long answers"}
+    proposed = api.call("POST", "/memory", token=ids[events.EXAMPLE_MIND_KEY], json_body=body)
+    assert proposed.status == 202, proposed.text
+    event = events.fill(
+        events.load(name), {**ids, events.EXAMPLE_PROPOSAL_ID: proposed.json()["proposal"]["id"]}
+    )
+    # When the function answers the sample about that proposal
+    route = _route_of(name)
+    with _dynamodb_calls() as handler_needs:
+        result = load_handler(route.code_dir, route.handler)(event, LambdaContext(route.function))
+    # Then it succeeds using only what its policy in template.yaml allows
+    assert result["statusCode"] == 200, result["body"]
+    assert _not_granted(route.function, handler_needs) == [], f"{route.function}'s policy lacks these"
+
+
 @pytest.mark.parametrize("name", sorted(PAGED))
 def test_following_a_page_cursor_stays_within_the_policy(api: Api, name: str) -> None:
     # Given a mind with two of the listed things (its first key is one; a second mind, key or hook)
@@ -489,12 +508,13 @@ def test_authorizer_sample_with_a_valid_jwt_yields_its_user(dynamo: object) -> N
 # ---------------------------------------------------------------- SAM CLI: validate, build, run the build
 
 
-def _sam(*args: str) -> subprocess.CompletedProcess[str]:
+def _sam(*args: str, **env_vars: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "SAM_CLI_TELEMETRY": "0",
         "AWS_DEFAULT_REGION": "us-east-1",
         "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        **env_vars,
     }
     return subprocess.run(  # noqa: S603 - fixed argv, our own venv's sam
         [str(VENV_BIN / "sam"), *args],
@@ -543,7 +563,15 @@ def build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     variant.write_text(_for_this_host(template.TEMPLATE.read_text()))
     target = scratch / "build"
     result = _sam(
-        "build", "--build-dir", str(target), "--template-file", str(variant), "--base-dir", str(ROOT)
+        "build",
+        "--build-dir",
+        str(target),
+        "--template-file",
+        str(variant),
+        "--base-dir",
+        str(ROOT),
+        # layers/synapse/Makefile fetches wheels for this architecture (BuildMethod: makefile).
+        SYNAPSE_LAYER_ARCH=_host_architecture(),
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return target
@@ -733,6 +761,30 @@ def test_sam_build_produces_the_layer_and_every_function(build_dir: Path) -> Non
         assert (function.code_dir / f"{module}.py").is_file(), name
         for layer in function.layers:
             assert (layer / "synapse" / "__init__.py").is_file(), layer
+
+
+# What the python3.13 Lambda runtime provides: a copy in the layer would shadow it (and cost megabytes).
+RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "six", "urllib3")
+
+
+@pytest.mark.sam
+def test_the_built_layer_ships_bytecode_and_nothing_the_runtime_has(build_dir: Path) -> None:
+    layer = build_dir / "SynapseLayer" / "python"
+    # Then no package the runtime provides is in the layer, as a package, a module or a dist-info
+    shipped = {path.name.split("-")[0].removesuffix(".py").lower() for path in layer.iterdir()}
+    assert shipped.isdisjoint({*RUNTIME_PROVIDED, "python_dateutil"}), sorted(shipped)
+    # And every module ships its bytecode, hash-based and unchecked (PEP 552 flags == 1), so a cold
+    # start on the read-only layer neither compiles it nor stats its source
+    sources = sorted(layer.rglob("*.py"))
+    assert any(path.parts[-2:] == ("synapse", "__init__.py") for path in sources)
+    tag = sys.implementation.cache_tag
+    flags = {}
+    for source in sources:
+        compiled = source.parent / "__pycache__" / f"{source.stem}.{tag}.pyc"
+        flags[str(source.relative_to(layer))] = (
+            int.from_bytes(compiled.read_bytes()[4:8], "little") if compiled.is_file() else None
+        )
+    assert flags == dict.fromkeys(flags, 1), {name: f for name, f in flags.items() if f != 1}
 
 
 @pytest.mark.sam

@@ -6,6 +6,8 @@ Memories table (pk = mind id):
   TAG#<len>:<tag>#<recall order>  one copy per tag, in recall order (by-tag and tag-filtered recall)
   NCAT#<category>                counters n / v / low of the category's memories (see `counts`)
   NTAG#<len>:<tag>#<category>    the same counters for one tag within one category
+  REV#<memory id>#<version>      a revision: the memory after one change (`memory.history`); `ttl`
+  PROP#<proposal id>             an agent's change to a verified memory, for review (`memory.proposals`)
 GSIs over memory items only (sparse): `recall` (pk, recall_sk), `created` (pk, created_sk),
 `expiring` (pk, expires_at), `category_recall` (mind_category, recall_sk).
 
