@@ -64,6 +64,7 @@ def integer(low: int, high: int) -> dict[str, Any]:
     return {"type": "integer", "minimum": low, "maximum": high}
 
 
+MIND_PATHS = ("/memory", "/proposals")  # routes that work in one mind (X-Mind-Id or the Mind Key's)
 STRING = {"type": "string"}
 BOOLEAN = {"type": "boolean"}
 PAGE = (
@@ -151,10 +152,15 @@ def _path_params(path: str) -> list[dict[str, Any]]:
     return [{"name": n, "in": "path", "required": True, "schema": STRING} for n in names]
 
 
+def _addresses_mind(path: str, op: Op) -> bool:
+    """Whether the route works in a mind named by X-Mind-Id (a person) or its Mind Key (an agent)."""
+    return op.auth == "either" or path.startswith(MIND_PATHS)
+
+
 def _error_statuses(method: str, path: str, op: Op) -> set[int]:
     """The errors an operation can answer: from its credential, what it reads, and `op.errors`."""
     found = set(op.errors)
-    addresses_mind = op.auth == "either" or path.startswith("/memory")
+    addresses_mind = _addresses_mind(path, op)
     if op.auth in ("user", "either", "signed"):
         found |= {401, 429}
     if op.auth in ("user", "either"):
@@ -195,7 +201,7 @@ def _responses(method: str, path: str, op: Op, refs: dict[type[BaseModel], str])
 
 def operation(method: str, path: str, op: Op, refs: dict[type[BaseModel], str]) -> dict[str, Any]:
     found: dict[str, Any] = {"operationId": op.id, "summary": op.summary, "tags": [op.tag]}
-    params = op.params + (MIND if op.auth == "either" else ())
+    params = op.params + (MIND if _addresses_mind(path, op) else ())
     found["parameters"] = _path_params(path) + [p.spec() for p in params]
     if op.body is not None:
         schema: dict[str, Any] = {"$ref": refs[op.body]}
