@@ -21,7 +21,7 @@ from synapse_client import (
 )
 from synapse_client.models import Memory
 
-from tests.clients.conftest import MindClients, new_mind
+from tests.clients.conftest import STARTUP, MindClients, new_mind
 from tests.support.receiver import Receiver
 from tests.support.receiver import receiver_fixture as receiver_fixture
 from tests.support.runner import RunningService, start_runner
@@ -217,7 +217,9 @@ def test_a_mind_id_is_needed_for_mind_routes_without_one(runner: RunningService)
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
     base = tmp_path_factory.mktemp("limited-runner")
-    service = start_runner(base / "data", base / "runner.log", {"SYNAPSE_MIND_RATE_LIMIT": "3"})
+    service = start_runner(
+        base / "data", base / "runner.log", {"SYNAPSE_MIND_RATE_LIMIT": "3"}, timeout=STARTUP
+    )
     yield service
     assert service.stop() == 0, service.output()
 
@@ -299,3 +301,50 @@ def test_the_async_client_does_what_the_sync_one_does(runner: RunningService, mi
             assert [k.id async for k in person.iter_keys()]
 
     asyncio.run(scenario())
+
+
+# ---------------------------------------------------------------- batch, history, proposals, audit
+
+
+def test_a_batch_stores_each_item_reports_failures_and_replays_once(mind: MindClients) -> None:
+    items = [{"category": "fact", "key": f"batch_{n}", "content": f"item {n}"} for n in range(5)]
+    items.append({"category": "fact", "key": "Not Snake", "content": "x"})
+    answer = mind.agent.remember_batch(items, idempotency_key="client-batch-1")
+    assert (answer.summary.created, answer.summary.replaced, answer.summary.failed) == (5, 0, 1)
+    assert [r.status for r in answer.results] == ["created"] * 5 + ["error"]
+    failed = answer.results[5]
+    assert failed.index == 5 and failed.error is not None and failed.error.code == "validation_error"
+    assert answer.results[0].memory is not None and answer.results[0].memory.key == "batch_0"
+    # The same Idempotency-Key again is answered as before and applies nothing twice
+    assert mind.agent.remember_batch(items, idempotency_key="client-batch-1") == answer
+    assert {m.version for m in mind.agent.iter_memories()} == {1}
+    assert mind.agent.remember_batch(items[:1]).summary.replaced == 1
+
+
+def test_history_restore_proposals_and_audit(mind: MindClients) -> None:
+    # Given a memory a person stored (verified)
+    stored = mind.person.remember("fact", "home_city", "Berlin")
+    # When an agent changes its content, the change waits as a proposal
+    waiting = mind.agent.remember("fact", "home_city", "Hamburg")
+    assert waiting.content == "Berlin" and waiting.pending_proposal
+    pending = mind.person.list_proposals(status="pending").items
+    assert [p.id for p in pending] == [waiting.pending_proposal]
+    assert mind.agent.get_proposal(waiting.pending_proposal).proposed["content"] == "Hamburg"
+    # Then a person accepts it, and rejects the next one
+    accepted = mind.person.accept_proposal(waiting.pending_proposal)
+    assert accepted.proposal.status == "accepted" and accepted.memory and accepted.memory.content == "Hamburg"
+    second = mind.agent.update(stored.id, content="Munich")
+    assert second.pending_proposal
+    rejected = mind.person.reject_proposal(second.pending_proposal)
+    assert rejected.proposal.status == "rejected" and mind.agent.get(stored.id).content == "Hamburg"
+    assert len(list(mind.person.iter_proposals(limit=1))) == 2
+    # And the history lists every version, newest first; restoring brings an old one back
+    versions = [r.version for r in mind.agent.iter_history(stored.id, limit=1)]
+    assert versions == sorted(versions, reverse=True) and versions[-1] == 1
+    assert mind.agent.history(stored.id).items[0].memory.content == "Hamburg"
+    restored = mind.person.restore(stored.id, 1)
+    assert restored.content == "Berlin" and restored.version > versions[0]
+    # And the mind's audit shows who created a key
+    mind.person.create_key(label="audited")
+    events = list(mind.person.iter_audit(limit=1))
+    assert "key.created" in {e.action for e in events} and mind.person.audit().items

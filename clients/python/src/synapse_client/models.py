@@ -195,6 +195,13 @@ class Proposal(Model):
     decided_at: str | None = None
 
 
+class ProposalDecision(Model):
+    """The answer to accepting or rejecting a proposal: it, and the memory as it now stands."""
+
+    proposal: Proposal
+    memory: Memory | None = None
+
+
 class AuditEvent(Model):
     id: str
     action: str

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any, Final
 
+import httpx
+
 from synapse_client._core import MIND, Call, escape, model, nothing, page, text
 from synapse_client.models import (
     AuditEvent,
@@ -19,6 +21,7 @@ from synapse_client.models import (
     MindKey,
     Page,
     Proposal,
+    ProposalDecision,
     Recall,
     RecallText,
     Revision,
@@ -41,6 +44,13 @@ def _mind(mind_id: str | None) -> str:
     return escape(mind_id) if mind_id else MIND
 
 
+def _stored(response: httpx.Response) -> Memory:
+    """A write's answer: the memory, or (202) the memory as it stays while the write waits as a
+    proposal for a person's review; its `pending_proposal` then names the proposal."""
+    body = response.json()
+    return Memory.model_validate(body["memory"] if response.status_code == 202 else body)
+
+
 def _categories(category: Categories) -> list[str] | None:
     if category is None:
         return None
@@ -60,11 +70,13 @@ def remember(
     confidence: float | None = None,
     expires_at: str | None = None,
 ) -> Call[Memory]:
-    """Store a memory (`POST /memory`): created, or replaced when (category, key) exists."""
+    """Store a memory (`POST /memory`): created, or replaced when (category, key) exists. An agent's
+    change to a verified memory may wait for review instead: then the memory comes back unchanged,
+    its `pending_proposal` naming the proposal."""
     body: dict[str, Any] = {"category": category, "key": key, "content": content}
     optional = {"tags": tags, "priority": priority, "confidence": confidence, "expires_at": expires_at}
     body.update({name: value for name, value in optional.items() if value is not None})
-    return Call("POST", "/memory", model(Memory), body=body, idempotent=True)
+    return Call("POST", "/memory", _stored, body=body, idempotent=True)
 
 
 def remember_batch(
@@ -107,7 +119,7 @@ def update(
     }
     body = {name: value for name, value in fields.items() if value is not UNSET}
     headers = {"If-Match": str(if_match)} if if_match is not None else {}
-    return Call("PUT", f"/memory/{escape(memory_id)}", model(Memory), body=body, headers=headers)
+    return Call("PUT", f"/memory/{escape(memory_id)}", _stored, body=body, headers=headers)
 
 
 def forget(memory_id: str) -> Call[None]:
@@ -266,14 +278,14 @@ def get_proposal(proposal_id: str) -> Call[Proposal]:
     return Call("GET", f"/proposals/{escape(proposal_id)}", model(Proposal))
 
 
-def accept_proposal(proposal_id: str) -> Call[dict[str, Any]]:
-    """Apply a pending proposal (`POST /proposals/{id}/accept`; JWT only)."""
-    return Call("POST", f"/proposals/{escape(proposal_id)}/accept", lambda response: dict(response.json()))
+def accept_proposal(proposal_id: str) -> Call[ProposalDecision]:
+    """Apply a pending proposal as a new, verified version (`POST /proposals/{id}/accept`; JWT only)."""
+    return Call("POST", f"/proposals/{escape(proposal_id)}/accept", model(ProposalDecision))
 
 
-def reject_proposal(proposal_id: str) -> Call[dict[str, Any]]:
-    """Turn a pending proposal down (`POST /proposals/{id}/reject`; JWT only)."""
-    return Call("POST", f"/proposals/{escape(proposal_id)}/reject", lambda response: dict(response.json()))
+def reject_proposal(proposal_id: str) -> Call[ProposalDecision]:
+    """Turn a pending proposal down, leaving the memory as it is (`POST /proposals/{id}/reject`; JWT only)."""
+    return Call("POST", f"/proposals/{escape(proposal_id)}/reject", model(ProposalDecision))
 
 
 # ---------------------------------------------------------------- minds and keys (JWT only)
