@@ -501,7 +501,14 @@ def test_authorizer_sample_with_a_valid_jwt_yields_its_user(dynamo: object) -> N
     # Then the request carries the user on to the handler
     assert verdict == {
         "isAuthorized": True,
-        "context": {"source": "user", "user_id": events.EXAMPLE_USER, "key_id": "", "mind_id": ""},
+        "context": {
+            "source": "user",
+            "user_id": events.EXAMPLE_USER,
+            "key_id": "",
+            "mind_id": "",
+            "hook_id": "",
+            "scopes": "read,write,delete",
+        },
     }
 
 
