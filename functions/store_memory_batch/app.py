@@ -1,6 +1,7 @@
 """POST /memory/batch — 1 to 100 memories, each stored like POST /memory with the caller's credential.
 
-Answers 200 with one result per item, in order (created, replaced or error), as a hook delivery does.
+Answers 200 with one result per item, in order (created, replaced, proposed or error), as a hook
+delivery does.
 With an Idempotency-Key, a replay within 24 h gets the first answer and applies nothing again.
 """
 
@@ -18,7 +19,8 @@ def handler(request: Request) -> Response:
     mind_id, principal = request.mind_id(), request.principal
 
     def store_one(write: MemoryWrite) -> store.Stored:
-        return store.store(mind_id, write, principal.writer(write.source))
+        source = principal.writer(write.source)
+        return store.store(mind_id, write, source, changed_by=principal.changed_by())
 
     answer = batch.store_batch(mind_id, body, key, store_one)
     replayed = {"Idempotent-Replayed": "true"} if answer.replayed else {}

@@ -156,3 +156,38 @@ def test_a_malformed_idempotency_key_is_a_400(api: Api) -> None:
     mind = api.create_mind()
     answer = send(api, {"memories": memories(1)}, as_agent(mind), key="x" * 256)
     assert_error(answer, 400, field="Idempotency-Key")
+
+
+def test_each_item_is_recorded_as_changed_by_the_batchs_credential(api: Api) -> None:
+    # Given a memory stored through a batch with the mind's Mind Key
+    mind = api.create_mind()
+    stored = send(api, {"memories": memories(1)}, as_agent(mind)).json()["results"][0]["memory"]
+    # When its history is read
+    history = api.call("GET", f"/memory/{stored['id']}/history", **as_agent(mind))
+    # Then its revision names the key that wrote it
+    assert history.status == 200, history.text
+    assert history.json()["revisions"][0]["changed_by"] == {"source": "agent", "key_id": mind.key_id}
+
+
+def test_an_agents_batch_changing_a_verified_memory_proposes_the_change(api: Api) -> None:
+    # Given a memory its owner wrote (verified)
+    mind = api.create_mind()
+    api.store(mind, key="home_city", content="Lives in Berlin")
+    # When an agent's batch changes its content
+    changed = memory_body(key="home_city", content="Lives in Hamburg")
+    body = send(api, {"memories": [changed]}, as_agent(mind)).json()
+    # Then the item is proposed, not applied: the memory keeps its verified content
+    result = body["results"][0]
+    assert result["status"] == "proposed" and result["proposal"]["status"] == "pending"
+    assert body["summary"] == {"created": 0, "replaced": 0, "proposed": 1, "failed": 0}
+    current = api.call("GET", f"/memory/{result['memory']['id']}", **as_agent(mind)).json()
+    assert current["content"] == "Lives in Berlin" and current["verified"] is True
+
+
+def test_a_mind_key_without_the_write_scope_may_not_send_a_batch(api: Api, dynamo: Any) -> None:
+    mind = api.create_mind()
+    made = api.call("POST", f"/minds/{mind.id}/keys", token=mind.jwt, json_body={"scopes": ["read"]})
+    assert made.status == 201, made.text
+    answer = send(api, {"memories": memories(1)}, {"token": made.json()["key"]})
+    assert "'write'" in assert_error(answer, 403)["message"]
+    assert versions(dynamo, mind) == {}
