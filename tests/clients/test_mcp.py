@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import time
 from typing import Any
 
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from tests.clients.conftest import SYNAPSE_CLI, MindClients
-from tests.support.runner import ROOT, RunningService
+from tests.support.runner import ROOT, RunningService, free_port
 
 
 def text_of(result: CallToolResult) -> str:
@@ -88,3 +91,41 @@ def test_an_agent_remembers_recalls_searches_and_forgets_over_mcp(
             assert missing.is_error and "No memory" in text_of(missing)
 
     anyio.run(scenario)
+
+
+def test_mcp_over_streamable_http(runner: RunningService, mind: MindClients) -> None:
+    # Given `synapse mcp --http PORT` running
+    port = free_port()
+    env = {
+        "SYNAPSE_URL": runner.url,
+        "SYNAPSE_MIND_KEY": mind.key,
+        "SYNAPSE_CONFIG": str(ROOT / ".none.toml"),
+    }
+    server = subprocess.Popen(  # noqa: S603 — our own console script
+        [str(SYNAPSE_CLI), "mcp", "--http", str(port)],
+        env=env | {"PATH": "/usr/bin:/bin"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        mind.agent.remember("identity", "user_name", "Ada")
+
+        async def scenario() -> None:
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                # When an MCP client recalls over HTTP
+                recalled = await call(session, "recall", {"category": ["identity"]})
+                # Then it gets the mind's recall text
+                assert "Ada" in text_of(recalled)
+
+        anyio.run(scenario)
+    finally:
+        server.terminate()
+        server.wait(timeout=20)

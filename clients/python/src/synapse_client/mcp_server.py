@@ -107,7 +107,13 @@ def build(settings: Settings) -> MCPServer[Any]:
             )
         except SynapseError as error:
             raise ToolError(error.message) from error
-        return _memory(stored)
+        shown = _memory(stored)
+        if stored.pending_proposal:
+            shown["note"] = (
+                "A person verified this memory, so a change to it waits for their review "
+                f"(proposal {stored.pending_proposal}); until then the memory stays as shown."
+            )
+        return shown
 
     @server.tool(description=RECALL)
     async def recall(
