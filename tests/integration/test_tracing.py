@@ -27,6 +27,7 @@ from aws_xray_sdk.core import patcher, xray_recorder
 from synapse.core import observability
 from synapse.search import readers
 
+from infra.gateway import LambdaContext
 from infra.stream_pump import Pump, StreamReader
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent
@@ -144,9 +145,21 @@ def index_and_search(api: Api, tracing: Tracing, pump: Pump) -> MindHandle:
     return mind
 
 
-def test_the_service_tracer_patches_botocore_only() -> None:
-    # The process-wide Tracer (tracing is off in tests) was built with exactly these modules
+def test_the_service_tracer_is_built_on_the_first_traced_invocation_patching_botocore_only(
+    tracing: Tracing,
+) -> None:
+    # Given tracing on, as in AWS, and an entry point
+    @observability.entry_point()
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return {}
+
+    # When it is invoked
+    with tracing.invocation("first"):
+        handler({}, LambdaContext("first"))
+    # Then its invocation was traced by the service's Tracer, built with exactly these modules
+    assert any(s["name"] == "## handler" for s in tracing.traced("first"))
     assert observability.TRACED_MODULES == ("botocore",)
+    assert observability.service_tracer() is observability.service_tracer()
     assert Tracer._config["patch_modules"] == ("botocore",)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
 import sys
 import threading
 import warnings
@@ -158,3 +160,27 @@ def test_invocations_counting_on_many_threads_never_fail_on_the_shared_metric_se
     assert failures == []
     written = sum(sum(line["Counted"]) for line in _emf_lines(capsys.readouterr().out))
     assert written == 800
+
+
+# A fresh interpreter: imports the service's observability, invokes an entry point with tracing off
+# (POWERTOOLS_TRACE_DISABLED, as in tests and `make run`), and prints whether the X-Ray SDK was loaded.
+_UNTRACED_INVOCATION = """
+import sys
+from synapse.core.observability import entry_point
+from infra.gateway import LambdaContext
+imported = "aws_xray_sdk" in sys.modules
+entry_point()(lambda event, context: {})({}, LambdaContext("untraced"))
+print(imported, "aws_xray_sdk" in sys.modules)
+"""
+
+
+def test_with_tracing_off_the_x_ray_sdk_is_never_imported() -> None:
+    # Given tracing off (the Tracer would import the X-Ray SDK, the costliest import of a cold start)
+    env = {**os.environ, "POWERTOOLS_TRACE_DISABLED": "true", "PYTHONPATH": os.pathsep.join(sys.path)}
+    # When a fresh process imports the observability module and runs an invocation
+    done = subprocess.run(  # noqa: S603 - our interpreter, fixed code
+        [sys.executable, "-c", _UNTRACED_INVOCATION], env=env, capture_output=True, text=True, check=False
+    )
+    # Then neither the import nor the invocation loaded the SDK
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]

@@ -10,8 +10,6 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-import jwt
-
 from synapse.core.errors import Unauthorized
 from synapse.core.settings import get_settings
 
@@ -20,9 +18,14 @@ COGNITO_REQUIRED_CLAIMS = ("exp", "sub", "iss", "token_use")
 COGNITO_CLIENT_CLAIM = {"access": "client_id", "id": "aud"}
 SUB_MAX_CHARS = 256  # the sub becomes a DynamoDB key (mind owner); keep it well inside key limits
 
+# PyJWT (and through it cryptography) is imported by the functions that verify a JWT, on first use:
+# a cold start that checks a Mind Key never pays for it (issue 14).
+
 
 @cache
-def _jwks_client(url: str) -> jwt.PyJWKClient:
+def _jwks_client(url: str) -> Any:  # a jwt.PyJWKClient
+    import jwt
+
     return jwt.PyJWKClient(url, cache_keys=True, lifespan=600, timeout=5)
 
 
@@ -39,6 +42,8 @@ def decode_jwt(token: str) -> dict[str, Any]:
     """Verified claims, or Unauthorized with a reason a person can act on."""
     settings = get_settings()
     cognito = settings.auth_mode == "cognito"
+    import jwt
+
     try:
         if settings.jwks_url:
             # The PyJWK itself, not its .key: it binds the key's own algorithm, so a token that names

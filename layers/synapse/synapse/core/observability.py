@@ -1,6 +1,11 @@
 """The one Logger, Tracer and Metrics of the service, created once per process, and the one
 decorator every Lambda entry point wears (HTTP handlers get it through `api.http.endpoint`).
 
+The Tracer is created on the first invocation that is traced, not at import: building one imports
+the X-Ray SDK (its recorder, sampling rules and patchers: the largest single cost of a cold start,
+issue 14) even when tracing is off. Off (POWERTOOLS_TRACE_DISABLED, or outside Lambda, as powertools
+decides) an invocation runs untraced and the SDK is never imported.
+
 Logger keys belong to the invocation, not the process: the local runner serves every function from
 one process on many threads, so `logger.append_keys` (and the Lambda context keys `entry_point`
 adds) go to powertools' thread-safe keys, a ContextVar each thread holds on its own. Each log line
@@ -55,12 +60,28 @@ logger = InvocationLogger(service=SERVICE)
 # AWS calls only: the X-Ray SDK's default patches sqlite3 too, a subsegment per index statement
 # (rebuilding 1,000 memories went from ~0.2 s to ~2.5 s and 4,006 segments, issue 10).
 TRACED_MODULES = ("botocore",)
-tracer = Tracer(service=SERVICE, patch_modules=TRACED_MODULES)
 metrics = ProcessMetrics(service=SERVICE, namespace="Synapse")
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 _warm = False
+_tracer: Tracer | None = None
+_tracer_lock = threading.Lock()
+
+
+def tracing_enabled() -> bool:
+    """powertools' own rule: on in Lambda unless POWERTOOLS_TRACE_DISABLED says otherwise (off in SAM
+    local, Chalice local and anywhere else). Read per invocation; environment variables only."""
+    return not Tracer._is_tracer_disabled()
+
+
+def service_tracer() -> Tracer:
+    """The process's Tracer (botocore patched, nothing else), created on first use."""
+    global _tracer
+    with _tracer_lock:
+        if _tracer is None:
+            _tracer = Tracer(service=SERVICE, patch_modules=TRACED_MODULES)
+        return _tracer
 
 
 def _cold_start() -> bool:
@@ -82,7 +103,14 @@ def entry_point(*, log_event: bool = False) -> Callable[[LambdaHandler], LambdaH
             finally:
                 metrics.flush_if_any()
 
-        traced = tracer.capture_lambda_handler(capture_response=False)(measured)
+        traced: list[LambdaHandler] = []  # measured inside the tracer's subsegment, wrapped once
+
+        def maybe_traced(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            if not tracing_enabled():
+                return measured(event, context)
+            if not traced:
+                traced.append(service_tracer().capture_lambda_handler(measured, capture_response=False))
+            return traced[0](event, context)
 
         @functools.wraps(handler)
         def logged(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -93,7 +121,7 @@ def entry_point(*, log_event: bool = False) -> Callable[[LambdaHandler], LambdaH
             if log_event:
                 logger.info(event)
             try:
-                answer: dict[str, Any] = traced(event, context)
+                answer: dict[str, Any] = maybe_traced(event, context)
                 return answer
             finally:
                 logger.thread_safe_clear_keys()

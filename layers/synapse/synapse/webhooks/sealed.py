@@ -2,6 +2,8 @@
 
 AES-256-GCM under a key derived from the server-side pepper; the associated data binds a sealed
 value to the item it belongs to, so a sealed secret copied onto another item does not open.
+`cryptography` is imported on the first seal or unseal, not with the module: listing or deleting
+webhooks and hooks imports this module and never opens a secret (issue 14, cold start).
 """
 
 from __future__ import annotations
@@ -10,21 +12,22 @@ import base64
 import hashlib
 import hmac
 import os
-
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from typing import Any
 
 from synapse.core.settings import get_settings
 
 _VERSION = "s1"
 
 
-def _key() -> bytes:
-    return hmac.new(get_settings().key_pepper, b"synapse/sealed/v1", hashlib.sha256).digest()
+def _box() -> Any:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # costly: loaded when needed
+
+    return AESGCM(hmac.new(get_settings().key_pepper, b"synapse/sealed/v1", hashlib.sha256).digest())
 
 
 def seal(plaintext: str, bound_to: str) -> str:
     nonce = os.urandom(12)
-    box = AESGCM(_key()).encrypt(nonce, plaintext.encode(), bound_to.encode())
+    box = _box().encrypt(nonce, plaintext.encode(), bound_to.encode())
     return f"{_VERSION}.{base64.urlsafe_b64encode(nonce + box).decode()}"
 
 
@@ -33,4 +36,5 @@ def unseal(token: str, bound_to: str) -> str:
     if version != _VERSION:
         raise ValueError("unknown sealed-secret version")
     raw = base64.urlsafe_b64decode(body)
-    return AESGCM(_key()).decrypt(raw[:12], raw[12:], bound_to.encode()).decode()
+    opened: bytes = _box().decrypt(raw[:12], raw[12:], bound_to.encode())
+    return opened.decode()
