@@ -1,0 +1,98 @@
+"""The client's shared core without a server: when it retries, how it reads errors and builds
+queries, and where configuration comes from."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from pathlib import Path
+
+import httpx
+import pytest
+from synapse_client import ops
+from synapse_client._core import Credentials, Retry, error_from, query, retry_after
+from synapse_client.config import ConfigError, resolve
+from synapse_client.errors import NotFound, ServerError, ValidationFailed
+
+
+def answer(status: int, headers: dict[str, str] | None = None, json: object = None) -> httpx.Response:
+    return httpx.Response(status, headers=headers, json=json)
+
+
+def test_retry_honours_retry_after_and_its_bounds() -> None:
+    retry = Retry(attempts=2, max_wait=10)
+    read = ops.get("mem_x")
+    assert 3 <= (retry.delay(read, 0, answer(429, {"Retry-After": "3"})) or 0) < 3.6
+    assert retry.delay(read, 2, answer(429, {"Retry-After": "3"})) is None  # attempts used up
+    assert retry.delay(read, 0, answer(429, {"Retry-After": "30"})) is None  # longer than max_wait
+    assert retry.delay(read, 0, answer(404)) is None
+    backoff = retry.delay(read, 1, answer(503))
+    assert backoff is not None and 0 <= backoff <= 1.0  # full jitter up to 0.5 s x 2
+
+
+def test_server_errors_are_retried_only_where_repeating_is_safe() -> None:
+    retry = Retry()
+    assert retry.delay(ops.create_mind("x"), 0, answer(502)) is None
+    assert retry.delay(ops.create_mind("x"), 0, answer(429)) is not None
+    assert retry.delay(ops.remember("fact", "k", "c"), 0, answer(504)) is not None
+    assert retry.delay(ops.remember_batch([]), 0, answer(503)) is None
+    assert retry.delay(ops.remember_batch([], idempotency_key="k"), 0, answer(503)) is not None
+
+
+def test_retry_after_reads_seconds_and_http_dates() -> None:
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    assert 25 <= (retry_after(answer(429, {"Retry-After": later})) or 0) <= 30
+    assert retry_after(answer(429, {"Retry-After": "soon"})) is None
+    assert retry_after(answer(429)) is None
+
+
+def test_errors_are_read_from_the_envelope_or_the_status() -> None:
+    envelope = {"error": {"code": "validation_error", "message": "key: bad", "details": [{"field": "key"}]}}
+    error = error_from(answer(422, json=envelope | {"request_id": "r1"}))
+    assert isinstance(error, ValidationFailed)
+    assert (error.status, error.code, error.message, error.details, error.request_id) == (
+        422,
+        "validation_error",
+        "key: bad",
+        [{"field": "key"}],
+        "r1",
+    )
+    assert isinstance(error_from(answer(404, json={})), NotFound)
+    bare = error_from(httpx.Response(502, text="<html>Bad Gateway</html>"))
+    assert isinstance(bare, ServerError) and bare.message == "HTTP 502 Bad Gateway"
+
+
+def test_queries_drop_nones_repeat_lists_and_spell_booleans() -> None:
+    assert query({"a": None, "b": ["x", "y"], "c": True, "d": 5}) == [
+        ("b", "x"),
+        ("b", "y"),
+        ("c", "true"),
+        ("d", "5"),
+    ]
+
+
+def test_credentials_pick_one_and_a_person_names_the_mind() -> None:
+    assert Credentials(token="t", mind_id="m_1").headers()["X-Mind-Id"] == "m_1"
+    assert "X-Mind-Id" not in Credentials(mind_key="mk_1", mind_id="m_1").headers()
+    with pytest.raises(ValueError, match="exactly one"):
+        Credentials()
+
+
+def test_configuration_precedence(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[default]\nurl = "http://file"\nmind_key = "mk_file"\nmind_id = "m_file"\n')
+    env = {"SYNAPSE_CONFIG": str(config)}
+    assert resolve({}, env).url == "http://file"
+    from_env = resolve({}, env | {"SYNAPSE_URL": "http://env", "SYNAPSE_TOKEN": "jwt"})
+    assert (from_env.url, from_env.token, from_env.mind_key, from_env.mind_id) == (
+        "http://env",
+        "jwt",
+        None,
+        "m_file",
+    )
+    from_flags = resolve({"url": "http://flag", "mind_key": "mk_flag"}, env | {"SYNAPSE_TOKEN": "jwt"})
+    assert (from_flags.url, from_flags.mind_key, from_flags.token) == ("http://flag", "mk_flag", None)
+    with pytest.raises(ConfigError, match="No profile"):
+        resolve({}, env, profile="other")
+    with pytest.raises(ConfigError, match="No Synapse URL"):
+        resolve({}, {"SYNAPSE_CONFIG": str(tmp_path / "none.toml")})
