@@ -196,6 +196,11 @@ def test_hooks_and_webhooks(mind: MindClients, receiver: Receiver) -> None:
     assert person.list_webhooks().items == []
 
 
+def test_the_openapi_document(mind: MindClients) -> None:
+    document = mind.agent.openapi()
+    assert document["openapi"].startswith("3.1") and "/memory/batch" in document["paths"]
+
+
 def test_an_unreachable_server_is_a_transport_error() -> None:
     nowhere = Synapse("http://127.0.0.1:9", mind_key="mk_x", retry=Retry(attempts=0))
     with nowhere, pytest.raises(TransportError) as caught:

@@ -204,6 +204,7 @@ class Synapse(_Base):
     delete_webhook = _sync(ops.delete_webhook)
     test_webhook = _sync(ops.test_webhook)
     webhook_deliveries = _sync(ops.webhook_deliveries)
+    openapi = _sync(ops.openapi)
 
 
 class AsyncSynapse(_Base):
@@ -308,3 +309,4 @@ class AsyncSynapse(_Base):
     delete_webhook = _async(ops.delete_webhook)
     test_webhook = _async(ops.test_webhook)
     webhook_deliveries = _async(ops.webhook_deliveries)
+    openapi = _async(ops.openapi)

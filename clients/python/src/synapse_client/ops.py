@@ -430,3 +430,8 @@ def webhook_deliveries(
         lambda response: [WebhookDelivery.model_validate(d) for d in response.json()["deliveries"]],
         params={"limit": limit},
     )
+
+
+def openapi() -> Call[dict[str, Any]]:
+    """The API's OpenAPI 3.1 document (`GET /openapi.json`, public)."""
+    return Call("GET", "/openapi.json", lambda response: dict(response.json()))
