@@ -4,9 +4,10 @@ SCHEMATHESIS_HOOKS by the `schemathesis run` subprocess.
 Each generated request gets the credential its operation takes (synapse.api.openapi.OPERATIONS):
 a person's JWT for JWT-only routes, the JWT or the mind's Mind Key (chosen per request) where either
 works; a hook delivery is signed with the hook's secret (most of the time: a few stay as generated,
-so a bad signature is exercised too). Path ids point at things seeded in the mind, so requests reach
-the handlers' logic instead of a 404; destructive operations get their own spare ids, so deleting a
-mind, key, hook, webhook or memory never removes what the rest of the run uses.
+so a bad signature is exercised too). Path ids point at things seeded in the mind (a memory, a
+proposal, hooks, webhooks), so requests reach the handlers' logic instead of a 404; destructive
+operations get their own spare ids, so deleting a mind, key, hook, webhook or memory never removes
+what the rest of the run uses.
 
 The ids and credentials come from the environment variable SYNAPSE_CONTRACT (JSON).
 """
@@ -32,6 +33,11 @@ _PATH_IDS = {
     ("DELETE", "/memory/{id}", "id"): "spare_memory",
     ("*", "/memory/{id}", "id"): "memory",
     ("*", "/memory/{id}/verify", "id"): "memory",
+    ("*", "/memory/{id}/history", "id"): "memory",
+    ("*", "/memory/{id}/restore", "id"): "memory",
+    ("*", "/proposals/{id}", "id"): "proposal",
+    ("*", "/proposals/{id}/accept", "id"): "proposal",
+    ("*", "/proposals/{id}/reject", "id"): "proposal",
     ("*", "*", "key_id"): "spare_key",
     ("DELETE", "*", "hook_id"): "spare_hook",
     ("POST", "/minds/{mind_id}/hooks/{hook_id}/rotate", "hook_id"): "rotated_hook",

@@ -31,10 +31,10 @@ SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
     base = tmp_path_factory.mktemp("contract")
-    # Loopback webhook receivers allowed, so the seeded webhook can exist on this machine.
-    running = start_runner(
-        base / "data", base / "runner.log", env={"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
-    )
+    # Loopback webhook receivers allowed, so the seeded webhook can exist on this machine; a start-up
+    # slower than the default allows, as on a loaded CI machine, is not a contract failure.
+    loopback = {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
+    running = start_runner(base / "data", base / "runner.log", env=loopback, timeout=120)
     yield running
     running.stop()
 
@@ -52,7 +52,8 @@ def _post(service: RunningService, path: str, body: dict[str, Any], **headers: s
 
 
 def seed(service: RunningService) -> dict[str, str]:
-    """A mind with a memory, keys, hooks and webhooks; a spare of each for the destructive operations."""
+    """A mind with a memory, a proposal, keys, hooks and webhooks; a spare of each for the destructive
+    operations."""
     mind = _post(service, "/minds", {"name": "Contract"})
     spare_mind = _post(service, "/minds", {"name": "Spare"})
     mind_id = mind["mind"]["id"]
@@ -68,6 +69,14 @@ def seed(service: RunningService) -> dict[str, str]:
     hooks = [
         _post(service, f"/minds/{mind_id}/hooks", {"label": label}) for label in ("live", "spare", "rotated")
     ]
+    # The Mind Key changing the owner's (verified) memory proposes the change.
+    proposed = requests.post(
+        service.url + "/memory",
+        json={"category": "fact", "key": "home_city", "content": "Lives in Hamburg"},
+        headers={"Authorization": f"Bearer {mind['mind_key']['key']}"},
+        timeout=30,
+    )
+    assert proposed.status_code == 202, proposed.text
     webhook = {"url": "http://127.0.0.1:9/events", "events": ["memory.created"]}
     webhooks = [_post(service, f"/minds/{mind_id}/webhooks", webhook) for _ in range(2)]
     return {
@@ -78,6 +87,7 @@ def seed(service: RunningService) -> dict[str, str]:
         "spare_key": _post(service, f"/minds/{mind_id}/keys", {"label": "spare"})["id"],
         "memory": memories[0]["id"],
         "spare_memory": memories[1]["id"],
+        "proposal": proposed.json()["proposal"]["id"],
         "hook": hooks[0]["id"],
         "hook_secret": hooks[0]["secret"],
         "spare_hook": hooks[1]["id"],

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from synapse.api import schemas
+from synapse.memory import model
 from synapse.memory.model import Category, MemoryWrite, Priority, Source
 
 Auth = Literal["user", "either", "public", "signed"]
@@ -229,5 +230,42 @@ def models(operations: list[Op]) -> tuple[dict[type[BaseModel], str], dict[str, 
     inputs = [(model, "validation") for model in sorted(bodies, key=lambda m: m.__name__)]
     outputs = [(model, "serialization") for model in sorted(answers, key=lambda m: m.__name__)]
     keyed, top = models_json_schema(inputs + outputs, ref_template="#/components/schemas/{model}")  # type: ignore[arg-type]
-    refs = {model: keyed[(model, mode)]["$ref"] for model, mode in inputs + outputs}
-    return refs, top.get("$defs", {})
+    refs = {kind: keyed[(kind, mode)]["$ref"] for kind, mode in inputs + outputs}
+    components = top.get("$defs", {})
+    _refine(components)
+    return refs, components
+
+
+# Rules the bodies' validators enforce in code (synapse.memory.model), stated in the schema too, so a
+# client (and the contract fuzzer) sees them: (schema, field) → JSON Schema keywords of its value.
+_KEY = {"pattern": model.KEY_PATTERN.pattern, "minLength": 1, "maxLength": model.KEY_MAX_CHARS}
+_CONTENT = {
+    "minLength": 1,
+    "maxLength": model.CONTENT_MAX_BYTES,
+    "description": f"At most {model.CONTENT_MAX_BYTES} bytes of UTF-8.",
+}
+_TAGS = {"items": {"type": "string", "minLength": 1, "maxLength": model.TAG_MAX_CHARS}}
+_EXPIRES = {"format": "date-time", "description": "ISO 8601 with a time zone (Z or an offset)."}
+FIELD_RULES: dict[tuple[str, str], dict[str, Any]] = {
+    ("MemoryWrite", "key"): _KEY,
+    ("MemoryWrite", "content"): _CONTENT,
+    ("MemoryWrite", "tags"): _TAGS,
+    ("MemoryWrite", "expires_at"): _EXPIRES,
+    ("MemoryPatch", "key"): _KEY,
+    ("MemoryPatch", "content"): _CONTENT,
+    ("MemoryPatch", "tags"): _TAGS,
+    ("MemoryPatch", "expires_at"): _EXPIRES,
+}
+
+
+def _refine(components: dict[str, Any]) -> None:
+    """Add FIELD_RULES to the fields' schemas (to the non-null branch of an optional field)."""
+    for (name, field), rules in FIELD_RULES.items():
+        found = components.get(name, {}).get("properties", {}).get(field)
+        if found is None:
+            continue
+        branches = [b for b in found.get("anyOf", [found]) if b.get("type") != "null"]
+        for branch in branches:
+            branch.update({k: v for k, v in rules.items() if k != "description"})
+        if "description" in rules:
+            found["description"] = rules["description"]
