@@ -9,7 +9,9 @@ Without chromium or axe-core the tests skip, except in CI (CI=true), where they 
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,14 @@ from tests.support.runner import RunningService, start_runner
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 AXE = ROOT / ".cache" / "axe-core" / "axe-4.14.1.min.js"
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+# The docs' screenshots are rewritten only on request (SYNAPSE_SCREENSHOTS=1), so a test run leaves
+# the committed PNGs alone; otherwise they go to a temporary folder.
+DOCS_SCREENSHOTS = ROOT / "docs" / "screenshots"
+SCREENSHOTS = (
+    DOCS_SCREENSHOTS
+    if os.environ.get("SYNAPSE_SCREENSHOTS") == "1"
+    else Path(tempfile.gettempdir()) / "synapse-console-screenshots"
+)
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -58,7 +67,7 @@ def _needs_a_browser() -> None:
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None) -> Iterator[RunningService]:
     base = tmp_path_factory.mktemp("console-runner")
-    service = start_runner(base / "data", base / "runner.log")
+    service = start_runner(base / "data", base / "runner.log", timeout=90)
     yield service
     assert service.stop() == 0, service.output()
     assert service.server_errors() == [], service.server_errors()
@@ -120,6 +129,12 @@ class Console:
         )
         return found
 
+    def assert_accessible(self, where: str = "") -> None:
+        """No axe-core violation on the page once its requests are done (the message lists them)."""
+        self.page.wait_for_selector("#progress[hidden]", state="attached")
+        violations = self.axe_violations()
+        assert violations == [], f"{where or self.page.url}: {json.dumps(violations, indent=1)}"
+
     def screenshot(self, name: str, show: str | None = None) -> None:
         """docs/screenshots/<name>-desktop.png and -360.png of the page as it is (viewport only),
         scrolled to the element `show` selects, if given."""
@@ -135,7 +150,7 @@ class Console:
 
 @pytest.fixture
 def context(browser: Browser) -> Iterator[BrowserContext]:
-    fresh = browser.new_context(viewport=DESKTOP, color_scheme="light")
+    fresh = browser.new_context(viewport=DESKTOP, color_scheme="light", locale="en-GB", timezone_id="UTC")
     yield fresh
     fresh.close()
 

@@ -20,7 +20,7 @@ def test_signing_in_locally_takes_one_click_and_keeps_the_token_in_this_tab(cons
     console.open()
     # Then it offers the dev sign-in, and the sign-in page passes axe
     expect(console.page.get_by_role("heading", level=1)).to_have_text("Sign in to the Synapse console")
-    assert console.axe_violations() == []
+    console.assert_accessible()
     # When the person clicks it
     console.page.get_by_role("button", name="Sign in as local-user").click()
     # Then the review queue opens, and the token is in sessionStorage, never localStorage
@@ -44,7 +44,7 @@ def test_memories_an_agent_stored_are_verified_edited_or_deleted_from_the_queue(
     headings = console.page.locator("ol.queue li.item h2").all_inner_texts()
     assert headings == ["note / scratch", "preference / coffee", "fact / home_city"]
     expect(console.page.locator("#queue-count")).to_have_text("3")
-    assert console.axe_violations() == []
+    console.assert_accessible()
 
     # When the person verifies the first
     _queue_item(console, "fact / home_city").get_by_role("button", name="Verify", exact=True).click()
@@ -59,7 +59,7 @@ def test_memories_an_agent_stored_are_verified_edited_or_deleted_from_the_queue(
     _queue_item(console, "note / scratch").focus()
     console.page.keyboard.press("x")
     dialog = console.page.get_by_role("dialog")
-    assert console.axe_violations() == []
+    console.assert_accessible()
     dialog.get_by_role("button", name="Delete", exact=True).click()
     # Then the queue is empty and the badge says 0
     expect(console.page.get_by_text("Nothing waits for review.")).to_be_visible()
@@ -91,7 +91,7 @@ def test_an_agents_rewrite_of_a_verified_memory_is_a_proposal_the_person_accepts
     item = _queue_item(console, "fact / employer")
     expect(item.locator("del").first).to_contain_text("Acme")
     expect(item.locator("ins").first).to_contain_text("Initech")
-    assert console.axe_violations() == []
+    console.assert_accessible()
     console.screenshot("queue")
     # When they accept it
     item.get_by_role("button", name="Accept", exact=True).click()
@@ -106,7 +106,7 @@ def test_an_agents_rewrite_of_a_verified_memory_is_a_proposal_the_person_accepts
 def test_search_finds_a_memory_and_highlights_the_word(console: Console, mind: Mind) -> None:
     # Given a memory the search index has taken in
     mind.agent.store("project", "garden_shed", "Building a cedar garden shed this spring")
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90  # the stream pump indexes it; slow on a loaded machine
     while not mind.person.call("GET", "/memory/search", q="cedar").json()["results"]:
         assert time.monotonic() < deadline, "the search index did not take the memory in"
         time.sleep(0.3)
@@ -119,7 +119,7 @@ def test_search_finds_a_memory_and_highlights_the_word(console: Console, mind: M
     # Then the result shows a snippet with the word marked
     expect(console.page.locator("ol.results mark")).to_have_text(["cedar"])
     expect(console.page.locator("ol.results h2")).to_have_text(["project / garden_shed"])
-    assert console.axe_violations() == []
+    console.assert_accessible()
 
 
 def test_history_lists_every_change_and_restore_brings_back_version_one(console: Console, mind: Mind) -> None:
@@ -138,7 +138,7 @@ def test_history_lists_every_change_and_restore_brings_back_version_one(console:
         ["Version 4: updated", "Version 3: updated", "Version 2: verified", "Version 1: created"]
     )
     expect(console.page.locator("ol.timeline > li").first.locator("ins")).to_contain_text("June")
-    assert console.axe_violations() == []
+    console.assert_accessible()
     console.screenshot("history", show="#history-title")
     # When they restore version 1
     console.page.get_by_role("button", name="Restore version 1").click()

@@ -76,7 +76,7 @@ async function route() {
     else link.removeAttribute("aria-current");
   }
   document.title = `${TITLES[name]} · Synapse console`;
-  clear(main).append(loading());
+  clear(main).append(h("div", { class: "page" }, h("h1", {}, TITLES[name]), loading()));
   const page = h("div", { class: "page" });
   try {
     if (!state.mind && !["minds"].includes(name)) {
@@ -119,7 +119,7 @@ async function start() {
   document.body.classList.remove("signed-out");
   announce("Signed in.");
   await route();
-  queue.refreshBadge(context);
+  if (parseHash().name !== "queue") queue.refreshBadge(context); // the queue page counts itself
 }
 
 picker.addEventListener("change", async () => {
@@ -127,7 +127,7 @@ picker.addEventListener("change", async () => {
   state.mind = state.minds.find((m) => m.id === picker.value) || null;
   announce(`Now showing ${state.mind ? state.mind.name : "no mind"}.`);
   await route();
-  queue.refreshBadge(context);
+  if (parseHash().name !== "queue") queue.refreshBadge(context); // the queue page counts itself
 });
 account.addEventListener("click", () => {
   session.token = null;

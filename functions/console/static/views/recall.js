@@ -6,11 +6,15 @@ import { append, field, h } from "../dom.js";
 import { showError } from "../ui.js";
 import { CATEGORIES } from "./common.js";
 
+// max_chars steps (the API takes 500–400,000; 400,000 is its default), roughly doubling.
+const BUDGETS = [500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000, 400000];
+const chars = (n) => `${n.toLocaleString("en")} characters`;
+
 export async function render(page) {
   const boxes = CATEGORIES.map((c) => h("input", { type: "checkbox", name: "category", value: c, id: `recall-${c}` }));
   const tag = h("input", { type: "text", name: "tag" });
-  const slider = h("input", { type: "range", name: "max_chars", min: 500, max: 400000, step: 500, value: 400000 });
-  const shown = h("output", { for: "recall-max", id: "recall-max-value" }, "400000");
+  const slider = h("input", { type: "range", name: "max_chars", min: 0, max: BUDGETS.length - 1, step: 1, value: BUDGETS.length - 1 });
+  const shown = h("output", { for: "recall-max", id: "recall-max-value" }, chars(BUDGETS[BUDGETS.length - 1]));
   slider.id = "recall-max";
   const text = h("pre", { class: "recall", tabindex: "0", "aria-label": "Recall text", "data-testid": "recall-text" });
   const size = h("p", { class: "count", role: "status" });
@@ -21,16 +25,17 @@ export async function render(page) {
   const refresh = async () => {
     asked += 1;
     const mine = asked;
-    slider.setAttribute("aria-valuetext", `${slider.value} characters`);
-    shown.textContent = slider.value;
-    const query = { category: boxes.filter((b) => b.checked).map((b) => b.value), tag: tag.value.trim(), max_chars: slider.value };
+    const budget = BUDGETS[Number(slider.value)];
+    slider.setAttribute("aria-valuetext", chars(budget));
+    shown.textContent = chars(budget);
+    const query = { category: boxes.filter((b) => b.checked).map((b) => b.value), tag: tag.value.trim(), max_chars: budget };
     try {
       const body = await api.get("/memory/recall", { query, text: true });
       if (mine !== asked) return;
       showError(alerts, null);
       text.textContent = body;
       text.dataset.query = new URLSearchParams(Object.entries(query).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : v ? [[k, v]] : []))).toString();
-      size.textContent = `${body.length} characters of at most ${slider.value}.`;
+      size.textContent = `${body.length.toLocaleString()} characters of at most ${chars(budget)}.`;
     } catch (error) {
       if (mine === asked) showError(alerts, error, "Recall failed");
     }
@@ -38,9 +43,9 @@ export async function render(page) {
   const soon = () => { clearTimeout(timer); timer = setTimeout(refresh, 250); };
   for (const box of boxes) box.addEventListener("change", refresh);
   tag.addEventListener("input", soon);
-  slider.addEventListener("input", () => { shown.textContent = slider.value; soon(); });
+  slider.addEventListener("input", () => { shown.textContent = chars(BUDGETS[Number(slider.value)]); soon(); });
 
-  const form = h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); refresh(); } },
+  const form = h("form", { class: "recall-form", onsubmit: (e) => { e.preventDefault(); refresh(); } },
     h("fieldset", { class: "categories" }, h("legend", {}, "Categories (none = all)"),
       boxes.map((box) => h("span", { class: "check" }, box, h("label", { for: box.id }, box.value)))),
     field("Tag", tag),
