@@ -130,7 +130,9 @@ Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # defer_build: a model's validator is built on its first use, not at import: a handler imports
+    # every body model and validates one or two (issue 14, cold start)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 class MemoryWrite(_Body):

@@ -36,7 +36,7 @@ class HookWrite(KeyWrite):
 class HookRotate(BaseModel):
     """The body of `POST /minds/{mind_id}/hooks/{hook_id}/rotate`."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)  # built on first use
 
     grace_seconds: int = Field(default=DEFAULT_GRACE_SECONDS, ge=0, le=MAX_GRACE_SECONDS)
 

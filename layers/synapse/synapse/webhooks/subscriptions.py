@@ -58,7 +58,7 @@ def _check_url_shape(value: str) -> str:
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)  # built on first use
 
 
 class WebhookWrite(_Body):
