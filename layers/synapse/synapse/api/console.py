@@ -85,7 +85,8 @@ def config() -> dict[str, Any]:
     domain, client_id = cognito_domain(), _env("SYNAPSE_JWT_CLIENT_ID")
     return {
         "auth_mode": mode,
-        "cognito": {"domain": domain, "client_id": client_id} if mode == "cognito" and domain else None,
+        # The template sets the domain in cognito mode only; offered whenever domain and client are known.
+        "cognito": {"domain": domain, "client_id": client_id} if domain and client_id else None,
         "dev_signin": bool(dev_token()),
     }
 
