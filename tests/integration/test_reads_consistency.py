@@ -132,8 +132,15 @@ def test_create_is_seen_by_every_read(api: Api, ticking_clock: None) -> None:
     assert len(stored) == 3
 
 
+def _unverify(api: Api, mind: MindHandle) -> None:
+    """Agents' changes to verified memories apply (and unverify them) instead of being proposed."""
+    settings = {"agent_writes_to_verified": "unverify"}
+    assert api.call("PATCH", f"/minds/{mind.id}", token=mind.jwt, json_body=settings).status == 200
+
+
 def test_replace_by_key_moves_tags_priority_and_verification(api: Api, ticking_clock: None) -> None:
     mind = api.create_mind()
+    _unverify(api, mind)
     _seed(api, mind)
     # When `a` is stored again by an agent with other tags, another priority and no expiry
     _store(api, mind, key="a", tags=["python", "AWS"], priority="critical", as_agent=True)
@@ -152,6 +159,7 @@ def test_replace_by_key_moves_tags_priority_and_verification(api: Api, ticking_c
 
 def test_put_update_of_tags_priority_and_expiry(api: Api, ticking_clock: None) -> None:
     mind = api.create_mind()
+    _unverify(api, mind)
     ids = {k: m["id"] for k, m in _seed(api, mind).items()}
 
     def put(key: str, **body: Any) -> None:
@@ -166,6 +174,30 @@ def test_put_update_of_tags_priority_and_expiry(api: Api, ticking_clock: None) -
     put("a", expires_at=PAST)  # expired now: out of recall, by-tag and expiring
     put("a", expires_at=LATER)  # and back
     put("c", tags=[])
+
+
+def test_proposals_and_their_decisions_keep_every_read_consistent(api: Api, ticking_clock: None) -> None:
+    # Given seeded memories, and an agent's retag of the verified `a` held as a proposal
+    mind = api.create_mind()
+    ids = {k: m["id"] for k, m in _seed(api, mind).items()}
+    retag = {"tags": ["python"], "priority": "critical"}
+    proposed = api.call("PUT", f"/memory/{ids['a']}", json_body=retag, **as_agent(mind))
+    assert proposed.status == 202, proposed.text
+    # Then every read still shows `a` as verified with its tags (the tag copies carry the mark)
+    stored = check(api, mind)
+    assert next(m for m in stored if m["key"] == "a")["tags"] == ["docker", "aws"]
+    # And after the person accepts it, every read shows the proposed tags and priority
+    proposal_id = proposed.json()["proposal"]["id"]
+    accepted = api.call("POST", f"/proposals/{proposal_id}/accept", **as_user(mind))
+    assert accepted.status == 200, accepted.text
+    stored = check(api, mind)
+    assert next(m for m in stored if m["key"] == "a")["tags"] == ["python"]
+    # And a rejected one changes nothing
+    rejected = api.call("PUT", f"/memory/{ids['a']}", json_body={"content": "other"}, **as_agent(mind))
+    assert rejected.status == 202, rejected.text
+    proposal_id = rejected.json()["proposal"]["id"]
+    assert api.call("POST", f"/proposals/{proposal_id}/reject", **as_user(mind)).status == 200
+    assert check(api, mind) == stored
 
 
 def test_verify_changes_the_counts_recall_prints(api: Api, ticking_clock: None) -> None:

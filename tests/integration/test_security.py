@@ -252,20 +252,36 @@ def test_a_put_whose_source_contradicts_the_credential_is_a_403(api: Api, mine: 
 # ---------------------------------------------------------------- verification follows the text
 
 
-def test_an_agent_rewriting_a_verified_memory_leaves_it_unverified(api: Api, mine: MindHandle) -> None:
+def test_an_agent_rewriting_a_verified_memory_cannot_change_what_the_person_verified(
+    api: Api, mine: MindHandle
+) -> None:
     # Given a memory the user wrote (verified)
     first = api.store(mine, content="Lives in Berlin", tags=["home"]).json()
     assert first["verified"] is True
     # When an agent stores new content under the same key
-    rewritten = api.store(mine, as_agent=True, content="Lives in Hamburg", tags=["home"]).json()
-    # Then it is unverified and now the agent's
-    assert (rewritten["id"], rewritten["verified"], rewritten["source"]) == (first["id"], False, "agent")
-    assert api.call("GET", f"/memory/{first['id']}", **as_user(mine)).json()["verified"] is False
+    rewritten = api.store(mine, as_agent=True, content="Lives in Hamburg", tags=["home"])
+    # Then it is only a proposal: the memory stays as the person verified it
+    assert rewritten.status == 202, rewritten.text
+    kept = api.call("GET", f"/memory/{first['id']}", **as_user(mine)).json()
+    assert (kept["content"], kept["verified"], kept["source"], kept["version"]) == (
+        "Lives in Berlin",
+        True,
+        "user",
+        1,
+    )
 
 
-def test_an_agent_retagging_a_verified_memory_leaves_it_unverified(api: Api, mine: MindHandle) -> None:
+def test_an_agent_retagging_a_verified_memory_is_a_proposal_or_unverifies_it(
+    api: Api, mine: MindHandle
+) -> None:
     memory = api.store(mine, tags=["home"]).json()
-    answer = api.call("PUT", f"/memory/{memory['id']}", json_body={"tags": ["work"]}, **as_agent(mine))
+    path = f"/memory/{memory['id']}"
+    answer = api.call("PUT", path, json_body={"tags": ["work"]}, **as_agent(mine))
+    assert answer.status == 202 and answer.json()["memory"]["tags"] == ["home"], answer.text
+    # And in a mind that lets agents' changes through, the retag applies and unverifies it
+    settings = {"agent_writes_to_verified": "unverify"}
+    assert api.call("PATCH", f"/minds/{mine.id}", token=mine.jwt, json_body=settings).status == 200
+    answer = api.call("PUT", path, json_body={"tags": ["work"]}, **as_agent(mine))
     assert (answer.json()["verified"], answer.json()["source"]) == (False, "agent")
 
 
