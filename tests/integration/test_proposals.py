@@ -250,6 +250,27 @@ def test_rejecting_leaves_the_memory_as_it_was(api: Api, mind: MindHandle, verif
     assert get(api, mind, "/proposals", status="rejected")["proposals"] == [answer["proposal"]]
 
 
+def test_a_persons_change_keeps_the_proposal_pending_and_deleting_the_memory_supersedes_it(
+    api: Api, mind: MindHandle, verified: dict[str, Any]
+) -> None:
+    # Given a pending proposal
+    proposal = rewrite(api, mind)["proposal"]
+    # When the person stores the memory again themselves
+    changed = ok(api.store(mind, content="Lives in Leipzig", tags=["home"]))
+    # Then their change applies and the proposal still waits, marked on the memory
+    assert (changed["content"], changed["pending_proposal"]) == ("Lives in Leipzig", proposal["id"])
+    assert PENDING_LINE in recall(api, mind)
+    # When the memory is deleted
+    assert api.call("DELETE", f"/memory/{verified['id']}", **as_user(mind)).status == 204
+    # Then the proposal is superseded with it, by whoever deleted it
+    closed = ok(api.call("GET", f"/proposals/{proposal['id']}", **as_user(mind)))
+    assert closed["status"] == "superseded" and closed["decided_by"] == {
+        "source": "user",
+        "user_id": "user-1",
+    }
+    assert get(api, mind, "/proposals", status="pending")["proposals"] == []
+
+
 @pytest.mark.parametrize("decision", ["accept", "reject"])
 def test_a_mind_key_cannot_decide_a_proposal(
     api: Api, mind: MindHandle, verified: dict[str, Any], decision: str

@@ -140,6 +140,13 @@ def propose_ops(
     return ops, public(item), marked
 
 
+def closing_ops(current: Memory, by: writes.ChangedBy, at: datetime) -> list[dict[str, Any]]:
+    """When a memory with a pending proposal is deleted, the proposal is superseded with it."""
+    if current.pending_proposal is None:
+        return []
+    return [_decide(current.mind_id, current.pending_proposal, Status.SUPERSEDED, at, by, current)]
+
+
 # ---------------------------------------------------------------- reading
 
 

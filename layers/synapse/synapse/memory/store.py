@@ -9,7 +9,7 @@ tries again. An agent's write that would change what a person verified becomes a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -66,6 +66,8 @@ def _change(
         ops, proposal, marked = proposals.propose_ops(current, candidate, by, at)
         writes.commit(ops)
         return Stored(marked, created=False, proposal=proposal)
+    # A change applied beside a pending proposal keeps it pending (its accept then sees the new version)
+    candidate = replace(candidate, pending_proposal=current.pending_proposal)
     writes.commit(writes.replace_ops(current, candidate) + history.revision_ops(candidate, change, by, at))
     return Stored(candidate, created=False)
 
@@ -140,7 +142,12 @@ def delete(mind_id: str, memory_id: str, changed_by: ChangedBy | None = None) ->
 
     def attempt() -> None:
         current = writes.read_by_id(mind_id, memory_id)
-        ops = [*history.deleted_ops(current, by, clock.now()), *writes.remove_ops(current)]
+        at = clock.now()
+        ops = [
+            *history.deleted_ops(current, by, at),
+            *proposals.closing_ops(current, by, at),
+            *writes.remove_ops(current),
+        ]
         writes.commit(ops, mind_op_index=len(ops) - 1)
 
     writes.retrying(attempt)
