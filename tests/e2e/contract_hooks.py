@@ -78,6 +78,8 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
         seeded = _seeded_id(method, path, name)
         if seeded is not None:
             case.path_parameters[name] = seeded
+        elif name == "proxy+" and _choice.random() < 0.5:
+            case.path_parameters[name] = "app.js"  # one of the console's files (else a 404)
     headers = dict(case.headers or {})
     headers.pop("Authorization", None)
     headers.pop("X-Mind-Key", None)

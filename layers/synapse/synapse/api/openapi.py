@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from typing import Any
 
 from synapse.api import routes
@@ -33,7 +34,9 @@ from synapse.api.openapi_parts import (
     SEARCH,
     SECURITY_SCHEMES,
     STRING,
+    TAG,
     TEXT,
+    WITHIN,
     Op,
     Param,
     enum,
@@ -190,7 +193,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "memory",
         "either",
         {200: S.MemoryPage},
-        params=(query("tag", STRING, required=True), CATEGORIES, INCLUDE_EXPIRED, *PAGE),
+        params=(replace(TAG, required=True), CATEGORIES, INCLUDE_EXPIRED, *PAGE),
     ),
     ("GET", "/memory/expiring"): Op(
         "listExpiring",
@@ -198,7 +201,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "memory",
         "either",
         {200: S.MemoryPage},
-        params=(query("within", STRING, "30m, 24h, 7d, 2w (default 7d, at most 365d)."), *PAGE),
+        params=(query("within", WITHIN, "30m, 24h, 7d, 2w (default 7d, at most 365d)."), *PAGE),
     ),
     ("GET", "/memory/search"): Op(
         "search", "Full-text search", "memory", "either", {200: S.SearchPage}, params=SEARCH + PAGE

@@ -67,6 +67,7 @@ def integer(low: int, high: int) -> dict[str, Any]:
 
 MIND_PATHS = ("/memory", "/proposals")  # routes that work in one mind (X-Mind-Id or the Mind Key's)
 STRING = {"type": "string"}
+TEXT_PRESENT = {"type": "string", "minLength": 1, "pattern": r"\S"}  # not blank once trimmed
 BOOLEAN = {"type": "boolean"}
 PAGE = (
     query("limit", integer(1, 100), "Page size (default 20)."),
@@ -77,6 +78,8 @@ MIND = (
     query("mind_id", STRING, "Same as X-Mind-Id."),
 )
 CATEGORIES = query("category", {"type": "array", "items": enum(Category)}, "Repeatable, or comma-separated.")
+TAG = query("tag", {**TEXT_PRESENT, "maxLength": model.TAG_MAX_CHARS}, "Case-insensitive.")
+WITHIN = {"type": "string", "pattern": "^[1-9][0-9]{0,6}[mhdw]$"}
 INCLUDE_EXPIRED = query("include_expired", BOOLEAN, "Include expired memories.")
 IF_MATCH = Param(
     "If-Match", "header", STRING, "The memory's version: the update applies only to it (else 412)."
@@ -97,13 +100,13 @@ LIST_FILTERS = (
 )
 RECALL = (
     CATEGORIES,
-    query("tag", STRING),
+    TAG,
     query("limit", integer(1, 1000), "Entries in full plus keys named (default 100)."),
     query("max_chars", integer(500, 400_000), "The text never exceeds this (default 400000)."),
     query("format", {"type": "string", "enum": ["text", "json"]}, "json: the same selection as JSON."),
 )
 SEARCH = (
-    query("q", STRING, "What to search for.", required=True),
+    query("q", {**TEXT_PRESENT, "maxLength": 1000}, "What to search for (docs/search.md).", required=True),
     query("tag", STRING),
     query("category", enum(Category)),
     query("priority", enum(Priority)),
@@ -255,7 +258,17 @@ FIELD_RULES: dict[tuple[str, str], dict[str, Any]] = {
     ("MemoryPatch", "content"): _CONTENT,
     ("MemoryPatch", "tags"): _TAGS,
     ("MemoryPatch", "expires_at"): _EXPIRES,
+    ("MindWrite", "name"): {**TEXT_PRESENT, "maxLength": model.NAME_MAX_CHARS},
+    ("MindPatch", "name"): {**TEXT_PRESENT, "maxLength": model.NAME_MAX_CHARS},
+    ("KeyWrite", "label"): {**TEXT_PRESENT, "maxLength": model.LABEL_MAX_CHARS},
+    ("KeyCreate", "label"): {**TEXT_PRESENT, "maxLength": model.LABEL_MAX_CHARS},
+    ("HookWrite", "label"): {**TEXT_PRESENT, "maxLength": model.LABEL_MAX_CHARS},
+    # Left out, a field stays; sent as null it is a 422 (only expires_at: null clears).
+    ("MemoryPatch", "priority"): {"nullable": False},
+    ("MemoryPatch", "confidence"): {"nullable": False},
 }
+for _field in ("content", "tags"):
+    FIELD_RULES[("MemoryPatch", _field)] = {**FIELD_RULES[("MemoryPatch", _field)], "nullable": False}
 
 
 def _refine(components: dict[str, Any]) -> None:
@@ -266,6 +279,10 @@ def _refine(components: dict[str, Any]) -> None:
             continue
         branches = [b for b in found.get("anyOf", [found]) if b.get("type") != "null"]
         for branch in branches:
-            branch.update({k: v for k, v in rules.items() if k != "description"})
+            branch.update({k: v for k, v in rules.items() if k not in ("description", "nullable")})
         if "description" in rules:
             found["description"] = rules["description"]
+        if rules.get("nullable") is False and "anyOf" in found:
+            (only,) = branches
+            del found["anyOf"], found["default"]
+            found.update(only)
