@@ -39,6 +39,18 @@ def test_server_errors_are_retried_only_where_repeating_is_safe() -> None:
     assert retry.delay(ops.remember_batch([], idempotency_key="k"), 0, answer(503)) is not None
 
 
+def test_a_conflict_that_says_when_to_retry_is_retried_and_so_is_no_answer_where_safe() -> None:
+    retry = Retry()
+    busy = answer(409, {"Retry-After": "1"}, {"error": {"code": "conflict", "message": "busy"}})
+    assert retry.delay(ops.create_mind("x"), 0, busy) is not None
+    assert (
+        retry.delay(ops.create_mind("x"), 0, answer(409, json={"error": {"code": "limit_reached"}})) is None
+    )
+    assert retry.after_failure(ops.get("mem_x"), 0) is not None
+    assert retry.after_failure(ops.get("mem_x"), 4) is None
+    assert retry.after_failure(ops.create_mind("x"), 0) is None
+
+
 def test_retry_after_reads_seconds_and_http_dates() -> None:
     later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert 25 <= (retry_after(answer(429, {"Retry-After": later})) or 0) <= 30

@@ -44,9 +44,13 @@ class Call[T]:
 
 @dataclass(frozen=True)
 class Retry:
-    """Retries of 429/502/503/504: `attempts` more tries, exponential backoff with full jitter
-    (`backoff` doubling up to `max_backoff` seconds), or the server's `Retry-After` when it sends
-    one; a wait longer than `max_wait` seconds is not made (the error is raised instead)."""
+    """When to try a call again: `attempts` more tries at most, after the server's `Retry-After`
+    when it sends one, else an exponential backoff with full jitter (`backoff` doubling up to
+    `max_backoff` seconds); a wait longer than `max_wait` seconds is not made (the error is raised).
+
+    Retried: 429, and a 409 carrying Retry-After (a write that lost to busy writers and applied
+    nothing, or a duplicate of a request still being answered), for any call; 502/503/504 and
+    no answer at all (connection failed, timed out) only for calls safe to repeat."""
 
     attempts: int = 4
     backoff: float = 0.5
@@ -56,16 +60,26 @@ class Retry:
     def delay(self, call: Call[Any], attempt: int, response: httpx.Response) -> float | None:
         """Seconds to wait before trying `call` again after `response`, or None to stop here."""
         status = response.status_code
-        if attempt >= self.attempts or status not in RETRY_STATUSES:
-            return None
-        if status != 429 and not call.retry_on_server_error():
-            return None
         told = retry_after(response)
-        if told is not None:
-            wait = told + random.uniform(0, min(1.0, self.backoff))
-        else:
-            wait = random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
+        if attempt >= self.attempts:
+            return None
+        if status == 429 or (status == 409 and told is not None):
+            pass
+        elif status not in RETRY_STATUSES or not call.retry_on_server_error():
+            return None
+        wait = (
+            told + random.uniform(0, min(1.0, self.backoff)) if told is not None else self._backoff(attempt)
+        )
         return wait if wait <= self.max_wait else None
+
+    def after_failure(self, call: Call[Any], attempt: int) -> float | None:
+        """Seconds to wait after no answer came (connection failed, timed out), or None to give up."""
+        if attempt >= self.attempts or not call.retry_on_server_error():
+            return None
+        return self._backoff(attempt)
+
+    def _backoff(self, attempt: int) -> float:
+        return random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
 
 
 def retry_after(response: httpx.Response) -> float | None:

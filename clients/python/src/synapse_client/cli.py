@@ -226,7 +226,7 @@ def cmd_import(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     with ExitStack() as stack:
         source = sys.stdin if args.file == "-" else stack.enter_context(open(args.file, encoding="utf-8"))
         try:
-            report = transfer.import_records(client, transfer.read_lines(source), progress)
+            report = transfer.import_records(client, transfer.read_lines(source), progress, args.parallel)
         except ValueError as error:
             raise SynapseError(f"{args.file}: {error}") from None
     progress.done()
@@ -270,6 +270,7 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--mind-id", help="the mind a person addresses (env SYNAPSE_MIND_ID)")
     top.add_argument("--profile", help="a profile of ~/.config/synapse/config.toml (default: [default])")
     top.add_argument("--json", action="store_true", help="print the raw JSON answer")
+    top.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for an answer (default 60)")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("remember", help="store a memory (replaces the one with the same category and key)")
@@ -333,6 +334,12 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("import", help="store the memories of a JSON Lines export (by category and key)")
     p.add_argument("file", help="the export file, or - for stdin")
+    p.add_argument(
+        "--parallel",
+        type=int,
+        default=transfer.PARALLEL,
+        help="batch requests in flight (default 4; 1 keeps file order)",
+    )
     p.set_defaults(run=cmd_import)
 
     p = sub.add_parser("mcp", help="serve the Model Context Protocol (stdio, or --http PORT)")
@@ -360,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cmd_mcp(settings, args)
             return 0
         run: Callable[[Synapse, argparse.Namespace, Output], None] = args.run
-        with settings.client() as client:
+        with settings.client(args.timeout) as client:
             run(client, args, Output(args.json))
     except SynapseError as error:
         print(f"synapse: {error.message}", file=sys.stderr)

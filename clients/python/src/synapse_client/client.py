@@ -126,7 +126,12 @@ class Synapse(_Base):
             try:
                 response = self._http.send(request)
             except httpx.TransportError as error:
-                raise self._unreachable(error) from error
+                pause = self.retry.after_failure(call, attempt)
+                if pause is None:
+                    raise self._unreachable(error) from error
+                self._sleep(pause)
+                attempt += 1
+                continue
             delay = self.retry.delay(call, attempt, response)
             if delay is None:
                 return _core.finish(call, response)
@@ -233,7 +238,12 @@ class AsyncSynapse(_Base):
             try:
                 response = await self._http.send(request)
             except httpx.TransportError as error:
-                raise self._unreachable(error) from error
+                pause = self.retry.after_failure(call, attempt)
+                if pause is None:
+                    raise self._unreachable(error) from error
+                await self._sleep(pause)
+                attempt += 1
+                continue
             delay = self.retry.delay(call, attempt, response)
             if delay is None:
                 return _core.finish(call, response)

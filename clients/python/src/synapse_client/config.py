@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synapse_client.client import AsyncSynapse, Synapse
+from synapse_client.client import DEFAULT_TIMEOUT, AsyncSynapse, Synapse
 from synapse_client.errors import SynapseError
 
 FIELDS = ("url", "mind_key", "token", "mind_id")
@@ -41,8 +41,10 @@ class Settings:
     token: str | None = None
     mind_id: str | None = None
 
-    def client(self) -> Synapse:
-        return Synapse(self.url, mind_key=self.mind_key, token=self.token, mind_id=self.mind_id)
+    def client(self, timeout: float = DEFAULT_TIMEOUT) -> Synapse:
+        return Synapse(
+            self.url, mind_key=self.mind_key, token=self.token, mind_id=self.mind_id, timeout=timeout
+        )
 
     def async_client(self) -> AsyncSynapse:
         return AsyncSynapse(self.url, mind_key=self.mind_key, token=self.token, mind_id=self.mind_id)

@@ -2,22 +2,26 @@
 
 Export writes every memory (expired ones too) with all its fields, one JSON object per line,
 following `next_cursor` to the end. Import stores them with `POST /memory/batch`, 100 per request,
-keyed by (category, key): importing a file twice replaces rather than duplicates. What a mind
-assigns itself (id, version, timestamps, source, verification) is the importing mind's.
+keyed by (category, key), a few requests at a time: importing a file twice replaces rather than
+duplicates. What a mind assigns itself (id, version, timestamps, source, verification) is the
+importing mind's.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from synapse_client.client import Synapse
-from synapse_client.models import BatchResult
+from synapse_client.models import BatchAnswer, BatchResult
 
 CHUNK = 100  # POST /memory/batch takes at most 100 memories
+PARALLEL = 4  # batch requests in flight at once
 WRITE_FIELDS = ("category", "key", "content", "tags", "priority", "confidence", "expires_at")
 
 Progress = Callable[[int], None]
@@ -65,36 +69,48 @@ class ImportReport:
         return self.created + self.replaced + self.proposed + self.failed
 
 
+def chunks(records: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    chunk: list[dict[str, Any]] = []
+    for record in records:
+        chunk.append(record)
+        if len(chunk) == CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 def import_records(
-    client: Synapse, records: Iterable[dict[str, Any]], progress: Progress | None = None
+    client: Synapse,
+    records: Iterable[dict[str, Any]],
+    progress: Progress | None = None,
+    parallel: int = PARALLEL,
 ) -> ImportReport:
-    """Store `records` (exported memories) in the client's mind, 100 per batch request."""
+    """Store `records` (exported memories) in the client's mind, 100 per batch request, `parallel`
+    requests at a time (a file naming one (category, key) twice needs `parallel=1` for the last to
+    win)."""
     report = ImportReport()
     run = uuid.uuid4().hex  # one Idempotency-Key per chunk and run: a retried chunk applies once
-    chunk: list[dict[str, Any]] = []
-    sent = 0
 
-    def flush() -> None:
-        nonlocal sent
-        answer = client.remember_batch(
-            [write_body(r) for r in chunk], idempotency_key=f"import-{run}-{sent // CHUNK}"
-        )
-        for result in answer.results:
-            if result.status == "error":
-                report.errors.append((chunk[result.index], result))
+    def send(number: int, chunk: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], BatchAnswer]:
+        bodies = [write_body(r) for r in chunk]
+        return chunk, client.remember_batch(bodies, idempotency_key=f"import-{run}-{number}")
+
+    def tally(chunk: list[dict[str, Any]], answer: BatchAnswer) -> None:
+        report.errors.extend((chunk[r.index], r) for r in answer.results if r.status == "error")
         report.created += answer.summary.created
         report.replaced += answer.summary.replaced
         report.proposed += answer.summary.proposed
         report.failed += answer.summary.failed
-        sent += len(chunk)
-        chunk.clear()
         if progress is not None:
-            progress(sent)
+            progress(report.total)
 
-    for record in records:
-        chunk.append(record)
-        if len(chunk) == CHUNK:
-            flush()
-    if chunk:
-        flush()
+    with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="synapse-import") as pool:
+        in_flight: deque[Future[tuple[list[dict[str, Any]], BatchAnswer]]] = deque()
+        for number, chunk in enumerate(chunks(records)):
+            in_flight.append(pool.submit(send, number, chunk))
+            if len(in_flight) >= max(1, parallel):  # read ahead no further than the requests in flight
+                tally(*in_flight.popleft().result())
+        while in_flight:
+            tally(*in_flight.popleft().result())
     return report
