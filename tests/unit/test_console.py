@@ -11,7 +11,10 @@ from synapse.api import console
 from synapse.core.errors import NotFound
 
 from infra.gateway import LambdaContext, load_handler
+from infra.local_runner import banner
 from tests.support import events
+from tests.support.settings import Configure
+from tests.support.settings import configure_fixture as configure_fixture
 
 STATIC = Path(__file__).resolve().parents[2] / "functions" / "console" / "static"
 
@@ -80,3 +83,8 @@ def test_the_sample_events_are_answered_with_the_page_a_script_and_the_config() 
     assert script["statusCode"] == 200 and script["headers"]["Content-Type"].startswith("text/javascript")
     asked = {**events.load("console"), "pathParameters": {"proxy": "config.json"}}
     assert json.loads(handler(asked, LambdaContext("console"))["body"])["auth_mode"] == "shared-secret"
+
+
+def test_the_runner_banner_points_at_the_console(configure: Configure) -> None:
+    configure(SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK=None)
+    assert "Console: http://127.0.0.1:3000/console" in banner("http://127.0.0.1:3000", "a.jwt", "moto")

@@ -8,7 +8,7 @@ import {
 } from "../ui.js";
 import { PRIORITIES, authors, labels, optional, splitTags, who } from "./common.js";
 
-const PAGE = 50;
+const PAGE = 25; // per list; each memory shown costs one history read for "who wrote it"
 
 async function load() {
   const [unverified, proposals] = await Promise.all([
