@@ -11,6 +11,7 @@ import pytest
 from infra.gateway import HttpResponse
 from tests.support.api import Api, MindHandle, memory_body
 from tests.support.checks import as_agent, as_user, assert_error
+from tests.support.races import race
 from tests.support.tables import mind_items
 
 
@@ -191,3 +192,17 @@ def test_a_mind_key_without_the_write_scope_may_not_send_a_batch(api: Api, dynam
     answer = send(api, {"memories": memories(1)}, {"token": made.json()["key"]})
     assert "'write'" in assert_error(answer, 403)["message"]
     assert versions(dynamo, mind) == {}
+
+
+def test_concurrent_retries_of_a_batch_apply_it_once(api: Api, dynamo: Any) -> None:
+    # Given one batch sent by eight threads at once with the same Idempotency-Key
+    mind = api.create_mind()
+    body = {"memories": memories(5)}
+    answers = race(8, lambda _: send(api, body, as_agent(mind), key="burst"))
+    # Then one applied it and the others got its answer, or 409 in_progress while it was applied
+    done = [a for a in answers if a.status == 200]
+    assert done and all(a.json() == done[0].json() for a in done)
+    assert all(a.status == 200 or assert_error(a, 409)["code"] == "in_progress" for a in answers)
+    assert sum(a.headers.get("Idempotent-Replayed") != "true" for a in done) == 1
+    # And each memory was stored once
+    assert versions(dynamo, mind) == {f"fact_{i}": 1 for i in range(5)}
