@@ -57,7 +57,8 @@ export async function render(page, ctx) {
         results.append(h("li", { class: "item" },
           h("article", {},
             h("h2", {}, memoryTitle(memory)),
-            searching && row.snippet ? h("p", { class: "snippet" }, highlighted(row.snippet)) : h("p", { class: "content" }, memory.content),
+            searching && row.snippet ? h("p", { class: "snippet" }, h("span", { class: "visually-hidden" }, "Match: "), highlighted(row.snippet)) : null,
+            !searching || !row.snippet || row.snippet.replace(/\*\*/g, "") !== memory.content ? h("p", { class: "content" }, memory.content) : null,
             tagList(memory.tags),
             memoryMeta(memory))));
       }

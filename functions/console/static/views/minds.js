@@ -25,7 +25,7 @@ export async function render(page, ctx) {
     const rename = h("input", { type: "text", name: "name", value: mind.name, required: true, maxlength: 100, id: `rename-${mind.id}` });
     const save = h("button", { type: "submit" }, "Rename");
     const remove = h("button", { type: "button", class: "danger" }, "Delete…");
-    const form = h("form", { class: "inline" }, h("label", { for: rename.id, class: "visually-hidden" }, `New name for ${mind.name}`), rename, save);
+    const form = h("form", { class: "inline-row" }, h("label", { for: rename.id, class: "visually-hidden" }, `New name for ${mind.name}`), rename, save);
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       busyButton(save, async () => {
@@ -59,7 +59,7 @@ export async function render(page, ctx) {
       h("th", { scope: "row" }, mind.name, h("br"), h("small", { class: "muted" }, mind.id)),
       h("td", {}, String(mind.memory_count ?? "—")),
       h("td", {}, form),
-      h("td", { class: "actions" }, show, remove));
+      h("td", {}, h("div", { class: "actions" }, show, remove)));
   });
   append(page, 
     h("h1", {}, "Minds"),
