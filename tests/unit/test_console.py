@@ -66,9 +66,11 @@ def test_a_domain_that_is_not_an_https_origin_is_ignored(monkeypatch: pytest.Mon
     assert "connect-src 'self';" in console.content_security_policy()
 
 
-@pytest.mark.parametrize(
-    "name", ["../app.py", "views/../../app.py", ".hidden", "", "a//b.js", "x.py", "nope.js"]
-)
+NOT_FILES = ["../app.py", "views/../../app.py", ".hidden", "", "a//b.js", "x.py", "nope.js"]
+NOT_FILES += ["a\x00.js", "a" * 300, "café.js"]  # nothing outside the names the folder uses
+
+
+@pytest.mark.parametrize("name", NOT_FILES)
 def test_only_files_of_the_static_folder_are_served(name: str) -> None:
     with pytest.raises(NotFound):
         console.static_file(STATIC, name)

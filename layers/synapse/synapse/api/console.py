@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ DEV_SIGNIN_FILE = "dev-token.json"
 DEV_SIGNIN_ENV = "SYNAPSE_CONSOLE_DEV_TOKEN"
 COGNITO_DOMAIN_ENV = "SYNAPSE_CONSOLE_COGNITO_DOMAIN"
 _TRUE = {"1", "true", "yes"}
+# What the folder's files are named; nothing else is looked up on disk (no NUL, no 4 KB paths).
+_FILE_NAME = re.compile(r"[A-Za-z0-9_.\-/]{1,200}")
 
 
 def _env(name: str) -> str:
@@ -102,7 +105,7 @@ def static_file(folder: Path, name: str) -> Path:
     """The file `name` names inside `folder`; NotFound for anything else (.., hidden, other types)."""
     root = folder.resolve()
     parts = name.split("/")
-    if not name or any(p in {"", ".", ".."} or p.startswith(".") for p in parts):
+    if not _FILE_NAME.fullmatch(name) or any(p in {"", ".", ".."} or p.startswith(".") for p in parts):
         raise NotFound(f"No console file {name[:80]!r}.")
     path = (root / name).resolve()
     if not path.is_relative_to(root) or path.suffix not in CONTENT_TYPES or not path.is_file():
