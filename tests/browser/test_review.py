@@ -148,3 +148,26 @@ def test_history_lists_every_change_and_restore_brings_back_version_one(console:
     restored = mind.person.call("GET", f"/memory/{made['id']}").json()
     assert restored["content"] == "Travelling to Lisbon in May"
     assert restored["version"] == 5 and restored["verified"] is True
+
+
+def test_a_failed_action_is_explained_in_words_with_the_request_id(console: Console, mind: Mind) -> None:
+    # Given an agent's proposal on the person's screen
+    original = mind.person.store("fact", "team", "Works in the platform team")
+    rewrite = mind.agent.call(
+        "POST", "/memory", {"category": "fact", "key": "team", "content": "Works in the data team"}
+    )
+    assert rewrite.status_code == 202, rewrite.text
+    console.sign_in()
+    console.choose_mind(mind.id)
+    console.wait_heading("Review queue")
+    item = _queue_item(console, "fact / team")
+    # And meanwhile the memory changed elsewhere
+    changed = mind.person.call("PUT", f"/memory/{original['id']}", {"content": "Works in the search team"})
+    assert changed.status_code == 200, changed.text
+    # When the person accepts the stale proposal
+    item.get_by_role("button", name="Accept", exact=True).click()
+    # Then the page says what went wrong, in the API's words, with its request id, and keeps the item
+    alert = console.page.get_by_role("alert")
+    expect(alert).to_contain_text("Could not accept the change to team:")
+    expect(alert).to_contain_text("request id")
+    expect(item).to_have_count(1)

@@ -1,7 +1,7 @@
 // The console's shell: sign-in, the mind picker, the hash router (#/queue, #/browse, #/memory/<id>,
 // #/expiring, #/recall, #/minds, #/access) and the progress indicator.
 
-import { all, api, on, session } from "./api.js";
+import { all, on, session } from "./api.js";
 import { finishCognito, loadConfig, signInView } from "./auth.js";
 import { clear, h } from "./dom.js";
 import { announce, describe, errorBox, loading } from "./ui.js";

@@ -2,7 +2,7 @@
 // the matched words highlighted, and "Load more" following next_cursor.
 
 import { api } from "../api.js";
-import { append, clear, field, h, highlighted, select } from "../dom.js";
+import { append, field, h, highlighted, select } from "../dom.js";
 import { loading, memoryMeta, memoryTitle, showError, tagList } from "../ui.js";
 import { CATEGORIES, PRIORITIES } from "./common.js";
 
@@ -81,5 +81,4 @@ export async function render(page, ctx) {
     for (const control of [source, verified]) control.disabled = true;
   }
   append(page, h("h1", {}, "Browse and search"), form, alerts, summary, results, more);
-  void clear;
 }

@@ -2,8 +2,8 @@
 // when, what changed, a diff of the content against the version before) with Restore per revision.
 
 import { api } from "../api.js";
-import { append, clear, h, when } from "../dom.js";
-import { announce, busyButton, confirmDialog, diffView, errorBox, showError, tagList } from "../ui.js";
+import { append, h, when } from "../dom.js";
+import { announce, busyButton, confirmDialog, diffView, errorBox, tagList } from "../ui.js";
 import { labels, optional, who } from "./common.js";
 import { editForm } from "./queue.js";
 
@@ -108,8 +108,6 @@ function timeline(history, memory, path, names, alerts, reload) {
   });
   section.append(revisions.length ? list : h("p", { class: "muted" }, "No revisions recorded."));
   if (history.next_cursor) section.append(h("p", { class: "muted" }, "Older revisions exist beyond the 50 shown."));
-  void clear;
-  void showError;
   return section;
 }
 

@@ -4,7 +4,7 @@
 import { api } from "../api.js";
 import { append, clear, field, h, select, when } from "../dom.js";
 import {
-  announce, busyButton, confirmDialog, diffView, memoryMeta, memoryTitle, showError, tagList,
+  announce, busyButton, confirmDialog, diffView, memoryMeta, memoryTitle, tagList,
 } from "../ui.js";
 import { PRIORITIES, authors, labels, optional, splitTags, who } from "./common.js";
 
@@ -78,7 +78,7 @@ export async function render(page, ctx) {
   }
   updateCount();
 
-  list.addEventListener("keydown", (event) => onKey(event, list));
+  list.addEventListener("keydown", onKey);
   append(page, 
     h("h1", {}, "Review queue"),
     h("p", { class: "lede" }, `What agents wrote to ${mind.name} and what they propose to change, newest first.`),
@@ -90,7 +90,7 @@ export async function render(page, ctx) {
   );
 }
 
-function onKey(event, list) {
+function onKey(event) {
   if (event.target.closest("input, textarea, select, form")) return;
   const item = event.target.closest("li.item");
   if (!item) return;
@@ -108,7 +108,6 @@ function onKey(event, list) {
     case "x": case "Delete": click("delete"); break;
     default: break;
   }
-  void list;
 }
 
 function memoryItem(memory, author, alerts, removeItem) {
