@@ -154,11 +154,24 @@ def test_minds_and_keys(runner: RunningService) -> None:
         assert person.list_minds(limit=1).items
         renamed = person.update_mind(mind_id, name="Renamed")
         assert renamed.name == "Renamed" and person.get_mind(mind_id).name == "Renamed"
+        tuned = person.update_mind(mind_id, agent_writes_to_verified="unverify", history_retention_days=30)
+        assert tuned.settings is not None
+        assert (tuned.settings.agent_writes_to_verified, tuned.settings.history_retention_days) == (
+            "unverify",
+            30,
+        )
+        # a read-only key may recall but not write
+        reader = person.create_key(mind_id, label="reader", scopes=["read"])
+        assert reader.key and reader.scopes == ["read"]
+        with Synapse(runner.url, mind_key=reader.key) as read_only:
+            read_only.recall()
+            with pytest.raises(Forbidden, match="'write' scope"):
+                read_only.remember("fact", "k", "c")
         # keys: create, list (no secrets), revoke
         extra = person.create_key(mind_id, label="ci")
         assert extra.key and extra.label == "ci"
         listed = list(person.iter_keys(mind_id, limit=1))
-        assert {k.id for k in listed} == {made.mind_key.id, extra.id}
+        assert {k.id for k in listed} == {made.mind_key.id, reader.id, extra.id}
         assert all(k.key is None for k in listed) and person.list_keys(mind_id).items
         with Synapse(runner.url, mind_key=extra.key) as ci:
             ci.recall()
@@ -169,7 +182,7 @@ def test_minds_and_keys(runner: RunningService) -> None:
         # the client's own mind id is the default for mind routes
         with Synapse(runner.url, token=runner.jwt, mind_id=mind_id) as scoped:
             assert scoped.get_mind().id == mind_id
-            assert len(scoped.list_keys().items) == 1
+            assert len(scoped.list_keys().items) == 2
         person.delete_mind(mind_id)
         with pytest.raises(NotFound):
             person.get_mind(mind_id)
