@@ -27,7 +27,9 @@ from synapse.api.openapi_parts import (
     CATEGORIES,
     IDEMPOTENCY,
     IF_MATCH,
+    IF_NONE_MATCH,
     INCLUDE_EXPIRED,
+    JSON,
     LIST_FILTERS,
     PAGE,
     RECALL,
@@ -289,14 +291,21 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ),
     ("GET", "/openapi.json"): Op("openapi", "This document", "meta", "public", {200: S.OpenApiDocument}),
     ("GET", "/console"): Op(
-        "console", "The review console's page", "console", "public", {200: ["text/html"]}
+        "console",
+        "The review console's page",
+        "console",
+        "public",
+        {200: ["text/html"], 304: None},
+        params=(IF_NONE_MATCH,),
     ),
     ("GET", "/console/{proxy+}"): Op(
         "consoleAsset",
-        "The review console's scripts and styles",
+        "The review console's scripts, styles, icon and config.json",
         "console",
         "public",
-        {200: ["text/html", "text/javascript", "text/css"]},
+        {200: ["text/html", "text/javascript", "text/css", "image/svg+xml", "text/plain", JSON], 304: None},
+        params=(IF_NONE_MATCH,),
+        errors=(404,),
     ),
 }
 

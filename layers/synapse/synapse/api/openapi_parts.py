@@ -19,6 +19,7 @@ from synapse.memory.model import Category, MemoryWrite, Priority, Source
 Auth = Literal["user", "either", "public", "signed"]
 TEXT = "text/plain"  # an answer that is text, not JSON (recall)
 JSON_TYPE = "application/json"
+JSON = "json"  # an answer that is some JSON object (no model describes it)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ CATEGORIES = query("category", {"type": "array", "items": enum(Category)}, "Repe
 TAG = query("tag", {**TEXT_PRESENT, "maxLength": model.TAG_MAX_CHARS}, "Case-insensitive.")
 WITHIN = {"type": "string", "pattern": "^[1-9][0-9]{0,6}[mhdw]$"}
 INCLUDE_EXPIRED = query("include_expired", BOOLEAN, "Include expired memories.")
+IF_NONE_MATCH = Param("If-None-Match", "header", STRING, "The ETag you hold: 304 while it is current.")
 IF_MATCH = Param(
     "If-Match", "header", STRING, "The memory's version: the update applies only to it (else 412)."
 )
@@ -135,6 +137,7 @@ SECURITY_SCHEMES = {
 }
 DESCRIPTIONS = {
     200: "OK",
+    304: "Not Modified: If-None-Match names the current ETag",
     201: "Created",
     202: "Accepted",
     204: "No Content",
@@ -169,9 +172,9 @@ def _error_statuses(method: str, path: str, op: Op) -> set[int]:
         found |= {401, 429}
     if op.auth in ("user", "either"):
         found.add(403)
-    if "{" in path or addresses_mind:
+    if ("{" in path and op.auth != "signed") or addresses_mind:  # an unknown hook is a 401, no oracle
         found.add(404)
-    if op.params or op.body or addresses_mind:
+    if any(p.where == "query" for p in op.params) or op.body or addresses_mind:
         found.add(400)
     if op.body is not None:
         found |= {413, 415, 422}
@@ -184,7 +187,9 @@ def _content(answer: Any, refs: dict[type[BaseModel], str]) -> dict[str, Any]:
     kinds = answer if isinstance(answer, list) else [answer]
     content: dict[str, Any] = {}
     for kind in kinds:
-        if isinstance(kind, str):
+        if kind == JSON:
+            content[JSON_TYPE] = {"schema": {"type": "object"}}
+        elif isinstance(kind, str):
             content[kind] = {"schema": STRING}
         else:
             content[JSON_TYPE] = {"schema": {"$ref": refs[kind]}}
