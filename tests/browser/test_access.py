@@ -111,7 +111,7 @@ def test_recall_preview_shows_exactly_the_text_the_api_gives_an_agent(console: C
     console.screenshot("recall")
 
 
-def test_a_read_only_key_is_shown_once_and_listed_with_its_scope(
+def test_a_read_only_key_is_shown_once_listed_with_its_scope_and_revoked(
     console: Console, context: BrowserContext, mind: Mind
 ) -> None:
     context.grant_permissions(["clipboard-read", "clipboard-write"])
@@ -146,6 +146,15 @@ def test_a_read_only_key_is_shown_once_and_listed_with_its_scope(
         f"{console.url}/memory", json={"category": "note", "key": "x", "content": "y"}, timeout=30
     )
     assert stored.status_code == 403, stored.text
+    # When the person revokes it, confirming
+    row.get_by_role("button", name="Revoke").click()
+    console.page.get_by_role("dialog").get_by_role("button", name="Revoke").click()
+    # Then it leaves the list, and the audit names both changes
+    expect(console.page.get_by_role("row", name="reader")).to_have_count(0)
+    audit = console.page.locator("ol.audit")
+    expect(audit).to_contain_text("key.revoked key “reader”")
+    expect(audit).to_contain_text("key.created key “reader” (read)")
+    assert reader.get(f"{console.url}/memory/recall", timeout=30).status_code == 401
 
 
 def _mind_row(console: Console, name: str) -> Locator:

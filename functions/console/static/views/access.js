@@ -5,17 +5,19 @@
 import { all, api } from "../api.js";
 import { append, clear, field, h, when } from "../dom.js";
 import { announce, busyButton, confirmDialog, loading, showError } from "../ui.js";
+import { optional, who } from "./common.js";
 
 const SCOPES = ["read", "write", "delete"];
 
 export async function render(page, ctx) {
   const mind = ctx.state.mind;
   const base = `/minds/${mind.id}`;
-  const [current, keys, hooks, webhooks] = await Promise.all([
+  const [current, keys, hooks, webhooks, audit] = await Promise.all([
     api.get(base, { mind: false }),
     all(`${base}/keys`, "keys", { limit: 100 }, 5),
     all(`${base}/hooks`, "hooks", { limit: 100 }, 5),
     all(`${base}/webhooks`, "webhooks", { limit: 100 }, 5),
+    optional(api.get(`${base}/audit`, { query: { limit: 20 }, mind: false }), null),
   ]);
   const again = () => ctx.navigate("#/access");
   append(page, 
@@ -23,7 +25,30 @@ export async function render(page, ctx) {
     keysSection(base, keys, again),
     settingSection(base, current),
     hooksSection(hooks),
-    webhooksSection(base, webhooks));
+    webhooksSection(base, webhooks),
+    auditSection(audit, keys, hooks));
+}
+
+// What an audit event was about, in words: key "label", hook "label", a webhook's URL, a rename.
+function subject(target) {
+  if (target.key_id) return `key “${target.label || target.key_id}”${target.scopes ? ` (${target.scopes.join(", ")})` : ""}`;
+  if (target.hook_id) return `hook “${target.label || target.hook_id}”`;
+  if (target.webhook_id) return `webhook ${target.url || target.webhook_id}`;
+  if (target.to) return `“${target.from}” → “${target.to}”`;
+  if (target.settings) return Object.entries(target.settings).map(([k, v]) => `${k} = ${v}`).join(", ");
+  return "";
+}
+
+function auditSection(audit, keys, hooks) {
+  const section = h("section", { "aria-labelledby": "audit-title" }, h("h2", { id: "audit-title" }, "Recent changes to access"));
+  if (!audit) return append(section, h("p", { class: "muted" }, "This deployment keeps no audit yet."));
+  const names = new Map([...keys.map((k) => [k.id, `key “${k.label || k.id}”`]), ...hooks.map((x) => [x.id, `hook “${x.label || x.id}”`])]);
+  const events = audit.events || [];
+  return append(section, events.length
+    ? h("ol", { class: "plain audit", "aria-label": "Newest first" }, events.map((event) => {
+      return h("li", {}, when(event.at), " · ", h("strong", {}, event.action), " ", subject(event.target || {}), " · by ", who(event.by, names));
+    }))
+    : h("p", { class: "muted" }, "Nothing yet."));
 }
 
 function keysSection(base, keys, again) {
