@@ -1,16 +1,23 @@
-"""The per-mind index on disk: SQLite FTS5 snapshot files, written by one writer, read by many.
+"""The per-mind index on disk: SQLite FTS5 files, written by one writer, read by many.
 
 Layout under the index root (EFS in AWS, a local folder otherwise):
 
-    <root>/<mind id>/gen-000042.sqlite   published generations; never modified once published
-    <root>/<mind id>/CURRENT             the name of the current generation (swapped with os.replace)
-    <root>/<mind id>/tmp-*.sqlite        a generation being built (never opened by readers)
-    <root>/<mind id>/.writer.lock        held by whoever builds the next generation
+    <root>/<mind id>/gen-000042.sqlite      a base generation: never modified once published
+    <root>/<mind id>/gen-000042.sqlite-wal  its write-ahead log: the batches since, append-only
+    <root>/<mind id>/CURRENT                "<base name> <batches in its log>" (os.replace)
+    <root>/<mind id>/tmp-*.sqlite           a base being built (never opened by readers)
+    <root>/<mind id>/.writer.lock           held by whoever writes the mind's index
 
-A writer builds the next generation in a temp file and publishes it by renaming it and swapping
-CURRENT. Readers open the generation CURRENT names with `mode=ro&immutable=1` (no locks, no WAL,
-nothing SQLite must coordinate over NFS). A superseded generation stays on disk for a grace period,
-so a reader that opened it a moment ago still gets consistent answers, then is deleted.
+A batch is appended to the current base's log as one SQLite WAL transaction: only the pages it
+changed are written. The base is never checkpointed (every connection disables checkpoint-on-close,
+and the writer auto-checkpoints never), so the log only grows; when it passes COMPACT_RATIO of the
+base, the writer builds a new base (base + log checkpointed into a copy) and publishes it.
+
+Readers open a generation read-only through the `unix-none` VFS in exclusive locking mode: SQLite
+then keeps the log's index in private memory (no `-shm`, no locks, nothing to coordinate over NFS)
+and sees the committed transactions the log held when it opened; frames appended later, or a torn
+tail, are not part of its snapshot (WAL frames carry checksums and commit marks). A superseded base
+stays on disk, with its log, for a grace period, then is deleted.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import contextlib
 import fcntl
 import os
 import re
+import shutil
 import sqlite3
 import time
 import uuid
@@ -30,6 +38,11 @@ from synapse.core.settings import get_settings
 from synapse.search.documents import Unindexable
 
 GRACE_SECONDS = 300.0
+# A new base is built when the log passes this share of the base (and COMPACT_MIN_BYTES): every
+# reader reads the whole log when it opens a generation, the base is copied once per compaction.
+COMPACT_RATIO = 0.25
+COMPACT_MIN_BYTES = 4 << 20
+LOG_SUFFIX = "-wal"
 STALE_TEMP_SECONDS = 3600.0
 CURRENT = "CURRENT"
 LOCK = ".writer.lock"
@@ -57,12 +70,28 @@ def mind_dir(mind_id: str, base: Path | None = None) -> Path:
     return (base or root()) / mind_id
 
 
-def current_generation(folder: Path) -> Path | None:
+def pointer_text(folder: Path) -> str:
+    """CURRENT's text: the base generation's name, and how many batches its log holds."""
     try:
-        name = (folder / CURRENT).read_text().strip()
+        return (folder / CURRENT).read_text().strip()
     except (FileNotFoundError, NotADirectoryError):
-        return None
-    return folder / name if is_generation_name(name) else None
+        return ""
+
+
+def base_name(pointer: str) -> str:
+    """The base generation's file name in CURRENT's text ("" if it names none)."""
+    name = pointer.split(" ", 1)[0]
+    return name if is_generation_name(name) else ""
+
+
+def current_generation(folder: Path) -> Path | None:
+    """The current base generation (its log holds the batches published since)."""
+    name = base_name(pointer_text(folder))
+    return folder / name if name else None
+
+
+def log_of(generation: Path) -> Path:
+    return generation.with_name(generation.name + LOG_SUFFIX)
 
 
 def _generation_number(path: Path | None) -> int:
@@ -71,8 +100,27 @@ def _generation_number(path: Path | None) -> int:
 
 
 def read_only_uri(path: Path) -> str:
-    """`immutable` because a published generation never changes: SQLite takes no locks on it."""
-    return f"file:{quote(str(path))}?mode=ro&immutable=1"
+    """`unix-none`: no locks, so nothing over NFS; see `configure` for the rest."""
+    return f"file:{quote(str(path))}?mode=ro&vfs=unix-none"
+
+
+def configure(db: sqlite3.Connection) -> sqlite3.Connection:
+    """Settings every connection to a generation needs, set before it touches one.
+
+    No checkpoint on close: the base must never change, and SQLite would otherwise checkpoint (a
+    writer) or even delete the log (a read-only reader) when the last connection closes. Exclusive
+    locking mode, set before the first access: the log's index lives in private memory, never in a
+    `-shm` file shared over NFS.
+    """
+    db.setconfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, True)
+    db.execute("PRAGMA locking_mode = EXCLUSIVE")
+    return db
+
+
+def open_read_only(path: Path) -> sqlite3.Connection:
+    """A published generation as of now: its base and the log's committed transactions."""
+    db = sqlite3.connect(read_only_uri(path), uri=True, check_same_thread=False)
+    return configure(db)
 
 
 @contextlib.contextmanager
@@ -112,18 +160,92 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def publish(folder: Path, built: Path) -> Path:
-    """Make `built` the next generation: rename it, then swap CURRENT atomically. Caller holds the lock."""
-    _fsync(built)
-    previous = current_generation(folder)
-    target = folder / f"gen-{_generation_number(previous) + 1:06d}.sqlite"
-    os.replace(built, target)
+def open_append(generation: Path) -> sqlite3.Connection:
+    """The current base, opened to append a batch to its log. Caller holds the writer lock."""
+    db = configure(sqlite3.connect(generation, isolation_level=None, check_same_thread=False))
+    db.execute("PRAGMA wal_autocheckpoint = 0")
+    db.execute("PRAGMA synchronous = OFF")  # one fsync of the log before CURRENT moves
+    return db
+
+
+def is_log_mode(generation: Path) -> bool:
+    """Whether the file is a WAL-mode database (bases built before logs were used are not)."""
+    with open(generation, "rb") as handle:
+        header = handle.read(20)
+    return len(header) == 20 and header[18:20] == b"\x02\x02"
+
+
+def log_bytes(generation: Path) -> int:
+    try:
+        return log_of(generation).stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _swap_pointer(folder: Path, text: str) -> None:
     pointer = folder / f"{CURRENT}.{uuid.uuid4().hex}.tmp"
-    pointer.write_text(target.name)
+    pointer.write_text(text)
     _fsync(pointer)
     os.replace(pointer, folder / CURRENT)
     with contextlib.suppress(OSError):
         _fsync(folder)
+
+
+def publish_log(folder: Path, generation: Path) -> str:
+    """Publish what the log of the current base now holds. Caller holds the lock.
+
+    CURRENT becomes "<base name> <n>", n counting the batches appended to this base: a new text on
+    every publish, which is how a reader knows to open the generation again.
+    """
+    _fsync(log_of(generation))
+    name, _, count = pointer_text(folder).partition(" ")
+    appended = int(count) + 1 if name == generation.name and count.isdigit() else 1
+    text = f"{generation.name} {appended}"
+    _swap_pointer(folder, text)
+    return text
+
+
+def needs_compaction(generation: Path) -> bool:
+    size = log_bytes(generation)
+    return size > COMPACT_MIN_BYTES and size > COMPACT_RATIO * generation.stat().st_size
+
+
+def compact_into(generation: Path, temp: Path) -> None:
+    """Write base + log as one self-contained database at `temp` (a new base, in WAL mode)."""
+    shutil.copyfile(generation, temp)
+    log = log_of(generation)
+    if log.exists():
+        shutil.copyfile(log, log_of(temp))
+    db = sqlite3.connect(temp, isolation_level=None)
+    try:
+        db.execute("PRAGMA locking_mode = EXCLUSIVE")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()  # the last connection: checkpoints what is left and deletes the temp's log
+    with contextlib.suppress(FileNotFoundError):
+        log_of(temp).unlink()
+
+
+def _to_log_mode(built: Path) -> None:
+    db = sqlite3.connect(built, isolation_level=None)
+    try:
+        db.execute("PRAGMA locking_mode = EXCLUSIVE")
+        db.execute("PRAGMA journal_mode = WAL")
+    finally:
+        db.close()
+
+
+def publish(folder: Path, built: Path) -> Path:
+    """Make `built` the next base generation: rename it, then swap CURRENT. Caller holds the lock."""
+    _to_log_mode(built)
+    _fsync(built)
+    previous = current_generation(folder)
+    target = folder / f"gen-{_generation_number(previous) + 1:06d}.sqlite"
+    # Its (empty) log exists before anyone can open it: a reader, on a read-only mount, cannot create it.
+    log_of(built).touch()
+    os.replace(log_of(built), log_of(target))
+    os.replace(built, target)
+    _swap_pointer(folder, target.name)
     if previous is not None and previous.exists():
         # Its mtime now says when it was retired: the grace period runs from here.
         os.utime(previous)
@@ -136,9 +258,17 @@ def collect_garbage(folder: Path, now: float | None = None) -> list[Path]:
     moment = time.time() if now is None else now
     keep = current_generation(folder)
     removed = []
-    for path in folder.iterdir():
-        age = moment - path.stat().st_mtime
-        stale_generation = is_generation_name(path.name) and path != keep and age > GRACE_SECONDS
+    for path in sorted(folder.iterdir(), key=lambda p: p.name.endswith(LOG_SUFFIX)):
+        try:
+            age = moment - path.stat().st_mtime
+        except FileNotFoundError:
+            continue
+        if path.name.endswith(LOG_SUFFIX) and is_generation_name(path.name.removesuffix(LOG_SUFFIX)):
+            # A log goes with its base (below, bases come first): a retired log is not touched.
+            base = path.with_name(path.name.removesuffix(LOG_SUFFIX))
+            stale_generation = base != keep and not base.exists()
+        else:
+            stale_generation = is_generation_name(path.name) and path != keep and age > GRACE_SECONDS
         stale_temp = path.name.startswith(("tmp-", f"{CURRENT}.")) and age > STALE_TEMP_SECONDS
         if stale_generation or stale_temp:
             with contextlib.suppress(FileNotFoundError):

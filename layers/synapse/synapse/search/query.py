@@ -24,8 +24,7 @@ MAX_DEPTH = 8
 OPERATORS = frozenset({"OR", "AND", "NOT"})
 
 
-@dataclass(frozen=True)
-class Term:
+class Term(NamedTuple):
     """A word or a phrase (its text is tokenised by FTS5 inside quotes); `prefix` for `word*`."""
 
     text: str
@@ -35,8 +34,7 @@ class Term:
         return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
 
 
-@dataclass(frozen=True)
-class Op:
+class Op(NamedTuple):
     name: str  # AND, OR, NOT
     parts: tuple[Node, ...]
 
@@ -51,9 +49,12 @@ def bad_query(message: str) -> BadRequest:
     return BadRequest(f"q: {message}", details=[{"field": "q", "rule": "query", "message": message}])
 
 
+_ALNUM = re.compile(r"[^\W_]")  # exactly the characters str.isalnum() accepts
+
+
 def _searchable(text: str) -> bool:
     """Whether FTS5's unicode61 tokenizer finds a token in it (letters and digits make tokens)."""
-    return any(ch.isalnum() for ch in text)
+    return _ALNUM.search(text) is not None
 
 
 def _clean(raw: str) -> str:
@@ -102,62 +103,59 @@ class _Unparsable(Exception):
     """The query's structure is not valid: it will be searched as plain words."""
 
 
+_END = Token("end", "")
+_OR, _AND, _NOT = Token("op", "OR"), Token("op", "AND"), Token("op", "NOT")
+
+
 class _Parser:
     """or := and (OR and)* ; and := not ([AND] not)* ; not := unit (NOT unit)* ; unit := term | ( or )"""
 
     def __init__(self, tokens: list[Token]) -> None:
-        self.tokens = tokens
+        self.tokens = [*tokens, _END]  # a sentinel: looking ahead needs no bounds check
         self.at = 0
-
-    def peek(self) -> Token | None:
-        return self.tokens[self.at] if self.at < len(self.tokens) else None
-
-    def take(self) -> Token:
-        token = self.tokens[self.at]
-        self.at += 1
-        return token
 
     def parse(self) -> Node:
         node = self.or_(0)
-        if self.peek() is not None:
+        if self.tokens[self.at] is not _END:
             raise _Unparsable
         return node
 
     def or_(self, depth: int) -> Node:
         parts = [self.and_(depth)]
-        while self.peek() == ("op", "OR"):
-            self.take()
+        while self.tokens[self.at] == _OR:
+            self.at += 1
             parts.append(self.and_(depth))
         return parts[0] if len(parts) == 1 else Op("OR", tuple(parts))
 
     def and_(self, depth: int) -> Node:
         parts = [self.not_(depth)]
-        while (token := self.peek()) is not None and token.kind != "close" and token != ("op", "OR"):
-            if token == ("op", "AND"):
-                self.take()
+        while (token := self.tokens[self.at]).kind not in {"end", "close"} and token != _OR:
+            if token == _AND:
+                self.at += 1
             parts.append(self.not_(depth))
         return parts[0] if len(parts) == 1 else Op("AND", tuple(parts))
 
     def not_(self, depth: int) -> Node:
         node = self.unit(depth)
-        while self.peek() == ("op", "NOT"):
-            self.take()
+        while self.tokens[self.at] == _NOT:
+            self.at += 1
             node = Op("NOT", (node, self.unit(depth)))
         return node
 
     def unit(self, depth: int) -> Node:
-        token = self.peek()
-        if token is None or token.kind in {"op", "close"}:
+        kind, text = self.tokens[self.at]
+        if kind in {"op", "close", "end"}:
             raise _Unparsable
-        self.take()
-        if token.kind == "open":
+        self.at += 1
+        if kind == "open":
             if depth + 1 > MAX_DEPTH:
                 raise bad_query(f"parentheses nest too deep (at most {MAX_DEPTH} levels)")
             node = self.or_(depth + 1)
-            if self.peek() is None or self.take().kind != "close":
+            if self.tokens[self.at].kind != "close":
                 raise _Unparsable
+            self.at += 1
             return node
-        return Term(token.text, prefix=token.kind.startswith("prefix"))
+        return Term(text, kind.startswith("prefix"))
 
 
 def _prune(node: Node) -> Node | None:
@@ -216,6 +214,8 @@ def parse_query(raw: str | None) -> Query:
 def _parsed(text: str) -> Query:
     """The query parsed in full (any shape); `text` is cleaned and folded."""
     tokens = list(_lex(text))
+    if not tokens:
+        raise bad_query('nothing to search for: use letters or digits, e.g. docker, "exact phrase", dock*')
     for at, token in enumerate(tokens):
         if token == ("op", "NOT") and (at == 0 or tokens[at - 1].kind in {"op", "open"}):
             raise bad_query("NOT leaves out what follows from what comes before it: e.g. docker NOT swarm")

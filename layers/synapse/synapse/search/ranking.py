@@ -2,34 +2,39 @@
 
 from __future__ import annotations
 
+import functools
 import operator
 import sqlite3
 from typing import NamedTuple
 
 from synapse.core.observability import logger
 from synapse.search.filters import SearchFilters
-from synapse.search.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN, fold, restore_snippet
+from synapse.search.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN, restore_snippet
 from synapse.search.query import Query, bad_query
 from synapse.search.schema import BM25_WEIGHTS
 
 MARKS = ("**", "**")
 SNIPPET_TOKENS = 16
+TIE_SLACK = 8
 
-_WEIGHTS = ", ".join(str(w) for w in BM25_WEIGHTS)
-# FTS5 sorts by `rank` itself (no SQLite sorter). Rows are stepped one page at a time from one
-# statement (no LIMIT): a result column, and so a snippet, is computed only for a row actually read,
-# and a tie at the page boundary reads on from the same statement instead of ranking every match again.
-RANKED_SQL = (
-    "SELECT fts.rank, d.priority_rank, d.updated_at, d.id, d.category, d.key,"
-    # One snippet per row: with the final marks, or where folding changed the text (raw_* set) with
-    # control marks, to be mapped onto the original.
-    " CASE WHEN coalesce(fts.raw_content, fts.raw_key, fts.raw_tags) IS NULL"
-    " THEN snippet(fts, -1, ?, ?, ?, ?) ELSE snippet(fts, -1, ?, ?, ?, ?) END,"
-    " fts.raw_content, fts.raw_key, fts.raw_tags"
+# FTS5 sorts by `rank` itself (no SQLite sorter), and ranks faster with a LIMIT. A result column,
+# and so a snippet, is computed only for a row actually stepped: the LIMIT leaves TIE_SLACK rows of
+# room, stepped only when ties at the page boundary need them, so a tie rarely costs a second query
+# (which would rank every match again).
+RANKED_SQL = (  # noqa: S608 (constants only: the values are bound)
+    "SELECT fts.rank, d.priority_rank, d.updated_at, d.id, d.category, d.key, d.rowid,"
+    # The snippet with control marks (char 2, 3, 4); whether folding changed the row's text (then
+    # the snippet, cut from the folded text, is mapped onto the original).
+    " snippet(fts, -1, char(2), char(3), char(4), {n}),"
+    " coalesce(fts.raw_content, fts.raw_key, fts.raw_tags) IS NOT NULL"
     " FROM fts JOIN docs d ON d.rowid = fts.rowid"
-    " WHERE fts MATCH ? AND fts.rank MATCH 'bm25({w})'{filters}"
-    " ORDER BY fts.rank LIMIT -1 OFFSET ?"
-)
+    " WHERE fts MATCH ? AND fts.rank MATCH 'bm25({w})'{{filters}}"
+    " ORDER BY fts.rank LIMIT ? OFFSET ?"
+).format(n=SNIPPET_TOKENS, w=", ".join(str(w) for w in BM25_WEIGHTS))
+assert (MARK_OPEN, MARK_CLOSE, ELLIPSIS) == ("\x02", "\x03", "\x04")
+# The original texts of folded rows, from FTS5's content table (columns c0.. in declaration order:
+# key, content, tags, raw_key, raw_content, raw_tags), read by rowid without ranking again.
+_RAW_TEXTS_SQL = "SELECT id, c1, c4, c0, c3, c2, c5 FROM fts_content WHERE id IN ({marks})"
 
 
 class Hit(NamedTuple):
@@ -41,20 +46,38 @@ class Hit(NamedTuple):
 
 
 # A row of RANKED_SQL, kept a plain tuple (most rows read are never returned):
-# (rank, priority_rank, updated_at, id, category, key, snippet (control marks where raw_* are set),
-#  raw_content, raw_key, raw_tags). The raw_* texts are set only where folding changed a column
-# (the indexed text is then `fold(raw)`), so most rows need no mapping.
-_Row = tuple[float, int, str, str, str, str, str | None, str | None, str | None, str | None]
+# (rank, priority_rank, updated_at, id, category, key, rowid, snippet with control marks, folded).
+_Row = tuple[float, int, str, str, str, str, int, str | None, int]
 _BY_ID = operator.itemgetter(3)
 _BY_UPDATE = operator.itemgetter(2)
 _BY_RANK_PRIORITY = operator.itemgetter(0, 1)
+_new_tuple = tuple.__new__
 
 
-def _hit(row: _Row) -> Hit:
-    snippet = row[6] or ""
-    if row[7] is not None or row[8] is not None or row[9] is not None:
-        snippet = restore_snippet(snippet, [(raw and fold(raw), raw) for raw in row[7:]], MARKS)
-    return Hit(row[3], row[4], row[5], float(f"{-row[0]:.6g}"), snippet)
+def _hits(db: sqlite3.Connection, page: list[_Row]) -> list[Hit]:
+    folded = [row[6] for row in page if row[8]]
+    texts = {}
+    if folded:
+        sql = _RAW_TEXTS_SQL.format(marks=", ".join("?" * len(folded)))
+        texts = {found[0]: found[1:] for found in db.execute(sql, folded)}
+    hits = []
+    for rank, _, _, memory_id, category, key, rowid, marked, _ in page:
+        snippet = marked or ""
+        if rowid in texts:
+            content, raw_content, key_text, raw_key, tags, raw_tags = texts[rowid]
+            columns = ((content, raw_content), (key_text, raw_key), (tags, raw_tags))
+            snippet = restore_snippet(snippet, columns, MARKS)
+        else:
+            snippet = snippet.replace(MARK_OPEN, MARKS[0]).replace(MARK_CLOSE, MARKS[1])
+            snippet = snippet.replace(ELLIPSIS, "…")
+        # tuple.__new__ directly: a NamedTuple's own __new__ is a Python function, and this runs per hit
+        hits.append(_new_tuple(Hit, (memory_id, category, key, float(f"{-rank:.6g}"), snippet)))
+    return hits
+
+
+@functools.lru_cache(maxsize=64)
+def _ranked_sql(filters: str) -> str:
+    return RANKED_SQL.format(filters=filters)
 
 
 class _Ranked:
@@ -64,19 +87,27 @@ class _Ranked:
         where, params = filters.sql(now)
         self.db = db
         self.query = query
-        self.sql = RANKED_SQL.format(w=_WEIGHTS, filters=where)
-        marks = [*MARKS, "…", SNIPPET_TOKENS, MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS]
-        self.params = [*marks, query.match, *params]
+        self.sql = _ranked_sql(where)
+        self.params = [query.match, *params]
 
     def through(self, start: int, end: int) -> list[_Row]:
         """Rows `start` to `end` and one more, and on while they tie with row `end - 1`."""
         wanted = end - start + 1
+        limit = wanted + TIE_SLACK
+        rows = self._rows(limit, start, wanted)
+        while len(rows) == limit and rows[-1][0] == rows[wanted - 2][0]:
+            limit *= 4  # a tie longer than the slack: rank again, with room for it
+            rows = self._rows(limit, start, wanted)
+        return rows
+
+    def _rows(self, limit: int, start: int, wanted: int) -> list[_Row]:
+        """`wanted` rows from `start`, and on (up to `limit`) while the last ties with row `wanted - 2`."""
         try:
-            steps = self.db.execute(self.sql, [*self.params, start])
+            steps = self.db.execute(self.sql, [*self.params, limit, start])
             try:
                 rows: list[_Row] = steps.fetchmany(wanted)
-                while len(rows) >= wanted and rows[-1][0] == rows[wanted - 2][0]:
-                    more = steps.fetchmany(wanted)
+                while len(rows) >= wanted and len(rows) < limit and rows[-1][0] == rows[wanted - 2][0]:
+                    more = steps.fetchmany(min(4, limit - len(rows)))
                     if not more:
                         break
                     rows += more
@@ -119,4 +150,4 @@ def index_hits(
         start, rows = 0, ranked.through(0, offset + limit)
     rows = _in_spec_order(rows)
     page = rows[offset - start : offset - start + limit]
-    return [_hit(row) for row in page], len(rows) > offset - start + limit
+    return _hits(db, page), len(rows) > offset - start + limit

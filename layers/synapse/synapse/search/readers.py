@@ -19,7 +19,7 @@ MAX_OPEN_READERS = 32
 
 
 class _Open(NamedTuple):
-    generation: str  # the file name CURRENT held when it was opened
+    generation: str  # CURRENT's text when it was opened (base name and batch count)
     connection: sqlite3.Connection
 
 
@@ -33,8 +33,8 @@ _readers = _Readers()
 
 
 def open_generation(path: Path) -> sqlite3.Connection:
-    """Open a published generation read-only."""
-    return sqlite3.connect(generations.read_only_uri(path), uri=True, check_same_thread=False)
+    """Open a published generation read-only: its base and the batches its log holds now."""
+    return generations.open_read_only(path)
 
 
 def _named_generation(pointer: str) -> str:
@@ -71,10 +71,11 @@ def reader(mind_id: str, base: Path | None = None) -> sqlite3.Connection | None:
     if cached is not None:
         cached.connection.close()
         del _readers.open[pointer]
-    if not generations.is_generation_name(name):
+    generation = generations.base_name(name)
+    if not generation:
         return None
     try:
-        connection = open_generation(Path(pointer).parent / name)
+        connection = open_generation(Path(pointer).parent / generation)
         connection.execute("SELECT 1 FROM meta LIMIT 1").fetchone()
     except sqlite3.Error:
         return None

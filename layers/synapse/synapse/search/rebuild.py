@@ -101,6 +101,7 @@ def _carry_over(db: sqlite3.Connection, current: Path, started_iso: str) -> int:
     Called outside a transaction (SQLite cannot ATTACH inside one).
     """
     mind_id = schema.mind_id_of(db)
+    generations.configure(db)  # the current generation is read with its log, and left unchanged
     db.execute("ATTACH DATABASE ? AS old", (generations.read_only_uri(current),))
     try:
         db.execute("BEGIN")

@@ -1,4 +1,4 @@
-"""The writer: builds one mind's next generation from a copy of the current one, then publishes it."""
+"""The writer: appends a batch to the current base's log, or builds a new base, then publishes it."""
 
 from __future__ import annotations
 
@@ -8,36 +8,47 @@ import sqlite3
 from pathlib import Path
 from types import TracebackType
 
+from synapse.core.observability import logger
 from synapse.search import generations, schema
 from synapse.search.documents import Change, Unindexable
 
 
 class Writer:
-    """One mind's next generation, built under the writer lock.
+    """One mind's next generation, written under the writer lock.
 
     Use as a context manager: changes go in with `apply`, `publish` makes them visible; leaving
-    without publishing (or on an error) throws the temp file away and the published state stays.
+    without publishing (or on an error) rolls the batch back and the published state stays.
+
+    A batch on a mind that has a base is one transaction appended to the base's log: it writes the
+    pages the batch changed, whatever the mind's size. A mind without a base (its first batch), or
+    whose base predates logs, gets a new base built in a temp file instead.
     """
 
     def __init__(self, mind_id: str, base: Path | None = None) -> None:
         self.mind_id = mind_id
         self.folder = generations.mind_dir(mind_id, base)
         self.changed = 0
+        self.compacted: Path | None = None
         self._lock = generations.writer_lock(self.folder)
         self._temp: Path | None = None
+        self._appending: Path | None = None  # the base whose log this batch goes to
         self._db: sqlite3.Connection | None = None
 
     def __enter__(self) -> Writer:
         self._lock.__enter__()
         try:
-            self._temp = generations.temp_path(self.folder)
             current = generations.current_generation(self.folder)
-            if current is not None and current.exists():
-                shutil.copyfile(current, self._temp)
-                self._db = generations.open_build(self._temp)
+            if current is not None and current.exists() and generations.is_log_mode(current):
+                self._appending = current
+                self._db = generations.open_append(current)
             else:
-                self._db = generations.open_build(self._temp)
-                schema.create_schema(self._db, self.mind_id)
+                self._temp = generations.temp_path(self.folder)
+                if current is not None and current.exists():
+                    shutil.copyfile(current, self._temp)
+                    self._db = generations.open_build(self._temp)
+                else:
+                    self._db = generations.open_build(self._temp)
+                    schema.create_schema(self._db, self.mind_id)
             self._db.execute("BEGIN")
         except BaseException:
             self._discard()
@@ -62,26 +73,39 @@ class Writer:
         return applied
 
     def publish(self) -> Path | None:
-        """Publish if anything changed (a replayed batch publishes nothing); returns the new generation."""
-        assert self._db is not None and self._temp is not None
-        if self.changed:
-            schema.drop_old_tombstones(self._db)
-        self._db.execute("COMMIT")
+        """Publish if anything changed (a replayed batch publishes nothing); returns the generation
+        (the base) that now holds the batch."""
+        assert self._db is not None
         if not self.changed:
+            self._db.execute("ROLLBACK")
             return None
+        schema.drop_old_tombstones(self._db)
+        self._db.execute("COMMIT")
         self._db.close()
         self._db = None
+        if self._appending is not None:
+            generations.publish_log(self.folder, self._appending)
+            if generations.needs_compaction(self._appending):
+                try:
+                    self.compacted = _compact(self.folder, self._appending)
+                except (OSError, sqlite3.Error) as error:  # the batch is published; the next one retries
+                    logger.warning(
+                        "index compaction failed", extra={"mind_id": self.mind_id, "error": str(error)}
+                    )
+            return self.compacted or self._appending
+        assert self._temp is not None
         published = generations.publish(self.folder, self._temp)
         self._temp = None
         return published
 
     def _discard(self) -> None:
         if self._db is not None:
-            self._db.close()
+            self._db.close()  # an uncommitted batch is rolled back: the log's committed part stays
             self._db = None
         if self._temp is not None:
-            with contextlib.suppress(FileNotFoundError):
-                self._temp.unlink()
+            for path in (self._temp, generations.log_of(self._temp)):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
             self._temp = None
 
     def __exit__(
@@ -91,3 +115,27 @@ class Writer:
             self._discard()
         finally:
             self._lock.__exit__(kind, error, trace)
+
+
+def _compact(folder: Path, generation: Path) -> Path:
+    """A new base: `generation` with its log checkpointed in. Caller holds the writer lock."""
+    temp = generations.temp_path(folder)
+    try:
+        generations.compact_into(generation, temp)
+        return generations.publish(folder, temp)
+    finally:
+        for path in (temp, generations.log_of(temp)):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+
+def compact(mind_id: str, base: Path | None = None) -> Path | None:
+    """Compact a mind's log into a new base now, whatever its size (None: nothing to compact)."""
+    folder = generations.mind_dir(mind_id, base)
+    with generations.writer_lock(folder):
+        current = generations.current_generation(folder)
+        if current is None or not current.exists() or not generations.is_log_mode(current):
+            return None
+        if generations.log_bytes(current) == 0:
+            return None
+        return _compact(folder, current)
