@@ -5,9 +5,9 @@ seeds a mind with `--memories` varied memories through `POST /memory/batch` (the
 then times, as a user runs them, the installed console script:
 
 - export: `synapse export --out FILE` (every memory, expired ones too, following cursors)
-- import: `synapse import FILE --parallel 1` into an empty mind (100 per batch request, one at a time)
-- import, parallel: `synapse import FILE` (4 batch requests in flight, the default) into another one
-- re-import: the same file again into that mind (every memory replaced, none duplicated)
+- import: `synapse import FILE` into an empty mind (100 per batch request, one at a time, the default)
+- import, parallel: `synapse import FILE --parallel 4` (4 batch requests in flight) into another one
+- re-import: the same file again into that mind, `--parallel 4` (every memory replaced, none duplicated)
 
 and checks that each imported mind holds every memory with the same category, key, content, tags,
 priority, confidence and expires_at.
@@ -110,9 +110,9 @@ def run(url: str, jwt: str, count: int, base: Path, store: str) -> dict[str, Any
     timed: dict[str, tuple[float, str]] = {}
     steps = (
         ("export", ("export", "--out", str(out)), source),
-        ("import_serial", ("import", str(out), "--parallel", "1"), serial),
-        ("import_parallel", ("import", str(out)), parallel),
-        ("reimport_parallel", ("import", str(out)), parallel),
+        ("import_serial", ("import", str(out)), serial),
+        ("import_parallel", ("import", str(out), "--parallel", "4"), parallel),
+        ("reimport_parallel", ("import", str(out), "--parallel", "4"), parallel),
     )
     for name, arguments, key in steps:
         timed[name] = cli(*arguments, url=url, key=key)

@@ -338,7 +338,7 @@ def parser() -> argparse.ArgumentParser:
         "--parallel",
         type=int,
         default=transfer.PARALLEL,
-        help="batch requests in flight (default 4; 1 keeps file order)",
+        help="batch requests in flight (default 1, which keeps the file's order)",
     )
     p.set_defaults(run=cmd_import)
 

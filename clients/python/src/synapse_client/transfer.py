@@ -1,10 +1,10 @@
 """Export a mind to JSON Lines and import such a file into a mind: backups and migrations.
 
 Export writes every memory (expired ones too) with all its fields, one JSON object per line,
-following `next_cursor` to the end. Import stores them with `POST /memory/batch`, 100 per request,
-keyed by (category, key), a few requests at a time: importing a file twice replaces rather than
-duplicates. What a mind assigns itself (id, version, timestamps, source, verification) is the
-importing mind's.
+following `next_cursor` to the end. Import stores them with `POST /memory/batch`, 100 per request
+(`parallel` requests at a time, one by default), keyed by (category, key): importing a file twice
+replaces rather than duplicates. What a mind assigns itself (id, version, timestamps, source,
+verification) is the importing mind's.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from synapse_client.client import Synapse
 from synapse_client.models import BatchAnswer, BatchResult
 
 CHUNK = 100  # POST /memory/batch takes at most 100 memories
-PARALLEL = 4  # batch requests in flight at once
+# Batch requests in flight at once. One by default: 4 at once was slower on make run (283 s → 401 s
+# for 5,000 memories; bench/export_import.py), where runner and DynamoDB Local share the CPUs.
+PARALLEL = 1
 WRITE_FIELDS = ("category", "key", "content", "tags", "priority", "confidence", "expires_at")
 
 Progress = Callable[[int], None]
