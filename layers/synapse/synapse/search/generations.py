@@ -149,6 +149,7 @@ def open_build(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA journal_mode = MEMORY")
     db.execute("PRAGMA synchronous = OFF")
+    db.execute("PRAGMA temp_store = MEMORY")
     return db
 
 
@@ -165,6 +166,7 @@ def open_append(generation: Path) -> sqlite3.Connection:
     db = configure(sqlite3.connect(generation, isolation_level=None, check_same_thread=False))
     db.execute("PRAGMA wal_autocheckpoint = 0")
     db.execute("PRAGMA synchronous = OFF")  # one fsync of the log before CURRENT moves
+    db.execute("PRAGMA temp_store = MEMORY")  # each change's savepoint journal
     return db
 
 

@@ -45,6 +45,9 @@ CREATE TABLE doc_tags (tag TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (t
 CREATE INDEX doc_tags_by_doc ON doc_tags (rowid);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+# Tombstones by age, so dropping the old ones reads only tombstones, not every doc (28 ms a batch at
+# 100k memories without it). Created on bases from before it by the first batch that finds none.
+_TOMBSTONES_INDEX = "CREATE INDEX IF NOT EXISTS docs_tombstones ON docs (updated_at) WHERE deleted = 1"
 
 
 class _Indexed(NamedTuple):
@@ -57,6 +60,7 @@ class _Indexed(NamedTuple):
 
 def create_schema(db: sqlite3.Connection, mind_id: str) -> None:
     db.executescript(_SCHEMA)
+    db.execute(_TOMBSTONES_INDEX)
     db.executemany(
         "INSERT INTO meta (name, value) VALUES (?, ?)",
         [("schema", SCHEMA_VERSION), ("mind_id", mind_id)],
@@ -71,6 +75,7 @@ def mind_id_of(db: sqlite3.Connection) -> str:
 def drop_old_tombstones(db: sqlite3.Connection) -> int:
     """Remove tombstones older than TOMBSTONE_SECONDS (no stream record can contradict them)."""
     cutoff = clock.to_iso(clock.now() - timedelta(seconds=TOMBSTONE_SECONDS))
+    db.execute(_TOMBSTONES_INDEX)
     found = db.execute(
         "DELETE FROM docs WHERE deleted = 1 AND (updated_at IS NULL OR updated_at < ?)", (cutoff,)
     )
