@@ -114,8 +114,11 @@ e2e: $(STAMP) $(WANT_DYNAMODB_LOCAL)
 sam-check: $(STAMP)
 	$(BIN)/pytest -m sam
 
+# Cold start of every handler as Lambda loads it: `sam build` (for this host) into .aws-sam/cold-start,
+# then import ratios against `import boto3` (docs/benchmarks.md; a few minutes).
+# COLD_START_ARGS="--runs 9 --top 8" for more samples and each handler's costliest imports.
 bench: $(STAMP)
-	$(BIN)/python bench/cold_start.py
+	$(BIN)/python bench/cold_start.py $(COLD_START_ARGS)
 
 # Regenerate both locks from pyproject.toml: dev.txt first (runtime + dev extra), then run.txt (runtime
 # + run extra) constrained by dev.txt, so every pin in run.txt is the one dev.txt holds.
