@@ -13,7 +13,7 @@ from typing import Any
 from synapse.auth.principal import Principal
 from synapse.auth.tokens import decode_jwt
 from synapse.core.errors import Unauthorized
-from synapse.memory.model import Source
+from synapse.memory.kinds import Source
 from synapse.minds import keys
 
 

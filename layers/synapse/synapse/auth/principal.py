@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from synapse.core.errors import Forbidden, Unauthorized
-from synapse.memory.model import Source
+from synapse.memory.kinds import Source
 from synapse.minds.keys import ALL_SCOPES, SCOPES
 
 HOOK_SCOPES = frozenset({"write"})  # a hook delivery only ever stores

@@ -27,38 +27,9 @@ from pydantic_core import PydanticCustomError
 from synapse.core import clock
 from synapse.core.errors import Unprocessable
 from synapse.core.ids import new_id
-
-
-class Category(StrEnum):
-    IDENTITY = "identity"
-    PREFERENCE = "preference"
-    FACT = "fact"
-    PROJECT = "project"
-    SKILL = "skill"
-    MISTAKE = "mistake"
-    CONTEXT = "context"
-    NOTE = "note"
-
-
-class Priority(StrEnum):
-    CRITICAL = "critical"
-    HIGH = "high"
-    NORMAL = "normal"
-    LOW = "low"
-
-    @property
-    def rank(self) -> int:
-        """Recall order: critical first."""
-        return _PRIORITY_RANK[self]
-
-
-_PRIORITY_RANK = {Priority.CRITICAL: 0, Priority.HIGH: 1, Priority.NORMAL: 2, Priority.LOW: 3}
-
-
-class Source(StrEnum):
-    USER = "user"
-    AGENT = "agent"
-
+from synapse.memory.kinds import Category as Category
+from synapse.memory.kinds import Priority as Priority
+from synapse.memory.kinds import Source as Source
 
 DEFAULT_CONFIDENCE = {Source.USER: 1.0, Source.AGENT: 0.7}
 KEY_PATTERN = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)*$")
