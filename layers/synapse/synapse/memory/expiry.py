@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from synapse.core import clock
-from synapse.memory.model import Memory
+from synapse.memory.kinds import Memory
 from synapse.storage import tables
 
 SWEPT_AT = "swept_at"

@@ -1,11 +1,17 @@
-"""The memory's closed vocabularies: category, priority and who wrote it.
+"""The stored memory (a plain dataclass) and its closed vocabularies: category, priority, source.
 
-Apart from `model` (which re-exports them) because the authorizer and the read paths need these and
-nothing else of the model: importing them costs no pydantic (issue 14, cold start)."""
+Apart from `model` (which re-exports them, and holds the request bodies, pydantic models) because
+the authorizer, the indexer and the read paths need these and nothing else of the model: importing
+them costs no pydantic (issue 14, cold start)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+from datetime import datetime
 from enum import StrEnum
+from typing import Any
+
+from synapse.core import clock
 
 
 class Category(StrEnum):
@@ -37,3 +43,35 @@ _PRIORITY_RANK = {Priority.CRITICAL: 0, Priority.HIGH: 1, Priority.NORMAL: 2, Pr
 class Source(StrEnum):
     USER = "user"
     AGENT = "agent"
+
+
+@dataclass(frozen=True)
+class Memory:
+    id: str
+    mind_id: str
+    category: str
+    key: str
+    content: str
+    tags: list[str]
+    priority: str
+    source: str
+    verified: bool
+    confidence: float
+    expires_at: str | None
+    created_at: str
+    updated_at: str
+    version: int
+    verified_at: str | None = None
+    verified_by: str | None = None
+    pending_proposal: str | None = None  # the id of an agent's change waiting for a person's review
+
+    def is_expired(self, at: datetime | None = None) -> bool:
+        return self.expires_at is not None and self.expires_at <= clock.to_iso(at or clock.now())
+
+    def public(self, at: datetime | None = None) -> dict[str, Any]:
+        """The JSON a client sees: SPEC's field names, plus `expired`."""
+        return {**asdict(self), "expired": self.is_expired(at)}
+
+    @property
+    def priority_rank(self) -> int:
+        return Priority(self.priority).rank

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -28,6 +28,7 @@ from synapse.core import clock
 from synapse.core.errors import Unprocessable
 from synapse.core.ids import new_id
 from synapse.memory.kinds import Category as Category
+from synapse.memory.kinds import Memory as Memory
 from synapse.memory.kinds import Priority as Priority
 from synapse.memory.kinds import Source as Source
 
@@ -244,39 +245,7 @@ def parse[T: BaseModel](model: type[T], body: dict[str, Any]) -> T:
         raise Unprocessable(summary, details=details) from None
 
 
-# ---------------------------------------------------------------- the stored memory
-
-
-@dataclass(frozen=True)
-class Memory:
-    id: str
-    mind_id: str
-    category: str
-    key: str
-    content: str
-    tags: list[str]
-    priority: str
-    source: str
-    verified: bool
-    confidence: float
-    expires_at: str | None
-    created_at: str
-    updated_at: str
-    version: int
-    verified_at: str | None = None
-    verified_by: str | None = None
-    pending_proposal: str | None = None  # the id of an agent's change waiting for a person's review
-
-    def is_expired(self, at: datetime | None = None) -> bool:
-        return self.expires_at is not None and self.expires_at <= clock.to_iso(at or clock.now())
-
-    def public(self, at: datetime | None = None) -> dict[str, Any]:
-        """The JSON a client sees: SPEC's field names, plus `expired`."""
-        return {**asdict(self), "expired": self.is_expired(at)}
-
-    @property
-    def priority_rank(self) -> int:
-        return Priority(self.priority).rank
+# ---------------------------------------------------------------- the stored memory (kinds.Memory)
 
 
 def new_memory(mind_id: str, write: MemoryWrite, source: Source, at: datetime) -> Memory:

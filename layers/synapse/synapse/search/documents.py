@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from synapse.memory.model import Priority
+from synapse.memory.kinds import Priority
 
 
 class Unindexable(Exception):
