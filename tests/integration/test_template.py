@@ -826,6 +826,8 @@ def test_built_artifacts_serve_the_sample_events(invoke_built: BuiltInvoker) -> 
         "user_id": "",
         "key_id": mind["mind_key"]["id"],
         "mind_id": mind["mind"]["id"],
+        "hook_id": "",
+        "scopes": "read,write,delete",  # a new key's default scopes (issue 12)
     }
 
     # When the agent stores the sample memory and reads it back by id
