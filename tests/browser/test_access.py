@@ -268,6 +268,8 @@ def test_first_load_weight_and_time_to_interactive(console: Console, mind: Mind)
     client.send("Network.setCacheDisabled", {"cacheDisabled": True})
     console.page.reload()
     console.wait_heading("Review queue")
+    # (the queue's heading can show before boot() has set its "console-ready" mark)
+    console.page.wait_for_function("document.body.dataset.ready === 'true'")
     figures = console.page.evaluate(
         """() => {
             const entries = [...performance.getEntriesByType("navigation"),
