@@ -20,24 +20,15 @@ from tests.integration.test_template import _dynamodb_calls, _not_granted
 from tests.support import events as sample_events
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user
+from tests.support.clock import MovableClock
 
 T0 = datetime(2026, 11, 30, 8, 0, 0, tzinfo=UTC)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.moment = T0
-
-    def now(self) -> datetime:
-        return self.moment
-
-    def advance(self, **delta: float) -> None:
-        self.moment += timedelta(**delta)
-
-
 @pytest.fixture
-def moved(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
-    fake = Clock()
+def moved(monkeypatch: pytest.MonkeyPatch) -> Iterator[MovableClock]:
+    """`clock.now()` stands at T0 until a test moves it: expiry boundaries to the millisecond."""
+    fake = MovableClock(T0)
     monkeypatch.setattr(clock, "now", fake.now)
     yield fake
 
@@ -47,7 +38,7 @@ def mind(api: Api) -> MindHandle:
     return api.create_mind()
 
 
-def store(api: Api, mind: MindHandle, moved: Clock, **fields: Any) -> dict[str, Any]:
+def store(api: Api, mind: MindHandle, moved: MovableClock, **fields: Any) -> dict[str, Any]:
     moved.advance(seconds=1)
     answer = api.store(mind, **fields)
     assert answer.status in (200, 201), answer.text
@@ -92,7 +83,9 @@ def partition(mind: MindHandle, prefix: str) -> list[str]:
     ]
 
 
-def a_mind_with_expiring_memories(api: Api, mind: MindHandle, moved: Clock) -> dict[str, dict[str, Any]]:
+def a_mind_with_expiring_memories(
+    api: Api, mind: MindHandle, moved: MovableClock
+) -> dict[str, dict[str, Any]]:
     """Two live memories and three expiring in an hour, tagged and prioritised variously."""
     soon = clock.to_iso(T0 + timedelta(hours=1))
     stored = {
@@ -109,7 +102,7 @@ def a_mind_with_expiring_memories(api: Api, mind: MindHandle, moved: Clock) -> d
 
 
 def test_swept_memories_leave_the_read_indexes_and_stay_readable(
-    api: Api, mind: MindHandle, moved: Clock
+    api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
     # Given a mind whose three expiring memories have just expired
     stored = a_mind_with_expiring_memories(api, mind, moved)
@@ -140,7 +133,7 @@ def test_swept_memories_leave_the_read_indexes_and_stay_readable(
     assert sweep.run()["swept"] == 0
 
 
-def test_recall_reads_no_swept_memory(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_recall_reads_no_swept_memory(api: Api, mind: MindHandle, moved: MovableClock) -> None:
     # Given two live memories and thirty expired ones, swept
     store(api, mind, moved, key="live_a")
     store(api, mind, moved, key="live_b", tags=["x"])
@@ -168,7 +161,7 @@ def _reads(action: Any) -> int:
 # ---------------------------------------------------------------- later writes
 
 
-def test_a_write_of_a_swept_memory_puts_it_back(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_a_write_of_a_swept_memory_puts_it_back(api: Api, mind: MindHandle, moved: MovableClock) -> None:
     # Given a swept memory
     stored = a_mind_with_expiring_memories(api, mind, moved)
     moved.advance(hours=2)
@@ -196,7 +189,9 @@ def test_a_write_of_a_swept_memory_puts_it_back(api: Api, mind: MindHandle, move
     assert counts_and_keys(api, mind) == (2, 2, ["live_a", "live_b"])
 
 
-def test_a_swept_memory_can_be_deleted_and_leaves_nothing(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_a_swept_memory_can_be_deleted_and_leaves_nothing(
+    api: Api, mind: MindHandle, moved: MovableClock
+) -> None:
     # Given swept memories
     stored = a_mind_with_expiring_memories(api, mind, moved)
     moved.advance(hours=2)
@@ -212,7 +207,7 @@ def test_a_swept_memory_can_be_deleted_and_leaves_nothing(api: Api, mind: MindHa
 
 
 def test_a_write_that_read_before_the_sweep_retries_and_stays_exact(
-    api: Api, mind: MindHandle, moved: Clock
+    api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
     # Given an expired memory a writer has read, then the sweep takes it out
     stored = a_mind_with_expiring_memories(api, mind, moved)
@@ -227,7 +222,9 @@ def test_a_write_that_read_before_the_sweep_retries_and_stays_exact(
     assert counts_and_keys(api, mind) == (2, 2, ["live_a", "live_b"])
 
 
-def test_a_write_between_the_sweeps_read_and_commit_wins(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_a_write_between_the_sweeps_read_and_commit_wins(
+    api: Api, mind: MindHandle, moved: MovableClock
+) -> None:
     # Given an expired memory as the sweep read it
     stored = a_mind_with_expiring_memories(api, mind, moved)
     moved.advance(hours=2)
@@ -263,7 +260,7 @@ def _record(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_sweep_makes_no_webhook_event_and_no_index_change(
-    api: Api, mind: MindHandle, moved: Clock
+    api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
     # Given a memory item before and after the sweep
     a_mind_with_expiring_memories(api, mind, moved)
@@ -284,7 +281,9 @@ def test_the_sweep_makes_no_webhook_event_and_no_index_change(
 # ---------------------------------------------------------------- the scheduled function
 
 
-def test_the_schedule_sample_sweeps_within_the_policy(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_the_schedule_sample_sweeps_within_the_policy(
+    api: Api, mind: MindHandle, moved: MovableClock
+) -> None:
     # Given expired memories
     a_mind_with_expiring_memories(api, mind, moved)
     moved.advance(hours=2)

@@ -12,27 +12,16 @@ from synapse.storage import tables
 
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user, assert_error
+from tests.support.clock import MovableClock
 from tests.support.recall import SPEC_EXAMPLE
 
 T0 = datetime(2026, 11, 30, 8, 0, 0, tzinfo=UTC)
 
 
-class Clock:
-    """`clock.now()` is `moment` until a test moves it: expiry boundaries to the millisecond."""
-
-    def __init__(self) -> None:
-        self.moment = T0
-
-    def now(self) -> datetime:
-        return self.moment
-
-    def advance(self, **delta: float) -> None:
-        self.moment += timedelta(**delta)
-
-
 @pytest.fixture
-def moved(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
-    fake = Clock()
+def moved(monkeypatch: pytest.MonkeyPatch) -> Iterator[MovableClock]:
+    """`clock.now()` stands at T0 until a test moves it: expiry boundaries to the millisecond."""
+    fake = MovableClock(T0)
     monkeypatch.setattr(clock, "now", fake.now)
     yield fake
 
@@ -47,7 +36,7 @@ def iso(moment: datetime) -> str:
 
 
 def store(
-    api: Api, mind: MindHandle, moved: Clock, *, as_agent: bool = False, **fields: Any
+    api: Api, mind: MindHandle, moved: MovableClock, *, as_agent: bool = False, **fields: Any
 ) -> dict[str, Any]:
     """Store one memory one second after the last, so recall order is the order of writes."""
     moved.advance(seconds=1)
@@ -80,7 +69,7 @@ def listed_keys(api: Api, mind: MindHandle, path: str, **query: Any) -> list[str
             return keys
 
 
-def build_example_mind(api: Api, mind: MindHandle, moved: Clock) -> None:
+def build_example_mind(api: Api, mind: MindHandle, moved: MovableClock) -> None:
     """SPEC §4's mind, written oldest first: nine more memories (one by an agent), then the three shown."""
     for i in range(1, 8):
         store(api, mind, moved, key=f"fact_{i}", content=f"Fact {i}", as_agent=i == 4)
@@ -122,7 +111,9 @@ def build_example_mind(api: Api, mind: MindHandle, moved: Clock) -> None:
 # ---------------------------------------------------------------- recall
 
 
-def test_recall_of_the_spec_example_mind_is_byte_for_byte(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_recall_of_the_spec_example_mind_is_byte_for_byte(
+    api: Api, mind: MindHandle, moved: MovableClock
+) -> None:
     # Given SPEC §4's mind
     build_example_mind(api, mind, moved)
     # When an agent recalls it
@@ -137,7 +128,7 @@ def test_recall_of_the_spec_example_mind_is_byte_for_byte(api: Api, mind: MindHa
 
 
 def test_recall_order_is_priority_then_most_recently_updated(
-    api: Api, mind: MindHandle, moved: Clock
+    api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
     for key, priority in [("a", "low"), ("b", "normal"), ("c", "critical"), ("d", "normal"), ("e", "high")]:
         store(api, mind, moved, key=key, priority=priority)
@@ -151,7 +142,7 @@ def test_recall_order_is_priority_then_most_recently_updated(
 
 
 def test_recall_filters_by_categories_and_tag_and_counts_after_filters(
-    api: Api, mind: MindHandle, moved: Clock
+    api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
     store(api, mind, moved, category="fact", key="f1", tags=["Docker"], priority="low")
     store(api, mind, moved, category="project", key="p1", tags=["docker", "aws"])
@@ -173,7 +164,7 @@ def test_recall_filters_by_categories_and_tag_and_counts_after_filters(
 
 
 def test_recall_json_is_the_same_selection_and_order_as_the_text(
-    api: Api, mind: MindHandle, moved: Clock
+    api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
     build_example_mind(api, mind, moved)
     text = get(api, mind, "/memory/recall", limit=4).text
@@ -189,7 +180,7 @@ def test_recall_json_is_the_same_selection_and_order_as_the_text(
     assert (body["total"], body["verified"], body["unverified"]) == (12, 10, 2)
 
 
-def test_recall_budget_parameters(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_recall_budget_parameters(api: Api, mind: MindHandle, moved: MovableClock) -> None:
     build_example_mind(api, mind, moved)
     full = get(api, mind, "/memory/recall").text
     at_budget = get(api, mind, "/memory/recall", max_chars=len(full)).text
@@ -227,13 +218,11 @@ def test_recall_needs_a_credential(api: Api) -> None:
 
 
 def test_an_expired_memory_leaves_recall_and_by_tag_but_stays_readable_by_id(
-    api: Api, mind: MindHandle, moved: Clock
+    api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
     # Given a memory that expires in an hour, beside one that does not
     store(api, mind, moved, key="stays", tags=["docker"])
-    gone = store(
-        api, mind, moved, key="goes", tags=["docker"], expires_at=iso(moved.moment + timedelta(hours=1))
-    )
+    gone = store(api, mind, moved, key="goes", tags=["docker"], expires_at=iso(moved.at + timedelta(hours=1)))
     assert recall_keys(api, mind) == ["goes", "stays"]
     # When the hour has passed
     moved.advance(hours=1)
@@ -252,7 +241,7 @@ def test_an_expired_memory_leaves_recall_and_by_tag_but_stays_readable_by_id(
 
 
 def test_a_memory_that_expired_before_the_year_1000_is_expired_everywhere(
-    api: Api, mind: MindHandle, moved: Clock
+    api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
     # Given a memory whose expires_at lies in the first millennium
     store(api, mind, moved, key="stays", tags=["docker"])
@@ -266,7 +255,7 @@ def test_a_memory_that_expired_before_the_year_1000_is_expired_everywhere(
     assert by_id["expired"] is True and by_id["expires_at"] == "0999-01-01T00:00:00.000Z"
 
 
-def test_expiring_window_boundaries_on_both_ends(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_expiring_window_boundaries_on_both_ends(api: Api, mind: MindHandle, moved: MovableClock) -> None:
     # Given memories expiring around the edges of the default 7-day window, written before `now`
     now = T0 + timedelta(hours=1)
     edges = {
@@ -280,7 +269,7 @@ def test_expiring_window_boundaries_on_both_ends(api: Api, mind: MindHandle, mov
         store(api, mind, moved, key=key, expires_at=iso(moment))
     store(api, mind, moved, key="never")
     # When `now` comes
-    moved.moment = now
+    moved.at = now
     # Then now < expires_at <= now + 7d, soonest first
     assert listed_keys(api, mind, "/memory/expiring") == ["just_after_now", "in_a_day", "at_seven_days"]
     assert listed_keys(api, mind, "/memory/expiring", within="7d") == [
@@ -295,7 +284,7 @@ def test_expiring_window_boundaries_on_both_ends(api: Api, mind: MindHandle, mov
     assert "at_now" not in recall_keys(api, mind) and "just_after_now" in recall_keys(api, mind)
 
 
-def test_expiring_paginates_soonest_first(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_expiring_paginates_soonest_first(api: Api, mind: MindHandle, moved: MovableClock) -> None:
     for hours in (5, 1, 4, 2, 3):
         store(api, mind, moved, key=f"in_{hours}h", expires_at=iso(T0 + timedelta(hours=hours)))
     first = get(api, mind, "/memory/expiring", limit=2).json()
@@ -309,13 +298,15 @@ def test_expiring_paginates_soonest_first(api: Api, mind: MindHandle, moved: Clo
     ]
 
 
-def test_an_expiring_cursor_survives_its_memory_expiring(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_an_expiring_cursor_survives_its_memory_expiring(
+    api: Api, mind: MindHandle, moved: MovableClock
+) -> None:
     for minutes in (10, 20, 30):
         store(api, mind, moved, key=f"in_{minutes}m", expires_at=iso(T0 + timedelta(minutes=minutes)))
     first = get(api, mind, "/memory/expiring", limit=1).json()
     assert [m["key"] for m in first["memories"]] == ["in_10m"]
     # When the memory the cursor points after expires before the next page is asked for
-    moved.moment = T0 + timedelta(minutes=15)
+    moved.at = T0 + timedelta(minutes=15)
     second = get(api, mind, "/memory/expiring", limit=1, cursor=first["next_cursor"]).json()
     assert [m["key"] for m in second["memories"]] == ["in_20m"]
 
@@ -340,7 +331,7 @@ def test_expiring_accepts_every_documented_within(api: Api, mind: MindHandle, wi
 
 
 def test_by_tag_is_case_insensitive_in_recall_order_and_paginated(
-    api: Api, mind: MindHandle, moved: Clock
+    api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
     store(api, mind, moved, key="a", tags=["Docker"], priority="low")
     store(api, mind, moved, key="b", tags=["docker", "aws"])
@@ -355,7 +346,9 @@ def test_by_tag_is_case_insensitive_in_recall_order_and_paginated(
     assert get(api, mind, "/memory/by-tag", tag="dock").json() == {"memories": [], "next_cursor": None}
 
 
-def test_a_tag_that_is_a_prefix_of_another_never_matches_it(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_a_tag_that_is_a_prefix_of_another_never_matches_it(
+    api: Api, mind: MindHandle, moved: MovableClock
+) -> None:
     store(api, mind, moved, key="a", tags=["c#"])
     store(api, mind, moved, key="b", tags=["c"])
     assert listed_keys(api, mind, "/memory/by-tag", tag="c") == ["b"]
@@ -363,7 +356,9 @@ def test_a_tag_that_is_a_prefix_of_another_never_matches_it(api: Api, mind: Mind
     assert recall_keys(api, mind, tag="c") == ["b"]
 
 
-def test_by_tag_cursor_is_bound_to_its_query_and_mind(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_by_tag_cursor_is_bound_to_its_query_and_mind(
+    api: Api, mind: MindHandle, moved: MovableClock
+) -> None:
     for key in ("a", "b"):
         store(api, mind, moved, key=key, tags=["docker", "aws"])
     cursor = get(api, mind, "/memory/by-tag", tag="docker", limit=1).json()["next_cursor"]
@@ -392,7 +387,7 @@ def test_by_tag_refuses_bad_parameters(api: Api, mind: MindHandle, query: dict[s
     assert_error(api.call("GET", "/memory/by-tag", query=query, **as_agent(mind)), 400, field=field)
 
 
-def test_reads_never_cross_minds(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_reads_never_cross_minds(api: Api, mind: MindHandle, moved: MovableClock) -> None:
     other = api.create_mind(user="user-2", name="Other")
     store(api, other, moved, key="secret", tags=["docker"], expires_at=iso(T0 + timedelta(days=1)))
     assert recall_keys(api, mind) == []
@@ -407,7 +402,7 @@ def test_reads_never_cross_minds(api: Api, mind: MindHandle, moved: Clock) -> No
 
 
 def test_each_read_costs_what_it_returns_not_the_size_of_the_mind(
-    api: Api, mind: MindHandle, moved: Clock
+    api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
     # Given a mind of 300 memories, 10 tagged `rare`, 5 expiring this week, 60 low, 30 expired
     for i in range(300):
@@ -419,7 +414,7 @@ def test_each_read_costs_what_it_returns_not_the_size_of_the_mind(
         if i % 10 == 3:
             fields["expires_at"] = iso(T0 + timedelta(minutes=1))
         store(api, mind, moved, **fields)
-    moved.moment = T0 + timedelta(days=1)
+    moved.at = T0 + timedelta(days=1)
 
     def cost(path: str, **query: Any) -> tuple[int, int]:
         before = sum(tables.reads.values())
@@ -436,7 +431,7 @@ def test_each_read_costs_what_it_returns_not_the_size_of_the_mind(
 
 
 def test_recall_merging_categories_reads_little_more_than_it_shows(
-    api: Api, mind: MindHandle, moved: Clock
+    api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
     # Given 160 memories spread over four categories
     categories = ["fact", "project", "skill", "note"]
@@ -451,7 +446,9 @@ def test_recall_merging_categories_reads_little_more_than_it_shows(
     assert read <= 2 * 10 + 20
 
 
-def test_a_full_page_reads_one_item_more_than_it_returns(api: Api, mind: MindHandle, moved: Clock) -> None:
+def test_a_full_page_reads_one_item_more_than_it_returns(
+    api: Api, mind: MindHandle, moved: MovableClock
+) -> None:
     # Given 150 memories with the tag and a week to live
     for i in range(150):
         store(

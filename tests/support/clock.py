@@ -39,8 +39,8 @@ def frozen_clock_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 class MovableClock:
     """A clock that stands still until the test moves it."""
 
-    def __init__(self) -> None:
-        self.at = START
+    def __init__(self, start: datetime = START) -> None:
+        self.at = start
 
     def now(self) -> datetime:
         return self.at
