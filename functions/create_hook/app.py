@@ -2,12 +2,12 @@
 
 from synapse.api.hooks import base_url
 from synapse.api.http import Request, Response, endpoint
-from synapse.webhooks import hooks
+from synapse.webhooks import bodies, hooks
 
 
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("manage hooks")
-    label = request.body(hooks.HookWrite).label
+    label = request.body(bodies.HookWrite).label
     hook = hooks.create_hook(owner, request.path("mind_id"), label, base_url(request))
     return Response.json(hook, 201)

@@ -1,12 +1,12 @@
 """POST /minds/{mind_id}/webhooks — subscribe an HTTPS endpoint to the mind's events (secret shown once)."""
 
 from synapse.api.http import Request, Response, endpoint
-from synapse.webhooks import subscriptions
+from synapse.webhooks import bodies, subscriptions
 
 
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("manage webhooks")
     mind_id = request.path("mind_id")
-    created = subscriptions.create(owner, mind_id, request.body(subscriptions.WebhookWrite))
+    created = subscriptions.create(owner, mind_id, request.body(bodies.WebhookWrite))
     return Response.json(created, 201, {"Location": f"/minds/{mind_id}/webhooks/{created['id']}"})

@@ -2,7 +2,7 @@
 
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import proposals
-from synapse.memory.model import Category
+from synapse.memory.kinds import Category
 
 
 @endpoint

@@ -3,13 +3,13 @@ for `grace_seconds`."""
 
 from synapse.api.hooks import base_url
 from synapse.api.http import Request, Response, endpoint
-from synapse.webhooks import hooks
+from synapse.webhooks import bodies, hooks
 
 
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("manage hooks")
-    grace = request.body(hooks.HookRotate).grace_seconds
+    grace = request.body(bodies.HookRotate).grace_seconds
     rotated = hooks.rotate_secret(
         owner, request.path("mind_id"), request.path("hook_id"), grace, base_url(request)
     )

@@ -1,12 +1,12 @@
 """PATCH /minds/{mind_id}/webhooks/{webhook_id} — change url, events or enabled."""
 
 from synapse.api.http import Request, Response, endpoint
-from synapse.webhooks import subscriptions
+from synapse.webhooks import bodies, subscriptions
 
 
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("manage webhooks")
-    patch = request.body(subscriptions.WebhookPatch)
+    patch = request.body(bodies.WebhookPatch)
     updated = subscriptions.update(owner, request.path("mind_id"), request.path("webhook_id"), patch)
     return Response.json(updated)

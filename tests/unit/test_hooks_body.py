@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from synapse.core.errors import Unprocessable
 from synapse.memory.model import MemoryWrite, parse
-from synapse.webhooks import batch, hooks, receive, signing
+from synapse.webhooks import batch, bodies, receive, signing
 
 
 def test_a_body_without_memories_is_one_memory() -> None:
@@ -48,12 +48,12 @@ def test_a_failed_items_report_is_bounded_whatever_it_broke() -> None:
 
 
 def test_rotation_grace_defaults_to_a_day_and_allows_zero_to_seven_days() -> None:
-    assert parse(hooks.HookRotate, {}).grace_seconds == 24 * 3600
-    assert parse(hooks.HookRotate, {"grace_seconds": 0}).grace_seconds == 0
-    assert parse(hooks.HookRotate, {"grace_seconds": 7 * 24 * 3600}).grace_seconds == 7 * 24 * 3600
+    assert parse(bodies.HookRotate, {}).grace_seconds == 24 * 3600
+    assert parse(bodies.HookRotate, {"grace_seconds": 0}).grace_seconds == 0
+    assert parse(bodies.HookRotate, {"grace_seconds": 7 * 24 * 3600}).grace_seconds == 7 * 24 * 3600
     for bad in (-1, 7 * 24 * 3600 + 1, "60", 1.5, True):
         with pytest.raises(Unprocessable):
-            parse(hooks.HookRotate, {"grace_seconds": bad})
+            parse(bodies.HookRotate, {"grace_seconds": bad})
 
 
 def test_secrets_are_prefixed_and_unguessable() -> None:

@@ -11,12 +11,11 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs
 
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
-from pydantic import BaseModel
 
 from synapse.api import routes
 from synapse.auth.principal import Principal
@@ -31,7 +30,6 @@ from synapse.core.errors import (
 )
 from synapse.core.observability import LambdaHandler, entry_point, logger, metrics
 from synapse.core.settings import get_limits
-from synapse.memory.model import parse
 from synapse.minds import minds
 from synapse.storage import ratelimit
 
@@ -89,6 +87,13 @@ def _depth(value: Any) -> int:
         children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
         stack.extend((child, level + 1) for child in children)
     return deepest
+
+
+class BodyModel[T](Protocol):
+    """A request body's type (`memory.model.Body`): validates a parsed JSON object or raises a 422.
+    Duck-typed so this module, which every handler imports, needs no pydantic (issue 14)."""
+
+    def from_body(self, body: dict[str, Any], /) -> T: ...
 
 
 @dataclass(frozen=True)
@@ -224,8 +229,8 @@ class Request:
             raise BadRequest("The body holds a lone UTF-16 surrogate (\\ud800-\\udfff): not text.") from None
         return parsed
 
-    def body[T: BaseModel](self, model: type[T]) -> T:
-        return parse(model, self.json_object())
+    def body[T](self, model: BodyModel[T]) -> T:
+        return model.from_body(self.json_object())
 
     def if_match(self) -> int | None:
         raw = self.headers.get("if-match")

@@ -50,8 +50,7 @@ from synapse.api.openapi_parts import (
 from synapse.memory.model import Category, KeyCreate, MemoryPatch, MemoryWrite, MindPatch, MindWrite
 from synapse.memory.proposals import Status
 from synapse.memory.restore import RestoreRequest
-from synapse.webhooks.hooks import HookRotate, HookWrite
-from synapse.webhooks.subscriptions import WebhookPatch, WebhookWrite
+from synapse.webhooks.bodies import HookRotate, HookWrite, WebhookPatch, WebhookWrite
 
 OPERATIONS: dict[tuple[str, str], Op] = {
     ("POST", "/minds"): Op(

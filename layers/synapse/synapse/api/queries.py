@@ -9,7 +9,7 @@ from datetime import timedelta
 from synapse.api.http import Request
 from synapse.core.errors import BadRequest
 from synapse.memory import recall
-from synapse.memory.model import TAG_MAX_CHARS, Category, Priority, Source
+from synapse.memory.kinds import TAG_MAX_CHARS, Category, Priority, Source
 from synapse.memory.reads import RecallQuery, TagQuery
 from synapse.memory.store import ListFilters
 from synapse.search.filters import SearchFilters

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from synapse.memory.model import Memory
+from synapse.memory.kinds import Memory
 from synapse.storage import tables
 
 CATEGORY_PREFIX = "NCAT#"

@@ -29,7 +29,7 @@ from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id
 from synapse.memory import writes
 from synapse.memory.items import memory_body, memory_from_item
-from synapse.memory.model import Memory
+from synapse.memory.kinds import Memory
 from synapse.minds import minds
 from synapse.storage import pages, tables
 

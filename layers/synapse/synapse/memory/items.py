@@ -13,7 +13,7 @@ from typing import Any
 
 from synapse.core import clock
 from synapse.memory import expiry
-from synapse.memory.model import Memory
+from synapse.memory.kinds import Memory
 from synapse.storage import tables
 
 MEMORY_FIELDS = tuple(f.name for f in fields(Memory))

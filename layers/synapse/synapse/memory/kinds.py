@@ -6,12 +6,22 @@ them costs no pydantic (issue 14, cold start)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from synapse.core import clock
+
+# What a client may send (the request bodies in `model` enforce these; queries and OpenAPI name them)
+KEY_PATTERN = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)*$")
+KEY_MAX_CHARS = 128
+CONTENT_MAX_BYTES = 32 * 1024
+TAGS_MAX = 20
+TAG_MAX_CHARS = 64
+NAME_MAX_CHARS = 100
+LABEL_MAX_CHARS = 100
 
 
 class Category(StrEnum):

@@ -7,12 +7,9 @@ whose details name the field and the rule (see `validation_details`).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime
-from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -26,21 +23,22 @@ from pydantic_core import PydanticCustomError
 
 from synapse.core import clock
 from synapse.core.errors import Unprocessable
-from synapse.core.ids import new_id
+from synapse.memory.changes import DEFAULT_CONFIDENCE as DEFAULT_CONFIDENCE
+from synapse.memory.changes import new_memory as new_memory
+from synapse.memory.changes import patched as patched
+from synapse.memory.changes import replaced as replaced
+from synapse.memory.changes import verified as verified
+from synapse.memory.kinds import CONTENT_MAX_BYTES as CONTENT_MAX_BYTES
+from synapse.memory.kinds import KEY_MAX_CHARS as KEY_MAX_CHARS
+from synapse.memory.kinds import KEY_PATTERN as KEY_PATTERN
+from synapse.memory.kinds import LABEL_MAX_CHARS as LABEL_MAX_CHARS
+from synapse.memory.kinds import NAME_MAX_CHARS as NAME_MAX_CHARS
+from synapse.memory.kinds import TAG_MAX_CHARS as TAG_MAX_CHARS
+from synapse.memory.kinds import TAGS_MAX as TAGS_MAX
 from synapse.memory.kinds import Category as Category
 from synapse.memory.kinds import Memory as Memory
 from synapse.memory.kinds import Priority as Priority
 from synapse.memory.kinds import Source as Source
-
-DEFAULT_CONFIDENCE = {Source.USER: 1.0, Source.AGENT: 0.7}
-KEY_PATTERN = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)*$")
-KEY_MAX_CHARS = 128
-CONTENT_MAX_BYTES = 32 * 1024
-TAGS_MAX = 20
-TAG_MAX_CHARS = 64
-NAME_MAX_CHARS = 100
-LABEL_MAX_CHARS = 100
-
 
 # ---------------------------------------------------------------- field rules
 
@@ -101,13 +99,21 @@ def _check_expires_at(value: str | None) -> str | None:
 Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
-class _Body(BaseModel):
+class Body(BaseModel):
+    """A request body: strict, no unknown fields. `api.http.Request.body` calls `from_body`, so the
+    HTTP glue (which every handler imports) needs no pydantic (issue 14, cold start)."""
+
     # defer_build: a model's validator is built on its first use, not at import: a handler imports
     # every body model and validates one or two (issue 14, cold start)
     model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> Self:
+        """The validated body, or a 422 naming every field that broke a rule (`parse`)."""
+        return parse(cls, body)
 
-class MemoryWrite(_Body):
+
+class MemoryWrite(Body):
     """The body of `POST /memory`: every client field of SPEC §1."""
 
     category: Category
@@ -125,7 +131,7 @@ class MemoryWrite(_Body):
     _expires = field_validator("expires_at")(_check_expires_at)
 
 
-class MemoryPatch(_Body):
+class MemoryPatch(Body):
     """The body of `PUT /memory/{id}`: fields left out stay; `expires_at: null` clears."""
 
     content: str | None = None
@@ -154,13 +160,13 @@ def _trimmed(max_chars: int) -> Callable[[str], str]:
     return check
 
 
-class MindWrite(_Body):
+class MindWrite(Body):
     name: str
 
     _name = field_validator("name")(_trimmed(NAME_MAX_CHARS))
 
 
-class KeyWrite(_Body):
+class KeyWrite(Body):
     label: str = "default"
 
     _label = field_validator("label")(_trimmed(LABEL_MAX_CHARS))
@@ -184,7 +190,7 @@ class KeyCreate(KeyWrite):
     _scopes = field_validator("scopes")(_distinct_scopes)
 
 
-class MindPatch(_Body):
+class MindPatch(Body):
     """The body of `PATCH /minds/{mind_id}`: a new name and/or settings; what is left out stays."""
 
     name: str | None = None
@@ -243,88 +249,3 @@ def parse[T: BaseModel](model: type[T], body: dict[str, Any]) -> T:
         details = validation_details(error)
         summary = "; ".join(f"{d['field']}: {d['message']}" for d in details)
         raise Unprocessable(summary, details=details) from None
-
-
-# ---------------------------------------------------------------- the stored memory (kinds.Memory)
-
-
-def new_memory(mind_id: str, write: MemoryWrite, source: Source, at: datetime) -> Memory:
-    stamp = clock.to_iso(at)
-    return Memory(
-        id=new_id("mem_"),
-        mind_id=mind_id,
-        category=write.category.value,
-        key=write.key,
-        content=write.content,
-        tags=list(write.tags),
-        priority=write.priority.value,
-        source=source.value,
-        verified=source is Source.USER,
-        confidence=write.confidence if write.confidence is not None else DEFAULT_CONFIDENCE[source],
-        expires_at=write.expires_at,
-        created_at=stamp,
-        updated_at=stamp,
-        version=1,
-    )
-
-
-def _after_change(old: Memory, new: Memory, source: Source, at: datetime) -> Memory:
-    """Versioning and the verification rule shared by replace and update.
-
-    A human vouched for the old text, not the new one: an agent that changes the content or
-    tags of a verified memory leaves it unverified. A user's write is verified by definition.
-    """
-    if source is Source.USER:
-        verified = True
-    else:
-        verified = old.verified and (new.content, new.tags) == (old.content, old.tags)
-    keep_stamp = verified and old.verified
-    return replace(
-        new,
-        source=source.value,
-        verified=verified,
-        verified_at=old.verified_at if keep_stamp else None,
-        verified_by=old.verified_by if keep_stamp else None,
-        updated_at=clock.to_iso(at),
-        version=old.version + 1,
-    )
-
-
-def replaced(old: Memory, write: MemoryWrite, source: Source, at: datetime) -> Memory:
-    """Store-again by (category, key): id and created_at stay, everything else follows the write."""
-    fresh = new_memory(old.mind_id, write, source, at)
-    return _after_change(old, replace(fresh, id=old.id, created_at=old.created_at), source, at)
-
-
-def patched(old: Memory, patch: MemoryPatch, source: Source, at: datetime) -> Memory:
-    for field in ("category", "key"):
-        sent = getattr(patch, field)
-        if sent is not None and sent != getattr(old, field):
-            raise Unprocessable(
-                f"{field}: is immutable; store a new memory instead",
-                details=[
-                    {"field": field, "rule": "immutable", "message": "cannot be changed after creation"}
-                ],
-            )
-    sent = patch.model_fields_set
-    changes: dict[str, Any] = {}
-    for field in ("content", "tags", "priority", "confidence", "expires_at"):
-        if field not in sent:
-            continue
-        value = getattr(patch, field)
-        if value is None and field != "expires_at":
-            raise Unprocessable(
-                f"{field}: cannot be null",
-                details=[
-                    {"field": field, "rule": "not_null", "message": "cannot be null; leave it out to keep it"}
-                ],
-            )
-        changes[field] = value.value if isinstance(value, StrEnum) else value
-    return _after_change(old, replace(old, **changes), source, at)
-
-
-def verified(old: Memory, by: str, at: datetime) -> Memory:
-    stamp = clock.to_iso(at)
-    return replace(
-        old, verified=True, verified_at=stamp, verified_by=by, updated_at=stamp, version=old.version + 1
-    )

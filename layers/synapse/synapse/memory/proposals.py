@@ -29,7 +29,7 @@ from synapse.core.errors import Conflict, NotFound
 from synapse.core.ids import looks_like_id
 from synapse.memory import history, writes
 from synapse.memory.items import memory_body, memory_from_item
-from synapse.memory.model import Memory, Source
+from synapse.memory.kinds import Memory, Source
 from synapse.minds import minds
 from synapse.storage import pages, tables
 

@@ -26,7 +26,7 @@ from synapse.core import clock
 from synapse.core.errors import BadRequest
 from synapse.memory import counts, expiry, recall
 from synapse.memory.counts import Tally
-from synapse.memory.model import Category, Memory
+from synapse.memory.kinds import Category, Memory
 from synapse.memory.store import Page, memory_from_item
 from synapse.minds import minds
 from synapse.storage import cursor, pages, tables

@@ -48,7 +48,7 @@ from itertools import chain
 from typing import Any
 
 from synapse.memory.counts import Tally
-from synapse.memory.model import Memory
+from synapse.memory.kinds import Memory
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000

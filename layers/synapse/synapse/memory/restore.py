@@ -13,18 +13,17 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from synapse.core import clock
 from synapse.core.errors import Conflict
 from synapse.memory import history, writes
-from synapse.memory.model import Memory
+from synapse.memory.kinds import Memory
+from synapse.memory.model import Body
 
 
-class RestoreRequest(BaseModel):
+class RestoreRequest(Body):
     """The body of `POST /memory/{id}/restore`: which revision to bring back."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
 
     version: int = Field(ge=1)
 

@@ -16,21 +16,13 @@ from typing import Any
 from synapse.core import clock
 from synapse.core.errors import PreconditionFailed
 from synapse.memory import history, proposals, writes
+from synapse.memory.changes import PatchFields, WriteFields, new_memory, patched, replaced, verified
 from synapse.memory.history import Change
 from synapse.memory.items import memory_from_item as memory_from_item
 from synapse.memory.items import memory_item as memory_item
 from synapse.memory.items import recall_sk as recall_sk
 from synapse.memory.items import tag_item_key as tag_item_key
-from synapse.memory.model import (
-    Memory,
-    MemoryPatch,
-    MemoryWrite,
-    Source,
-    new_memory,
-    patched,
-    replaced,
-    verified,
-)
+from synapse.memory.kinds import Memory, Source
 from synapse.memory.writes import ChangedBy
 from synapse.storage import cursor, tables
 
@@ -74,7 +66,7 @@ def _change(
 
 def store(
     mind_id: str,
-    write: MemoryWrite,
+    write: WriteFields,
     source: Source,
     at: datetime | None = None,
     changed_by: ChangedBy | None = None,
@@ -101,7 +93,7 @@ def store(
 def update(
     mind_id: str,
     memory_id: str,
-    patch: MemoryPatch,
+    patch: PatchFields,
     source: Source,
     if_match: int | None = None,
     changed_by: ChangedBy | None = None,

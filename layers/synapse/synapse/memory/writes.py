@@ -21,7 +21,7 @@ from synapse.core.errors import NotFound, Throttled
 from synapse.core.ids import looks_like_id
 from synapse.memory import counts, expiry
 from synapse.memory.items import memory_from_item, memory_item, pointer_item, tag_item, tag_item_key
-from synapse.memory.model import Memory
+from synapse.memory.kinds import Memory
 from synapse.storage import tables
 
 MAX_ATTEMPTS = 60

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from synapse.memory.model import Memory
+from synapse.memory.kinds import Memory
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from synapse.core import clock
 from synapse.memory import store
-from synapse.memory.model import Memory
+from synapse.memory.kinds import Memory
 from synapse.search.filters import SearchFilters
 from synapse.search.query import parse_query
 from synapse.search.ranking import Hit, index_hits

@@ -13,12 +13,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from synapse.core import clock
 from synapse.core.errors import Conflict, NotFound
 from synapse.core.ids import looks_like_id, new_id
-from synapse.memory.model import KeyWrite
 from synapse.minds import audit, limits, minds
 from synapse.storage import pages, tables
 from synapse.webhooks import sealed, signing
@@ -27,18 +24,6 @@ HOOK_ID_PREFIX = "hook_"
 SHOWN_SECRET_CHARS = 10
 DEFAULT_GRACE_SECONDS = 24 * 3600
 MAX_GRACE_SECONDS = 7 * 24 * 3600
-
-
-class HookWrite(KeyWrite):
-    """The body of `POST /minds/{mind_id}/hooks`: an optional label."""
-
-
-class HookRotate(BaseModel):
-    """The body of `POST /minds/{mind_id}/hooks/{hook_id}/rotate`."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)  # built on first use
-
-    grace_seconds: int = Field(default=DEFAULT_GRACE_SECONDS, ge=0, le=MAX_GRACE_SECONDS)
 
 
 def _bound(hook_id: str) -> str:

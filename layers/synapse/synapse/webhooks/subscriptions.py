@@ -16,10 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, field_validator
-from pydantic_core import PydanticCustomError
+from typing import Any, Protocol
 
 from synapse.core import clock
 from synapse.core.errors import Conflict, NotFound
@@ -35,51 +32,27 @@ ORPHAN_GRACE = timedelta(days=2)  # a deleted mind's subscriptions outlive its p
 _UPDATE_ATTEMPTS = 4
 
 
-# ---------------------------------------------------------------- bodies
+# ---------------------------------------------------------------- bodies (`webhooks.bodies`)
 
 
-def _check_events(value: list[str]) -> list[str]:
-    if not value:
-        raise PydanticCustomError("min_items", "name at least one event")
-    unknown = [v for v in value if v not in events.SUBSCRIBABLE]
-    if unknown:
-        raise PydanticCustomError(
-            "enum", f"unknown event {unknown[0][:64]!r}; choose from {', '.join(events.SUBSCRIBABLE)}"
-        )
-    return list(dict.fromkeys(value))
+class WebhookFields(Protocol):
+    """What `bodies.WebhookWrite` carries, validated."""
+
+    @property
+    def url(self) -> str: ...
+    @property
+    def events(self) -> list[str]: ...
 
 
-def _check_url_shape(value: str) -> str:
-    try:
-        ssrf.parse(value, get_settings().webhooks_allow_loopback)
-    except ssrf.Refused as refused:
-        raise PydanticCustomError(refused.rule, refused.message) from None
-    return value
+class WebhookChanges(Protocol):
+    """What `bodies.WebhookPatch` carries: a field left out is None."""
 
-
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)  # built on first use
-
-
-class WebhookWrite(_Body):
-    """`POST /minds/{mind_id}/webhooks`."""
-
-    url: str
-    events: list[str]
-
-    _url = field_validator("url")(_check_url_shape)
-    _events = field_validator("events")(_check_events)
-
-
-class WebhookPatch(_Body):
-    """`PATCH /minds/{mind_id}/webhooks/{id}`: fields left out stay."""
-
-    url: str | None = None
-    events: list[str] | None = None
-    enabled: bool | None = None
-
-    _url = field_validator("url")(lambda v: None if v is None else _check_url_shape(v))
-    _events = field_validator("events")(lambda v: None if v is None else _check_events(v))
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def events(self) -> list[str] | None: ...
+    @property
+    def enabled(self) -> bool | None: ...
 
 
 def guard(url: str) -> ssrf.Target:
@@ -233,7 +206,7 @@ def _audited(
     return audit.put_operation(mind_id, action, audit.by_user(owner), target)
 
 
-def create(owner: str, mind_id: str, body: WebhookWrite) -> dict[str, Any]:
+def create(owner: str, mind_id: str, body: WebhookFields) -> dict[str, Any]:
     """A new subscription; the answer carries its signing secret, the only time it is shown."""
     minds.owned_mind(owner, mind_id)
     guard(body.url)
@@ -267,7 +240,7 @@ def create(owner: str, mind_id: str, body: WebhookWrite) -> dict[str, Any]:
     return {**subscription.public(), "secret": secret}
 
 
-def update(owner: str, mind_id: str, webhook_id: str, patch: WebhookPatch) -> dict[str, Any]:
+def update(owner: str, mind_id: str, webhook_id: str, patch: WebhookChanges) -> dict[str, Any]:
     """Change url, events or enabled; written only if nobody changed the subscription meanwhile."""
     if patch.url is not None:
         guard(patch.url)
@@ -297,7 +270,7 @@ def update(owner: str, mind_id: str, webhook_id: str, patch: WebhookPatch) -> di
         delta = (events.EXPIRING in new.events) - (events.EXPIRING in old.events)
         if delta:
             operations.append(_registry_op(mind_id, delta))
-        changed = sorted(patch.model_dump(exclude_none=True))
+        changed = [name for name in ("enabled", "events", "url") if getattr(patch, name) is not None]
         operations.append(_audited(owner, mind_id, "webhook.updated", new, changed=changed))
         try:
             tables.transact(operations)
