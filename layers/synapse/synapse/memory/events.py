@@ -29,7 +29,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from synapse.core import clock
-from synapse.memory import proposals, store
+from synapse.memory import proposals
+from synapse.memory.items import memory_from_item
 from synapse.storage import tables
 
 CREATED = "memory.created"
@@ -80,7 +81,7 @@ class Change:
 
 
 def _public(image: dict[str, Any], at: datetime) -> dict[str, Any]:
-    return store.memory_from_item(tables.load(image)).public(at)
+    return memory_from_item(tables.load(image)).public(at)
 
 
 def _record_time(body: dict[str, Any]) -> datetime:

@@ -22,7 +22,7 @@ from botocore.exceptions import ClientError
 from synapse.core import clock
 from synapse.core.errors import Contention
 from synapse.memory import counts, expiry
-from synapse.memory.store import memory_from_item
+from synapse.memory.items import memory_from_item
 from synapse.storage import tables
 
 STATE_KEY = {"pk": "SWEEP", "sk": "EXPIRY"}

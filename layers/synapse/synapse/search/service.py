@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synapse.core import clock
-from synapse.memory import store
+from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
 from synapse.search.filters import SearchFilters
 from synapse.search.query import parse_query
@@ -51,7 +51,7 @@ def hydrate(mind_id: str, hits: list[Hit]) -> dict[str, Memory]:
         while request:
             answer = tables.client().batch_get_item(RequestItems=request)
             for raw in answer.get("Responses", {}).get(table, []):
-                memory = store.memory_from_item(tables.load(raw))
+                memory = memory_from_item(tables.load(raw))
                 found[memory.id] = memory
             request = answer.get("UnprocessedKeys") or {}
     return found
