@@ -1,9 +1,9 @@
 """GET /memory/{id} — one memory, expired ones included."""
 
 from synapse.api.http import Request, Response, endpoint
-from synapse.memory import store
+from synapse.memory import writes
 
 
 @endpoint
 def handler(request: Request) -> Response:
-    return Response.json(store.get_memory(request.mind_id(), request.path("id")).public())
+    return Response.json(writes.read_by_id(request.mind_id(), request.path("id")).public())

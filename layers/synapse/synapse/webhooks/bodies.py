@@ -11,7 +11,7 @@ from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from synapse.core.settings import get_settings
-from synapse.memory import events
+from synapse.memory import event_names
 from synapse.memory.model import Body, KeyWrite
 from synapse.webhooks import ssrf
 from synapse.webhooks.hooks import DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS
@@ -22,10 +22,10 @@ from synapse.webhooks.hooks import DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS
 def _check_events(value: list[str]) -> list[str]:
     if not value:
         raise PydanticCustomError("min_items", "name at least one event")
-    unknown = [v for v in value if v not in events.SUBSCRIBABLE]
+    unknown = [v for v in value if v not in event_names.SUBSCRIBABLE]
     if unknown:
         raise PydanticCustomError(
-            "enum", f"unknown event {unknown[0][:64]!r}; choose from {', '.join(events.SUBSCRIBABLE)}"
+            "enum", f"unknown event {unknown[0][:64]!r}; choose from {', '.join(event_names.SUBSCRIBABLE)}"
         )
     return list(dict.fromkeys(value))
 

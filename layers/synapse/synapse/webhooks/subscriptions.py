@@ -22,7 +22,7 @@ from synapse.core import clock
 from synapse.core.errors import Conflict, NotFound
 from synapse.core.ids import looks_like_id, new_id
 from synapse.core.settings import get_settings
-from synapse.memory import events
+from synapse.memory import event_names
 from synapse.minds import audit, limits, minds
 from synapse.storage import pages, tables
 from synapse.webhooks import sealed, signing, ssrf
@@ -232,7 +232,7 @@ def create(owner: str, mind_id: str, body: WebhookFields) -> dict[str, Any]:
             }
         },
     ]
-    if events.EXPIRING in subscription.events:
+    if event_names.EXPIRING in subscription.events:
         operations.append(_registry_op(mind_id, 1))
     operations.append(_audited(owner, mind_id, "webhook.created", subscription))
     # The limit (MAX_PER_MIND) is a count kept in this transaction, never a count read before it.
@@ -267,7 +267,7 @@ def update(owner: str, mind_id: str, webhook_id: str, patch: WebhookChanges) -> 
                 }
             },
         ]
-        delta = (events.EXPIRING in new.events) - (events.EXPIRING in old.events)
+        delta = (event_names.EXPIRING in new.events) - (event_names.EXPIRING in old.events)
         if delta:
             operations.append(_registry_op(mind_id, delta))
         changed = [name for name in ("enabled", "events", "url") if getattr(patch, name) is not None]
@@ -296,7 +296,7 @@ def delete(owner: str, mind_id: str, webhook_id: str) -> None:
             }
         }
     ]
-    if events.EXPIRING in old.events:
+    if event_names.EXPIRING in old.events:
         operations.append(_registry_op(mind_id, -1))
     operations.append(_audited(owner, mind_id, "webhook.deleted", old))
     try:
