@@ -269,7 +269,7 @@ def test_first_load_weight_and_time_to_interactive(console: Console, mind: Mind)
     console.page.reload()
     console.wait_heading("Review queue")
     # (the queue's heading can show before boot() has set its "console-ready" mark)
-    console.page.wait_for_function("document.body.dataset.ready === 'true'")
+    console.page.locator("body[data-ready='true']").wait_for(state="attached")
     figures = console.page.evaluate(
         """() => {
             const entries = [...performance.getEntriesByType("navigation"),
