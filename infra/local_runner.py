@@ -287,7 +287,10 @@ def main() -> int:
         threads = start_background_services(endpoint_url, stop, snapshot)
         token = dev_token()
         if token is not None:  # the console's one-click sign-in (synapse.api.console), local only
+            from synapse.core.settings import get_settings
+
             os.environ["SYNAPSE_CONSOLE_DEV_TOKEN"] = token
+            get_settings.cache_clear()  # settings are read once; the token exists only from here on
         serving = _start("http", server.serve_forever, 0.1)
         url = f"http://{HOST}:{server.server_address[1]}"
         print(banner(url, token, storage), flush=True)

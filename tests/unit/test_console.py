@@ -19,19 +19,25 @@ from tests.support.settings import configure_fixture as configure_fixture
 STATIC = Path(__file__).resolve().parents[2] / "functions" / "console" / "static"
 
 
+CONSOLE_ENV = (
+    *("SYNAPSE_AUTH_MODE", "SYNAPSE_JWT_CLIENT_ID", "SYNAPSE_ALLOW_DEV_SECRETS", "SYNAPSE_JWKS_URL"),
+    *("SYNAPSE_CONSOLE_COGNITO_DOMAIN", "SYNAPSE_CONSOLE_DEV_TOKEN"),
+)
+
+
 @pytest.fixture(autouse=True)
-def _plain_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("SYNAPSE_AUTH_MODE", "SYNAPSE_JWT_CLIENT_ID", "SYNAPSE_ALLOW_DEV_SECRETS"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv(console.COGNITO_DOMAIN_ENV, raising=False)
-    monkeypatch.delenv(console.DEV_SIGNIN_ENV, raising=False)
+def _plain_environment(configure: Configure) -> None:
+    configure(**dict.fromkeys(CONSOLE_ENV))
 
 
-def test_a_cognito_stack_signs_in_through_its_hosted_ui(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cognito_stack_signs_in_through_its_hosted_ui(configure: Configure) -> None:
     # Given the environment the template gives the console in cognito mode
-    monkeypatch.setenv("SYNAPSE_AUTH_MODE", "cognito")
-    monkeypatch.setenv("SYNAPSE_JWT_CLIENT_ID", "client123")
-    monkeypatch.setenv(console.COGNITO_DOMAIN_ENV, "https://synapse-ab12.auth.eu-west-1.amazoncognito.com")
+    configure(
+        SYNAPSE_AUTH_MODE="cognito",
+        SYNAPSE_JWT_ISSUER="https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_ab12",
+        SYNAPSE_JWT_CLIENT_ID="client123",
+        SYNAPSE_CONSOLE_COGNITO_DOMAIN="https://synapse-ab12.auth.eu-west-1.amazoncognito.com",
+    )
     # Then config.json names the hosted UI and the client, offers no dev sign-in,
     # and the CSP lets the page post the code to that domain alone
     assert console.config() == {
@@ -47,21 +53,19 @@ def test_a_cognito_stack_signs_in_through_its_hosted_ui(monkeypatch: pytest.Monk
     )
 
 
-def test_the_dev_token_is_handed_out_only_where_dev_secrets_are_allowed(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_dev_token_is_handed_out_only_where_dev_secrets_are_allowed(configure: Configure) -> None:
     # Given a token in the environment but no dev secrets (as on AWS)
-    monkeypatch.setenv(console.DEV_SIGNIN_ENV, "a.jwt.token")
+    configure(SYNAPSE_CONSOLE_DEV_TOKEN="a.jwt.token")
     # Then there is no dev sign-in
     assert console.dev_token() == "" and console.config()["dev_signin"] is False
     # When the local runner's SYNAPSE_ALLOW_DEV_SECRETS is set too
-    monkeypatch.setenv("SYNAPSE_ALLOW_DEV_SECRETS", "true")
+    configure(SYNAPSE_ALLOW_DEV_SECRETS="true")
     # Then the page may fetch it
     assert console.dev_token() == "a.jwt.token" and console.config()["dev_signin"] is True
 
 
-def test_a_domain_that_is_not_an_https_origin_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(console.COGNITO_DOMAIN_ENV, "http://evil.example/path")
+def test_a_domain_that_is_not_an_https_origin_is_ignored(configure: Configure) -> None:
+    configure(SYNAPSE_CONSOLE_COGNITO_DOMAIN="http://evil.example/path")
     assert console.cognito_domain() == ""
     assert "connect-src 'self';" in console.content_security_policy()
 

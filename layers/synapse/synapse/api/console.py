@@ -4,9 +4,9 @@ GET /console answers index.html; GET /console/{proxy+} answers a file of that fo
 the types in CONTENT_TYPES only; anything else, or a path leaving the folder, is SPEC's 404), plus
 two answers built here:
 
-- `config.json`: how the page signs a person in, from the function's environment:
-  `SYNAPSE_AUTH_MODE`, and in Cognito mode the hosted UI's origin (`SYNAPSE_CONSOLE_COGNITO_DOMAIN`)
-  and the app client id (`SYNAPSE_JWT_CLIENT_ID`) for the authorization-code flow with PKCE.
+- `config.json`: how the page signs a person in, from the settings: the auth mode, and in Cognito
+  mode the hosted UI's origin (`SYNAPSE_CONSOLE_COGNITO_DOMAIN`) and the app client id
+  (`SYNAPSE_JWT_CLIENT_ID`) for the authorization-code flow with PKCE.
 - `dev-token.json`: the local runner's dev JWT, only when the runner put it in
   `SYNAPSE_CONSOLE_DEV_TOKEN` AND dev secrets are allowed (`SYNAPSE_ALLOW_DEV_SECRETS`, which only
   `make run` sets); on AWS neither is set, so nothing here can issue a token there.
@@ -20,7 +20,6 @@ revalidates and gets a 304 while nothing changed).
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from functools import cache
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 from synapse.api.http import Request, Response
 from synapse.core.errors import NotFound
+from synapse.core.settings import get_settings
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -40,20 +40,13 @@ CONTENT_TYPES = {
 INDEX = "index.html"
 CONFIG = "config.json"
 DEV_SIGNIN_FILE = "dev-token.json"
-DEV_SIGNIN_ENV = "SYNAPSE_CONSOLE_DEV_TOKEN"
-COGNITO_DOMAIN_ENV = "SYNAPSE_CONSOLE_COGNITO_DOMAIN"
-_TRUE = {"1", "true", "yes"}
 # What the folder's files are named; nothing else is looked up on disk (no NUL, no 4 KB paths).
 _FILE_NAME = re.compile(r"[A-Za-z0-9_.\-/]{1,200}")
 
 
-def _env(name: str) -> str:
-    return os.environ.get(name, "").strip()
-
-
 def cognito_domain() -> str:
     """The hosted UI's origin (https://…), or "" when this stack has none."""
-    domain = _env(COGNITO_DOMAIN_ENV).rstrip("/")
+    domain = get_settings().console_cognito_domain.rstrip("/")
     return domain if domain.startswith("https://") and "/" not in domain[8:] else ""
 
 
@@ -78,16 +71,15 @@ def security_headers() -> dict[str, str]:
 
 def dev_token() -> str:
     """The local runner's dev JWT, or "" anywhere else."""
-    if _env("SYNAPSE_ALLOW_DEV_SECRETS").lower() not in _TRUE:
-        return ""
-    return _env(DEV_SIGNIN_ENV)
+    settings = get_settings()
+    return settings.console_dev_token if settings.allow_dev_secrets else ""
 
 
 def config() -> dict[str, Any]:
-    mode = _env("SYNAPSE_AUTH_MODE") or "shared-secret"
-    domain, client_id = cognito_domain(), _env("SYNAPSE_JWT_CLIENT_ID")
+    settings = get_settings()
+    domain, client_id = cognito_domain(), settings.jwt_client_id or ""
     return {
-        "auth_mode": mode,
+        "auth_mode": settings.auth_mode,
         # The template sets the domain in cognito mode only; offered whenever domain and client are known.
         "cognito": {"domain": domain, "client_id": client_id} if domain and client_id else None,
         "dev_signin": bool(dev_token()),

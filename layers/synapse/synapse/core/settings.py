@@ -59,6 +59,10 @@ class Settings:
     webhook_queue_url: str = field(default="")
     webhook_dead_letter_url: str = field(default="")
     webhooks_allow_loopback: bool = field(default=False)
+    # The review console: the Cognito hosted UI's origin (template, cognito mode) and make run's dev JWT,
+    # which the console hands out only where dev secrets are allowed (never on AWS).
+    console_cognito_domain: str = field(default="")
+    console_dev_token: str = field(default="")
 
     # Properties, not cached on this process-wide object: each read goes through powertools' cache,
     # which expires after secrets_max_age, so a rotation is seen without recycling containers.
@@ -145,6 +149,8 @@ def get_settings() -> Settings:
         webhook_queue_url=_env("SYNAPSE_WEBHOOK_QUEUE_URL"),
         webhook_dead_letter_url=_env("SYNAPSE_WEBHOOK_DEAD_LETTER_URL"),
         webhooks_allow_loopback=_env("SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK").lower() in {"1", "true", "yes"},
+        console_cognito_domain=_env("SYNAPSE_CONSOLE_COGNITO_DOMAIN"),
+        console_dev_token=_env("SYNAPSE_CONSOLE_DEV_TOKEN"),
     )
 
 
