@@ -59,7 +59,7 @@ CORS_ALLOW_HEADERS = (
     "x-mind-id",
     "x-mind-key",
 )
-CORS_EXPOSE_HEADERS = ("location", "retry-after", "www-authenticate")
+CORS_EXPOSE_HEADERS = ("idempotent-replayed", "location", "retry-after", "www-authenticate")
 CORS_MAX_AGE = 600
 _NON_ASCII = re.compile(rb"[\x80-\xff]")
 _NOT_PASSED_ON = frozenset(  # hop-by-hop headers (PEP 3333 forbids them) and our own Content-Length
