@@ -196,15 +196,47 @@ def _content(answer: Any, refs: dict[type[BaseModel], str]) -> dict[str, Any]:
     return content
 
 
+def _header(description: str, schema: dict[str, Any], required: bool = False) -> dict[str, Any]:
+    return {"description": description, "schema": schema, "required": required}
+
+
+_RETRY_AFTER = "Seconds to wait before sending the request again"
+_SECONDS = {"type": "integer"}
+ERROR_HEADERS = {
+    401: {"WWW-Authenticate": _header("The scheme to authenticate with.", STRING, required=True)},
+    409: {"Retry-After": _header(_RETRY_AFTER + " (when other writers kept the items busy).", _SECONDS)},
+    429: {"Retry-After": _header(_RETRY_AFTER + ".", _SECONDS, required=True)},
+}
+# The creations that answer where the new resource lives, and the bodies applied at most once per key.
+LOCATED = {("POST", "/minds"), ("POST", "/memory"), ("POST", "/minds/{mind_id}/webhooks")}
+REPLAYABLE = {("POST", "/memory/batch"), ("POST", "/hooks/{hook_id}")}
+LOCATION = {"Location": _header("The new resource's path.", STRING, required=True)}
+REPLAYED = {
+    "Idempotent-Replayed": _header("`true` on the stored answer to a replayed Idempotency-Key.", STRING)
+}
+
+
+def _success_headers(method: str, path: str, status: int) -> dict[str, Any]:
+    if status == 201 and (method, path) in LOCATED:
+        return LOCATION
+    if status == 200 and (method, path) in REPLAYABLE:
+        return REPLAYED
+    return {}
+
+
 def _responses(method: str, path: str, op: Op, refs: dict[type[BaseModel], str]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for status, answer in sorted(op.ok.items()):
         found[str(status)] = {"description": DESCRIPTIONS[status]}
         if answer is not None:
             found[str(status)]["content"] = _content(answer, refs)
+        if headers := _success_headers(method, path, status):
+            found[str(status)]["headers"] = headers
     error = {JSON_TYPE: {"schema": {"$ref": refs[schemas.Error]}}}
     for status in sorted(_error_statuses(method, path, op)):
         found[str(status)] = {"description": DESCRIPTIONS[status], "content": error}
+        if status in ERROR_HEADERS:
+            found[str(status)]["headers"] = ERROR_HEADERS[status]
     return found
 
 
