@@ -3,8 +3,7 @@ listable with include_expired, counts stay exact, and a later write or delete pu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -20,17 +19,10 @@ from tests.integration.test_template import _dynamodb_calls, _not_granted
 from tests.support import events as sample_events
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user
-from tests.support.clock import MovableClock
+from tests.support.clock import EXPIRY_START, MovableClock
+from tests.support.clock import moved_fixture as moved_fixture
 
-T0 = datetime(2026, 11, 30, 8, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def moved(monkeypatch: pytest.MonkeyPatch) -> Iterator[MovableClock]:
-    """`clock.now()` stands at T0 until a test moves it: expiry boundaries to the millisecond."""
-    fake = MovableClock(T0)
-    monkeypatch.setattr(clock, "now", fake.now)
-    yield fake
+T0 = EXPIRY_START
 
 
 @pytest.fixture

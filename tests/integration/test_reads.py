@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -12,18 +11,11 @@ from synapse.storage import tables
 
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user, assert_error
-from tests.support.clock import MovableClock
+from tests.support.clock import EXPIRY_START, MovableClock
+from tests.support.clock import moved_fixture as moved_fixture
 from tests.support.recall import SPEC_EXAMPLE
 
-T0 = datetime(2026, 11, 30, 8, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def moved(monkeypatch: pytest.MonkeyPatch) -> Iterator[MovableClock]:
-    """`clock.now()` stands at T0 until a test moves it: expiry boundaries to the millisecond."""
-    fake = MovableClock(T0)
-    monkeypatch.setattr(clock, "now", fake.now)
-    yield fake
+T0 = EXPIRY_START
 
 
 @pytest.fixture

@@ -55,3 +55,14 @@ def movable_clock_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[MovableCl
     moving = MovableClock()
     monkeypatch.setattr(clock, "now", moving.now)
     yield moving
+
+
+EXPIRY_START = datetime(2026, 11, 30, 8, 0, 0, tzinfo=UTC)
+
+
+@pytest.fixture(name="moved")
+def moved_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[MovableClock]:
+    """`clock.now()` stands at EXPIRY_START until a test moves it: expiry boundaries to the millisecond."""
+    moving = MovableClock(EXPIRY_START)
+    monkeypatch.setattr(clock, "now", moving.now)
+    yield moving
