@@ -20,7 +20,7 @@ import pytest
 import requests
 from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, sync_playwright
 
-from tests.support.runner import RunningService, start_runner
+from tests.support.runner import RunningService, running
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -66,11 +66,8 @@ def _needs_a_browser() -> None:
 
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None) -> Iterator[RunningService]:
-    base = tmp_path_factory.mktemp("console-runner")
-    service = start_runner(base / "data", base / "runner.log", timeout=90)
-    yield service
-    assert service.stop() == 0, service.output()
-    assert service.server_errors() == [], service.server_errors()
+    with running(tmp_path_factory, "console-runner", timeout=90) as service:
+        yield service
 
 
 @pytest.fixture(scope="module")

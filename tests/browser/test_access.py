@@ -16,7 +16,7 @@ import requests
 from playwright.sync_api import BrowserContext, Locator, Route, expect
 
 from tests.browser.conftest import Console, Mind
-from tests.support.runner import RunningService, start_runner
+from tests.support.runner import RunningService, running
 
 PAGES = [
     ("#/queue", "Review queue"),
@@ -35,16 +35,9 @@ FIRST_LOAD_BUDGET = 120_000  # bytes of the console's own files (HTML, CSS, JS, 
 def runner(tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None) -> Iterator[RunningService]:
     """This module's runner may deliver webhooks to this machine (their deliveries get listed), and its
     console offers a hosted UI too (a stand-in the browser's routes answer: no Cognito here)."""
-    base = tmp_path_factory.mktemp("console-runner")
-    service = start_runner(
-        base / "data",
-        base / "runner.log",
-        env={**HOSTED_UI, "SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"},
-        timeout=90,
-    )
-    yield service
-    assert service.stop() == 0, service.output()
-    assert service.server_errors() == [], service.server_errors()
+    environment = {**HOSTED_UI, "SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
+    with running(tmp_path_factory, "console-runner", environment, timeout=90) as service:
+        yield service
 
 
 def test_signing_in_through_the_hosted_ui_uses_the_code_flow_with_pkce(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from synapse_client import Synapse
 
-from tests.support.runner import ROOT, RunningService, start_runner
+from tests.support.runner import ROOT, RunningService, running
 
 STARTUP = 120.0  # seconds for a runner to come up on a busy machine
 SYNAPSE_CLI = Path(sys.executable).parent / "synapse"
@@ -21,13 +21,9 @@ SYNAPSE_CLI = Path(sys.executable).parent / "synapse"
 
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
-    base = tmp_path_factory.mktemp("client-runner")
-    service = start_runner(
-        base / "data", base / "runner.log", {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}, timeout=STARTUP
-    )
-    yield service
-    assert service.stop() == 0, service.output()
-    assert service.server_errors() == []
+    loopback = {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
+    with running(tmp_path_factory, "client-runner", loopback, timeout=STARTUP) as service:
+        yield service
 
 
 @dataclass

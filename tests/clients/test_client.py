@@ -24,7 +24,7 @@ from synapse_client.models import Memory
 from tests.clients.conftest import STARTUP, MindClients, new_mind
 from tests.support.receiver import Receiver
 from tests.support.receiver import receiver_fixture as receiver_fixture
-from tests.support.runner import RunningService, start_runner
+from tests.support.runner import RunningService, running
 
 
 def poll_search(client: Synapse, query: str, expected: int, timeout: float = 20.0) -> list[str]:
@@ -234,12 +234,8 @@ def test_a_mind_id_is_needed_for_mind_routes_without_one(runner: RunningService)
 
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
-    base = tmp_path_factory.mktemp("limited-runner")
-    service = start_runner(
-        base / "data", base / "runner.log", {"SYNAPSE_MIND_RATE_LIMIT": "3"}, timeout=STARTUP
-    )
-    yield service
-    assert service.stop() == 0, service.output()
+    with running(tmp_path_factory, "limited-runner", {"SYNAPSE_MIND_RATE_LIMIT": "3"}, STARTUP) as service:
+        yield service
 
 
 def test_a_429_is_retried_after_retry_after_then_raised(

@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from tests.support.api import MindHandle
-from tests.support.runner import RunningService, start_runner
+from tests.support.runner import RunningService, running
 
 
 class Http:
@@ -47,11 +47,8 @@ class Http:
 @pytest.fixture(scope="session")
 def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
     """One runner for the session (fresh data dir), stopped cleanly at the end."""
-    base = tmp_path_factory.mktemp("runner")
-    service = start_runner(base / "data", base / "runner.log")
-    yield service
-    assert service.stop() == 0, service.output()
-    assert service.server_errors() == []  # nothing any e2e test sent produced a 500
+    with running(tmp_path_factory, "runner") as service:  # nothing any e2e test sends may produce a 500
+        yield service
 
 
 @pytest.fixture

@@ -15,16 +15,13 @@ from synapse.webhooks import signing
 from tests.e2e.conftest import Http
 from tests.support.receiver import Receiver
 from tests.support.receiver import receiver_fixture as receiver_fixture
-from tests.support.runner import RunningService, start_runner
+from tests.support.runner import RunningService, running, start_runner
 
 
 @pytest.fixture(scope="module")
 def opted_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
-    base = tmp_path_factory.mktemp("webhook-runner")
-    service = start_runner(base / "data", base / "runner.log", {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"})
-    yield service
-    assert service.stop() == 0, service.output()
-    assert service.server_errors() == []
+    with running(tmp_path_factory, "webhook-runner", {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}) as service:
+        yield service
 
 
 def test_a_stored_memory_reaches_a_loopback_receiver_signed(

@@ -17,10 +17,12 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+import pytest
 import requests
 
 from infra import local_dynamo
@@ -104,6 +106,22 @@ class RunningService:
     def server_errors(self) -> list[str]:
         """Access-log lines of requests answered with a 5xx."""
         return [line for line in self.output().splitlines() if ACCESS_5XX.match(line)]
+
+
+@contextlib.contextmanager
+def running(
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 30.0,
+) -> Iterator[RunningService]:
+    """A runner on a fresh data dir for a fixture's scope: stopped cleanly at the end, and none of the
+    requests it served may have been answered with a 5xx."""
+    base = tmp_path_factory.mktemp(name)
+    service = start_runner(base / "data", base / "runner.log", env, timeout)
+    yield service
+    assert service.stop() == 0, service.output()
+    assert service.server_errors() == [], service.server_errors()
 
 
 def start_runner(
