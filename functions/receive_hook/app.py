@@ -5,7 +5,7 @@ The request is read in this order, which sets which error a bad one gets: the bo
 signature (401), the Idempotency-Key header (400), the JSON (415/400).
 """
 
-from synapse.api.hooks import idempotency_key
+from synapse.api.hooks import answered, idempotency_key
 from synapse.api.http import Request, Response, public_endpoint
 from synapse.webhooks import receive, signing
 
@@ -17,5 +17,4 @@ def handler(request: Request) -> Response:
     delivery = receive.authenticate(request.path("hook_id"), raw, signature)
     key = idempotency_key(request)
     answer = receive.deliver(delivery, request.json_object(receive.MAX_BODY_BYTES), key)
-    replayed = {"Idempotent-Replayed": "true"} if answer.replayed else {}
-    return Response.json(answer.body, answer.status, replayed)
+    return answered(answer)

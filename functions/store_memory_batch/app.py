@@ -5,7 +5,7 @@ delivery does.
 With an Idempotency-Key, a replay within 24 h gets the first answer and applies nothing again.
 """
 
-from synapse.api.hooks import idempotency_key
+from synapse.api.hooks import answered, idempotency_key
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
 from synapse.memory.model import MemoryWrite
@@ -23,5 +23,4 @@ def handler(request: Request) -> Response:
         return store.store(mind_id, write, source, changed_by=principal.changed_by())
 
     answer = batch.store_batch(mind_id, body, key, store_one)
-    replayed = {"Idempotent-Replayed": "true"} if answer.replayed else {}
-    return Response.json(answer.body, answer.status, replayed)
+    return answered(answer)

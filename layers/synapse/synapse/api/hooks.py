@@ -1,13 +1,14 @@
-"""HTTP glue of inbound hooks: where this API answers (for a hook's absolute URL), and the form of
-a delivery's `Idempotency-Key` header. The hooks themselves are `synapse.webhooks.hooks` and
-`synapse.webhooks.receive`, which never see a request."""
+"""HTTP glue of inbound hooks and batches: where this API answers (for a hook's absolute URL), the
+form of an `Idempotency-Key` header, and how an answer kept for that key is sent. The hooks
+themselves are `synapse.webhooks.hooks` and `synapse.webhooks.receive`, which never see a request."""
 
 from __future__ import annotations
 
 import re
 
-from synapse.api.http import Request
+from synapse.api.http import Request, Response
 from synapse.core.errors import BadRequest
+from synapse.webhooks.idempotency import Answer
 
 IDEMPOTENCY_KEY_MAX_CHARS = 255
 _HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:]{2,39}\](:[0-9]{1,5})?")
@@ -40,3 +41,9 @@ def idempotency_key(request: Request) -> str | None:
             details=[{"field": "Idempotency-Key", "rule": "format", "message": "visible ASCII, 1-255"}],
         )
     return value
+
+
+def answered(answer: Answer) -> Response:
+    """A batch's answer; `Idempotent-Replayed: true` when it is the one kept for a replayed key."""
+    replayed = {"Idempotent-Replayed": "true"} if answer.replayed else {}
+    return Response.json(answer.body, answer.status, replayed)
