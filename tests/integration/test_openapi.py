@@ -96,3 +96,23 @@ def test_the_document_is_served_without_a_credential(api: Api) -> None:
     assert answer.status == 200, answer.text
     assert answer.headers["Content-Type"].startswith("application/json")
     assert answer.json() == json.loads(COMMITTED.read_text())
+
+
+def test_the_answer_headers_it_documents_are_sent(api: Api) -> None:
+    paths = openapi.document()["paths"]
+    # Given the document's word on what a creation, a rate limit and a batch answer carry
+    assert paths["/memory"]["post"]["responses"]["201"]["headers"]["Location"]["required"] is True
+    assert paths["/memory"]["post"]["responses"]["429"]["headers"]["Retry-After"]["required"] is True
+    assert "Idempotent-Replayed" in paths["/memory/batch"]["post"]["responses"]["200"]["headers"]
+    # When a memory is created, and a batch sent twice with one Idempotency-Key
+    mind = api.create_mind()
+    created = api.store(mind)
+    batch = {"memories": [{"category": "fact", "key": "batched", "content": "Sent twice"}]}
+    first, replay = (
+        api.call("POST", "/memory/batch", token=mind.key, json_body=batch, headers={"Idempotency-Key": "k1"})
+        for _ in range(2)
+    )
+    # Then the answers carry those headers
+    assert created.status == 201 and created.headers["Location"] == f"/memory/{created.json()['id']}"
+    assert first.status == replay.status == 200
+    assert "Idempotent-Replayed" not in first.headers and replay.headers["Idempotent-Replayed"] == "true"
