@@ -10,8 +10,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 from urllib.parse import parse_qs
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -39,11 +38,12 @@ _WHOLE_NUMBER = re.compile(r"[0-9]{1,9}")  # ASCII digits only: str.isdigit() ad
 JSON_TYPE = "application/json; charset=utf-8"
 
 
-@dataclass(frozen=True)
-class Response:
+class Response(NamedTuple):
+    """A NamedTuple, as Request: a dataclass compiles its methods at import (issue 14, cold start)."""
+
     status: int
-    body: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
+    body: str
+    headers: dict[str, str]  # no default: one dict shared by every Response could be changed by one
 
     @classmethod
     def json(cls, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -56,7 +56,7 @@ class Response:
 
     @classmethod
     def empty(cls, status: int = 204) -> Response:
-        return cls(status)
+        return cls(status, "", {})
 
     def to_lambda(self) -> dict[str, Any]:
         return {
@@ -96,8 +96,7 @@ class BodyModel[T](Protocol):
     def from_body(self, body: dict[str, Any], /) -> T: ...
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     event: dict[str, Any]
     headers: dict[str, str]
     query: dict[str, list[str]]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core.errors import Forbidden, Unauthorized
 from synapse.memory.kinds import Source
@@ -12,8 +11,7 @@ from synapse.minds.keys import ALL_SCOPES, SCOPES
 HOOK_SCOPES = frozenset({"write"})  # a hook delivery only ever stores
 
 
-@dataclass(frozen=True)
-class Principal:
+class Principal(NamedTuple):
     """Who is calling: a user (JWT), an agent holding a Mind Key for one mind, or an agent's signed
     hook delivery (`hook_id`, write only). `scopes` is what the credential may do; a user may do all."""
 

@@ -13,7 +13,6 @@ not swept yet, which they find through the `category_expiring` index.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 from synapse.memory.kinds import Memory
@@ -36,13 +35,23 @@ def tag_counter_sk(tag: str, category: str) -> str:
     return tag_counters_prefix(tag) + category
 
 
-@dataclass(frozen=True)
 class Tally:
-    """Counts of a set of memories: all, verified, low priority."""
+    """Counts of a set of memories: all, verified, low priority. Written out rather than a dataclass,
+    which compiles its methods at import (issue 14, cold start); a NamedTuple's `+` would concatenate."""
 
-    n: int = 0
-    v: int = 0
-    low: int = 0
+    __slots__ = ("low", "n", "v")
+
+    def __init__(self, n: int = 0, v: int = 0, low: int = 0) -> None:
+        self.n, self.v, self.low = n, v, low
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Tally) and (self.n, self.v, self.low) == (other.n, other.v, other.low)
+
+    def __hash__(self) -> int:
+        return hash((self.n, self.v, self.low))
+
+    def __repr__(self) -> str:
+        return f"Tally(n={self.n}, v={self.v}, low={self.low})"
 
     def __add__(self, other: Tally) -> Tally:
         return Tally(self.n + other.n, self.v + other.v, self.low + other.low)

@@ -25,9 +25,9 @@ buckets from its watermark to the current hour, so its cost follows what expires
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.memory.kinds import Memory
@@ -70,8 +70,7 @@ def live_tag_bounds(tag: str) -> tuple[str, str]:
 # ---------------------------------------------------------------- what a write of an existing memory needs
 
 
-@dataclass(frozen=True)
-class Guard:
+class Guard(NamedTuple):
     """For a write replacing or deleting `old`:
 
     - `condition`: appended to the write's "unchanged" condition on the memory item, so a sweep
@@ -81,7 +80,7 @@ class Guard:
 
     condition: str = ""
     counted: Memory | None = None
-    operations: list[dict[str, Any]] = field(default_factory=list)
+    operations: Sequence[dict[str, Any]] = ()
 
 
 NOT_SWEPT = f" AND attribute_not_exists({SWEPT_AT})"

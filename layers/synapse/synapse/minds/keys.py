@@ -11,8 +11,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.ids import looks_like_id, new_id
@@ -130,8 +129,7 @@ def revoke_operations(mind_id: str, item: dict[str, Any]) -> list[dict[str, Any]
     ]
 
 
-@dataclass(frozen=True)
-class ResolvedKey:
+class ResolvedKey(NamedTuple):
     mind_id: str
     key_id: str
     scopes: frozenset[str]

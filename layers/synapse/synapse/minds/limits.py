@@ -13,8 +13,7 @@ tried again. Every writer needs the count to exist, so nothing changes what is c
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core.errors import Contention, LimitReached, NotFound
 from synapse.storage import tables
@@ -25,8 +24,7 @@ MAX_WEBHOOKS_PER_MIND = 20
 _ATTEMPTS = 4
 
 
-@dataclass(frozen=True)
-class Counted:
+class Counted(NamedTuple):
     """A count: the item holding it, its attribute, its maximum and how to count it afresh."""
 
     key: dict[str, str]

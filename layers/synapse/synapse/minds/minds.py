@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.errors import NotFound
@@ -22,8 +21,7 @@ AGENT_WRITES_TO_VERIFIED = ("propose", "unverify")
 DEFAULT_HISTORY_RETENTION_DAYS = 90
 
 
-@dataclass(frozen=True)
-class MindSettings:
+class MindSettings(NamedTuple):
     """A mind's own settings: what an agent's write to a verified memory does, and how long
     revisions are kept."""
 
@@ -54,8 +52,7 @@ def settings_of(mind_id: str) -> MindSettings:
     return _settings_from_item(item)
 
 
-@dataclass(frozen=True)
-class Mind:
+class Mind(NamedTuple):
     id: str
     name: str
     owner: str

@@ -8,8 +8,7 @@ from it here and checked against the list it is for, so a signed cursor of the w
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.storage import cursor, tables
 
@@ -18,14 +17,12 @@ MAX_LIMIT = 100
 Item = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Page[T]:
+class Page[T](NamedTuple):
     items: list[T]
     next_cursor: str | None
 
 
-@dataclass(frozen=True)
-class Position:
+class Position(NamedTuple):
     """What a cursor of one list holds, and the ExclusiveStartKey it stands for (None: not one of
     this list's, so the cursor is refused)."""
 

@@ -44,11 +44,10 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -269,8 +268,7 @@ UNKNOWN_OUTCOME_ERRORS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Backoff:
+class Backoff(NamedTuple):
     """Full-jitter exponential backoff; tests swap `sleep` (and `jitter`) so they never wait."""
 
     attempts: int = 8
