@@ -76,7 +76,7 @@ def populate(mind_id: str, total: int, now: datetime, expired_share: float) -> N
             body["expires_at"] = (now + timedelta(hours=1 + rng.random() * 12)).isoformat()
         source = model.Source.USER if i % 5 else model.Source.AGENT
         moment = now - timedelta(seconds=total - i)
-        store.store(mind_id, model.parse(model.MemoryWrite, body), source, at=moment)
+        store.store(mind_id, model.MemoryWrite.from_body(body), source, at=moment)
         if (i + 1) % 5000 == 0:
             rate = (i + 1) / (time.perf_counter() - started)
             print(f"  stored {i + 1:,} ({rate:,.0f}/s)", flush=True)

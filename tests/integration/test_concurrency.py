@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from synapse.memory import store
-from synapse.memory.model import MemoryWrite, Source, parse
+from synapse.memory.model import MemoryWrite, Source
 
 from tests.support.api import Api, memory_body
 from tests.support.checks import as_user, assert_error
@@ -118,7 +118,7 @@ def test_a_writer_holding_a_deleted_memory_never_overwrites_its_successor(
     stale_reads = iter([held])
     fresh_read = store._read_by_key
     monkeypatch.setattr(store, "_read_by_key", lambda *key: next(stale_reads, None) or fresh_read(*key))
-    result = store.store(mind.id, parse(MemoryWrite, memory_body(tags=["z"])), Source.USER)
+    result = store.store(mind.id, MemoryWrite.from_body(memory_body(tags=["z"])), Source.USER)
 
     # Then the stale attempt loses, the retry replaces the successor, and nothing is left orphaned
     assert (result.memory.id, result.memory.version) == (successor["id"], 2)

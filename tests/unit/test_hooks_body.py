@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from synapse.core.errors import Unprocessable
-from synapse.memory.model import MemoryWrite, parse
+from synapse.memory.model import MemoryWrite
 from synapse.webhooks import batch, bodies, receive, signing
 
 
@@ -38,7 +38,7 @@ def test_a_failed_items_report_is_bounded_whatever_it_broke() -> None:
     # Given an item with a thousand unknown fields, each with a very long name
     item = {"x" * 5000 + str(i): i for i in range(1000)}
     with pytest.raises(Unprocessable) as caught:
-        parse(MemoryWrite, item)
+        MemoryWrite.from_body(item)
     # When it is reported
     report = batch._error(caught.value)
     # Then a few details, each clipped, stand for all of them
@@ -48,12 +48,12 @@ def test_a_failed_items_report_is_bounded_whatever_it_broke() -> None:
 
 
 def test_rotation_grace_defaults_to_a_day_and_allows_zero_to_seven_days() -> None:
-    assert parse(bodies.HookRotate, {}).grace_seconds == 24 * 3600
-    assert parse(bodies.HookRotate, {"grace_seconds": 0}).grace_seconds == 0
-    assert parse(bodies.HookRotate, {"grace_seconds": 7 * 24 * 3600}).grace_seconds == 7 * 24 * 3600
+    assert bodies.HookRotate.from_body({}).grace_seconds == 24 * 3600
+    assert bodies.HookRotate.from_body({"grace_seconds": 0}).grace_seconds == 0
+    assert bodies.HookRotate.from_body({"grace_seconds": 7 * 24 * 3600}).grace_seconds == 7 * 24 * 3600
     for bad in (-1, 7 * 24 * 3600 + 1, "60", 1.5, True):
         with pytest.raises(Unprocessable):
-            parse(bodies.HookRotate, {"grace_seconds": bad})
+            bodies.HookRotate.from_body({"grace_seconds": bad})
 
 
 def test_secrets_are_prefixed_and_unguessable() -> None:

@@ -14,7 +14,6 @@ from synapse.memory.model import (
     MindWrite,
     Source,
     new_memory,
-    parse,
     patched,
     replaced,
     verified,
@@ -29,12 +28,12 @@ LATER = AT + timedelta(minutes=5)
 def broken(body: dict[str, Any], model: type[Any] = MemoryWrite) -> list[tuple[str, str]]:
     """(field, rule) of every detail of the 422 that `body` earns."""
     with pytest.raises(Unprocessable) as caught:
-        parse(model, body)
+        model.from_body(body)
     return [(d["field"], d["rule"]) for d in caught.value.details]
 
 
 def write(**overrides: Any) -> MemoryWrite:
-    return parse(MemoryWrite, memory_body(**overrides))
+    return MemoryWrite.from_body(memory_body(**overrides))
 
 
 # ---------------------------------------------------------------- key
@@ -217,15 +216,15 @@ def test_source_may_be_repeated_in_the_body_but_only_as_user_or_agent() -> None:
 
 
 def test_mind_name_is_1_to_100_chars_after_trimming() -> None:
-    assert parse(MindWrite, {"name": "  Michael's Mind "}).name == "Michael's Mind"
-    assert parse(MindWrite, {"name": "x" * 100}).name == "x" * 100
+    assert MindWrite.from_body({"name": "  Michael's Mind "}).name == "Michael's Mind"
+    assert MindWrite.from_body({"name": "x" * 100}).name == "x" * 100
     assert broken({"name": "   "}, MindWrite) == [("name", "length")]
     assert broken({"name": "x" * 101}, MindWrite) == [("name", "length")]
 
 
 def test_the_422_message_names_every_field() -> None:
     with pytest.raises(Unprocessable) as caught:
-        parse(MemoryWrite, memory_body(key="Bad Key", priority="urgent"))
+        MemoryWrite.from_body(memory_body(key="Bad Key", priority="urgent"))
     assert "key:" in caught.value.message and "priority:" in caught.value.message
 
 
@@ -275,17 +274,17 @@ def test_a_user_write_is_verified() -> None:
 
 def test_patch_changes_only_what_it_names_and_null_expiry_clears() -> None:
     old = stored(priority="high", expires_at="2030-01-01T00:00:00Z")
-    new = patched(old, parse(MemoryPatch, {"confidence": 0.4, "expires_at": None}), Source.USER, LATER)
+    new = patched(old, MemoryPatch.from_body({"confidence": 0.4, "expires_at": None}), Source.USER, LATER)
     assert (new.content, new.tags, new.priority) == (old.content, old.tags, "high")
     assert (new.confidence, new.expires_at, new.version) == (0.4, None, 2)
-    kept = patched(old, parse(MemoryPatch, {"content": "x"}), Source.USER, LATER)
+    kept = patched(old, MemoryPatch.from_body({"content": "x"}), Source.USER, LATER)
     assert kept.expires_at == "2030-01-01T00:00:00.000Z"
 
 
 def test_patch_by_agent_of_content_unverifies_and_of_priority_does_not() -> None:
     old = verified(stored(), "user-1", AT)
-    assert patched(old, parse(MemoryPatch, {"priority": "low"}), Source.AGENT, LATER).verified is True
-    assert patched(old, parse(MemoryPatch, {"content": "y"}), Source.AGENT, LATER).verified is False
+    assert patched(old, MemoryPatch.from_body({"priority": "low"}), Source.AGENT, LATER).verified is True
+    assert patched(old, MemoryPatch.from_body({"content": "y"}), Source.AGENT, LATER).verified is False
 
 
 @pytest.mark.parametrize("field", ["category", "key"])
@@ -293,19 +292,23 @@ def test_category_and_key_are_immutable(field: str) -> None:
     old = stored()
     other = {"category": "note", "key": "other_key"}[field]
     with pytest.raises(Unprocessable) as caught:
-        patched(old, parse(MemoryPatch, {field: other}), Source.USER, LATER)
+        patched(old, MemoryPatch.from_body({field: other}), Source.USER, LATER)
     assert caught.value.details == [
         {"field": field, "rule": "immutable", "message": "cannot be changed after creation"}
     ]
     # Sending the current value is harmless
     same = getattr(old, field)
-    assert patched(old, parse(MemoryPatch, {field: same}), Source.USER, LATER).version == 2
+    assert patched(old, MemoryPatch.from_body({field: same}), Source.USER, LATER).version == 2
 
 
-def test_patch_may_not_null_a_required_field() -> None:
-    with pytest.raises(Unprocessable) as caught:
-        patched(stored(), parse(MemoryPatch, {"content": None}), Source.USER, LATER)
-    assert caught.value.details[0]["field"] == "content"
+@pytest.mark.parametrize("field", ["content", "tags", "priority", "confidence"])
+def test_patch_may_not_null_a_field_that_null_would_not_clear(field: str) -> None:
+    assert broken({field: None}, MemoryPatch) == [(field, "not_null")]
+
+
+def test_patch_may_clear_the_expiry_with_null() -> None:
+    patch = MemoryPatch.from_body({"expires_at": None})
+    assert patch.expires_at is None and patch.sent == {"expires_at"}
 
 
 def test_verify_records_who_and_when() -> None:

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from synapse.api import schemas
+from synapse.core import validation
+from synapse.core.validation import Body
 from synapse.memory import model
 from synapse.memory.model import Category, MemoryWrite, Priority, Source
 
@@ -20,6 +23,7 @@ Auth = Literal["user", "either", "public", "signed"]
 TEXT = "text/plain"  # an answer that is text, not JSON (recall)
 JSON_TYPE = "application/json"
 JSON = "json"  # an answer that is some JSON object (no model describes it)
+REF = "#/components/schemas/"
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,7 @@ class Op:
     tag: str
     auth: Auth
     ok: dict[int, Any]
-    body: type[BaseModel] | None = None
+    body: type[Body] | type[BaseModel] | None = None  # a pydantic model only describes (MemoryBatch)
     params: tuple[Param, ...] = ()
     errors: tuple[int, ...] = ()
 
@@ -183,7 +187,7 @@ def _error_statuses(method: str, path: str, op: Op) -> set[int]:
     return found
 
 
-def _content(answer: Any, refs: dict[type[BaseModel], str]) -> dict[str, Any]:
+def _content(answer: Any, refs: dict[Any, str]) -> dict[str, Any]:
     kinds = answer if isinstance(answer, list) else [answer]
     content: dict[str, Any] = {}
     for kind in kinds:
@@ -224,7 +228,7 @@ def _success_headers(method: str, path: str, status: int) -> dict[str, Any]:
     return {}
 
 
-def _responses(method: str, path: str, op: Op, refs: dict[type[BaseModel], str]) -> dict[str, Any]:
+def _responses(method: str, path: str, op: Op, refs: dict[Any, str]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for status, answer in sorted(op.ok.items()):
         found[str(status)] = {"description": DESCRIPTIONS[status]}
@@ -240,7 +244,13 @@ def _responses(method: str, path: str, op: Op, refs: dict[type[BaseModel], str])
     return found
 
 
-def operation(method: str, path: str, op: Op, refs: dict[type[BaseModel], str]) -> dict[str, Any]:
+def _required(body: type[Body] | type[BaseModel]) -> bool:
+    if issubclass(body, Body):
+        return any(field.required for field in body.declared.values())
+    return any(field.is_required() for field in body.model_fields.values())
+
+
+def operation(method: str, path: str, op: Op, refs: dict[Any, str]) -> dict[str, Any]:
     found: dict[str, Any] = {"operationId": op.id, "summary": op.summary, "tags": [op.tag]}
     params = op.params + (MIND if _addresses_mind(path, op) else ())
     found["parameters"] = _path_params(path) + [p.spec() for p in params]
@@ -249,7 +259,7 @@ def operation(method: str, path: str, op: Op, refs: dict[type[BaseModel], str]) 
         if op.auth == "signed":  # a hook takes one memory or a batch
             schema = {"oneOf": [{"$ref": refs[MemoryWrite]}, schema]}
         found["requestBody"] = {
-            "required": any(field.is_required() for field in op.body.model_fields.values()),
+            "required": _required(op.body),
             "content": {JSON_TYPE: {"schema": schema}},
         }
     found["responses"] = _responses(method, path, op, refs)
@@ -257,8 +267,9 @@ def operation(method: str, path: str, op: Op, refs: dict[type[BaseModel], str]) 
     return found
 
 
-def models(operations: list[Op]) -> tuple[dict[type[BaseModel], str], dict[str, Any]]:
-    """Every model's $ref and the components' schemas (request bodies as validated, answers as sent)."""
+def models(operations: list[Op]) -> tuple[dict[Any, str], dict[str, Any]]:
+    """Every body's and answer's $ref and the components' schemas: request bodies as their rules
+    accept them (`core.validation`), answers as sent (pydantic, `schemas`)."""
     answers = {
         kind
         for op in operations
@@ -266,60 +277,21 @@ def models(operations: list[Op]) -> tuple[dict[type[BaseModel], str], dict[str, 
         for kind in (answer if isinstance(answer, list) else [answer])
     }
     answers = {kind for kind in answers if isinstance(kind, type)} | {schemas.Error}
-    bodies = {op.body for op in operations if op.body is not None} | {MemoryWrite}
-    inputs = [(model, "validation") for model in sorted(bodies, key=lambda m: m.__name__)]
-    outputs = [(model, "serialization") for model in sorted(answers, key=lambda m: m.__name__)]
-    keyed, top = models_json_schema(inputs + outputs, ref_template="#/components/schemas/{model}")  # type: ignore[arg-type]
-    refs = {kind: keyed[(kind, mode)]["$ref"] for kind, mode in inputs + outputs}
+    described = {op.body for op in operations if op.body is not None and issubclass(op.body, BaseModel)}
+    outputs = [(kind, "serialization") for kind in sorted(answers, key=lambda m: m.__name__)]
+    inputs = [(kind, "validation") for kind in sorted(described, key=lambda m: m.__name__)]
+    keyed, top = models_json_schema(inputs + outputs, ref_template=REF + "{model}")  # type: ignore[arg-type]
+    refs: dict[Any, str] = {kind: keyed[(kind, mode)]["$ref"] for kind, mode in inputs + outputs}
     components = top.get("$defs", {})
-    _refine(components)
-    return refs, components
+    enums: set[type[StrEnum]] = set()
 
+    def enum_ref(kind: type[StrEnum]) -> str:
+        enums.add(kind)
+        return REF + kind.__name__
 
-# Rules the bodies' validators enforce in code (synapse.memory.model), stated in the schema too, so a
-# client (and the contract fuzzer) sees them: (schema, field) → JSON Schema keywords of its value.
-_KEY = {"pattern": model.KEY_PATTERN.pattern, "minLength": 1, "maxLength": model.KEY_MAX_CHARS}
-_CONTENT = {
-    "minLength": 1,
-    "maxLength": model.CONTENT_MAX_BYTES,
-    "description": f"At most {model.CONTENT_MAX_BYTES} bytes of UTF-8.",
-}
-_TAGS = {"items": {"type": "string", "minLength": 1, "maxLength": model.TAG_MAX_CHARS}}
-_EXPIRES = {"format": "date-time", "description": "ISO 8601 with a time zone (Z or an offset)."}
-FIELD_RULES: dict[tuple[str, str], dict[str, Any]] = {
-    ("MemoryWrite", "key"): _KEY,
-    ("MemoryWrite", "content"): _CONTENT,
-    ("MemoryWrite", "tags"): _TAGS,
-    ("MemoryWrite", "expires_at"): _EXPIRES,
-    ("MemoryPatch", "key"): _KEY,
-    ("MemoryPatch", "content"): _CONTENT,
-    ("MemoryPatch", "tags"): _TAGS,
-    ("MemoryPatch", "expires_at"): _EXPIRES,
-    ("MindWrite", "name"): {**TEXT_PRESENT, "maxLength": model.NAME_MAX_CHARS},
-    ("MindPatch", "name"): {**TEXT_PRESENT, "maxLength": model.NAME_MAX_CHARS},
-    ("KeyWrite", "label"): {**TEXT_PRESENT, "maxLength": model.LABEL_MAX_CHARS},
-    ("KeyCreate", "label"): {**TEXT_PRESENT, "maxLength": model.LABEL_MAX_CHARS},
-    ("HookWrite", "label"): {**TEXT_PRESENT, "maxLength": model.LABEL_MAX_CHARS},
-    # Left out, a field stays; sent as null it is a 422 (only expires_at: null clears).
-    ("MemoryPatch", "priority"): {"nullable": False},
-    ("MemoryPatch", "confidence"): {"nullable": False},
-}
-for _field in ("content", "tags"):
-    FIELD_RULES[("MemoryPatch", _field)] = {**FIELD_RULES[("MemoryPatch", _field)], "nullable": False}
-
-
-def _refine(components: dict[str, Any]) -> None:
-    """Add FIELD_RULES to the fields' schemas (to the non-null branch of an optional field)."""
-    for (name, field), rules in FIELD_RULES.items():
-        found = components.get(name, {}).get("properties", {}).get(field)
-        if found is None:
-            continue
-        branches = [b for b in found.get("anyOf", [found]) if b.get("type") != "null"]
-        for branch in branches:
-            branch.update({k: v for k, v in rules.items() if k not in ("description", "nullable")})
-        if "description" in rules:
-            found["description"] = rules["description"]
-        if rules.get("nullable") is False and "anyOf" in found:
-            (only,) = branches
-            del found["anyOf"], found["default"]
-            found.update(only)
+    bodies = {op.body for op in operations if op.body is not None and issubclass(op.body, Body)}
+    for body in sorted(bodies | {MemoryWrite}, key=lambda b: b.__name__):
+        refs[body], components[body.__name__] = REF + body.__name__, validation.json_schema(body, enum_ref)
+    for kind in enums:
+        components[kind.__name__] = {"type": "string", "enum": [str(member) for member in kind]}
+    return refs, dict(sorted(components.items()))

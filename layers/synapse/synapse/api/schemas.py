@@ -11,8 +11,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from synapse.memory.model import MemoryWrite
-
 
 class _Answer(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -155,13 +153,19 @@ class RecallJson(_Answer):
     left_out: int
 
 
+MEMORY_WRITE = "#/components/schemas/MemoryWrite"
+
+
 class MemoryBatch(BaseModel):
     """The body of `POST /memory/batch` (and a batch hook delivery): 1 to 100 memories, each a
     `POST /memory` body. Each item is validated on its own: a bad one is that item's error."""
 
     model_config = ConfigDict(extra="forbid")
 
-    memories: list[MemoryWrite] = Field(min_length=1, max_length=100)
+    # Each item is a MemoryWrite, whose schema comes from its rules (`core.validation`), not pydantic.
+    memories: list[dict[str, Any]] = Field(
+        min_length=1, max_length=100, json_schema_extra={"items": {"$ref": MEMORY_WRITE}}
+    )
 
 
 class StoredSummary(_Answer):

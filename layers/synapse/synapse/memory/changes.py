@@ -1,9 +1,9 @@
 """How a client's write or patch becomes the stored memory: a new memory, a store-again by
 (category, key), a partial update, a verification; versioning and the verification rule.
 
-Apart from `model` (which re-exports these and holds the pydantic request bodies) so that
-`memory.store`, which every memory handler imports, needs no pydantic: these functions read a
-body's fields through the `WriteFields`/`PatchFields` protocols (issue 14, cold start).
+Apart from `model` (which re-exports these and holds the request bodies) so that `memory.store`,
+which every memory handler imports, does not load the body rules: these functions read a body's
+fields through the `WriteFields`/`PatchFields` protocols.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class PatchFields(Protocol):
     @property
     def key(self) -> str | None: ...
     @property
-    def model_fields_set(self) -> set[str]: ...
+    def sent(self) -> frozenset[str]: ...
 
 
 def new_memory(mind_id: str, write: WriteFields, source: Source, at: datetime) -> Memory:
@@ -109,19 +109,12 @@ def patched(old: Memory, patch: PatchFields, source: Source, at: datetime) -> Me
                     {"field": field, "rule": "immutable", "message": "cannot be changed after creation"}
                 ],
             )
-    sent = patch.model_fields_set
+    sent = patch.sent
     changes: dict[str, Any] = {}
     for field in ("content", "tags", "priority", "confidence", "expires_at"):
         if field not in sent:
             continue
-        value = getattr(patch, field)
-        if value is None and field != "expires_at":
-            raise Unprocessable(
-                f"{field}: cannot be null",
-                details=[
-                    {"field": field, "rule": "not_null", "message": "cannot be null; leave it out to keep it"}
-                ],
-            )
+        value = getattr(patch, field)  # None only for expires_at: the body refuses any other null
         changes[field] = value.value if isinstance(value, StrEnum) else value
     return _after_change(old, replace(old, **changes), source, at)
 

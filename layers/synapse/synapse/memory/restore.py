@@ -13,19 +13,17 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from pydantic import Field
-
 from synapse.core import clock
 from synapse.core.errors import Conflict
+from synapse.core.validation import Body, Rule, accepts
 from synapse.memory import history, writes
 from synapse.memory.kinds import Memory
-from synapse.memory.model import Body
 
 
 class RestoreRequest(Body):
     """The body of `POST /memory/{id}/restore`: which revision to bring back."""
 
-    version: int = Field(ge=1)
+    version: int = accepts(Rule("integer", minimum=1))
 
 
 def restored(base: Memory, earlier: Memory, user_id: str, at: datetime, version: int) -> Memory:

@@ -17,7 +17,7 @@ from typing import Any
 from synapse.core.errors import SynapseError, Unprocessable
 from synapse.core.observability import logger
 from synapse.memory import store
-from synapse.memory.model import MemoryWrite, parse
+from synapse.memory.model import MemoryWrite
 from synapse.webhooks import idempotency
 
 MAX_BATCH = 100
@@ -89,7 +89,7 @@ def apply(index: int, item: Any, store_one: StoreOne) -> dict[str, Any]:
                 "body: each memory must be a JSON object",
                 details=[{"field": "body", "rule": "type", "message": "must be a JSON object"}],
             )
-        stored = store_one(parse(MemoryWrite, item))
+        stored = store_one(MemoryWrite.from_body(item))
     except SynapseError as error:
         return {"index": index, "status": "error", "error": _error(error)}
     except Exception:
