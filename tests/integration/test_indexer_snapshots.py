@@ -154,7 +154,7 @@ def test_a_warm_reader_holds_a_bounded_number_of_indexes_open(tmp_path: Path) ->
     # Given many minds with an index each (one search container serves every mind)
     minds = [f"m_bounded{i:04d}" for i in range(300)]
     for mind in minds:
-        change = Change.upsert(Doc(**{**vars(doc("mem_a", "alpha")), "mind_id": mind}))
+        change = Change.upsert(Doc(**{**doc("mem_a", "alpha")._asdict(), "mind_id": mind}))
         apply_batch(mind, [change], tmp_path)
     # When each is searched in turn by the same process
     for mind in minds:
@@ -182,9 +182,9 @@ def test_a_rebuild_keeps_what_was_indexed_while_it_read_the_table(tmp_path: Path
     )
     # When a rebuild reads a table snapshot that still has v1 of mem_a and v1 of mem_t
     table = [
-        {**vars(doc("mem_a", "older text")), "tags": ["t"]},
-        {**vars(doc("mem_t", "deleted meanwhile")), "tags": ["t"]},
-        {**vars(doc("mem_b", "only in the table")), "tags": ["t"]},
+        {**doc("mem_a", "older text")._asdict(), "tags": ["t"]},
+        {**doc("mem_t", "deleted meanwhile")._asdict(), "tags": ["t"]},
+        {**doc("mem_b", "only in the table")._asdict(), "tags": ["t"]},
     ]
     rebuilt = rebuild(MIND, items=table, base=tmp_path)
     # Then the newer change and the tombstone win, the drifted doc is gone, the table's doc is in

@@ -24,9 +24,8 @@ id and receivers can deduplicate on it.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.memory import proposals
@@ -46,8 +45,7 @@ from synapse.storage import tables
 _DECIDED = {"accepted": PROPOSAL_ACCEPTED, "rejected": PROPOSAL_REJECTED}
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """One event before it fans out to subscriptions: `cause` makes its id unique and stable."""
 
     type: str

@@ -19,10 +19,10 @@ gives it and the 9 before it a `ttl` of 30 days; a restore takes that `ttl` off 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.errors import NotFound
@@ -125,8 +125,7 @@ def untimed_ops(mind_id: str, memory_id: str, versions: list[int]) -> list[dict[
 # ---------------------------------------------------------------- reading history
 
 
-@dataclass(frozen=True)
-class Revision:
+class Revision(NamedTuple):
     version: int
     memory: Memory
     change: str

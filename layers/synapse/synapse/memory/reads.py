@@ -18,9 +18,8 @@ from __future__ import annotations
 import heapq
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.errors import BadRequest
@@ -71,8 +70,7 @@ def _items(params: dict[str, Any], first_page: int, later_pages: int) -> Iterato
 # ---------------------------------------------------------------- recall
 
 
-@dataclass(frozen=True)
-class RecallQuery:
+class RecallQuery(NamedTuple):
     categories: frozenset[str] | None = None
     tag: str | None = None
     limit: int = recall.DEFAULT_LIMIT
@@ -165,8 +163,7 @@ def recall_of(mind_id: str, query: RecallQuery, at: datetime | None = None) -> r
 # ---------------------------------------------------------------- by-tag
 
 
-@dataclass(frozen=True)
-class TagQuery:
+class TagQuery(NamedTuple):
     tag: str
     categories: frozenset[str] | None = None
     include_expired: bool = False

@@ -43,9 +43,8 @@ as the answer can show (at most `limit` + 1), so reading stops when the budget i
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.memory.counts import Tally
 from synapse.memory.kinds import Memory
@@ -93,8 +92,7 @@ def left_out_line(count: int) -> str:
     return f"{count} more memories left out; {SEARCH_HINT} finds them."
 
 
-@dataclass(frozen=True)
-class Recall:
+class Recall(NamedTuple):
     mind_id: str
     mind_name: str
     total: int

@@ -9,9 +9,9 @@ tries again. An agent's write that would change what a person verified becomes a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.errors import PreconditionFailed
@@ -40,8 +40,7 @@ def get_memory(mind_id: str, memory_id: str) -> Memory:
 # ---------------------------------------------------------------- writes
 
 
-@dataclass(frozen=True)
-class Stored:
+class Stored(NamedTuple):
     """What a write left: the memory (as it stays, when the write became a proposal), whether it
     was created, and the proposal (JSON) an agent's change to a verified memory became."""
 
@@ -168,8 +167,7 @@ def purge_mind(mind_id: str) -> int:
 # ---------------------------------------------------------------- list
 
 
-@dataclass(frozen=True)
-class ListFilters:
+class ListFilters(NamedTuple):
     category: str | None = None
     tag: str | None = None
     priority: str | None = None
@@ -178,11 +176,10 @@ class ListFilters:
     include_expired: bool = False
 
     def scope(self) -> str:
-        return "list?" + "&".join(f"{k}={v}" for k, v in sorted(vars(self).items()) if v is not None)
+        return "list?" + "&".join(f"{k}={v}" for k, v in sorted(self._asdict().items()) if v is not None)
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(NamedTuple):
     memories: list[Memory]
     next_cursor: str | None
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.memory.kinds import Priority
 
@@ -12,8 +11,7 @@ class Unindexable(Exception):
     """A change that cannot be applied (malformed record, unsafe mind id): a poison record."""
 
 
-@dataclass(frozen=True)
-class Doc:
+class Doc(NamedTuple):
     """The indexed part of a memory."""
 
     id: str
@@ -54,8 +52,7 @@ class Doc:
         return Priority(self.priority).rank
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """One memory's new state (`doc`) or its removal at `version` (`doc is None`)."""
 
     mind_id: str

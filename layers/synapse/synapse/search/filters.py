@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.memory.kinds import Memory
 
 
-@dataclass(frozen=True)
-class SearchFilters:
+class SearchFilters(NamedTuple):
     tag: str | None = None
     category: str | None = None
     priority: str | None = None

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from synapse.core.errors import BadRequest
@@ -189,8 +188,7 @@ def _plain_words(tokens: list[Token]) -> Node | None:
     return terms[0] if len(terms) == 1 else Op("AND", tuple(terms))
 
 
-@dataclass(frozen=True)
-class Query:
+class Query(NamedTuple):
     """A parsed query: the FTS5 MATCH expression, and whether it was read as plain words."""
 
     match: str

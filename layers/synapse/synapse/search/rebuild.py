@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -65,8 +64,7 @@ class _Carried(NamedTuple):
         return Change.upsert(doc)
 
 
-@dataclass(frozen=True)
-class Rebuilt:
+class Rebuilt(NamedTuple):
     mind_id: str
     indexed: int
     carried_over: int

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.memory.items import memory_from_item
@@ -19,8 +18,7 @@ from synapse.storage import cursor, tables
 MAX_OFFSET = 10_000
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     memory: Memory
     score: float
     snippet: str
@@ -29,9 +27,8 @@ class Result:
         return {"memory": self.memory.public(), "score": self.score, "snippet": self.snippet}
 
 
-@dataclass(frozen=True)
-class SearchPage:
-    results: list[Result] = field(default_factory=list)
+class SearchPage(NamedTuple):
+    results: list[Result]
     next_cursor: str | None = None
 
     def public(self) -> dict[str, Any]:
@@ -85,7 +82,7 @@ def search(
     offset = _offset(mind_id, scope, after)
     db = reader(mind_id)
     if db is None:
-        return SearchPage()
+        return SearchPage([])
     now = clock.to_iso(clock.now())
     results: list[Result] = []
     position = offset

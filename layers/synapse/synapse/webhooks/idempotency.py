@@ -19,8 +19,7 @@ import random
 import secrets
 import time
 import zlib
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.errors import Conflict, InProgress
@@ -32,8 +31,7 @@ CLAIM_LEASE_SECONDS = 120
 WAIT_FOR_FIRST_SECONDS = 5.0
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(NamedTuple):
     """What a delivery answered; `replayed` when it is the stored answer of an earlier one."""
 
     status: int
@@ -41,14 +39,13 @@ class Answer:
     replayed: bool = False
 
 
-@dataclass
-class Claim:
+class Claim(NamedTuple):
     """The keys one delivery claims, the hash of what it carries, and a token naming this attempt."""
 
     hook_id: str
     keys: list[dict[str, str]]
     body_hash: str
-    token: str = field(default_factory=lambda: secrets.token_hex(8))
+    token: str
 
 
 def _digest(*parts: bytes) -> str:
@@ -63,14 +60,14 @@ def claim_for(
     keys = [tables.idempotency_key(hook_id, _digest(b"signed", str(signed_at).encode(), raw_body))]
     if idempotency_key is not None:
         keys.append(tables.idempotency_key(hook_id, _digest(b"header", idempotency_key.encode())))
-    return Claim(hook_id, keys, _body_hash(body))
+    return Claim(hook_id, keys, _body_hash(body), secrets.token_hex(8))
 
 
 def claim_for_key(scope: str, body: dict[str, Any], idempotency_key: str) -> Claim:
     """The claim of an unsigned request (`POST /memory/batch`): the header's key alone, within
     `scope` (e.g. one mind), and the hash of its parsed body."""
     key = tables.idempotency_key(scope, _digest(b"header", idempotency_key.encode()))
-    return Claim(scope, [key], _body_hash(body))
+    return Claim(scope, [key], _body_hash(body), secrets.token_hex(8))
 
 
 def _body_hash(body: dict[str, Any]) -> str:

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote, urlsplit
 
 from synapse.core.errors import Unprocessable, field_error
@@ -52,8 +51,7 @@ class Refused(Exception):
         return field_error(field, self.rule, self.message)
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """A URL that passed the guard, with the addresses it was checked against (connect to these)."""
 
     url: str

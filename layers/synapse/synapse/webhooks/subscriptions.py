@@ -14,9 +14,8 @@ re-enabling a disabled subscription with PATCH starts the count afresh.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from synapse.core import clock
 from synapse.core.errors import Conflict, NotFound
@@ -66,8 +65,7 @@ def guard(url: str) -> ssrf.Target:
 # ---------------------------------------------------------------- the subscription
 
 
-@dataclass(frozen=True)
-class Subscription:
+class Subscription(NamedTuple):
     id: str
     mind_id: str
     url: str
@@ -255,7 +253,7 @@ def update(owner: str, mind_id: str, webhook_id: str, patch: WebhookChanges) -> 
             changes["enabled"] = patch.enabled
             if patch.enabled:  # a fresh start: the failure count and the reason go
                 changes |= {"failing_since": None, "disabled_reason": None}
-        new = replace(old, **changes)
+        new = old._replace(**changes)
         operations: list[dict[str, Any]] = [
             minds.mind_exists_check(mind_id),  # a deleted mind's webhook has its TTL: a Put must not drop it
             {

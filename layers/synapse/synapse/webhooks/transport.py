@@ -15,9 +15,8 @@ import socket
 import ssl
 import threading
 import time
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core.settings import get_settings
 from synapse.webhooks import signing, ssrf, subscriptions
@@ -27,8 +26,7 @@ USER_AGENT = "Synapse-Webhooks/1"
 _RESPONSE_PEEK_BYTES = 4096
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     delivered: bool
     status_code: int | None
     error: str | None
