@@ -1,7 +1,7 @@
 """Schemathesis hooks for the contract run (tests/e2e/test_contract.py), loaded through
 SCHEMATHESIS_HOOKS by the `schemathesis run` subprocess.
 
-Each generated request gets the credential its operation takes (synapse.api.openapi.OPERATIONS):
+Each generated request gets the credential its operation takes (synapse.openapi.document.OPERATIONS):
 a person's JWT for JWT-only routes, the JWT or the mind's Mind Key (chosen per request) where either
 works; a hook delivery is signed with the hook's secret (most of the time: a few stay as generated,
 so a bad signature is exercised too). Path ids point at things seeded in the mind (a memory, a
@@ -20,7 +20,7 @@ import random
 from typing import Any
 
 import schemathesis
-from synapse.api.openapi import OPERATIONS
+from synapse.openapi.document import OPERATIONS
 from synapse.webhooks import signing
 
 SEEDED: dict[str, str] = json.loads(os.environ.get("SYNAPSE_CONTRACT", "{}"))

@@ -34,7 +34,18 @@ def test_the_layer_is_one_package_per_concern() -> None:
     # When its top level is listed
     top = {p.name for p in LAYER.iterdir() if not p.name.startswith("__")}
     # Then it holds only subpackages, each a concern a newcomer can find by its folder
-    assert top == {"api", "auth", "core", "lifecycle", "memory", "minds", "search", "storage", "webhooks"}
+    assert top == {
+        "api",
+        "auth",
+        "core",
+        "lifecycle",
+        "memory",
+        "minds",
+        "openapi",
+        "search",
+        "storage",
+        "webhooks",
+    }
     assert all((LAYER / name / "__init__.py").is_file() for name in top)
 
 

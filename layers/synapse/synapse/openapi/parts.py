@@ -1,4 +1,4 @@
-"""The parts the OpenAPI document (`synapse.api.openapi`) is built from: an operation's description
+"""The parts the OpenAPI document (`synapse.openapi.document`) is built from: an operation's description
 (`Op`, `Param`), the parameters routes share, the security schemes, and how an `Op` becomes an
 OpenAPI operation object, with every status it can answer and the error envelope for each error.
 """
@@ -13,11 +13,11 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from synapse.api import schemas
 from synapse.core import validation
 from synapse.core.validation import Body
 from synapse.memory import model
 from synapse.memory.model import Category, MemoryWrite, Priority, Source
+from synapse.openapi import schemas
 
 Auth = Literal["user", "either", "public", "signed"]
 TEXT = "text/plain"  # an answer that is text, not JSON (recall)

@@ -1,4 +1,4 @@
-"""The JSON the API answers, as pydantic models: used only to describe it (`synapse.api.openapi`).
+"""The JSON the API answers, as pydantic models: used only to describe it (`synapse.openapi.document`).
 
 Handlers build their answers from the domain objects' `public()` dicts; these models say what those
 hold, field for field. Extra fields are allowed (a client must ignore fields it does not know), so

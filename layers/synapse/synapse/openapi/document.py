@@ -1,17 +1,18 @@
 """The OpenAPI 3.1 document of the HTTP API, built from the code: the routes (`routes.ROUTES`, which a
-test keeps equal to template.yaml), the pydantic request bodies the handlers parse, the answer models
-of `synapse.api.schemas`, and `OPERATIONS` below (summary, credential, answers of each operation).
+test keeps equal to template.yaml), the request bodies the handlers parse (their rules, through
+`core.validation`), the answer models of `synapse.openapi.schemas`, and `OPERATIONS` below (summary,
+credential, answers of each operation).
 
-`make openapi` writes it to openapi.json (`python -m synapse.api.openapi`); `GET /openapi.json`
-serves the same document. A test fails when a route has no operation here or the committed file
-differs from `render()`.
+`make openapi` writes it to functions/openapi/openapi.json (openapi.json at the root links to it;
+`python -m synapse.openapi.document`), which the `GET /openapi.json` function serves as it is. A
+test fails when a route has no operation here or the committed file differs from `render()`.
 
 Adding a route: add its `Op` to `OPERATIONS` under its (method, path), then run `make openapi`.
 `Op(operationId, summary, tag, credential, {status: answer}, body model, params, extra error statuses)`:
 credential is "user" (JWT only), "either" (JWT or Mind Key; these also take X-Mind-Id), "public" or
-"signed"; an answer is a model of `synapse.api.schemas`, TEXT, a list of content types, or None.
+"signed"; an answer is a model of `synapse.openapi.schemas`, TEXT, a list of content types, or None.
 Error statuses implied by the credential, the path, the parameters and the body are added by
-`openapi_parts.operation`.
+`parts.operation`.
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ from dataclasses import replace
 from typing import Any
 
 from synapse.api import routes
-from synapse.api import schemas as S
-from synapse.api.openapi_parts import (
+from synapse.memory.model import Category, KeyCreate, MemoryPatch, MemoryWrite, MindPatch, MindWrite
+from synapse.memory.proposals import Status
+from synapse.memory.restore import RestoreRequest
+from synapse.openapi import schemas as S
+from synapse.openapi.parts import (
     CATEGORIES,
     IDEMPOTENCY,
     IF_MATCH,
@@ -47,9 +51,6 @@ from synapse.api.openapi_parts import (
     operation,
     query,
 )
-from synapse.memory.model import Category, KeyCreate, MemoryPatch, MemoryWrite, MindPatch, MindWrite
-from synapse.memory.proposals import Status
-from synapse.memory.restore import RestoreRequest
 from synapse.webhooks.bodies import HookRotate, HookWrite, WebhookPatch, WebhookWrite
 
 OPERATIONS: dict[tuple[str, str], Op] = {
@@ -315,7 +316,7 @@ def document() -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     missing = [f"{method} {path}" for method, path in routes.ROUTES if (method, path) not in OPERATIONS]
     if missing:
-        raise LookupError(f"No operation in synapse.api.openapi.OPERATIONS for {', '.join(missing)}.")
+        raise LookupError(f"No operation in synapse.openapi.document.OPERATIONS for {', '.join(missing)}.")
     for method, path in routes.ROUTES:
         op = OPERATIONS[(method, path)]
         paths.setdefault(path, {})[method.lower()] = operation(method, path, op, refs)
