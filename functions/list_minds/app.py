@@ -1,6 +1,5 @@
 """GET /minds — the caller's minds, with memory counts, oldest first, paginated."""
 
-from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.minds import minds
 
@@ -8,5 +7,5 @@ from synapse.minds import minds
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("list minds")
-    page = minds.list_minds(owner, *queries.page_of(request))
+    page = minds.list_minds(owner, *request.page())
     return Response.json({"minds": [m.public() for m in page.items], "next_cursor": page.next_cursor})

@@ -1,6 +1,5 @@
 """GET /minds/{mind_id}/webhooks — the mind's subscriptions, without secrets, paginated."""
 
-from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.webhooks import subscriptions
 
@@ -8,5 +7,5 @@ from synapse.webhooks import subscriptions
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("manage webhooks")
-    page = subscriptions.list_owned(owner, request.path("mind_id"), *queries.page_of(request))
+    page = subscriptions.list_owned(owner, request.path("mind_id"), *request.page())
     return Response.json({"webhooks": page.items, "next_cursor": page.next_cursor})

@@ -30,7 +30,7 @@ from synapse.core.errors import (
 from synapse.core.observability import LambdaHandler, entry_point, logger, metrics
 from synapse.core.settings import get_limits
 from synapse.minds import minds
-from synapse.storage import ratelimit
+from synapse.storage import pages, ratelimit
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32
@@ -160,6 +160,11 @@ class Request(NamedTuple):
                 f"{name}: give this parameter once.", details=[{"field": name, "rule": "single"}]
             )
         return values[0]
+
+    def page(self) -> tuple[int, str | None]:
+        """`limit` (1-100, default 20) and `cursor` of the minds, keys, hooks and webhooks lists. Here,
+        not in `queries`, so those handlers do not import the memory read paths (issue 14)."""
+        return self.query_int("limit", pages.DEFAULT_LIMIT, 1, pages.MAX_LIMIT), self.query_one("cursor")
 
     def query_all(self, name: str) -> list[str]:
         return self.query.get(name, [])

@@ -1,5 +1,6 @@
 """Query strings → the typed values the read paths take. Every `?name=value` rule of SPEC lives
-here, so the feature packages never see a request, and a bad parameter is a 400 naming it."""
+here (but the lists' `limit` and `cursor`: `http.Request.page`), so the feature packages never see a
+request, and a bad parameter is a 400 naming it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from synapse.memory.kinds import TAG_MAX_CHARS, Category, Priority, Source
 from synapse.memory.reads import RecallQuery, TagQuery
 from synapse.memory.store import ListFilters
 from synapse.search.filters import SearchFilters
-from synapse.storage import pages
 
 _WITHIN = re.compile(r"([1-9][0-9]{0,6})([mhdw])")
 _UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
@@ -103,8 +103,3 @@ def search_filters(request: Request) -> SearchFilters:
         priority=request.query_choice("priority", Priority),
         include_expired=bool(request.query_bool("include_expired", False)),
     )
-
-
-def page_of(request: Request) -> tuple[int, str | None]:
-    """`limit` (1-100, default 20) and `cursor` of the minds, keys, hooks and webhooks lists."""
-    return request.query_int("limit", pages.DEFAULT_LIMIT, 1, pages.MAX_LIMIT), request.query_one("cursor")
