@@ -11,8 +11,7 @@ from synapse.api.http import Request
 from synapse.core.errors import BadRequest
 from synapse.memory import recall
 from synapse.memory.kinds import TAG_MAX_CHARS, Category, Priority, Source
-from synapse.memory.reads import RecallQuery, TagQuery
-from synapse.memory.store import ListFilters
+from synapse.memory.selections import ListFilters, RecallQuery, TagQuery
 from synapse.search.filters import SearchFilters
 
 _WITHIN = re.compile(r"([1-9][0-9]{0,6})([mhdw])")

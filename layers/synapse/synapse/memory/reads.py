@@ -16,16 +16,17 @@ out of these indexes, so what a read pays for them is what expired since the las
 from __future__ import annotations
 
 import heapq
-import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any
 
 from synapse.core import clock
 from synapse.core.errors import BadRequest
 from synapse.memory import counts, expiry, recall
 from synapse.memory.counts import Tally
 from synapse.memory.kinds import Category, Memory
+from synapse.memory.selections import RecallQuery as RecallQuery
+from synapse.memory.selections import TagQuery as TagQuery
 from synapse.memory.store import Page, memory_from_item
 from synapse.minds import minds
 from synapse.storage import cursor, pages, tables
@@ -68,14 +69,6 @@ def _items(params: dict[str, Any], first_page: int, later_pages: int) -> Iterato
 
 
 # ---------------------------------------------------------------- recall
-
-
-class RecallQuery(NamedTuple):
-    categories: frozenset[str] | None = None
-    tag: str | None = None
-    limit: int = recall.DEFAULT_LIMIT
-    max_chars: int = recall.MAX_CHARS
-    as_json: bool = False
 
 
 def _recall_streams(
@@ -161,16 +154,6 @@ def recall_of(mind_id: str, query: RecallQuery, at: datetime | None = None) -> r
 
 
 # ---------------------------------------------------------------- by-tag
-
-
-class TagQuery(NamedTuple):
-    tag: str
-    categories: frozenset[str] | None = None
-    include_expired: bool = False
-
-    def scope(self) -> str:
-        shape = [self.tag, sorted(self.categories or []), self.include_expired]
-        return "by-tag " + json.dumps(shape, ensure_ascii=False)
 
 
 def _page(

@@ -23,6 +23,7 @@ from synapse.memory.items import memory_item as memory_item
 from synapse.memory.items import recall_sk as recall_sk
 from synapse.memory.items import tag_item_key as tag_item_key
 from synapse.memory.kinds import Memory, Source
+from synapse.memory.selections import ListFilters as ListFilters
 from synapse.memory.writes import ChangedBy
 from synapse.storage import cursor, tables
 
@@ -165,18 +166,6 @@ def purge_mind(mind_id: str) -> int:
 
 
 # ---------------------------------------------------------------- list
-
-
-class ListFilters(NamedTuple):
-    category: str | None = None
-    tag: str | None = None
-    priority: str | None = None
-    source: str | None = None
-    verified: bool | None = None
-    include_expired: bool = False
-
-    def scope(self) -> str:
-        return "list?" + "&".join(f"{k}={v}" for k, v in sorted(self._asdict().items()) if v is not None)
 
 
 class Page(NamedTuple):

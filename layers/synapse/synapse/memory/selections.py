@@ -1,0 +1,42 @@
+"""What a read of memories asks for: the recall, by-tag and list queries, as `api.queries` builds them
+from a request and `reads` / `store` answer them.
+
+Apart from those modules so that building one costs no import of the read and write paths: the
+search handler, which parses its query strings in `api.queries` too, never runs them (issue 14)."""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+from synapse.memory import recall
+
+
+class RecallQuery(NamedTuple):
+    categories: frozenset[str] | None = None
+    tag: str | None = None
+    limit: int = recall.DEFAULT_LIMIT
+    max_chars: int = recall.MAX_CHARS
+    as_json: bool = False
+
+
+class TagQuery(NamedTuple):
+    tag: str
+    categories: frozenset[str] | None = None
+    include_expired: bool = False
+
+    def scope(self) -> str:
+        shape = [self.tag, sorted(self.categories or []), self.include_expired]
+        return "by-tag " + json.dumps(shape, ensure_ascii=False)
+
+
+class ListFilters(NamedTuple):
+    category: str | None = None
+    tag: str | None = None
+    priority: str | None = None
+    source: str | None = None
+    verified: bool | None = None
+    include_expired: bool = False
+
+    def scope(self) -> str:
+        return "list?" + "&".join(f"{k}={v}" for k, v in sorted(self._asdict().items()) if v is not None)
