@@ -6,8 +6,6 @@ whose cache keeps a value for `SYNAPSE_SECRETS_MAX_AGE` seconds: a function that
 never calls Secrets Manager, and a rotated secret is picked up within that time, without a cold start.
 """
 
-from __future__ import annotations
-
 import os
 from functools import cache
 from typing import NamedTuple
@@ -33,7 +31,9 @@ def read_secret(arn: str, max_age: int) -> str:
 
 class Settings(NamedTuple):
     """A NamedTuple, not a dataclass: building a dataclass compiles its methods at import, ~1.5 ms of
-    every cold start for this one (issue 14)."""
+    every cold start for this one (issue 14). The module does without `from __future__ import
+    annotations` for the same reason: typing makes a compiled ForwardRef of each string annotation,
+    which doubled this class's cost."""
 
     memories_table: str
     minds_table: str
