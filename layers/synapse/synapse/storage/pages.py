@@ -8,7 +8,7 @@ from it here and checked against the list it is for, so a signed cursor of the w
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.storage import cursor, tables
 
@@ -17,27 +17,17 @@ MAX_LIMIT = 100
 Item = dict[str, Any]
 
 
-# Page and Position are written out: a NamedTuple or dataclass costs ~0.2 ms to make, and nearly
-# every handler imports this module (issue 14, cold start).
+class Page[T](NamedTuple):
+    items: list[T]
+    next_cursor: str | None
 
 
-class Page[T]:
-    __slots__ = ("items", "next_cursor")
-
-    def __init__(self, items: list[T], next_cursor: str | None) -> None:
-        self.items, self.next_cursor = items, next_cursor
-
-
-class Position:
+class Position(NamedTuple):
     """What a cursor of one list holds, and the ExclusiveStartKey it stands for (None: not one of
     this list's, so the cursor is refused)."""
 
-    __slots__ = ("fields", "start_key")
-
-    def __init__(
-        self, fields: tuple[str, ...], start_key: Callable[[dict[str, Any]], dict[str, str] | None]
-    ) -> None:
-        self.fields, self.start_key = fields, start_key
+    fields: tuple[str, ...]
+    start_key: Callable[[dict[str, Any]], dict[str, str] | None]
 
 
 def read(

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import timedelta
 from decimal import Decimal
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -268,20 +268,14 @@ UNKNOWN_OUTCOME_ERRORS = frozenset(
 )
 
 
-class Backoff:
-    """Full-jitter backoff; tests swap `sleep` and `jitter`. Slots, not a NamedTuple: cold start, issue 14."""
+class Backoff(NamedTuple):
+    """Full-jitter exponential backoff; tests swap `sleep` (and `jitter`) so they never wait."""
 
-    __slots__ = ("attempts", "base", "cap", "jitter", "sleep")
-
-    def __init__(
-        self,
-        attempts: int = 8,
-        base: float = 0.025,
-        cap: float = 1.0,
-        sleep: Callable[[float], None] = time.sleep,
-        jitter: Callable[[], float] = random.random,
-    ) -> None:
-        self.attempts, self.base, self.cap, self.sleep, self.jitter = attempts, base, cap, sleep, jitter
+    attempts: int = 8
+    base: float = 0.025
+    cap: float = 1.0
+    sleep: Callable[[float], None] = time.sleep
+    jitter: Callable[[], float] = random.random
 
     def pause(self, attempt: int) -> None:
         self.sleep(self.jitter() * min(self.cap, self.base * 2**attempt))
