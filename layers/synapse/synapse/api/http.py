@@ -13,12 +13,6 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 from urllib.parse import parse_qs
 
-# boto3 first, as near the top of a handler's imports as the layer gets (issue 14): imported from
-# deep in synapse's own chain (http → principal → keys → tables → boto3), botocore's import work ran
-# at a stack depth where CPython 3.13 keeps freeing and re-mapping a 16 KiB frame-stack chunk
-# (strace: ~1,700 mmap/munmap pairs and ~2,000 more page faults per cold start, ~12 ms here;
-# imported here: ~50). Which depth thrashes depends on the caller's stack: measure, do not assume.
-import boto3  # noqa: F401  (imported for its placement only; storage.tables uses it)
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 

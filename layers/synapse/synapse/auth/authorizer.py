@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import boto3  # noqa: F401  (placement only: imported first, see api.http)
-
 from synapse.auth.principal import Principal
 from synapse.auth.tokens import decode_jwt
 from synapse.core.errors import Unauthorized

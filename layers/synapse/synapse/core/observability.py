@@ -16,7 +16,6 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import boto3  # noqa: F401  (placement only: imported first, see api.http)
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging.lambda_context import build_lambda_context_model
 from aws_lambda_powertools.metrics import MetricResolution, MetricUnit
