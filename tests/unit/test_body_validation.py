@@ -115,3 +115,10 @@ def test_the_schema_states_the_same_rules() -> None:
         "items": {"type": "string", "enum": ["s", "m"]},
     }
     assert fields["enabled"] == {"type": "boolean"}
+
+
+def test_a_body_is_read_only() -> None:
+    sample = Sample.from_body({"name": "ada"})
+    with pytest.raises(AttributeError):
+        sample.name = "eve"  # type: ignore[misc]
+    assert repr(sample).startswith("Sample(name='ada', count=2")
