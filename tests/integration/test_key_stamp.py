@@ -1,6 +1,6 @@
 """No write on the read path (issue 14 part 4): a Mind Key's `last_used_at` is written only when the
 value the authorizer has just read is older than the resolution (a minute), so a steady agent's
-requests cost one GetItem each and no write."""
+requests cost one GetItem each and no write; a hook's `last_delivery_at` likewise."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from synapse.auth.authorizer import authorize
 from synapse.minds import keys
 from synapse.storage import tables
 
-from tests.support.api import Api, MindHandle
+from tests.integration.test_hooks import Hook, create_hook, deliver
+from tests.support.api import Api, MindHandle, memory_body
 from tests.support.clock import MovableClock
 from tests.support.clock import movable_clock_fixture as movable_clock_fixture
 from tests.support.races import dynamodb_hook
@@ -29,12 +30,13 @@ def mind(api: Api, movable_clock: MovableClock) -> MindHandle:
 
 @contextmanager
 def dynamodb_calls() -> Iterator[Counter[str]]:
-    """Counts the block's DynamoDB calls by operation; `stamp` counts the writes of last_used_at."""
+    """Counts the block's DynamoDB calls by operation; `stamp` counts the usage stamps written
+    (last_used_at, last_delivery_at)."""
     counted: Counter[str] = Counter()
 
     def record(params: dict[str, Any], model: Any, **_: Any) -> None:
         counted[model.name] += 1
-        if "last_used_at" in str(params.get("UpdateExpression", "")):
+        if params.get("ExpressionAttributeNames", {}).get("#stamp") in ("last_used_at", "last_delivery_at"):
             counted["stamp"] += 1
 
     with dynamodb_hook("before-parameter-build.dynamodb", record):
@@ -149,3 +151,37 @@ def test_a_stamp_never_revives_a_revoked_key(api: Api, mind: MindHandle, movable
     assert tables.get(tables.minds_table(), tables.key_hash_key(lookup["hash"])) is None
     assert tables.get(tables.minds_table(), tables.mind_key_item_key(mind.id, mind.key_id)) is None
     assert authorize({"headers": {"x-mind-key": mind.key}})["context"].get("error")
+
+
+# ---------------------------------------------------------------- a hook's last_delivery_at
+
+
+def test_a_steady_hook_stamps_its_deliveries_once_a_minute(
+    api: Api, mind: MindHandle, movable_clock: MovableClock
+) -> None:
+    # Given a hook that has delivered once (stamped on the lookup it reads and on the listed hook)
+    hook = create_hook(api, mind)
+
+    def deliver_now(key: str) -> int:  # signed at the test's clock, which the service reads
+        return deliver(api, hook, memory_body(key=key), at=int(movable_clock.at.timestamp())).status
+
+    assert deliver_now("first") == 200
+    first = listed_hook(api, mind, hook)["last_delivery_at"]
+    assert first is not None
+    # When it delivers again within the minute
+    with dynamodb_calls() as calls:
+        assert deliver_now("second") == 200
+    # Then no stamp is written, not even a refused conditional one
+    assert calls["stamp"] == 0
+    # And a minute later the next delivery stamps both items again
+    movable_clock.advance(seconds=RESOLUTION + 1)
+    with dynamodb_calls() as later:
+        assert deliver_now("third") == 200
+    assert later["stamp"] == 2
+    assert listed_hook(api, mind, hook)["last_delivery_at"] > first
+
+
+def listed_hook(api: Api, mind: MindHandle, hook: Hook) -> dict[str, Any]:
+    hooks = api.call("GET", f"/minds/{mind.id}/hooks", token=mind.jwt).json()["hooks"]
+    found: dict[str, Any] = next(item for item in hooks if item["id"] == hook.id)
+    return found

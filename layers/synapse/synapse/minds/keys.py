@@ -149,26 +149,9 @@ def resolve_key(presented: str) -> ResolvedKey | None:
 
 
 def _stamp_if_stale(lookup: dict[str, Any]) -> None:
-    """Record last_used_at on the lookup (what the next request reads) and on the listed key item,
-    only if the value just read is missing or older than the period. The conditions keep racing
-    requests to one write and never revive a key revoked meanwhile."""
-    moment = clock.now()
-    now, stale = clock.to_iso(moment), clock.to_iso(moment - tables.USAGE_STAMP_PERIOD)
-    seen = lookup.get("last_used_at")
-    if isinstance(seen, str) and seen >= stale:
-        return
-    for key in (
+    """Record last_used_at on the lookup (what the next request reads) and on the listed key item."""
+    stamped = (
         tables.key_hash_key(lookup["hash"]),
         tables.mind_key_item_key(lookup["mind_id"], lookup["key_id"]),
-    ):
-        try:
-            tables.client().update_item(
-                TableName=tables.minds_table(),
-                Key=tables.dump(key),
-                UpdateExpression="SET last_used_at = :now",
-                ConditionExpression="attribute_exists(pk) AND "
-                "(attribute_not_exists(last_used_at) OR last_used_at < :stale)",
-                ExpressionAttributeValues=tables.values(now=now, stale=stale),
-            )
-        except tables.client().exceptions.ConditionalCheckFailedException:
-            return  # another request stamped it (or the key is gone)
+    )
+    tables.stamp_if_stale(tables.minds_table(), stamped, "last_used_at", lookup.get("last_used_at"))

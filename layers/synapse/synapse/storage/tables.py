@@ -43,7 +43,7 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from decimal import Decimal
 from functools import cache
@@ -371,24 +371,28 @@ def cancellation_codes(error: Exception) -> list[str]:
 USAGE_STAMP_PERIOD = timedelta(seconds=60)
 
 
-def stamp_at_most_every(
-    table: str, key: Mapping[str, str], attribute: str, period: timedelta = USAGE_STAMP_PERIOD
-) -> None:
-    """Set `attribute` to now on an existing item unless it was set within the last `period`.
+def stamp_if_stale(table: str, keys: Sequence[Mapping[str, str]], attribute: str, seen: Any) -> None:
+    """Set `attribute` to now on each of the existing items `keys`, unless `seen` (its value on the
+    first, as just read) is within USAGE_STAMP_PERIOD.
 
-    Usage stamps (a key's last_used_at, a hook's last_delivery_at) cost a write only once per
-    period, and the `attribute_exists` guard never revives an item deleted meanwhile.
+    Usage stamps (a key's last_used_at, a hook's last_delivery_at) are read with the item the
+    request reads anyway, so a steady caller costs no write, not even a refused conditional one.
+    The conditions keep racing requests to one write and never revive an item deleted meanwhile.
     """
     moment = clock.now()
-    now, stale = clock.to_iso(moment), clock.to_iso(moment - period)
-    try:
-        client().update_item(
-            TableName=table,
-            Key=dump(key),
-            UpdateExpression="SET #stamp = :now",
-            ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(#stamp) OR #stamp < :stale)",
-            ExpressionAttributeNames={"#stamp": attribute},
-            ExpressionAttributeValues=values(now=now, stale=stale),
-        )
-    except client().exceptions.ConditionalCheckFailedException:
-        pass
+    now, stale = clock.to_iso(moment), clock.to_iso(moment - USAGE_STAMP_PERIOD)
+    if isinstance(seen, str) and seen >= stale:
+        return
+    for key in keys:
+        try:
+            client().update_item(
+                TableName=table,
+                Key=dump(key),
+                UpdateExpression="SET #stamp = :now",
+                ConditionExpression="attribute_exists(pk)"
+                " AND (attribute_not_exists(#stamp) OR #stamp < :stale)",
+                ExpressionAttributeNames={"#stamp": attribute},
+                ExpressionAttributeValues=values(now=now, stale=stale),
+            )
+        except client().exceptions.ConditionalCheckFailedException:
+            return  # another request stamped it (or the item is gone)

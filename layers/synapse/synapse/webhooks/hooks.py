@@ -226,6 +226,9 @@ def live_secrets(lookup: dict[str, Any], now: int) -> list[str]:
     return live
 
 
-def record_delivery(mind_id: str, hook_id: str) -> None:
-    """Record `last_delivery_at` on the hook, at most once a minute."""
-    tables.stamp_at_most_every(tables.minds_table(), tables.hook_key(mind_id, hook_id), "last_delivery_at")
+def record_delivery(lookup: dict[str, Any]) -> None:
+    """Record `last_delivery_at` on the hook's lookup (which the next delivery reads anyway) and on
+    the listed hook, only when the lookup's copy is missing or older than a minute."""
+    hook_id, mind_id = lookup["hook_id"], lookup["mind_id"]
+    stamped = (tables.hook_lookup_key(hook_id), tables.hook_key(mind_id, hook_id))
+    tables.stamp_if_stale(tables.minds_table(), stamped, "last_delivery_at", lookup.get("last_delivery_at"))

@@ -39,6 +39,7 @@ class Authenticated:
     mind_id: str
     signed_at: int
     raw_body: bytes
+    lookup: dict[str, Any]  # the hook's lookup item, as read: `record_delivery` stamps it
 
 
 def authenticate(
@@ -57,7 +58,7 @@ def authenticate(
     # Counted once the signature holds: a delivery is the costly part (up to 100 memory writes), and
     # a stranger holding only the hook's URL cannot use up its sender's minute.
     ratelimit.admit(f"hook:{hook_id}", get_limits().hook_rate_limit, "This hook")
-    return Authenticated(hook_id, lookup["mind_id"], signed_at, raw_body)
+    return Authenticated(hook_id, lookup["mind_id"], signed_at, raw_body, lookup)
 
 
 def _items(body: dict[str, Any]) -> list[Any]:
@@ -94,5 +95,5 @@ def deliver(
         return first
     answer = idempotency.Answer(200, batch.apply_all(items, _store_agent(delivery.mind_id, delivery.hook_id)))
     idempotency.finish(claim, answer)
-    hooks.record_delivery(delivery.mind_id, delivery.hook_id)
+    hooks.record_delivery(delivery.lookup)
     return answer
