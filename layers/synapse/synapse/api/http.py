@@ -90,8 +90,8 @@ def _depth(value: Any) -> int:
 
 
 class BodyModel[T](Protocol):
-    """A request body's type (`memory.model.Body`): validates a parsed JSON object or raises a 422.
-    Duck-typed so this module, which every handler imports, needs no pydantic (issue 14)."""
+    """A request body's type (`core.validation.Body`): validates a parsed JSON object or raises a 422.
+    Duck-typed so that the handlers without a body do not load the validation rules."""
 
     def from_body(self, body: dict[str, Any], /) -> T: ...
 
