@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from synapse.core.errors import Unprocessable
-from synapse.core.validation import Body, Invalid, Rule, accepts, json_schema
+from synapse.core.validation import Body, Broken, Invalid, Rule, accepts, json_schema
 
 
 class Colour(StrEnum):
@@ -122,3 +122,17 @@ def test_a_body_is_read_only() -> None:
     with pytest.raises(AttributeError):
         sample.name = "eve"  # type: ignore[misc]
     assert repr(sample).startswith("Sample(name='ada', count=2")
+
+
+@pytest.mark.parametrize(
+    ("rule", "value", "says"),
+    [
+        (Rule("integer", minimum=1), 0, "must be at least 1 (got 0)"),
+        (Rule("integer", maximum=9), 10, "must be at most 9 (got 10)"),
+        (Rule("number", minimum=0, maximum=1), 1.5, "must be between 0 and 1 (got 1.5)"),
+    ],
+)
+def test_a_range_says_its_bounds(rule: Rule, value: float, says: str) -> None:
+    with pytest.raises(Broken) as caught:
+        rule.accept(value, "n")
+    assert caught.value.details == [{"field": "n", "rule": "range", "message": says}]

@@ -98,7 +98,10 @@ class Rule(NamedTuple):
     def _in_range(self, value: float, path: str) -> float:
         low, high = self.minimum, self.maximum
         if (low is not None and value < low) or (high is not None and value > high):
-            bounds = f"between {low:g} and {high:g}" if None not in (low, high) else f"at least {low:g}"
+            if low is not None and high is not None:
+                bounds = f"between {low:g} and {high:g}"
+            else:
+                bounds = f"at least {low:g}" if low is not None else f"at most {high:g}"
             raise Broken([detail(path, "range", f"must be {bounds} (got {value:g})")])
         return float(value) if self.json_type == "number" else value
 
