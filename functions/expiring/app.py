@@ -10,7 +10,6 @@ def handler(request: Request) -> Response:
     page = reads.expiring(
         request.mind_id(),
         queries.parse_within(request.query_one("within")),
-        request.query_int("limit", reads.LIST_DEFAULT, 1, reads.LIST_MAX),
-        request.query_one("cursor"),
+        *request.page(),
     )
     return Response.json({"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor})

@@ -10,7 +10,6 @@ def handler(request: Request) -> Response:
     page = store.list_memories(
         request.mind_id(),
         queries.list_filters(request),
-        request.query_int("limit", 20, 1, 100),
-        request.query_one("cursor"),
+        *request.page(),
     )
     return Response.json({"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor})

@@ -15,7 +15,6 @@ def handler(request: Request) -> Response:
     page = proposals.list_proposals(
         request.mind_id(),
         {name: value for name, value in filters.items() if value is not None},
-        request.query_int("limit", 20, 1, 100),
-        request.query_one("cursor"),
+        *request.page(),
     )
     return Response.json({"proposals": page.items, "next_cursor": page.next_cursor})

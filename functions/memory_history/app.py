@@ -9,7 +9,6 @@ def handler(request: Request) -> Response:
     page = history.history(
         request.mind_id(),
         request.path("id"),
-        request.query_int("limit", 20, 1, 100),
-        request.query_one("cursor"),
+        *request.page(),
     )
     return Response.json({"revisions": [r.public() for r in page.items], "next_cursor": page.next_cursor})

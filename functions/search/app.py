@@ -11,7 +11,6 @@ def handler(request: Request) -> Response:
         request.mind_id(),
         request.query_one("q"),
         queries.search_filters(request),
-        request.query_int("limit", 20, 1, 100),
-        request.query_one("cursor"),
+        *request.page(),
     )
     return Response.json(page.public())

@@ -162,8 +162,7 @@ class Request(NamedTuple):
         return values[0]
 
     def page(self) -> tuple[int, str | None]:
-        """`limit` (1-100, default 20) and `cursor` of the minds, keys, hooks and webhooks lists. Here,
-        not in `queries`, so those handlers do not import the memory read paths (issue 14)."""
+        """`limit` (1-100, default 20) and `cursor`: how every cursor-paged list is asked for."""
         return self.query_int("limit", pages.DEFAULT_LIMIT, 1, pages.MAX_LIMIT), self.query_one("cursor")
 
     def query_all(self, name: str) -> list[str]:

@@ -35,7 +35,6 @@ LOW_RANK = "3#"  # recall_sk starts with the priority rank; 3 is low
 CATEGORIES = frozenset(c.value for c in Category)
 # The first page asks for what the answer can use; later pages for this many.
 PAGE = 100
-LIST_DEFAULT, LIST_MAX = 20, 100
 
 
 def _bad(name: str, rule: str, message: str) -> BadRequest:

@@ -18,7 +18,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from synapse.core import clock
 from synapse.core.observability import logger, metrics
 from synapse.memory import events, reads
-from synapse.storage import tables
+from synapse.storage import pages, tables
 from synapse.webhooks import delivery_queue, subscriptions
 
 EXPIRING_AHEAD = timedelta(hours=24)
@@ -124,7 +124,7 @@ def publish_expiring(at: datetime | None = None) -> dict[str, int]:
             tally["minds"] += 1
             after: str | None = None
             while True:
-                page = reads.expiring(mind_id, EXPIRING_AHEAD, reads.LIST_MAX, after, at=moment)
+                page = reads.expiring(mind_id, EXPIRING_AHEAD, pages.MAX_LIMIT, after, at=moment)
                 for memory in page.memories:
                     assert memory.expires_at is not None
                     if not claim_expiry(mind_id, memory.id, memory.expires_at):
