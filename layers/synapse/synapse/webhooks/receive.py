@@ -35,11 +35,17 @@ MAX_BODY_BYTES = batch.MAX_BODY_BYTES
 class Authenticated:
     """A delivery whose signature matched one of its hook's live secrets."""
 
-    hook_id: str
-    mind_id: str
+    lookup: dict[str, Any]  # the hook's lookup item, as read (`record_delivery` stamps it)
     signed_at: int
     raw_body: bytes
-    lookup: dict[str, Any]  # the hook's lookup item, as read: `record_delivery` stamps it
+
+    @property
+    def hook_id(self) -> str:
+        return str(self.lookup["hook_id"])
+
+    @property
+    def mind_id(self) -> str:
+        return str(self.lookup["mind_id"])
 
 
 def authenticate(
@@ -58,7 +64,7 @@ def authenticate(
     # Counted once the signature holds: a delivery is the costly part (up to 100 memory writes), and
     # a stranger holding only the hook's URL cannot use up its sender's minute.
     ratelimit.admit(f"hook:{hook_id}", get_limits().hook_rate_limit, "This hook")
-    return Authenticated(hook_id, lookup["mind_id"], signed_at, raw_body, lookup)
+    return Authenticated(lookup, signed_at, raw_body)
 
 
 def _items(body: dict[str, Any]) -> list[Any]:
