@@ -15,6 +15,7 @@ from synapse.storage import tables
 
 from infra import template
 from infra.gateway import LambdaContext, load_handler
+from tests.integration.test_reads import store
 from tests.integration.test_template import _dynamodb_calls, _not_granted
 from tests.support import events as sample_events
 from tests.support.api import Api, MindHandle
@@ -28,14 +29,6 @@ T0 = EXPIRY_START
 @pytest.fixture
 def mind(api: Api) -> MindHandle:
     return api.create_mind()
-
-
-def store(api: Api, mind: MindHandle, moved: MovableClock, **fields: Any) -> dict[str, Any]:
-    moved.advance(seconds=1)
-    answer = api.store(mind, **fields)
-    assert answer.status in (200, 201), answer.text
-    body: dict[str, Any] = answer.json()
-    return body
 
 
 def get(api: Api, mind: MindHandle, path: str, **query: Any) -> Any:
