@@ -34,3 +34,13 @@ def test_batch_delete_resends_unprocessed_items_after_growing_pauses(monkeypatch
     # Then the first 25 are sent three times, the last 5 once, with a longer pause each time
     assert fake.calls == [25, 25, 25, 5]
     assert len(pauses) == 2 and 0 < pauses[0] <= pauses[1]
+
+
+@pytest.mark.parametrize("tiny", [2.9333524013694835e-152, -1e-200, 5e-324])
+def test_a_float_nearer_zero_than_dynamodb_stores_is_written_as_zero(tiny: float) -> None:
+    # Given a float DynamoDB would refuse (its numbers reach down to 1E-130 in magnitude)
+    # When it is written, then it goes as 0.0 and reads back as 0.0
+    written = tables.dump({"confidence": tiny, "kept": 0.7, "smallest": 1e-130})
+    assert written["confidence"] == {"N": "0.0"}
+    assert written["kept"] == {"N": "0.7"} and written["smallest"] == {"N": "1E-130"}
+    assert tables.load(written)["confidence"] == 0.0
