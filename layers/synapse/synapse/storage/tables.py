@@ -95,9 +95,7 @@ def minds_table() -> str:
 # ---------------------------------------------------------------- (de)serialisation
 
 
-# DynamoDB numbers reach down to 1E-130 in magnitude; a float nearer zero is refused by DynamoDB
-# (a ValidationException, found by the contract fuzzer with confidence 2.9e-152) but is zero to us.
-DYNAMODB_SMALLEST_NUMBER = 1e-130
+DYNAMODB_SMALLEST_NUMBER = 1e-130  # in magnitude: DynamoDB refuses a float nearer zero; to us it is 0
 
 
 def _to_dynamo_value(value: Any) -> Any:
@@ -378,12 +376,10 @@ USAGE_STAMP_PERIOD = timedelta(seconds=60)
 
 def stamp_if_stale(table: str, keys: Sequence[Mapping[str, str]], attribute: str, seen: Any) -> None:
     """Set `attribute` to now on each of the existing items `keys`, unless `seen` (its value on the
-    first, as just read) is within USAGE_STAMP_PERIOD.
-
-    Usage stamps (a key's last_used_at, a hook's last_delivery_at) are read with the item the
-    request reads anyway, so a steady caller costs no write, not even a refused conditional one.
-    The conditions keep racing requests to one write and never revive an item deleted meanwhile.
-    """
+    first, as just read) is within USAGE_STAMP_PERIOD. Usage stamps (a key's last_used_at, a hook's
+    last_delivery_at) are read with the item the request reads anyway, so a steady caller costs no
+    write, not even a refused conditional one. The conditions keep racing requests to one write and
+    never revive an item deleted meanwhile."""
     moment = clock.now()
     now, stale = clock.to_iso(moment), clock.to_iso(moment - USAGE_STAMP_PERIOD)
     if isinstance(seen, str) and seen >= stale:
