@@ -109,10 +109,16 @@ class Console:
 
     def wait_heading(self, heading: str) -> None:
         self.page.get_by_role("heading", level=1, name=heading).wait_for()
-        self.page.wait_for_selector("#progress[hidden]", state="attached")
+        self.wait_settled()
 
     def choose_mind(self, mind_id: str) -> None:
         self.page.get_by_label("Mind", exact=True).select_option(mind_id)
+        self.wait_settled()
+
+    def wait_settled(self) -> None:
+        """Until the page on show has loaded (main is no longer aria-busy) and no request is in
+        flight: a page loads in rounds, so the progress bar can hide between two of them."""
+        self.page.wait_for_selector('main:not([aria-busy="true"])', state="attached")
         self.page.wait_for_selector("#progress[hidden]", state="attached")
 
     def axe_violations(self) -> list[dict[str, Any]]:
@@ -127,8 +133,8 @@ class Console:
         return found
 
     def assert_accessible(self, where: str = "") -> None:
-        """No axe-core violation on the page once its requests are done (the message lists them)."""
-        self.page.wait_for_selector("#progress[hidden]", state="attached")
+        """No axe-core violation on the page once it has loaded (the message lists them)."""
+        self.wait_settled()
         violations = self.axe_violations()
         assert violations == [], f"{where or self.page.url}: {json.dumps(violations, indent=1)}"
 

@@ -26,10 +26,7 @@ const account = document.getElementById("account");
 let config = null;
 const state = { minds: [], mind: null };
 
-on("busy", (isBusy) => {
-  document.getElementById("progress").hidden = !isBusy;
-  main.setAttribute("aria-busy", String(isBusy));
-});
+on("busy", (isBusy) => { document.getElementById("progress").hidden = !isBusy; });
 on("unauthorized", () => {
   session.token = null;
   showSignIn("Your sign-in has expired or was refused: sign in again.");
@@ -77,6 +74,9 @@ async function route() {
   }
   document.title = `${TITLES[name]} · Synapse console`;
   clear(main).append(h("div", { class: "page" }, h("h1", {}, TITLES[name]), loading()));
+  // main is busy from here until this route's page is shown: a page loads in several rounds of
+  // requests, so "no request in flight" alone does not mean the page is there.
+  main.setAttribute("aria-busy", "true");
   const page = h("div", { class: "page" });
   try {
     if (!state.mind && !["minds"].includes(name)) {
@@ -91,6 +91,8 @@ async function route() {
   } catch (error) {
     if (mine !== generation) return;
     clear(main).append(h("div", { class: "page" }, h("h1", {}, TITLES[name]), errorBox(error, "This page could not load")));
+  } finally {
+    if (mine === generation) main.setAttribute("aria-busy", "false");
   }
   if (!main.contains(document.activeElement) || document.activeElement === document.body) {
     const heading = main.querySelector("h1");
