@@ -52,7 +52,7 @@ def items_read() -> int:
 
 
 def populate(mind_id: str, total: int, now: datetime, expired_share: float) -> None:
-    from synapse.memory import model, store
+    from synapse.memory import kinds, model, store
 
     rng = random.Random(7)
     critical = set(range(min(20, total)))
@@ -74,7 +74,7 @@ def populate(mind_id: str, total: int, now: datetime, expired_share: float) -> N
             body["expires_at"] = (now + LATER + timedelta(hours=1 + rng.random() * 24 * 6.5)).isoformat()
         elif i in expired:
             body["expires_at"] = (now + timedelta(hours=1 + rng.random() * 12)).isoformat()
-        source = model.Source.USER if i % 5 else model.Source.AGENT
+        source = kinds.Source.USER if i % 5 else kinds.Source.AGENT
         moment = now - timedelta(seconds=total - i)
         store.store(mind_id, model.MemoryWrite.from_body(body), source, at=moment)
         if (i + 1) % 5000 == 0:

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 from synapse.memory import store
-from synapse.memory.model import MemoryWrite, Source
+from synapse.memory.kinds import Source
+from synapse.memory.model import MemoryWrite
 
 from tests.support.api import Api, memory_body
 from tests.support.checks import as_user, assert_error

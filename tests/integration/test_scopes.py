@@ -9,7 +9,7 @@ import boto3
 import pytest
 from synapse.api.routes import ROUTE_SCOPES, ROUTES
 from synapse.auth.principal import Principal
-from synapse.memory.model import Source
+from synapse.memory.kinds import Source
 
 from infra.gateway import HttpResponse
 from infra.stream_pump import Pump, StreamReader

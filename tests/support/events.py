@@ -16,7 +16,7 @@ from typing import Any
 import jwt
 from synapse.auth.principal import Principal
 from synapse.core.settings import DEV_JWT_SECRET
-from synapse.memory.model import Source
+from synapse.memory.kinds import Source
 from synapse.webhooks import signing
 
 ROOT = Path(__file__).resolve().parents[2]

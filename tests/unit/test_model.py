@@ -7,17 +7,9 @@ from typing import Any
 
 import pytest
 from synapse.core.errors import Unprocessable
-from synapse.memory.model import (
-    CONTENT_MAX_BYTES,
-    MemoryPatch,
-    MemoryWrite,
-    MindWrite,
-    Source,
-    new_memory,
-    patched,
-    replaced,
-    verified,
-)
+from synapse.memory.changes import new_memory, patched, replaced, verified
+from synapse.memory.kinds import CONTENT_MAX_BYTES, Source
+from synapse.memory.model import MemoryPatch, MemoryWrite, MindWrite
 
 from tests.support.api import memory_body
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from synapse.memory import recall
 from synapse.memory.counts import Tally
-from synapse.memory.model import Memory
+from synapse.memory.kinds import Memory
 
 from tests.support.recall import SPEC_EXAMPLE
 

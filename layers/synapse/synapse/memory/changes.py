@@ -1,8 +1,8 @@
 """How a client's write or patch becomes the stored memory: a new memory, a store-again by
 (category, key), a partial update, a verification; versioning and the verification rule.
 
-Apart from `model` (which re-exports these and holds the request bodies) so that `memory.store`,
-which every memory handler imports, does not load the body rules: these functions read a body's
+Apart from `model` (the request bodies) so that `memory.store`, which every memory handler
+imports, does not load the body rules: these functions read a body's
 fields through the `WriteFields`/`PatchFields` protocols.
 """
 

@@ -1,7 +1,7 @@
 """The stored memory (a plain dataclass) and its closed vocabularies: category, priority, source.
 
-Apart from `model` (which re-exports them and holds the request bodies) because the authorizer,
-the indexer and the read paths need these and nothing else of the model (issue 14, cold start)."""
+Apart from `model` (the request bodies) because the authorizer, the indexer and the read paths
+need these and nothing of the body rules (issue 14, cold start)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""The memory: its fields, the rules on what clients send, and how one write merges into another.
+"""The rules on what clients send: the request bodies of memories, minds and keys.
 
-The request bodies are `core.validation.Body` classes: strict over already-parsed JSON; every
-failure becomes a 422 whose details name the field and the rule.
+They are `core.validation.Body` classes: strict over already-parsed JSON; every failure becomes a
+422 whose details name the field and the rule. The memory itself is in `kinds`, and how a write
+merges into it in `changes`.
 """
 
 from __future__ import annotations
@@ -11,22 +12,18 @@ from typing import Literal
 
 from synapse.core import clock
 from synapse.core.validation import Body, Invalid, Rule, accepts
-from synapse.memory.changes import DEFAULT_CONFIDENCE as DEFAULT_CONFIDENCE
-from synapse.memory.changes import new_memory as new_memory
-from synapse.memory.changes import patched as patched
-from synapse.memory.changes import replaced as replaced
-from synapse.memory.changes import verified as verified
-from synapse.memory.kinds import CONTENT_MAX_BYTES as CONTENT_MAX_BYTES
-from synapse.memory.kinds import KEY_MAX_CHARS as KEY_MAX_CHARS
-from synapse.memory.kinds import KEY_PATTERN as KEY_PATTERN
-from synapse.memory.kinds import LABEL_MAX_CHARS as LABEL_MAX_CHARS
-from synapse.memory.kinds import NAME_MAX_CHARS as NAME_MAX_CHARS
-from synapse.memory.kinds import TAG_MAX_CHARS as TAG_MAX_CHARS
-from synapse.memory.kinds import TAGS_MAX as TAGS_MAX
-from synapse.memory.kinds import Category as Category
-from synapse.memory.kinds import Memory as Memory
-from synapse.memory.kinds import Priority as Priority
-from synapse.memory.kinds import Source as Source
+from synapse.memory.kinds import (
+    CONTENT_MAX_BYTES,
+    KEY_MAX_CHARS,
+    KEY_PATTERN,
+    LABEL_MAX_CHARS,
+    NAME_MAX_CHARS,
+    TAG_MAX_CHARS,
+    TAGS_MAX,
+    Category,
+    Priority,
+    Source,
+)
 
 # ---------------------------------------------------------------- field rules
 

@@ -23,7 +23,8 @@ from dataclasses import replace
 from typing import Any
 
 from synapse.api import routes
-from synapse.memory.model import Category, KeyCreate, MemoryPatch, MemoryWrite, MindPatch, MindWrite
+from synapse.memory.kinds import Category
+from synapse.memory.model import KeyCreate, MemoryPatch, MemoryWrite, MindPatch, MindWrite
 from synapse.memory.proposals import Status
 from synapse.memory.restore import RestoreRequest
 from synapse.openapi import schemas as S

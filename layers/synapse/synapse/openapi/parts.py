@@ -15,8 +15,8 @@ from pydantic.json_schema import models_json_schema
 
 from synapse.core import validation
 from synapse.core.validation import Body
-from synapse.memory import model
-from synapse.memory.model import Category, MemoryWrite, Priority, Source
+from synapse.memory.kinds import TAG_MAX_CHARS, Category, Priority, Source
+from synapse.memory.model import MemoryWrite
 from synapse.openapi import schemas
 
 Auth = Literal["user", "either", "public", "signed"]
@@ -83,7 +83,7 @@ MIND = (
     query("mind_id", STRING, "Same as X-Mind-Id."),
 )
 CATEGORIES = query("category", {"type": "array", "items": enum(Category)}, "Repeatable, or comma-separated.")
-TAG = query("tag", {**TEXT_PRESENT, "maxLength": model.TAG_MAX_CHARS}, "Case-insensitive.")
+TAG = query("tag", {**TEXT_PRESENT, "maxLength": TAG_MAX_CHARS}, "Case-insensitive.")
 WITHIN = {"type": "string", "pattern": "^[1-9][0-9]{0,6}[mhdw]$"}
 INCLUDE_EXPIRED = query("include_expired", BOOLEAN, "Include expired memories.")
 IF_NONE_MATCH = Param("If-None-Match", "header", STRING, "The ETag you hold: 304 while it is current.")

@@ -23,7 +23,8 @@ from synapse.core import clock
 from synapse.core.errors import Forbidden, Unauthorized
 from synapse.core.settings import get_limits
 from synapse.memory import store
-from synapse.memory.model import MemoryWrite, Source
+from synapse.memory.kinds import Source
+from synapse.memory.model import MemoryWrite
 from synapse.storage import ratelimit
 from synapse.webhooks import batch, hooks, idempotency, signing
 
