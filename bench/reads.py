@@ -84,11 +84,11 @@ def populate(mind_id: str, total: int, now: datetime, expired_share: float) -> N
 
 def measure(mind_id: str, at: datetime) -> list[Row]:
     """(read, items read, items returned) of recall, every page of by-tag docker and of expiring 7d."""
-    from synapse.memory import reads
+    from synapse.memory import reads, selections
 
     rows: list[Row] = []
     before = items_read()
-    answer = reads.recall_of(mind_id, reads.RecallQuery(limit=50), at=at)
+    answer = reads.recall_of(mind_id, selections.RecallQuery(limit=50), at=at)
     rows.append(("recall limit=50", items_read() - before, len(answer.memories) + len(answer.low_keys)))
 
     def paged(read: Callable[[str | None], Any]) -> tuple[int, int]:
@@ -100,7 +100,9 @@ def measure(mind_id: str, at: datetime) -> list[Row]:
             if after is None:
                 return items_read() - before, returned
 
-    read, returned = paged(lambda after: reads.by_tag(mind_id, reads.TagQuery("docker"), 100, after, at=at))
+    read, returned = paged(
+        lambda after: reads.by_tag(mind_id, selections.TagQuery("docker"), 100, after, at=at)
+    )
     rows.append(("by-tag docker (all pages)", read, returned))
     read, returned = paged(lambda after: reads.expiring(mind_id, timedelta(days=7), 100, after, at=at))
     rows.append(("expiring within=7d (all pages)", read, returned))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from synapse.memory import store
+from synapse.memory import store, writes
 from synapse.memory.kinds import Source
 from synapse.memory.model import MemoryWrite
 
@@ -117,8 +117,8 @@ def test_a_writer_holding_a_deleted_memory_never_overwrites_its_successor(
 
     # When that writer replaces what it holds (its first read is the stale one)
     stale_reads = iter([held])
-    fresh_read = store._read_by_key
-    monkeypatch.setattr(store, "_read_by_key", lambda *key: next(stale_reads, None) or fresh_read(*key))
+    fresh_read = writes.read_by_key
+    monkeypatch.setattr(writes, "read_by_key", lambda *key: next(stale_reads, None) or fresh_read(*key))
     result = store.store(mind.id, MemoryWrite.from_body(memory_body(tags=["z"])), Source.USER)
 
     # Then the stale attempt loses, the retry replaces the successor, and nothing is left orphaned

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 from synapse.core import clock
-from synapse.memory import events, expiry, sweep, writes
-from synapse.memory import store as memory_store
+from synapse.memory import events, expiry, items, sweep, writes
 from synapse.search import stream
 from synapse.storage import tables
 
@@ -259,7 +258,7 @@ def test_the_sweep_makes_no_webhook_event_and_no_index_change(
     assert events.from_stream_record(record) == []
     assert stream.change_from_record(record) is None
     # And a later write of it is an ordinary change again
-    rewritten = memory_store.memory_item(memory_store.memory_from_item(after))
+    rewritten = items.memory_item(items.memory_from_item(after))
     assert not expiry.is_sweep_record(_record(after, rewritten))
 
 

@@ -11,8 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from synapse.memory.reads import TagQuery
-from synapse.memory.store import ListFilters
+from synapse.memory.selections import ListFilters, TagQuery
 from synapse.search import service
 from synapse.search.filters import SearchFilters
 from synapse.storage import cursor

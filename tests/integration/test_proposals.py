@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from synapse.memory import events, proposals
+from synapse.memory import event_names, events, proposals
 from synapse.storage import tables
 from synapse.webhooks import signing
 
@@ -345,4 +345,4 @@ def test_proposal_items_become_proposal_events(
     )
     (done,) = events.from_stream_record(_record("MODIFY", decided, made))
     assert done.type == f"proposal.{decision}ed" and done.data["proposal"]["status"] == f"{decision}ed"
-    assert {"proposal.created", "proposal.accepted", "proposal.rejected"} <= set(events.SUBSCRIBABLE)
+    assert {"proposal.created", "proposal.accepted", "proposal.rejected"} <= set(event_names.SUBSCRIBABLE)

@@ -29,16 +29,17 @@ from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.memory import proposals
-from synapse.memory.event_names import CREATED as CREATED
-from synapse.memory.event_names import DELETED as DELETED
-from synapse.memory.event_names import EXPIRING as EXPIRING
-from synapse.memory.event_names import PING as PING
-from synapse.memory.event_names import PROPOSAL_ACCEPTED as PROPOSAL_ACCEPTED
-from synapse.memory.event_names import PROPOSAL_CREATED as PROPOSAL_CREATED
-from synapse.memory.event_names import PROPOSAL_REJECTED as PROPOSAL_REJECTED
-from synapse.memory.event_names import SUBSCRIBABLE as SUBSCRIBABLE
-from synapse.memory.event_names import UPDATED as UPDATED
-from synapse.memory.event_names import VERIFIED as VERIFIED
+from synapse.memory.event_names import (
+    CREATED,
+    DELETED,
+    EXPIRING,
+    PING,
+    PROPOSAL_ACCEPTED,
+    PROPOSAL_CREATED,
+    PROPOSAL_REJECTED,
+    UPDATED,
+    VERIFIED,
+)
 from synapse.memory.items import memory_from_item
 from synapse.storage import tables
 

@@ -24,10 +24,10 @@ from synapse.core import clock
 from synapse.core.errors import BadRequest
 from synapse.memory import counts, expiry, recall
 from synapse.memory.counts import Tally
+from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Category, Memory
-from synapse.memory.selections import RecallQuery as RecallQuery
-from synapse.memory.selections import TagQuery as TagQuery
-from synapse.memory.store import Page, memory_from_item
+from synapse.memory.selections import RecallQuery, TagQuery
+from synapse.memory.store import Page
 from synapse.minds import minds
 from synapse.storage import cursor, pages, tables
 

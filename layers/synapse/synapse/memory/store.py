@@ -18,20 +18,13 @@ from synapse.core.errors import PreconditionFailed
 from synapse.memory import history, proposals, writes
 from synapse.memory.changes import PatchFields, WriteFields, new_memory, patched, replaced, verified
 from synapse.memory.history import Change
-from synapse.memory.items import memory_from_item as memory_from_item
-from synapse.memory.items import memory_item as memory_item
-from synapse.memory.items import recall_sk as recall_sk
-from synapse.memory.items import tag_item_key as tag_item_key
+from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory, Source
-from synapse.memory.selections import ListFilters as ListFilters
+from synapse.memory.selections import ListFilters
 from synapse.memory.writes import ChangedBy
 from synapse.storage import cursor, tables
 
 LIST_READ_BUDGET = 1000  # items one GET /memory may read before it answers with a cursor
-
-
-def _read_by_key(mind_id: str, category: str, key: str) -> Memory | None:
-    return writes.read_by_key(mind_id, category, key)
 
 
 def get_memory(mind_id: str, memory_id: str) -> Memory:
@@ -78,7 +71,7 @@ def store(
 
     def attempt() -> Stored:
         moment = at or clock.now()
-        current = _read_by_key(mind_id, write.category.value, write.key)
+        current = writes.read_by_key(mind_id, write.category.value, write.key)
         if current is None:
             memory = new_memory(mind_id, write, source, moment)
             ops = [*history.revision_ops(memory, Change.CREATED, by, moment), *writes.create_ops(memory)]

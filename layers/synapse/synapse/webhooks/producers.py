@@ -17,7 +17,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from synapse.core import clock
 from synapse.core.observability import logger, metrics
-from synapse.memory import events, reads
+from synapse.memory import event_names, events, reads
 from synapse.storage import pages, tables
 from synapse.webhooks import delivery_queue, subscriptions
 
@@ -67,7 +67,7 @@ def publish_stream(records: list[dict[str, Any]]) -> list[str]:
                     found[change.mind_id] = subscriptions.list_subscriptions(change.mind_id)
                 wanting = found[change.mind_id]
                 queued += _enqueue(change, wanting)
-                if change.type == events.DELETED and wanting and change.mind_id not in checked_alive:
+                if change.type == event_names.DELETED and wanting and change.mind_id not in checked_alive:
                     checked_alive.add(change.mind_id)
                     if tables.get(tables.minds_table(), tables.mind_key(change.mind_id)) is None:
                         subscriptions.expire_orphans(change.mind_id, wanting, clock.now())
@@ -118,7 +118,7 @@ def publish_expiring(at: datetime | None = None) -> dict[str, int]:
     tally = {"minds": 0, "memories": 0, "messages": 0, "failed_minds": 0}
     for mind_id in subscriptions.minds_wanting_expiring():
         try:
-            wanting = [s for s in subscriptions.list_subscriptions(mind_id) if s.wants(events.EXPIRING)]
+            wanting = [s for s in subscriptions.list_subscriptions(mind_id) if s.wants(event_names.EXPIRING)]
             if not wanting:
                 continue
             tally["minds"] += 1
