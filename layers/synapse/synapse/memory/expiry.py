@@ -76,11 +76,11 @@ class Guard(NamedTuple):
     - `condition`: appended to the write's "unchanged" condition on the memory item, so a sweep
       between the write's read and its commit makes it retry (the sweep keeps the version);
     - `counted`: what the counters hold for it (None once swept), for `counts.operations`;
-    - `operations`: deletes of its moved tag copies (swept only)."""
+    - `moved_tags`: the keys of its moved tag copies, for the write to delete (swept only)."""
 
     condition: str = ""
     counted: Memory | None = None
-    operations: Sequence[dict[str, Any]] = ()
+    moved_tags: Sequence[dict[str, str]] = ()
 
 
 NOT_SWEPT = f" AND attribute_not_exists({SWEPT_AT})"
@@ -99,13 +99,7 @@ def guard(old: Memory, at: datetime | None = None) -> Guard:
     if item is None or SWEPT_AT not in item:
         return Guard(NOT_SWEPT, old)
     moved = [
-        {
-            "Delete": {
-                "TableName": tables.memories_table(),
-                "Key": tables.dump({"pk": old.mind_id, "sk": swept_tag_sk(tag, str(item[SWEPT_SK]))}),
-            }
-        }
-        for tag in item.get("tags") or []
+        {"pk": old.mind_id, "sk": swept_tag_sk(tag, str(item[SWEPT_SK]))} for tag in item.get("tags") or []
     ]
     return Guard(SWEPT, None, moved)
 

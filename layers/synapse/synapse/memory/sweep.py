@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 
 from synapse.core import clock
 from synapse.core.errors import Contention
-from synapse.memory import counts, expiry
+from synapse.memory import counts, expiry, writes
 from synapse.memory.items import memory_from_item
 from synapse.storage import tables
 
@@ -39,27 +39,20 @@ def _buckets(start: str, now: datetime) -> Iterator[str]:
 def sweep_ops(item: dict[str, Any], now: str) -> list[dict[str, Any]]:
     """The transaction sweeping one memory item (as read, with its recall_sk)."""
     memory = memory_from_item(item)
-    table, mind_id, recall_sk = tables.memories_table(), memory.mind_id, str(item["recall_sk"])
-    ops: list[dict[str, Any]] = [
-        {
-            "Update": {
-                "TableName": table,
-                "Key": tables.dump({"pk": item["pk"], "sk": item["sk"]}),
-                "UpdateExpression": f"REMOVE recall_sk, mind_category, {expiry.BUCKET}"
-                " SET #at = :now, #sk = :rsk",
-                "ConditionExpression": "id = :id AND version = :seen AND recall_sk = :rsk" + expiry.NOT_SWEPT,
-                "ExpressionAttributeNames": {"#at": expiry.SWEPT_AT, "#sk": expiry.SWEPT_SK},
-                "ExpressionAttributeValues": tables.values(
-                    now=now, rsk=recall_sk, id=memory.id, seen=memory.version
-                ),
-            }
-        }
+    mind_id, recall_sk = memory.mind_id, str(item["recall_sk"])
+    ops = [
+        writes.update(
+            {"pk": mind_id, "sk": str(item["sk"])},
+            f"REMOVE recall_sk, mind_category, {expiry.BUCKET} SET #at = :now, #sk = :rsk",
+            values={"now": now, "rsk": recall_sk, "id": memory.id, "seen": memory.version},
+            names={"#at": expiry.SWEPT_AT, "#sk": expiry.SWEPT_SK},
+            condition="id = :id AND version = :seen AND recall_sk = :rsk" + expiry.NOT_SWEPT,
+        )
     ]
     for tag in memory.tags:
-        live = {"pk": mind_id, "sk": tables.tag_prefix(tag) + recall_sk}
+        ops.append(writes.delete({"pk": mind_id, "sk": tables.tag_prefix(tag) + recall_sk}))
         moved = {"pk": mind_id, "sk": expiry.swept_tag_sk(tag, recall_sk), "memory": asdict(memory)}
-        ops.append({"Delete": {"TableName": table, "Key": tables.dump(live)}})
-        ops.append({"Put": {"TableName": table, "Item": tables.dump(moved)}})
+        ops.append(writes.put(moved))
     return ops + counts.operations(mind_id, memory, None)
 
 

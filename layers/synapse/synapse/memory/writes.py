@@ -159,7 +159,8 @@ def replace_ops(old: Memory, new: Memory) -> list[dict[str, Any]]:
     """Swap `old` for `new` if nobody changed it since we read it: memory plus its tag copies."""
     guard = expiry.guard(old)  # swept `old`: not counted, tag copies moved (synapse.memory.expiry)
     condition, values = unchanged(old)
-    ops = [put(memory_item(new), condition + guard.condition, values), *guard.operations]
+    ops = [put(memory_item(new), condition + guard.condition, values)]
+    ops += [delete(key) for key in guard.moved_tags]
     # A write in the same millisecond keeps a tag copy's key: overwrite it, never delete and put
     # the same item in one transaction (DynamoDB refuses two operations on one item).
     kept = [tag_item_key(new, tag) for tag in new.tags]
@@ -177,7 +178,7 @@ def remove_ops(old: Memory) -> list[dict[str, Any]]:
         delete(item_key, condition + guard.condition, values),
         delete({"pk": old.mind_id, "sk": tables.pointer_sk(old.id)}),
         *[delete(tag_item_key(old, tag)) for tag in old.tags],
-        *guard.operations,
+        *[delete(key) for key in guard.moved_tags],
         *counts.operations(old.mind_id, guard.counted, None),
         count_memories(old.mind_id, -1),
     ]
