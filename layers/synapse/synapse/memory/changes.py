@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from synapse.core import clock
 from synapse.core.errors import Unprocessable
 from synapse.core.ids import new_id
-from synapse.memory.kinds import Category, Memory, Priority, Source
+from synapse.memory.kinds import EDITABLE_FIELDS, Category, Memory, Priority, Source
 
 DEFAULT_CONFIDENCE = {Source.USER: 1.0, Source.AGENT: 0.7}
 
@@ -111,7 +111,7 @@ def patched(old: Memory, patch: PatchFields, source: Source, at: datetime) -> Me
             )
     sent = patch.sent
     changes: dict[str, Any] = {}
-    for field in ("content", "tags", "priority", "confidence", "expires_at"):
+    for field in EDITABLE_FIELDS:
         if field not in sent:
             continue
         value = getattr(patch, field)  # None only for expires_at: the body refuses any other null

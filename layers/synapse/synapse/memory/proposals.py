@@ -28,14 +28,14 @@ from synapse.core import clock
 from synapse.core.errors import Conflict, NotFound
 from synapse.core.ids import looks_like_id
 from synapse.memory import history, writes
+from synapse.memory.changes import verified
 from synapse.memory.items import memory_body, memory_from_item
-from synapse.memory.kinds import Memory, Source
+from synapse.memory.kinds import EDITABLE_FIELDS, Memory, Source
 from synapse.minds import minds
 from synapse.storage import pages, tables
 
 PROPOSAL_PREFIX = "PROP#"
 DECIDED_KEPT = timedelta(days=90)
-PROPOSED_FIELDS = ("content", "tags", "priority", "confidence", "expires_at")
 PROPOSAL_FIELDS = (
     "id",
     "memory_id",
@@ -71,7 +71,7 @@ def public(item: dict[str, Any]) -> dict[str, Any]:
     proposed = dict(item.get("proposed") or {})
     if "confidence" in proposed:
         proposed["confidence"] = float(proposed["confidence"])
-    shown["proposed"] = {name: proposed.get(name) for name in PROPOSED_FIELDS}
+    shown["proposed"] = {name: proposed.get(name) for name in EDITABLE_FIELDS}
     shown["base_version"] = int(item["base_version"])
     return shown
 
@@ -127,7 +127,7 @@ def propose_ops(
         "memory_id": current.id,
         "category": current.category,
         "key": current.key,
-        "proposed": {name: getattr(candidate, name) for name in PROPOSED_FIELDS},
+        "proposed": {name: getattr(candidate, name) for name in EDITABLE_FIELDS},
         "base_version": current.version,
         "status": Status.PENDING.value,
         "proposed_by": dict(changed_by),
@@ -205,21 +205,17 @@ def _pending(mind_id: str, proposal_id: str) -> dict[str, Any]:
 
 
 def accepted(current: Memory, proposed: dict[str, Any], user_id: str, at: datetime) -> Memory:
-    stamp = clock.to_iso(at)
-    return replace(
+    """`current` with the proposed fields, vouched for by `user_id` as its next version."""
+    taken = replace(
         current,
         content=str(proposed["content"]),
         tags=list(proposed.get("tags") or []),
         priority=str(proposed["priority"]),
         confidence=float(proposed["confidence"]),
         expires_at=proposed.get("expires_at"),
-        verified=True,
-        verified_at=stamp,
-        verified_by=user_id,
-        updated_at=stamp,
-        version=current.version + 1,
         pending_proposal=None,
     )
+    return verified(taken, user_id, at)
 
 
 def accept(

@@ -17,7 +17,8 @@ from synapse.core import clock
 from synapse.core.errors import Conflict
 from synapse.core.validation import Body, Rule, accepts
 from synapse.memory import history, writes
-from synapse.memory.kinds import Memory
+from synapse.memory.changes import verified
+from synapse.memory.kinds import EDITABLE_FIELDS, Memory, Source
 
 
 class RestoreRequest(Body):
@@ -26,23 +27,12 @@ class RestoreRequest(Body):
     version: int = accepts(Rule("integer", minimum=1))
 
 
-def restored(base: Memory, earlier: Memory, user_id: str, at: datetime, version: int) -> Memory:
-    """`base` with `earlier`'s text and settings, vouched for by `user_id`."""
-    stamp = clock.to_iso(at)
-    return replace(
-        base,
-        content=earlier.content,
-        tags=list(earlier.tags),
-        priority=earlier.priority,
-        confidence=earlier.confidence,
-        expires_at=earlier.expires_at,
-        source="user",
-        verified=True,
-        verified_at=stamp,
-        verified_by=user_id,
-        updated_at=stamp,
-        version=version,
+def restored(base: Memory, earlier: Memory, user_id: str, at: datetime) -> Memory:
+    """`base` with `earlier`'s text and settings, vouched for by `user_id` as its next version."""
+    taken = replace(
+        base, **{name: getattr(earlier, name) for name in EDITABLE_FIELDS}, source=Source.USER.value
     )
+    return verified(taken, user_id, at)
 
 
 def _version_of(item: dict[str, Any]) -> int:
@@ -60,7 +50,7 @@ def _bring_back(chosen: history.Revision, user_id: str, changed_by: writes.Chang
         raise Conflict(
             f"Another memory now holds ({gone.category}, {gone.key}); delete it first to restore this one."
         )
-    memory = restored(replace(gone, pending_proposal=None), chosen.memory, user_id, at, last.version + 1)
+    memory = restored(replace(gone, version=last.version, pending_proposal=None), chosen.memory, user_id, at)
     again_newest = [_version_of(item) for item in recent[: history.KEEP_NEWEST - 1] if "ttl" in item]
     ops = [
         *history.revision_ops(memory, history.Change.RESTORED, changed_by, at),
@@ -80,7 +70,7 @@ def restore(mind_id: str, memory_id: str, version: int, user_id: str, changed_by
         live = writes.find_by_id(mind_id, memory_id)
         if live is None:
             return _bring_back(chosen, user_id, changed_by, at)
-        memory = restored(live, chosen.memory, user_id, at, live.version + 1)
+        memory = restored(live, chosen.memory, user_id, at)
         writes.commit(
             writes.replace_ops(live, memory)
             + history.revision_ops(memory, history.Change.RESTORED, changed_by, at)
