@@ -23,15 +23,20 @@ TIE_SLACK = 8
 # (which would rank every match again).
 RANKED_SQL = (  # noqa: S608 (constants only: the values are bound)
     "SELECT fts.rank, d.priority_rank, d.updated_at, d.id, d.category, d.key, d.rowid,"
-    # The snippet with control marks (char 2, 3, 4); whether folding changed the row's text (then
+    # The snippet with the control marks; whether folding changed the row's text (then
     # the snippet, cut from the folded text, is mapped onto the original).
-    " snippet(fts, -1, char(2), char(3), char(4), {n}),"
+    " snippet(fts, -1, char({open}), char({close}), char({ellipsis}), {n}),"
     " coalesce(fts.raw_content, fts.raw_key, fts.raw_tags) IS NOT NULL"
     " FROM fts JOIN docs d ON d.rowid = fts.rowid"
     " WHERE fts MATCH ? AND fts.rank MATCH 'bm25({w})'{{filters}}"
     " ORDER BY fts.rank LIMIT ? OFFSET ?"
-).format(n=SNIPPET_TOKENS, w=", ".join(str(w) for w in BM25_WEIGHTS))
-assert (MARK_OPEN, MARK_CLOSE, ELLIPSIS) == ("\x02", "\x03", "\x04")
+).format(
+    open=ord(MARK_OPEN),
+    close=ord(MARK_CLOSE),
+    ellipsis=ord(ELLIPSIS),
+    n=SNIPPET_TOKENS,
+    w=", ".join(str(w) for w in BM25_WEIGHTS),
+)
 # The original texts of folded rows, from FTS5's content table (columns c0.. in declaration order:
 # key, content, tags, raw_key, raw_content, raw_tags), read by rowid without ranking again.
 _RAW_TEXTS_SQL = "SELECT id, c1, c4, c0, c3, c2, c5 FROM fts_content WHERE id IN ({marks})"
