@@ -12,9 +12,5 @@ def handler(request: Request) -> Response:
         "category": request.query_choice("category", Category),
         "memory_id": request.query_one("memory_id"),
     }
-    page = proposals.list_proposals(
-        request.mind_id(),
-        {name: value for name, value in filters.items() if value is not None},
-        *request.page(),
-    )
+    page = proposals.list_proposals(request.mind_id(), filters, *request.page())
     return Response.json({"proposals": page.items, "next_cursor": page.next_cursor})

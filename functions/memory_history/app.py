@@ -6,9 +6,5 @@ from synapse.memory import history
 
 @endpoint
 def handler(request: Request) -> Response:
-    page = history.history(
-        request.mind_id(),
-        request.path("id"),
-        *request.page(),
-    )
+    page = history.history(request.mind_id(), request.path("id"), *request.page())
     return Response.json({"revisions": [r.public() for r in page.items], "next_cursor": page.next_cursor})

@@ -164,9 +164,10 @@ def get_proposal(mind_id: str, proposal_id: str) -> dict[str, Any]:
 
 
 def list_proposals(
-    mind_id: str, filters: dict[str, str], limit: int, after: str | None
+    mind_id: str, filters: dict[str, str | None], limit: int, after: str | None
 ) -> pages.Page[dict[str, Any]]:
-    """Newest first; `filters` may name `status`, `memory_id` and `category` (exact matches)."""
+    """Newest first; `filters` may name `status`, `memory_id` and `category` (exact matches;
+    None: any)."""
 
     def start_key(position: dict[str, Any]) -> dict[str, str] | None:
         sort_key = position["sk"]
