@@ -66,6 +66,7 @@ def scheduled_functions() -> list[Scheduled]:
 
 
 def scheduled_event(job: Scheduled, at: datetime) -> dict[str, Any]:
+    region = os.environ.get("AWS_REGION", "us-east-1")
     return {
         "version": "0",
         "id": str(uuid.uuid4()),
@@ -73,8 +74,8 @@ def scheduled_event(job: Scheduled, at: datetime) -> dict[str, Any]:
         "source": "aws.events",
         "account": "000000000000",
         "time": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": os.environ.get("AWS_REGION", "us-east-1"),
-        "resources": [f"arn:aws:events:us-east-1:000000000000:rule/local-{job.function}{job.rule}"],
+        "region": region,
+        "resources": [f"arn:aws:events:{region}:000000000000:rule/local-{job.function}{job.rule}"],
         "detail": {},
     }
 
