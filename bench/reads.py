@@ -85,10 +85,12 @@ def populate(mind_id: str, total: int, now: datetime, expired_share: float) -> N
 def measure(mind_id: str, at: datetime) -> list[Row]:
     """(read, items read, items returned) of recall, every page of by-tag docker and of expiring 7d."""
     from synapse.memory import reads, selections
+    from synapse.recall.query import RecallQuery
+    from synapse.recall.reads import recall_of
 
     rows: list[Row] = []
     before = items_read()
-    answer = reads.recall_of(mind_id, selections.RecallQuery(limit=50), at=at)
+    answer = recall_of(mind_id, RecallQuery(limit=50), at=at)
     rows.append(("recall limit=50", items_read() - before, len(answer.memories) + len(answer.low_keys)))
 
     def paged(read: Callable[[str | None], Any]) -> tuple[int, int]:

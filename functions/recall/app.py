@@ -2,7 +2,7 @@
 
 from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
-from synapse.memory import reads
+from synapse.recall import reads
 
 
 @endpoint

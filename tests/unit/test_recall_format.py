@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
-from synapse.memory import recall
 from synapse.memory.counts import Tally
 from synapse.memory.kinds import Memory
+from synapse.recall import text as recall
 
 from tests.support.recall import SPEC_EXAMPLE
 

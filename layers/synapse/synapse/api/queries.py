@@ -9,9 +9,10 @@ from datetime import timedelta
 
 from synapse.api.http import Request
 from synapse.core.errors import BadRequest
-from synapse.memory import recall
 from synapse.memory.kinds import TAG_MAX_CHARS, Category, Priority, Source
-from synapse.memory.selections import ListFilters, RecallQuery, TagQuery
+from synapse.memory.selections import ListFilters, TagQuery
+from synapse.recall import text
+from synapse.recall.query import RecallQuery
 from synapse.search.filters import SearchFilters
 
 _WITHIN = re.compile(r"([1-9][0-9]{0,6})([mhdw])")
@@ -70,8 +71,8 @@ def recall_query(request: Request) -> RecallQuery:
     return RecallQuery(
         categories=categories_of(request),
         tag=tag_of(request, required=False),
-        limit=request.query_int("limit", recall.DEFAULT_LIMIT, 1, recall.MAX_LIMIT),
-        max_chars=request.query_int("max_chars", recall.MAX_CHARS, recall.MIN_CHARS, recall.MAX_CHARS),
+        limit=request.query_int("limit", text.DEFAULT_LIMIT, 1, text.MAX_LIMIT),
+        max_chars=request.query_int("max_chars", text.MAX_CHARS, text.MIN_CHARS, text.MAX_CHARS),
         as_json=shape == "json",
     )
 

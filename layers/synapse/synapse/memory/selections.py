@@ -1,5 +1,5 @@
-"""What a read of memories asks for: the recall, by-tag and list queries, as `api.queries` builds them
-from a request and `reads` / `store` answer them.
+"""What a read of memories asks for: the by-tag and list queries, as `api.queries` builds them from a
+request and `reads` / `store` answer them (the recall's is `recall.query`).
 
 Apart from those modules so that building one costs no import of the read and write paths: the
 search handler, which parses its query strings in `api.queries` too, never runs them (issue 14)."""
@@ -8,16 +8,6 @@ from __future__ import annotations
 
 import json
 from typing import NamedTuple
-
-from synapse.memory import recall
-
-
-class RecallQuery(NamedTuple):
-    categories: frozenset[str] | None = None
-    tag: str | None = None
-    limit: int = recall.DEFAULT_LIMIT
-    max_chars: int = recall.MAX_CHARS
-    as_json: bool = False
 
 
 class TagQuery(NamedTuple):

@@ -1,0 +1,18 @@
+"""What a recall asks for, as `api.queries` builds it from a request and `recall.reads` answers it.
+
+Apart from `recall.reads` so that building one costs no import of the read path: the search
+handler, which parses its query strings in `api.queries` too, never runs it (issue 14)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from synapse.recall import text
+
+
+class RecallQuery(NamedTuple):
+    categories: frozenset[str] | None = None
+    tag: str | None = None
+    limit: int = text.DEFAULT_LIMIT
+    max_chars: int = text.MAX_CHARS
+    as_json: bool = False
