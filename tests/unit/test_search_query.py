@@ -14,18 +14,22 @@ from synapse.search.query import MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, _parsed,
     ("typed", "expression"),
     [
         ("docker", '"docker"'),
-        ("docker swarm", '("docker" AND "swarm")'),
+        ("docker swarm", '("docker" OR "swarm")'),
         ('"exact phrase"', '"exact phrase"'),
         ("dock*", '"dock"*'),
         ('"exact phr"*', '"exact phr"*'),
         ("a OR b", '("a" OR "b")'),
         ("a AND b", '("a" AND "b")'),
         ("a NOT b", '("a" NOT "b")'),
-        ("a OR b c", '("a" OR ("b" AND "c"))'),
-        ("(a OR b) c", '(("a" OR "b") AND "c")'),
+        ("a OR b c", '(("a" OR "b") OR "c")'),
+        ("a OR b AND c", '("a" OR ("b" AND "c"))'),
+        ("(a AND b) c", '(("a" AND "b") OR "c")'),
         ("a NOT b NOT c", '(("a" NOT "b") NOT "c")'),
-        ("Schäfer", '"Schafer"'),
-        ("Ёлка", '"Елка"'),
+        ("+docker swarm", '"docker"'),
+        ('+"flat white" oat', '"flat white"'),
+        ("docker swarm NOT compose", '(("docker" OR "swarm") NOT "compose")'),
+        ("Ёлка", '("Елка" OR "елк"*)'),
+        ("Kaffee", '"Kaffee"'),
     ],
 )
 def test_the_supported_syntax_becomes_the_same_fts5_expression(typed: str, expression: str) -> None:
@@ -34,11 +38,59 @@ def test_the_supported_syntax_becomes_the_same_fts5_expression(typed: str, expre
 
 
 @pytest.mark.parametrize(
+    ("typed", "terms", "required"),
+    [
+        ("What coffee does he drink?", ["coffee", "drink"], []),
+        ("When was his daughter born?", ["daughter", "born"], []),
+        ("What is the user's name?", ["name"], []),
+        ("find the note about the dentist", ["note", "dentist"], []),
+        ("what is the", ["what", "is", "the"], []),  # only function words: they are searched
+        ("?!", None, None),
+        ("the AND coffee", ["the", "coffee"], ["the", "coffee"]),  # an operator keeps them
+        ("a OR b", ["a", "b"], []),
+        ("+docker swarm", ["docker", "swarm"], ["docker"]),
+        ('"flat white" oat milk', ["flat white", "oat", "milk"], []),
+        ("dock* swarm", ["dock*", "swarm"], []),
+        ("docker docker Docker", ["docker"], []),
+        ("Wann wurde seine Tochter geboren?", ["tochter", "geboren"], []),
+        ("Какой кофе пьёт Михаил?", ["кофе", "пьет", "михаил"], []),
+        ("What hat does he wear?", ["hat", "wear"], []),  # "hat" is a German function word only
+    ],
+)
+def test_a_question_is_read_as_its_meaningful_terms(
+    typed: str, terms: list[str] | None, required: list[str] | None
+) -> None:
+    # Given what an agent or a person types, When it is parsed
+    if terms is None:
+        with pytest.raises(BadRequest):
+            parse_query(typed)
+        return
+    query = parse_query(typed)
+    # Then the clauses that coverage counts are its meaningful terms, and only + or AND require one
+    assert query.terms == terms
+    assert [c.label for c in query.clauses if c.required] == required
+
+
+def test_german_and_russian_words_also_match_by_their_stems() -> None:
+    # Given a German and a Russian question, When parsed
+    german = parse_query("Wann wurde seine Tochter geboren?")
+    russian = parse_query("Когда родилась дочь?")
+    # Then each meaningful word also matches its Snowball stem as a prefix; function words are gone
+    assert german.match == '(("Tochter" OR "tocht"*) OR ("geboren" OR "gebor"*))'
+    assert '"родилась"' in russian.match and '"дочь"' in russian.match and "когда" not in russian.match
+
+
+def test_a_long_plain_question_keeps_its_first_terms_instead_of_a_400() -> None:
+    words = [f"word{i}" for i in range(MAX_TERMS + 10)]
+    assert parse_query(" ".join(words)).terms == words[:MAX_TERMS]
+
+
+@pytest.mark.parametrize(
     ("typed", "expression"),
     [
         ("OR docker", '"docker"'),
         ("docker OR", '"docker"'),
-        ("docker AND AND swarm", '("docker" AND "swarm")'),
+        ("docker AND AND swarm", '("docker" OR "swarm")'),
         ("(docker", '"docker"'),
         ("docker)", '"docker"'),
         ("() docker", '"docker"'),
@@ -52,15 +104,15 @@ def test_a_query_whose_structure_breaks_is_searched_as_its_words(typed: str, exp
 @pytest.mark.parametrize(
     ("typed", "expression"),
     [
-        ('"unbalanced quote', '("unbalanced" AND "quote")'),
-        ("NEAR(a b)", '("NEAR" AND ("a" AND "b"))'),
+        ('"unbalanced quote', '("unbalanced" OR "quote")'),
+        ("NEAR(a b)", '("NEAR" OR ("a" OR "b"))'),
         ("content:secret", '"content:secret"'),
-        ("^start", '"^start"'),
-        ("'; DROP TABLE docs; --", '("DROP" AND "TABLE" AND "docs;")'),
-        ('say "hi', '("say" AND "hi")'),
+        ("^start", '"start"'),
+        ("'; DROP TABLE docs; --", '("DROP" OR "TABLE" OR "docs")'),
+        ('say "hi', '("say" OR "hi")'),
         ("🙂 docker", '"docker"'),
-        ("a\x00b", '("a" AND "b")'),
-        ('he said ""hi""', '("he" AND "said" AND "hi")'),
+        ("q\x00z", '("q" OR "z")'),
+        ('he said ""hi""', '("said" OR "hi")'),
     ],
 )
 def test_syntax_we_do_not_offer_is_quoted_as_plain_text(typed: str, expression: str) -> None:
@@ -79,7 +131,7 @@ def test_syntax_we_do_not_offer_is_quoted_as_plain_text(typed: str, expression: 
         ("NOT docker", "NOT"),
         ("(NOT docker)", "NOT"),
         ("a" * (MAX_QUERY_CHARS + 1), "characters"),
-        (" ".join(["w"] * (MAX_TERMS + 1)), "words"),
+        (" OR ".join(f"w{i}" for i in range(MAX_TERMS + 1)), "words"),
         ("(" * (MAX_DEPTH + 1) + "a" + ")" * (MAX_DEPTH + 1), "nest"),
     ],
 )
@@ -94,8 +146,11 @@ def test_every_compiled_expression_is_valid_fts5() -> None:
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE fts USING fts5(key, content, tags)")
     typed = ['a "b', "a OR (b NOT c)", "x* OR y*", "NEAR(", "content:x", "((a) OR (b)) c", "a -b +c"]
+    typed += ["Когда родилась дочь?", "+x y NOT z", 'What is "flat white"?', "Tochter (geboren OR Geburt)"]
     for text in typed:
-        db.execute("SELECT * FROM fts WHERE fts MATCH ?", (parse_query(text).match,)).fetchall()
+        query = parse_query(text)
+        for match in [query.match, *(c.match for c in query.clauses)]:
+            db.execute("SELECT * FROM fts WHERE fts MATCH ?", (match,)).fetchall()
 
 
 @pytest.mark.parametrize(
@@ -113,7 +168,7 @@ def test_every_compiled_expression_is_valid_fts5() -> None:
 def test_plain_words_compile_as_the_full_parser_would(typed: str) -> None:
     # Given a query of plain words, which parse_query compiles without running the parser
     # When it is parsed, Then the expression is the one the full parser builds
-    assert parse_query(typed) == _parsed(fold(typed))
+    assert parse_query(typed) == _parsed(fold(typed), typed)
 
 
 def test_a_query_of_only_control_characters_is_a_400() -> None:

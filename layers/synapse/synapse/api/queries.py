@@ -74,7 +74,16 @@ def recall_query(request: Request) -> RecallQuery:
         limit=request.query_int("limit", text.DEFAULT_LIMIT, 1, text.MAX_LIMIT),
         max_chars=request.query_int("max_chars", text.MAX_CHARS, text.MIN_CHARS, text.MAX_CHARS),
         as_json=shape == "json",
+        q=recall_focus(request),
     )
+
+
+def recall_focus(request: Request) -> str | None:
+    """Recall's `q`: a user's message can be long; what is searched is its start (`recall.reads`)."""
+    q = request.query_one("q")
+    if q is not None and len(q) > text.MAX_FOCUS_CHARS:
+        raise _bad("q", "length", f"at most {text.MAX_FOCUS_CHARS} characters (got {len(q)}).")
+    return q if q and q.strip() else None
 
 
 def tag_query(request: Request) -> TagQuery:

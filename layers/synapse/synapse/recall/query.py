@@ -16,3 +16,4 @@ class RecallQuery(NamedTuple):
     limit: int = text.DEFAULT_LIMIT
     max_chars: int = text.MAX_CHARS
     as_json: bool = False
+    q: str | None = None  # the user's message or the task: the memories relevant to it come first

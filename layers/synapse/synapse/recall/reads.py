@@ -5,7 +5,8 @@ cost follows the answer, not the mind (`tables.query_pages` counts every item re
 (pk, recall_sk), or `category_recall` per asked category merged in recall order, or the tag copies
 `TAG#<len>:<tag>#<recall_sk>` when a tag is asked; the counts of its header come from the counters
 of `memory.counts` (≤ 8 items, memories not swept) minus the expired memories not swept yet, from
-GSI `category_expiring`. The query pieces it shares with by-tag are in `memory.reads`.
+GSI `category_expiring`. The query pieces it shares with by-tag are in `memory.reads`. With `q`, the
+memories most relevant to it (`relevant`, from the search index) are shown after the critical ones.
 
 Expired memories are skipped one by one only until the expiry sweep (`memory.expiry`,
 `memory.sweep`) takes them out of these indexes, so what a read pays for them is what expired since
@@ -28,6 +29,7 @@ from synapse.memory.reads import category_clause, not_expired
 from synapse.minds import minds
 from synapse.recall import text
 from synapse.recall.query import RecallQuery
+from synapse.recall.relevant import relevant_memories
 from synapse.storage import tables
 
 LOW_RANK = "3#"  # recall_sk starts with the priority rank; 3 is low
@@ -126,5 +128,6 @@ def recall_of(mind_id: str, query: RecallQuery, at: datetime | None = None) -> t
     now = clock.to_iso(moment)
     name = minds.get_mind(mind_id).name
     active = counts.stored(mind_id, query.categories, query.tag) - _expired(mind_id, query, now)
+    relevant = relevant_memories(mind_id, query)
     others, low = _recall_streams(mind_id, query, now, min(query.limit + 1, PAGE))
-    return text.compose(mind_id, name, active, others, low, query.limit, query.max_chars)
+    return text.compose(mind_id, name, active, others, low, query.limit, query.max_chars, relevant)

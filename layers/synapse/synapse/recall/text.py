@@ -35,6 +35,11 @@ If every memory fits in full, all are shown and neither closing line appears. Ot
 3. The last line counts every memory neither shown in full nor named (`K`), so shown +
    named + K = N: `1 more memory left out; GET /memory/search finds it.` in the singular.
 Both closing lines are left out when they would say nothing (no low-priority memory; K = 0).
+
+Recall for this moment (`q`): the memories most relevant to it (`relevant`, best first, found by
+search) come right after the critical ones, whatever their priority, and are never summarised; the
+rest follow in recall order without them. Critical memories stay first, so still never dropped
+while anything less important is shown. Without `q` nothing changes.
 The caller passes lazy iterators in recall order and this module pulls only as many memories
 as the answer can show (at most `limit` + 1), so reading stops when the budget is full.
 `format=json` (`Recall.public`) carries exactly the same selection and order.
@@ -55,6 +60,8 @@ MAX_LIMIT = 1000
 MAX_CHARS = 400_000
 # Room for the header with a 100-character mind name and both closing lines with large counts.
 MIN_CHARS = 500
+# Recall's `q` may be a whole user message; its first MAX_QUERY_CHARS (search's bound) are searched.
+MAX_FOCUS_CHARS = 10_000
 SEARCH_HINT = "GET /memory/search"
 PENDING_LINE = "  (change proposed by an agent, pending review)"
 
@@ -103,6 +110,7 @@ class Recall(NamedTuple):
     summarised: bool
     left_out: int
     text: str
+    relevant: tuple[str, ...] = ()  # the ids of the memories shown for `q`, in order
 
     def public(self) -> dict[str, Any]:
         """`format=json`: the same selection and order as the text."""
@@ -114,6 +122,7 @@ class Recall(NamedTuple):
             "memories": [m.public() for m in self.memories],
             "low_priority": {"count": self.low_total, "keys": self.low_keys} if self.summarised else None,
             "left_out": self.left_out,
+            "relevant": list(self.relevant),
         }
 
 
@@ -152,6 +161,20 @@ class _Text:
         return self.head + "".join(self.blocks) + self.closing(keys)
 
 
+def _after_critical(others: Iterator[Memory], relevant: list[Memory]) -> Iterator[Memory]:
+    """`others` in recall order with the `relevant` memories put right after the critical ones."""
+    placed = {m.id for m in relevant}
+    pending = bool(relevant)
+    for memory in others:
+        if pending and memory.priority != "critical":
+            yield from relevant
+            pending = False
+        if memory.id not in placed:
+            yield memory
+    if pending:
+        yield from relevant
+
+
 def compose(
     mind_id: str,
     mind_name: str,
@@ -160,12 +183,19 @@ def compose(
     low: Iterator[Memory],
     limit: int = DEFAULT_LIMIT,
     max_chars: int = MAX_CHARS,
+    relevant: list[Memory] | None = None,
 ) -> Recall:
     """The recall of a selection whose counts are `active`; `others` (critical to normal) and `low`
-    yield its memories in recall order and are read no further than the answer needs."""
+    yield its memories in recall order and are read no further than the answer needs; `relevant`
+    (for `q`: non-critical memories of the selection, best first) are shown right after the critical."""
     total = max(active.n, 0)
     verified = min(max(active.v, 0), total)
     head = header(mind_name, total, verified)
+    pinned = [m for m in relevant or [] if m.priority != "critical"]  # critical ones stay in place
+    placed = {m.id for m in pinned}
+    if pinned:
+        others = _after_critical(others, pinned)
+        low = (m for m in low if m.id not in placed)
 
     # Everything in full, if it fits: at most limit + 1 memories are read to find out.
     whole = _Text(head, total, 0, summarised=False)
@@ -179,9 +209,19 @@ def compose(
             break
         taken.append(memory)
     else:
-        return Recall(mind_id, mind_name, total, verified, taken, 0, [], False, 0, whole.render([]))
-    summary = _summarise(head, active, total, [*taken, memory], others, low, limit, max_chars)
-    return Recall(mind_id, mind_name, total, verified, *summary)
+        text = whole.render([])
+        return Recall(
+            mind_id, mind_name, total, verified, taken, 0, [], False, 0, text, _shown(taken, placed)
+        )
+    pinned_low = sum(m.priority == "low" for m in pinned)
+    summary = _summarise(
+        head, active, total, [*taken, memory], others, low, limit, max_chars, placed, pinned_low
+    )
+    return Recall(mind_id, mind_name, total, verified, *summary, _shown(summary[0], placed))
+
+
+def _shown(memories: list[Memory], placed: set[str]) -> list[str]:
+    return [m.id for m in memories if m.id in placed]
 
 
 def _summarise(
@@ -193,12 +233,15 @@ def _summarise(
     low: Iterator[Memory],
     limit: int,
     max_chars: int,
+    placed: set[str],
+    pinned_low: int,
 ) -> tuple[list[Memory], int, list[str], bool, int, str]:
     """Not everything fits: summarise low priority, show the others in full while they fit.
-    `read` is what the attempt in full took, plus the memory that did not fit."""
-    seen_low = [m for m in read if m.priority == "low"]
-    more_others = [m for m in read if m.priority != "low"]
-    low_total = min(max(active.low, len(seen_low), 0), max(total, len(seen_low)))
+    `read` is what the attempt in full took, plus the memory that did not fit; the `placed`
+    (relevant) ones are shown in full whatever their priority, `pinned_low` of them low."""
+    seen_low = [m for m in read if m.priority == "low" and m.id not in placed]
+    more_others = [m for m in read if m.priority != "low" or m.id in placed]
+    low_total = min(max(active.low - pinned_low, len(seen_low), 0), max(total, len(seen_low)))
     text = _Text(head, max(total, len(read)), low_total, summarised=low_total > 0)
     others_total = text.total - low_total
     low_seen = list(seen_low)

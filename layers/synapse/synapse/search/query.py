@@ -1,10 +1,21 @@
-"""The search query language (SPEC §5): what a user types → an FTS5 MATCH expression, or a 400.
+"""The search query language (SPEC §5): what a user types → the FTS5 expressions we run, or a 400.
+
+A query is read as clauses side by side, and side by side means *best match*: a memory matching any
+clause is a candidate, and the ranking puts those matching more of them first (`Query.clauses`
+counts them: a hit's `matched` and `coverage`). So an agent can ask in its own words ("What coffee
+does he drink?"): function words (`languages`) do not decide a match (unless the query has nothing
+else), and inflected forms match (the index stems English; other languages match by stem prefix).
+
+Explicit syntax keeps its exact meaning: `"exact phrase"`, `prefix*`, `a AND b` (both), `a OR b`,
+`a NOT b`, parentheses; `+word` or `+"a phrase"` makes a clause required. A query that is one
+`AND` chain requires every part; a `NOT` beside other clauses leaves its right side out of all of
+them (`docker swarm NOT compose`). Precedence, tightest first: NOT, AND, OR, side by side.
 
 The user's query is parsed here, never handed to FTS5 as typed: every word and phrase is re-quoted
-as an FTS5 string, and only the operators we recognise (OR, AND, NOT, parentheses, a trailing `*`)
-are emitted as syntax. A query whose structure does not parse (a stray OR, an unbalanced
-parenthesis) is searched as its plain words; one with nothing searchable, or too large, is a 400.
-So FTS5 never sees raw syntax from a client and no FTS5 error text can reach one.
+as an FTS5 string and only the operators we recognise are emitted as syntax. A query whose
+structure does not parse (a stray OR, an unbalanced parenthesis) is searched as its plain words; one
+with nothing searchable, or too large, is a 400. So FTS5 never sees raw syntax from a client and no
+FTS5 error text can reach one.
 """
 
 from __future__ import annotations
@@ -15,10 +26,11 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from synapse.core.errors import BadRequest
+from synapse.search import languages
 from synapse.search.folding import fold
 
 MAX_QUERY_CHARS = 1000
-MAX_TERMS = 32
+MAX_TERMS = 32  # in an explicit structure (400 beyond); plain words keep their first MAX_TERMS clauses
 MAX_DEPTH = 8
 OPERATORS = frozenset({"OR", "AND", "NOT"})
 
@@ -28,20 +40,64 @@ class Term(NamedTuple):
 
     text: str
     prefix: bool = False
+    phrase: bool = False
+    required: bool = False
 
-    def fts(self) -> str:
-        return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
+    @property
+    def bare(self) -> bool:
+        """A plain word: function words among these are dropped, and inflections expanded."""
+        return not (self.prefix or self.phrase)
+
+    def label(self) -> str:
+        return self.text.lower() + ("*" if self.prefix else "")
+
+    def fts(self, latin: str) -> str:
+        quoted = '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
+        stem = languages.stem(self.text.lower(), latin) if self.bare and self.text.isalnum() else None
+        return f'({quoted} OR "{stem}"*)' if stem else quoted
 
 
 class Op(NamedTuple):
-    name: str  # AND, OR, NOT
+    name: str  # AND, OR, NOT, or ANY (side by side: OR to FTS5, ranked by how many parts match)
     parts: tuple[Node, ...]
+    grouped: bool = False  # written in parentheses: kept whole
 
-    def fts(self) -> str:
-        return "(" + f" {self.name} ".join(p.fts() for p in self.parts) + ")"
+    def label(self) -> str:
+        joiner = " " if self.name == "ANY" else f" {self.name} "
+        inner = joiner.join(p.label() for p in self.parts)
+        return f"({inner})" if self.grouped else inner
+
+    def fts(self, latin: str) -> str:
+        joiner = " OR " if self.name == "ANY" else f" {self.name} "
+        return "(" + joiner.join(p.fts(latin) for p in self.parts) + ")"
 
 
 Node = Term | Op
+
+
+class Clause(NamedTuple):
+    """One of the query's meaningful terms: what a hit's `matched` names and `coverage` counts."""
+
+    label: str
+    match: str  # its FTS5 expression
+    required: bool
+
+
+class Query(NamedTuple):
+    """A parsed query: the FTS5 expression of its candidates, and the clauses ranking counts."""
+
+    match: str
+    clauses: tuple[Clause, ...]
+    plain: bool = False  # its structure did not parse: read as its plain words
+
+    @property
+    def terms(self) -> list[str]:
+        return [c.label for c in self.clauses]
+
+    @property
+    def by_coverage(self) -> bool:
+        """Whether candidates can differ in how many clauses they match (else all match all)."""
+        return len(self.clauses) > 1 and not all(c.required for c in self.clauses)
 
 
 def bad_query(message: str) -> BadRequest:
@@ -49,11 +105,19 @@ def bad_query(message: str) -> BadRequest:
 
 
 _ALNUM = re.compile(r"[^\W_]")  # exactly the characters str.isalnum() accepts
+_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
+_POSSESSIVE = re.compile("['\u2019](s)?$", re.IGNORECASE)
+_APOSTROPHES = str.maketrans("", "", "'\u2019")
 
 
 def _searchable(text: str) -> bool:
     """Whether FTS5's unicode61 tokenizer finds a token in it (letters and digits make tokens)."""
     return _ALNUM.search(text) is not None
+
+
+def _word(text: str) -> str:
+    """A typed word as a term: edge punctuation and a possessive off ("user's?" → "user")."""
+    return _EDGES.sub("", _POSSESSIVE.sub("", _EDGES.sub("", text))) or text
 
 
 def _clean(raw: str) -> str:
@@ -72,30 +136,38 @@ def _clean(raw: str) -> str:
 class Token(NamedTuple):
     kind: str  # term, prefix, phrase, prefix-phrase, op, open, close
     text: str
+    required: bool = False
 
 
 # A phrase between matched quotes (and its `*`), an unmatched quote (dropped), a parenthesis, a word.
 # `\s` is exactly `str.isspace` on str patterns.
-_TOKENS = re.compile(r'"([^"]*)"(\*?)|(")|([()])|([^\s"()]+)')
+_TOKENS = re.compile(r'(\+?)"([^"]*)"(\*?)|(")|([()])|([^\s"()]+)')
 
 
 def _lex(text: str) -> Iterator[Token]:
     """The query's tokens.
 
-    An unmatched double quote is dropped; everything between matched quotes is one phrase.
+    An unmatched double quote is dropped; everything between matched quotes is one phrase; a
+    leading `+` makes a word or phrase required.
     """
-    for phrase, star, _quote, paren, word in _TOKENS.findall(text):
+    for plus, phrase, star, _quote, paren, word in _TOKENS.findall(text):
         if paren:
             yield Token("open" if paren == "(" else "close", paren)
         elif word:
+            required = word.startswith("+") and len(word) > 1
+            word = word[1:] if required else word
             if word in OPERATORS:
                 yield Token("op", word)
             elif word.endswith("*"):
-                yield Token("prefix", word.rstrip("*"))
+                yield Token("prefix", word.rstrip("*"), required)
             else:
-                yield Token("term", word)
+                yield Token("term", _word(word), required)
         elif star or phrase or not _quote:
-            yield Token("prefix-phrase" if star else "phrase", phrase)
+            yield Token("prefix-phrase" if star else "phrase", phrase, bool(plus))
+
+
+def _term(token: Token) -> Term:
+    return Term(token.text, token.kind.startswith("prefix"), "phrase" in token.kind, token.required)
 
 
 class _Unparsable(Exception):
@@ -107,16 +179,37 @@ _OR, _AND, _NOT = Token("op", "OR"), Token("op", "AND"), Token("op", "NOT")
 
 
 class _Parser:
-    """or := and (OR and)* ; and := not ([AND] not)* ; not := unit (NOT unit)* ; unit := term | ( or )"""
+    """any := or+ ; or := and (OR and)* ; and := not (AND not)* ; not := unit (NOT unit)* ;
+    unit := term | ( any )"""
 
     def __init__(self, tokens: list[Token]) -> None:
         self.tokens = [*tokens, _END]  # a sentinel: looking ahead needs no bounds check
         self.at = 0
 
     def parse(self) -> Node:
-        node = self.or_(0)
+        node = self.any_(0)
         if self.tokens[self.at] is not _END:
             raise _Unparsable
+        return node
+
+    def any_(self, depth: int) -> Node:
+        """Clauses side by side; a `NOT` among them leaves its right side out of all of them."""
+        parts: list[Node] = [self.or_(depth)]
+        while self.tokens[self.at].kind not in {"end", "close"}:
+            parts.append(self.or_(depth))
+        if len(parts) == 1:
+            return parts[0]
+        kept: list[Node] = []
+        left_out: list[Node] = []
+        for part in parts:
+            while isinstance(part, Op) and part.name == "NOT" and not part.grouped:
+                left_out.append(part.parts[1])
+                part = part.parts[0]
+            kept.append(part)
+        left_out.reverse()  # each part's own NOTs were peeled outermost first
+        node: Node = kept[0] if len(kept) == 1 else Op("ANY", tuple(kept))
+        for excluded in left_out:
+            node = Op("NOT", (node, excluded))
         return node
 
     def or_(self, depth: int) -> Node:
@@ -128,9 +221,8 @@ class _Parser:
 
     def and_(self, depth: int) -> Node:
         parts = [self.not_(depth)]
-        while (token := self.tokens[self.at]).kind not in {"end", "close"} and token != _OR:
-            if token == _AND:
-                self.at += 1
+        while self.tokens[self.at] == _AND:
+            self.at += 1
             parts.append(self.not_(depth))
         return parts[0] if len(parts) == 1 else Op("AND", tuple(parts))
 
@@ -142,19 +234,19 @@ class _Parser:
         return node
 
     def unit(self, depth: int) -> Node:
-        kind, text = self.tokens[self.at]
-        if kind in {"op", "close", "end"}:
+        token = self.tokens[self.at]
+        if token.kind in {"op", "close", "end"}:
             raise _Unparsable
         self.at += 1
-        if kind == "open":
+        if token.kind == "open":
             if depth + 1 > MAX_DEPTH:
                 raise bad_query(f"parentheses nest too deep (at most {MAX_DEPTH} levels)")
-            node = self.or_(depth + 1)
+            node = self.any_(depth + 1)
             if self.tokens[self.at].kind != "close":
                 raise _Unparsable
             self.at += 1
-            return node
-        return Term(text, kind.startswith("prefix"))
+            return node._replace(grouped=True) if isinstance(node, Op) else node
+        return _term(token)
 
 
 def _prune(node: Node) -> Node | None:
@@ -165,11 +257,11 @@ def _prune(node: Node) -> Node | None:
         left, right = (_prune(p) for p in node.parts)
         if left is None:
             raise _Unparsable
-        return left if right is None else Op("NOT", (left, right))
+        return left if right is None else node._replace(parts=(left, right))
     parts = tuple(p for p in (_prune(p) for p in node.parts) if p is not None)
     if not parts:
         return None
-    return parts[0] if len(parts) == 1 else Op(node.name, parts)
+    return parts[0] if len(parts) == 1 else node._replace(parts=parts)
 
 
 def _terms(node: Node) -> int:
@@ -177,22 +269,58 @@ def _terms(node: Node) -> int:
 
 
 def _plain_words(tokens: list[Token]) -> Node | None:
-    """The fallback: every word and phrase, all required; operators and parentheses ignored."""
-    terms = [
-        Term(token.text, prefix=token.kind.startswith("prefix"))
-        for token in tokens
-        if token.kind in {"term", "prefix", "phrase", "prefix-phrase"} and _searchable(token.text)
-    ]
+    """The fallback: every word and phrase side by side; operators and parentheses ignored."""
+    terms = [_term(t) for t in tokens if t.kind not in {"op", "open", "close"} and _searchable(t.text)]
     if not terms:
         return None
-    return terms[0] if len(terms) == 1 else Op("AND", tuple(terms))
+    return terms[0] if len(terms) == 1 else Op("ANY", tuple(terms))
 
 
-class Query(NamedTuple):
-    """A parsed query: the FTS5 MATCH expression, and whether it was read as plain words."""
+def _stop_word(node: Node, latin: str) -> bool:
+    return (
+        isinstance(node, Term)
+        and node.bare
+        and not node.required
+        and languages.is_stop_word(node.text.lower().translate(_APOSTROPHES), latin)
+    )
 
-    match: str
-    plain: bool
+
+def _words(node: Node) -> Iterator[str]:
+    if isinstance(node, Term):
+        if node.bare:
+            yield node.text.lower().translate(_APOSTROPHES)
+    else:
+        for part in node.parts:
+            yield from _words(part)
+
+
+def _compiled(node: Node, raw: str, plain: bool, explicit: bool) -> Query:
+    """The candidates' expression and the clauses, from the parsed query."""
+    latin = languages.latin_language(list(_words(node)), raw)
+    left_out: list[Node] = []
+    while isinstance(node, Op) and node.name == "NOT" and not node.grouped:
+        left_out.append(node.parts[1])
+        node = node.parts[0]
+    top = node.name if isinstance(node, Op) and not node.grouped else None
+    parts: list[Node] = list(node.parts) if isinstance(node, Op) and top in {"ANY", "OR", "AND"} else [node]
+    every_part_required = top == "AND"
+    # Function words side by side are dropped (unless nothing else is left); an operator keeps them.
+    meaningful = ([p for p in parts if not _stop_word(p, latin)] if top == "ANY" else parts) or parts
+    clauses: dict[str, Clause] = {}
+    for part in meaningful:
+        required = every_part_required or (isinstance(part, Term) and part.required)
+        clause = Clause(part.label(), part.fts(latin), required)
+        clauses.setdefault(clause.label, clause)
+    kept = list(clauses.values())
+    if not explicit:
+        kept = kept[:MAX_TERMS]
+    required = [c.match for c in kept if c.required]
+    match = " AND ".join(required) if required else " OR ".join(c.match for c in kept)
+    if len(required if required else kept) > 1:
+        match = f"({match})"
+    for excluded in reversed(left_out):  # peeled outermost first
+        match = f"({match} NOT {excluded.fts(latin)})"
+    return Query(match, tuple(kept), plain)
 
 
 def parse_query(raw: str | None) -> Query:
@@ -200,30 +328,32 @@ def parse_query(raw: str | None) -> Query:
         raise bad_query("required: what to search for, e.g. q=docker")
     if len(raw) > MAX_QUERY_CHARS:
         raise bad_query(f"at most {MAX_QUERY_CHARS} characters (got {len(raw)})")
-    text = fold(_clean(raw))
+    cleaned = _clean(raw)
+    text = fold(cleaned)
     words = text.split()
-    if words and len(words) <= MAX_TERMS and all(w.isalnum() for w in words) and OPERATORS.isdisjoint(words):
-        # Plain words, the usual query: what the parser would build, without building it.
-        terms = [f'"{w}"' for w in words]
-        return Query(terms[0] if len(terms) == 1 else "(" + " AND ".join(terms) + ")", False)
-    return _parsed(text)
+    if words and all(w.isalnum() for w in words) and OPERATORS.isdisjoint(words):
+        # Plain words, the usual query: what the parser would build, without running it.
+        terms = [Term(w) for w in words]
+        return _compiled(terms[0] if len(terms) == 1 else Op("ANY", tuple(terms)), cleaned, False, False)
+    return _parsed(text, cleaned)
 
 
-def _parsed(text: str) -> Query:
-    """The query parsed in full (any shape); `text` is cleaned and folded."""
+def _parsed(text: str, raw: str) -> Query:
+    """The query parsed in full (any shape); `text` is cleaned and folded, `raw` only cleaned."""
     tokens = list(_lex(text))
     if not tokens:
         raise bad_query('nothing to search for: use letters or digits, e.g. docker, "exact phrase", dock*')
     for at, token in enumerate(tokens):
-        if token == ("op", "NOT") and (at == 0 or tokens[at - 1].kind in {"op", "open"}):
+        if token == ("op", "NOT", False) and (at == 0 or tokens[at - 1].kind in {"op", "open"}):
             raise bad_query("NOT leaves out what follows from what comes before it: e.g. docker NOT swarm")
     plain = False
     try:
-        node: Node | None = _prune(_Parser(tokens).parse()) if tokens else None
+        node: Node | None = _prune(_Parser(tokens).parse())
     except _Unparsable:
         node, plain = _plain_words(tokens), True
     if node is None:
         raise bad_query('nothing to search for: use letters or digits, e.g. docker, "exact phrase", dock*')
-    if _terms(node) > MAX_TERMS:
+    explicit = any(t.kind != "term" or t.required for t in tokens)
+    if explicit and _terms(node) > MAX_TERMS:
         raise bad_query(f"at most {MAX_TERMS} words and phrases")
-    return Query(node.fts(), plain)
+    return _compiled(node, raw, plain, explicit)

@@ -122,6 +122,15 @@ def _index_all(db: sqlite3.Connection, mind_id: str, items: Iterable[dict[str, A
     return indexed
 
 
+def upgrade_into(db: sqlite3.Connection, mind_id: str, current: Path) -> int:
+    """Index the mind from the table into `db`, a new base, merged with what `current` (an index of
+    another format) knows newer. The caller holds the writer lock, so nothing publishes meanwhile."""
+    started = clock.to_iso(clock.now() - timedelta(seconds=REBUILD_OVERLAP_SECONDS))
+    indexed = _index_all(db, mind_id, _memory_items(mind_id))
+    _carry_over(db, current, started)
+    return indexed
+
+
 def rebuild(mind_id: str, items: Iterable[dict[str, Any]] | None = None, base: Path | None = None) -> Rebuilt:
     """Build a mind's index from the table (or `items`) into a new generation.
 

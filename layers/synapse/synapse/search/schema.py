@@ -16,7 +16,9 @@ from synapse.core import clock
 from synapse.search.documents import Change, Doc
 from synapse.search.folding import fold
 
-SCHEMA_VERSION = "1"
+# The index format: a generation of another version is rebuilt from the table by the next batch that
+# writes its mind (`writer`), while searches go on reading it. 2: the porter tokenizer (stemming).
+SCHEMA_VERSION = "2"
 # A tombstone (a removed memory's row, `updated_at` = when it was applied) guards against replays of
 # the memory's older records; the stream keeps a record 24 hours and a memory id never returns, so
 # after two days there is nothing left to guard against and it is dropped at the next publish.
@@ -27,7 +29,7 @@ BM25_WEIGHTS = (3.0, 1.0, 2.0)
 _SCHEMA = """
 CREATE VIRTUAL TABLE fts USING fts5(
     key, content, tags, raw_key UNINDEXED, raw_content UNINDEXED, raw_tags UNINDEXED,
-    tokenize = 'unicode61 remove_diacritics 2'
+    tokenize = 'porter unicode61 remove_diacritics 2'
 );
 CREATE TABLE docs (
     rowid INTEGER PRIMARY KEY,
@@ -65,6 +67,11 @@ def create_schema(db: sqlite3.Connection, mind_id: str) -> None:
         "INSERT INTO meta (name, value) VALUES (?, ?)",
         [("schema", SCHEMA_VERSION), ("mind_id", mind_id)],
     )
+
+
+def schema_of(db: sqlite3.Connection) -> str | None:
+    found = db.execute("SELECT value FROM main.meta WHERE name = 'schema'").fetchone()
+    return None if found is None else str(found[0])
 
 
 def mind_id_of(db: sqlite3.Connection) -> str:

@@ -22,17 +22,27 @@ class Result(NamedTuple):
     memory: Memory
     score: float
     snippet: str
+    matched: tuple[str, ...]  # the query's terms it matched
+    coverage: float  # matched / the query's terms
 
     def public(self) -> dict[str, Any]:
-        return {"memory": self.memory.public(), "score": self.score, "snippet": self.snippet}
+        return {
+            "memory": self.memory.public(),
+            "score": self.score,
+            "snippet": self.snippet,
+            "matched": list(self.matched),
+            "coverage": self.coverage,
+        }
 
 
 class SearchPage(NamedTuple):
     results: list[Result]
+    terms: list[str]  # the meaningful terms the query was read as
     next_cursor: str | None = None
 
     def public(self) -> dict[str, Any]:
-        return {"results": [r.public() for r in self.results], "next_cursor": self.next_cursor}
+        results = [r.public() for r in self.results]
+        return {"results": results, "terms": self.terms, "next_cursor": self.next_cursor}
 
 
 def hydrate(mind_id: str, hits: list[Hit]) -> dict[str, Memory]:
@@ -82,7 +92,7 @@ def search(
     offset = _offset(mind_id, scope, after)
     db = reader(mind_id)
     if db is None:
-        return SearchPage([])
+        return SearchPage([], query.terms)
     now = clock.to_iso(clock.now())
     results: list[Result] = []
     position = offset
@@ -94,9 +104,10 @@ def search(
             position += 1
             memory = current.get(hit.id)
             if memory is not None and filters.keeps(memory, now):
-                results.append(Result(memory, hit.score, hit.snippet))
+                coverage = round(len(hit.matched) / len(query.clauses), 3)
+                results.append(Result(memory, hit.score, hit.snippet, hit.matched, coverage))
         if not more or len(results) >= limit or position >= MAX_OFFSET:
             break
     more = more and position < MAX_OFFSET
     next_cursor = cursor.encode(mind_id, scope, {"o": position}) if more else None
-    return SearchPage(results, next_cursor)
+    return SearchPage(results, query.terms, next_cursor)

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import TracebackType
 
 from synapse.core.observability import logger
-from synapse.search import generations, schema
+from synapse.search import generations, rebuild, schema
 from synapse.search.documents import Change, Unindexable
 
 
@@ -21,13 +21,16 @@ class Writer:
 
     A batch on a mind that has a base is one transaction appended to the base's log: it writes the
     pages the batch changed, whatever the mind's size. A mind without a base (its first batch), or
-    whose base predates logs, gets a new base built in a temp file instead.
+    whose base predates logs, gets a new base built in a temp file instead; so does a mind whose
+    index is of an older format (`schema.SCHEMA_VERSION`), rebuilt from the table first. Searches go
+    on reading the published generation until the new one is published.
     """
 
     def __init__(self, mind_id: str, base: Path | None = None) -> None:
         self.mind_id = mind_id
         self.folder = generations.mind_dir(mind_id, base)
         self.changed = 0
+        self.rebuilt = False  # the batch goes to a new base built from the table (a new index format)
         self.compacted: Path | None = None
         self._lock = generations.writer_lock(self.folder)
         self._temp: Path | None = None
@@ -38,23 +41,39 @@ class Writer:
         self._lock.__enter__()
         try:
             current = generations.current_generation(self.folder)
-            if current is not None and current.exists() and generations.is_log_mode(current):
-                self._appending = current
-                self._db = generations.open_append(current)
+            if current is not None and current.exists():
+                self._open_next(current)
             else:
                 self._temp = generations.temp_path(self.folder)
-                if current is not None and current.exists():
-                    shutil.copyfile(current, self._temp)
-                    self._db = generations.open_build(self._temp)
-                else:
-                    self._db = generations.open_build(self._temp)
-                    schema.create_schema(self._db, self.mind_id)
+                self._db = generations.open_build(self._temp)
+                schema.create_schema(self._db, self.mind_id)
+            assert self._db is not None
             self._db.execute("BEGIN")
         except BaseException:
             self._discard()
             self._lock.__exit__(None, None, None)
             raise
         return self
+
+    def _open_next(self, current: Path) -> None:
+        """The next generation on top of `current`: its log, or a copy of a base from before logs;
+        a whole new base from the table when `current` is of another index format."""
+        if generations.is_log_mode(current):
+            self._appending = current
+            self._db = generations.open_append(current)
+        else:
+            self._temp = generations.temp_path(self.folder)
+            shutil.copyfile(current, self._temp)
+            self._db = generations.open_build(self._temp)
+        if schema.schema_of(self._db) == schema.SCHEMA_VERSION:
+            return
+        self._discard()
+        self._appending = None
+        self._temp = generations.temp_path(self.folder)
+        self._db = generations.open_build(self._temp)
+        indexed = rebuild.upgrade_into(self._db, self.mind_id, current)
+        self.rebuilt = True
+        logger.info("index rebuilt in a new format", extra={"mind_id": self.mind_id, "indexed": indexed})
 
     def apply(self, change: Change) -> bool:
         """Apply one change atomically (a savepoint), so a failing change leaves no half of itself."""
@@ -76,7 +95,7 @@ class Writer:
         """Publish if anything changed (a replayed batch publishes nothing); returns the generation
         (the base) that now holds the batch."""
         assert self._db is not None
-        if not self.changed:
+        if not self.changed and not self.rebuilt:
             self._db.execute("ROLLBACK")
             return None
         schema.drop_old_tombstones(self._db)

@@ -1,0 +1,44 @@
+"""The memories of a recall's selection most relevant to its `q` (the user's message or the task).
+
+Found by best-match search over the mind's index, so they come as search ranks them: most of the
+message's meaningful terms covered first. A hit covering less than half of what the best hit
+covers is left to recall's usual order: a long message shares a word with many memories, and only
+the strong matches should jump ahead of the mind's priorities.
+"""
+
+from __future__ import annotations
+
+from synapse.core.errors import BadRequest
+from synapse.memory.kinds import Memory
+from synapse.recall.query import RecallQuery
+from synapse.search import service
+from synapse.search.filters import SearchFilters
+from synapse.search.query import MAX_QUERY_CHARS
+
+MAX_RELEVANT = 10
+
+
+def _searched_part(q: str) -> str:
+    """The start of the message, cut at a word so no half word is searched."""
+    if len(q) <= MAX_QUERY_CHARS:
+        return q
+    cut = q[:MAX_QUERY_CHARS]
+    return cut.rsplit(None, 1)[0] if " " in cut.strip() else cut
+
+
+def relevant_memories(mind_id: str, query: RecallQuery) -> list[Memory]:
+    """Up to MAX_RELEVANT memories of the selection, best match first ([] without `q`)."""
+    if not query.q:
+        return []
+    one_category = next(iter(query.categories)) if query.categories and len(query.categories) == 1 else None
+    filters = SearchFilters(tag=query.tag, category=one_category)
+    wanted = MAX_RELEVANT if one_category or not query.categories else 3 * MAX_RELEVANT
+    try:
+        page = service.search(mind_id, _searched_part(query.q), filters, wanted)
+    except BadRequest:
+        return []  # nothing searchable in the message (punctuation, emoji): recall as without it
+    hits = [r for r in page.results if not query.categories or r.memory.category in query.categories]
+    if not hits:
+        return []
+    best = max(r.coverage for r in hits)
+    return [r.memory for r in hits if r.coverage >= best / 2][:MAX_RELEVANT]
