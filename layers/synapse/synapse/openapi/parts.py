@@ -110,9 +110,20 @@ RECALL = (
     query("limit", integer(1, 1000), "Entries in full plus keys named (default 100)."),
     query("max_chars", integer(500, 400_000), "The text never exceeds this (default 400000)."),
     query("format", {"type": "string", "enum": ["text", "json"]}, "json: the same selection as JSON."),
+    query(
+        "q",
+        {"type": "string", "maxLength": 10_000},
+        "The user's message or the task: the memories most relevant to it follow the critical ones.",
+    ),
 )
 SEARCH = (
-    query("q", {**TEXT_PRESENT, "maxLength": 1000}, "What to search for (docs/search.md).", required=True),
+    query(
+        "q",
+        {**TEXT_PRESENT, "maxLength": 1000},
+        'A question or keywords (best match); exact: "phrase", prefix*, AND, OR, NOT, +word, ( ).'
+        " docs/search.md.",
+        required=True,
+    ),
     query("tag", STRING),
     query("category", enum(Category)),
     query("priority", enum(Priority)),

@@ -122,12 +122,17 @@ class Proposed(_Answer):
 
 class SearchResult(_Answer):
     memory: Memory
-    score: float
-    snippet: str
+    score: float = Field(description="BM25 (higher is better); ranks within the same coverage.")
+    snippet: str = Field(description="Where it matched, hits marked **like this**.")
+    matched: list[str] = Field(description="The query's terms (as in `terms`) this memory matched.")
+    coverage: float = Field(
+        ge=0, le=1, description="matched / terms: 1.0 covers the whole question; low means a weak match."
+    )
 
 
 class SearchPage(_Answer):
-    results: list[SearchResult]
+    results: list[SearchResult] = Field(description="Most terms matched first, then by score.")
+    terms: list[str] = Field(description="The query's meaningful terms (function words dropped).")
     next_cursor: str | None
 
 
@@ -151,6 +156,9 @@ class RecallJson(_Answer):
     memories: list[Memory]
     low_priority: LowPriority | None
     left_out: int
+    relevant: list[str] = Field(
+        description="With q: the ids of the memories shown for it, right after the critical ones; [] without."
+    )
 
 
 MEMORY_WRITE = "#/components/schemas/MemoryWrite"
