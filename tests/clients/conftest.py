@@ -1,15 +1,21 @@
 """Fixtures of the client tests: a real `make run` (one per test module), and a fresh mind per test
-with a client for its agent (Mind Key) and for its person (JWT + X-Mind-Id)."""
+with a client for its agent (Mind Key) and for its person (JWT + X-Mind-Id); a recording front that
+shows what a subprocess (the CLI, the MCP server) sent."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
+import httpx
 import pytest
 from synapse_client import Synapse
 
@@ -67,3 +73,58 @@ def run_cli(*args: str, env: dict[str, str], stdin: str | None = None) -> subpro
         timeout=120,
         check=False,
     )
+
+
+@dataclass
+class Recorded:
+    """What went through a `recording_front`: each request's method and path with its query."""
+
+    url: str
+    requests: list[tuple[str, str]] = field(default_factory=list)
+
+    def queries(self, path: str) -> list[dict[str, list[str]]]:
+        """The query parameters of each request to `path`, in order."""
+        parts = [urlsplit(target) for _, target in self.requests]
+        return [parse_qs(part.query) for part in parts if part.path == path]
+
+
+_HOP_BY_HOP = {"connection", "content-length", "content-encoding", "host", "transfer-encoding"}
+
+
+@contextlib.contextmanager
+def recording_front(target: str) -> Iterator[Recorded]:
+    """An HTTP server on a free port that forwards every request to `target` as it came and answers
+    with the target's answer, noting each request: what a client in another process sent."""
+    recorded = Recorded("")
+
+    class Forward(BaseHTTPRequestHandler):
+        def forward(self) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(size) if size else None
+            recorded.requests.append((self.command, self.path))
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
+            url = target + self.path
+            answer = httpx.request(self.command, url, headers=headers, content=body, timeout=60)
+            self.send_response(answer.status_code)
+            for name, value in answer.headers.multi_items():
+                if name.lower() not in _HOP_BY_HOP:
+                    self.send_header(name, value)
+            self.send_header("Content-Length", str(len(answer.content)))
+            self.end_headers()
+            self.wfile.write(answer.content)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = forward
+
+        def log_message(self, format: str, *args: object) -> None:  # no log lines on stderr
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+    recorded.url = f"http://127.0.0.1:{server.server_port}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield recorded
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

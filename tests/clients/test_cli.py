@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
-from tests.clients.conftest import MindClients, run_cli
+from tests.clients.conftest import MindClients, recording_front, run_cli
 from tests.support.runner import RunningService
 
 
@@ -130,3 +131,82 @@ def test_flags_beat_the_environment_which_beats_the_profile_file(
     person = run_cli("--json", "minds", "list", env=files | {"SYNAPSE_TOKEN": runner.jwt})
     assert person.returncode == 0, person.stderr
     assert run_cli("--profile", "nope", "recall", env=files).returncode == 1
+
+
+def wait_until_indexed(mind: MindClients, word: str, key: str) -> None:
+    deadline = time.monotonic() + 20
+    while key not in [hit.memory.key for hit in mind.agent.search(word).items]:
+        assert time.monotonic() < deadline, f"{key} was not indexed"
+        time.sleep(0.3)
+
+
+def test_recall_for_a_message_sends_it_as_q(runner: RunningService, mind: MindClients) -> None:
+    # Given a mind whose coffee memory is indexed
+    mind.agent.remember("identity", "user_name", "Ada", priority="critical")
+    mind.agent.remember("fact", "home_city", "Lives in London", priority="high")
+    coffee = mind.agent.remember("preference", "coffee_order", "An oat flat white coffee", priority="low")
+    wait_until_indexed(mind, "coffee", "coffee_order")
+    message = "What coffee does he drink?"
+    # When the CLI recalls for the user's message (--query, and -q with --json), through a front
+    # that notes what it sent
+    with recording_front(runner.url) as front:
+        env = agent_env(runner, mind) | {"SYNAPSE_URL": front.url}
+        as_text = run_cli("recall", "--query", message, env=env)
+        as_json = run_cli("--json", "recall", "-q", message, "--category", "preference", env=env)
+        plain = run_cli("recall", env=env)
+    # Then each recall carried the message as q (and only those)
+    assert [q.get("q") for q in front.queries("/memory/recall")] == [[message], [message], None]
+    assert as_text.returncode == 0 and as_json.returncode == 0, as_text.stderr + as_json.stderr
+    # And printed what the API gives for it
+    assert as_text.stdout == mind.agent.recall(query=message).text.rstrip("\n") + "\n"
+    answer = json.loads(as_json.stdout)
+    assert [m["key"] for m in answer["memories"]] == ["coffee_order"]
+    if "relevant" in mind.agent.recall_json(query=message).model_fields_set:  # a server with recall's q
+        assert answer["relevant"] == [coffee.id]
+        assert as_text.stdout.index("coffee_order") < as_text.stdout.index("home_city")
+    else:
+        assert answer["relevant"] == [] and as_text.stdout == plain.stdout
+
+
+def test_search_lines_show_coverage_and_matched_terms(runner: RunningService, mind: MindClients) -> None:
+    # Given an indexed coffee memory
+    coffee = mind.agent.remember("preference", "coffee_order", "Drinks an oat flat white coffee")
+    wait_until_indexed(mind, "coffee", "coffee_order")
+    env = agent_env(runner, mind)
+    # When the CLI searches by keyword
+    found = run_cli("search", "coffee", env=env)
+    assert found.returncode == 0, found.stderr
+    page = mind.agent.search("coffee")
+    hit = page.items[0]
+    # (--json: the page as the client reads it, its terms included)
+    as_json = json.loads(run_cli("--json", "search", "coffee", env=env).stdout)
+    assert set(as_json) == {"items", "next_cursor", "terms"} and as_json["terms"] == page.terms
+    assert [(i["memory"]["id"], i["matched"], i["coverage"]) for i in as_json["items"]] == [
+        (coffee.id, hit.matched, hit.coverage)
+    ]
+    # Then each line is id, category/key, [coverage matched terms] (from a server that reports
+    # them), then the snippet
+    start = f"{coffee.id}  preference/coffee_order  "
+    if hit.coverage is None:  # a server from before best-match search
+        assert found.stdout == f"{start}{hit.snippet}\n"
+        return
+    assert found.stdout == f"{start}[1.00 {', '.join(hit.matched)}]  {hit.snippet}\n"
+    # And a question shows how much of it each hit covers
+    asked = run_cli("search", "What coffee does he drink?", env=env)
+    assert asked.returncode == 0, asked.stderr
+    line = re.fullmatch(r"(\S+)  preference/coffee_order  \[(\d\.\d\d) ([^\]]+)\]  (.+)\n", asked.stdout)
+    assert line is not None, asked.stdout
+    answered = mind.agent.search("What coffee does he drink?").items[0]
+    assert answered.coverage is not None
+    shown = (coffee.id, f"{answered.coverage:.2f}", ", ".join(answered.matched), answered.snippet)
+    assert line.groups() == shown
+
+
+def test_the_help_says_search_takes_a_question_and_recall_a_query() -> None:
+    shown = run_cli("search", "--help", env={})
+    search_help = " ".join(shown.stdout.split())  # argparse wraps to the terminal's width
+    assert shown.returncode == 0
+    assert "question" in search_help and "keywords" in search_help
+    assert all(operator in search_help for operator in ('"a phrase"', "prefix*", "AND, OR, NOT", "+required"))
+    recall_help = " ".join(run_cli("recall", "--help", env={}).stdout.split())
+    assert "-q, --query TEXT" in recall_help and "most relevant" in recall_help

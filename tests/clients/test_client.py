@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from synapse_client import (
     AsyncSynapse,
@@ -143,6 +144,68 @@ def test_search_finds_a_memory_once_indexed(mind: MindClients) -> None:
     assert sorted(poll_search(mind.agent, "deploy", 2)) == ["deploy_rollback", "deploy_steps"]
     hits = mind.agent.search("smoke", tag="ops", category="skill").items
     assert [h.memory.key for h in hits] == ["deploy_steps"] and "**smoke**" in hits[0].snippet
+
+
+def test_search_by_a_question_reports_its_terms_and_each_hits_coverage(mind: MindClients) -> None:
+    # Given a memory about coffee, one about something else, both indexed
+    mind.agent.remember("preference", "coffee_order", "Drinks an oat flat white coffee every morning")
+    mind.agent.remember("fact", "home_city", "Lives in London")
+    assert poll_search(mind.agent, "coffee", 1) == ["coffee_order"]
+    assert poll_search(mind.agent, "london", 1) == ["home_city"]
+    # When the agent searches by keyword, and by the user's question as-is
+    keyword = mind.agent.search("coffee")
+    if not keyword.terms:  # a server from before best-match search: no terms, matched or coverage
+        assert [(h.memory.key, h.matched, h.coverage) for h in keyword.items] == [("coffee_order", [], None)]
+        return
+    question = mind.agent.search("What coffee does he drink?")
+    # Then the keyword is one term, matched in full
+    assert len(keyword.terms) == 1
+    assert [(h.memory.key, h.matched, h.coverage) for h in keyword.items] == [
+        ("coffee_order", keyword.terms, 1.0)
+    ]
+    # And the question is read as its meaningful terms (no stop words), the coffee memory first,
+    # each hit's coverage the share of the terms it matched
+    assert question.terms and not {"what", "does", "he"} & {t.lower() for t in question.terms}
+    assert [h.memory.key for h in question.items] == ["coffee_order"]
+    for hit in question.items:
+        assert hit.matched and set(hit.matched) <= set(question.terms)
+        assert hit.coverage == pytest.approx(len(hit.matched) / len(question.terms), abs=0.005)
+
+
+def test_recall_for_the_users_message_sends_q_and_places_the_relevant_first(
+    runner: RunningService, mind: MindClients
+) -> None:
+    # Given a critical memory, two high ones and a low one the user's message is about, indexed
+    name = mind.agent.remember("identity", "user_name", "Ada Lovelace", priority="critical")
+    mind.agent.remember("project", "atlas_status", "Atlas v2 ships in May", priority="high")
+    mind.agent.remember("fact", "home_city", "Lives in London", priority="high")
+    coffee = mind.agent.remember("preference", "coffee_order", "An oat flat white coffee", priority="low")
+    assert poll_search(mind.agent, "coffee", 1) == ["coffee_order"]
+    message = "What coffee does he drink?"
+    # When the agent recalls for the message (text and JSON), and without one
+    sent: list[httpx.Request] = []
+    http = httpx.Client(base_url=runner.url, event_hooks={"request": [sent.append]})
+    with Synapse(runner.url, mind_key=mind.key, http=http) as agent:
+        text = agent.recall(query=message).text
+        placed = agent.recall_json(query=message)
+        plain = agent.recall_json()
+        unchanged = agent.recall().text
+    # Then the message went as q, and only when given
+    assert [(r.url.path, r.url.params.get("q")) for r in sent] == [
+        ("/memory/recall", message),
+        ("/memory/recall", message),
+        ("/memory/recall", None),
+        ("/memory/recall", None),
+    ]
+    assert plain.relevant == [] and placed.total == plain.total == 4
+    if "relevant" not in placed.model_fields_set:  # a server from before recall's q: q changes nothing
+        assert text == unchanged and [m.id for m in placed.memories] == [m.id for m in plain.memories]
+        return
+    # And the coffee memory comes right after the critical one, in the text as in the JSON
+    assert placed.relevant == [coffee.id]
+    assert [m.id for m in placed.memories][:2] == [name.id, coffee.id]
+    assert text.index("user_name") < text.index("coffee_order") < text.index("atlas_status")
+    assert unchanged.index("home_city") < unchanged.index("coffee_order")  # by priority without q
 
 
 def test_minds_and_keys(runner: RunningService) -> None:

@@ -1,15 +1,19 @@
 """The client's shared core without a server: when it retries, how it reads errors and builds
-queries, and where configuration comes from."""
+queries, where configuration comes from, and what recall and search send and read (a stand-in
+server: httpx's MockTransport)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from synapse_client import ops
+from synapse_client import AsyncSynapse, SearchPage, Synapse, ops
 from synapse_client._core import Credentials, Retry, error_from, query, retry_after
 from synapse_client.config import ConfigError, resolve
 from synapse_client.errors import NotFound, ServerError, ValidationFailed
@@ -108,3 +112,101 @@ def test_configuration_precedence(tmp_path: Path) -> None:
         resolve({}, env, profile="other")
     with pytest.raises(ConfigError, match="No Synapse URL"):
         resolve({}, {"SYNAPSE_CONFIG": str(tmp_path / "none.toml")})
+
+
+# ---------------------------------------------------------------- recall and search, against a stand-in
+
+MEMORY = {
+    "id": "mem_coffee",
+    "mind_id": "m_1",
+    "category": "preference",
+    "key": "coffee_order",
+    "content": "Drinks an oat flat white",
+    "created_at": "2026-01-01T00:00:00Z",
+    "updated_at": "2026-01-01T00:00:00Z",
+}
+RECALL_JSON = {"mind": {"id": "m_1", "name": "M"}, "total": 1, "verified": 0, "unverified": 1}
+MESSAGE = "What coffee does he drink?"
+
+
+def stand_in(answer: Callable[[httpx.Request], httpx.Response]) -> tuple[list[httpx.Request], Synapse]:
+    """A sync client whose server is `answer`, and the list of the requests it got."""
+    seen: list[httpx.Request] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return answer(request)
+
+    http = httpx.Client(base_url="http://synapse.test", transport=httpx.MockTransport(handle))
+    return seen, Synapse("http://synapse.test", mind_key="mk_test", http=http)
+
+
+def recall_answer(request: httpx.Request, extra: dict[str, Any] | None = None) -> httpx.Response:
+    if request.url.params.get("format") == "json":
+        return httpx.Response(200, json=RECALL_JSON | {"memories": [MEMORY]} | (extra or {}))
+    return httpx.Response(200, text="Mind: M\n")
+
+
+def test_recall_sends_the_message_as_q_and_reads_relevant() -> None:
+    seen, client = stand_in(lambda request: recall_answer(request, {"relevant": ["mem_coffee"]}))
+    with client:
+        assert client.recall(query=MESSAGE).text == "Mind: M\n"
+        placed = client.recall_json(query=MESSAGE, category="preference", max_chars=800)
+        client.recall()
+        client.recall(query="")
+    assert placed.relevant == ["mem_coffee"] and [m.id for m in placed.memories] == ["mem_coffee"]
+    assert [r.url.path for r in seen] == ["/memory/recall"] * 4
+    assert [r.url.params.get("q") for r in seen] == [MESSAGE, MESSAGE, None, None]
+    assert seen[1].url.params.multi_items() == [
+        ("category", "preference"),
+        ("max_chars", "800"),
+        ("q", MESSAGE),
+        ("format", "json"),
+    ]
+
+
+def test_an_older_servers_recall_json_without_relevant_still_parses() -> None:
+    _, client = stand_in(recall_answer)
+    with client:
+        older = client.recall_json(query=MESSAGE)
+    assert older.relevant == [] and "relevant" not in older.model_fields_set
+
+
+def test_the_async_client_sends_q_on_recall_too() -> None:
+    seen: list[httpx.Request] = []
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return recall_answer(request, {"relevant": []})
+
+    async def scenario() -> None:
+        http = httpx.AsyncClient(base_url="http://synapse.test", transport=httpx.MockTransport(handle))
+        async with AsyncSynapse("http://synapse.test", mind_key="mk_test", http=http) as client:
+            await client.recall(query=MESSAGE)
+            assert (await client.recall_json(query=MESSAGE)).relevant == []
+
+    asyncio.run(scenario())
+    assert [r.url.params.get("q") for r in seen] == [MESSAGE, MESSAGE]
+
+
+def test_search_reads_terms_matched_and_coverage_and_an_older_answer_still_parses() -> None:
+    hit = {"memory": MEMORY, "score": 2.5, "snippet": "**Drinks** an oat flat white"}
+    newer = {
+        "results": [hit | {"matched": ["drink"], "coverage": 0.5}],
+        "terms": ["coffee", "drink"],
+        "next_cursor": "c2",
+    }
+    seen, client = stand_in(lambda request: httpx.Response(200, json=newer))
+    with client:
+        found = client.search(MESSAGE, category="preference", limit=5)
+    assert seen[0].url.path == "/memory/search"
+    assert seen[0].url.params.multi_items() == [("q", MESSAGE), ("category", "preference"), ("limit", "5")]
+    assert isinstance(found, SearchPage) and (found.terms, found.next_cursor) == (["coffee", "drink"], "c2")
+    assert (found.items[0].matched, found.items[0].coverage, found.items[0].score) == (["drink"], 0.5, 2.5)
+    # An older server sends neither terms nor matched nor coverage: the defaults stand in
+    older_answer = {"results": [hit], "next_cursor": None}
+    _, older_client = stand_in(lambda request: httpx.Response(200, json=older_answer))
+    with older_client:
+        older = older_client.search("drinks")
+    assert older.terms == [] and older.next_cursor is None
+    assert (older.items[0].matched, older.items[0].coverage) == ([], None)

@@ -10,11 +10,12 @@ import time
 from typing import Any
 
 import anyio
+import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
-from tests.clients.conftest import SYNAPSE_CLI, MindClients
+from tests.clients.conftest import SYNAPSE_CLI, MindClients, recording_front
 from tests.support.runner import ROOT, RunningService, free_port
 
 
@@ -22,6 +23,11 @@ def text_of(result: CallToolResult) -> str:
     first = result.content[0]
     assert isinstance(first, TextContent)
     return first.text
+
+
+def flat(description: str | None) -> str:
+    """A tool's description on one line (its source wraps it)."""
+    return " ".join((description or "").split())
 
 
 async def call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> CallToolResult:
@@ -129,3 +135,71 @@ def test_mcp_over_streamable_http(runner: RunningService, mind: MindClients) -> 
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+def test_the_tools_tell_the_model_to_recall_for_the_message_and_weigh_coverage(
+    runner: RunningService, mind: MindClients
+) -> None:
+    # Given a mind whose coffee memory is indexed, and `synapse mcp` talking to it through a front
+    # that notes what it sent
+    coffee = mind.agent.remember("preference", "coffee_order", "Drinks an oat flat white coffee")
+    mind.agent.remember("fact", "home_city", "Lives in London", priority="high")
+    deadline = time.monotonic() + 20
+    while not mind.agent.search("coffee").items:
+        assert time.monotonic() < deadline, "coffee_order was not indexed"
+        time.sleep(0.3)
+    message = "What coffee does he drink?"
+
+    async def scenario(url: str) -> None:
+        server = StdioServerParameters(
+            command=str(SYNAPSE_CLI),
+            args=["mcp"],
+            env={
+                "SYNAPSE_URL": url,
+                "SYNAPSE_MIND_KEY": mind.key,
+                "SYNAPSE_CONFIG": str(ROOT / ".no-synapse-config.toml"),
+            },
+        )
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            started = await session.initialize()
+            assert "user's message" in (started.instructions or "")
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            # Then recall takes an optional query: the user's message, to call at each turn's start
+            recall, search = tools["recall"], tools["search"]
+            assert "query" in recall.input_schema["properties"]
+            assert "query" not in recall.input_schema.get("required", [])
+            assert "most relevant" in recall.input_schema["properties"]["query"]["description"]
+            assert "start of each turn with the user's message" in flat(recall.description)
+            # And search takes the question as-is or keywords, and says what coverage means
+            assert search.input_schema["required"] == ["query"]
+            assert "question as-is" in search.input_schema["properties"]["query"]["description"]
+            for words in ("question as-is", "keywords", "matched", "coverage", "weak match", "I don't know"):
+                assert words in flat(search.description), words
+            # When the model recalls for the user's message, and searches with it
+            recalled = await call(session, "recall", {"query": message})
+            assert not recalled.is_error, text_of(recalled)
+            assert "coffee_order" in text_of(recalled)
+            long = await call(session, "recall", {"query": "coffee " * 200})  # 1400 characters
+            assert not long.is_error, text_of(long)
+            found = await call(session, "search", {"query": message})
+            keyword = json.loads(text_of(await call(session, "search", {"query": "coffee"})))
+            assert not found.is_error, text_of(found)
+            answer = json.loads(text_of(found))
+            # Then each hit carries matched and coverage (from a server that reports them)
+            assert set(answer) == {"terms", "hits"}
+            assert [h["id"] for h in keyword["hits"]] == [coffee.id]
+            assert {"matched", "coverage"} <= set(keyword["hits"][0])
+            if keyword["terms"]:
+                assert keyword["hits"][0]["coverage"] == 1.0
+                assert [h["id"] for h in answer["hits"]] == [coffee.id]
+                hit = answer["hits"][0]
+                assert set(hit["matched"]) <= set(answer["terms"])
+                share = len(hit["matched"]) / len(answer["terms"])
+                assert 0 < hit["coverage"] == pytest.approx(share, abs=0.005)
+            else:  # a server from before best-match search
+                assert keyword["hits"][0]["coverage"] is None and keyword["hits"][0]["matched"] == []
+
+    with recording_front(runner.url) as front:
+        anyio.run(scenario, front.url)
+    # And the message went to GET /memory/recall as q; a longer one, its first 1000 characters
+    assert [q.get("q") for q in front.queries("/memory/recall")] == [[message], [("coffee " * 200)[:1000]]]

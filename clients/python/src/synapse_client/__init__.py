@@ -27,6 +27,7 @@ from synapse_client.models import (
     Recall,
     RecallText,
     SearchHit,
+    SearchPage,
     Webhook,
 )
 from synapse_client.ops import UNSET
@@ -53,6 +54,7 @@ __all__ = [
     "RecallText",
     "Retry",
     "SearchHit",
+    "SearchPage",
     "ServerError",
     "Synapse",
     "SynapseError",

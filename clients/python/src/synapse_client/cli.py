@@ -8,6 +8,7 @@ and the request id on stderr and exit 1 (2 for a usage error); `--json` prints t
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -23,7 +24,7 @@ from synapse_client import transfer
 from synapse_client.client import Synapse
 from synapse_client.config import Settings, resolve
 from synapse_client.errors import SynapseError
-from synapse_client.models import CATEGORIES, PRIORITIES, Memory, Page
+from synapse_client.models import CATEGORIES, PRIORITIES, Memory, Page, SearchHit
 
 _RELATIVE = re.compile(r"([1-9][0-9]*)([mhdw])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -49,14 +50,16 @@ class Output:
     def json(self, value: Any) -> None:
         if isinstance(value, BaseModel):
             value = value.model_dump(mode="json")
-        elif isinstance(value, Page):
-            value = {"items": [self._plain(i) for i in value.items], "next_cursor": value.next_cursor}
+        elif isinstance(value, Page):  # items and next_cursor; a search page's terms too
+            value = {f.name: self._plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
         elif isinstance(value, list):
-            value = [self._plain(i) for i in value]
+            value = self._plain(value)
         print(json.dumps(value, ensure_ascii=False, indent=2), file=self.out)
 
-    @staticmethod
-    def _plain(value: Any) -> Any:
+    @classmethod
+    def _plain(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [cls._plain(item) for item in value]
         return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
 
     def line(self, text: str) -> None:
@@ -119,6 +122,7 @@ def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
         "tag": args.tag,
         "max_chars": args.max_chars,
         "limit": args.limit,
+        "query": args.query,
     }
     if out.as_json:
         return out.json(client.recall_json(**options))
@@ -131,10 +135,19 @@ def cmd_search(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     if out.as_json:
         return out.json(found)
     for hit in found.items:
-        out.line(f"{hit.memory.id}  {hit.memory.category}/{hit.memory.key}  {hit.snippet}")
+        out.line(f"{hit.memory.id}  {hit.memory.category}/{hit.memory.key}  {match(hit)}{hit.snippet}")
     if not found.items:
-        print("No match (a memory stored a moment ago may still be indexing).", file=sys.stderr)
+        read_as = f" for {', '.join(found.terms)}" if found.terms else ""
+        print(f"No match{read_as} (a memory stored a moment ago may still be indexing).", file=sys.stderr)
     return None
+
+
+def match(hit: SearchHit) -> str:
+    """`[0.50 coffee, drink]  `: a hit's coverage and matched terms ("" from a server without them)."""
+    if hit.coverage is None:
+        return ""
+    terms = f" {', '.join(hit.matched)}" if hit.matched else ""
+    return f"[{hit.coverage:.2f}{terms}]  "
 
 
 def cmd_get(client: Synapse, args: argparse.Namespace, out: Output) -> None:
@@ -288,10 +301,27 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tag")
     p.add_argument("--max-chars", type=int)
     p.add_argument("--limit", type=int)
+    p.add_argument(
+        "-q",
+        "--query",
+        metavar="TEXT",
+        help="the user's message or the task (at most 1000 characters): "
+        "the memories most relevant to it come right after the critical ones",
+    )
     p.set_defaults(run=cmd_recall)
 
-    p = sub.add_parser("search", help="full-text search")
-    p.add_argument("query")
+    p = sub.add_parser(
+        "search",
+        help="find memories by a question or keywords",
+        description="Full-text search, best match first. Each line: id, category/key, "
+        "[coverage matched terms], then the snippet (matches in **bold**). Low coverage: a weak match.",
+    )
+    p.add_argument(
+        "query",
+        help='a question ("What coffee does he drink?") or keywords: stop words are ignored, '
+        "inflections match, memories matching more terms rank first. Exact operators: "
+        '"a phrase", prefix*, AND, OR, NOT, ( ), +required',
+    )
     p.add_argument("--tag")
     p.add_argument("--category", choices=CATEGORIES)
     p.add_argument("--limit", type=int, default=20)

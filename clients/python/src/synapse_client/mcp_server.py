@@ -2,7 +2,8 @@
 any MCP agent can remember and recall. Built on the official `mcp` SDK (the `mcp` extra); it holds
 one credential (normally a Mind Key) from the same configuration as the CLI.
 
-Tools: remember, recall, search, forget, list_expiring. Resource: synapse://recall.
+Tools: remember, recall (optionally for the user's message), search (a question or keywords; hits
+carry matched terms and coverage), forget, list_expiring. Resource: synapse://recall.
 A Synapse error comes back as an MCP tool error carrying Synapse's own message.
 """
 
@@ -24,11 +25,13 @@ Priority = Literal["critical", "high", "normal", "low"]
 
 INSTRUCTIONS = """\
 Synapse is your long-term memory about the user and their work, shared across sessions and agents.
-At the start of a task, call `recall` (or read the synapse://recall resource) to load what is known.
+At the start of each turn, call `recall` with the user's message as `query` (or read the
+synapse://recall resource) to load what is known, the most relevant first.
 When you learn something worth keeping — who the user is, what they prefer, facts, project state,
 skills, mistakes to avoid — call `remember` with a stable snake_case key, so that a later update
-replaces the memory instead of duplicating it. Use `search` to find something specific, `forget`
-when a memory is wrong or no longer true, `list_expiring` to see short-lived context about to lapse."""
+replaces the memory instead of duplicating it. Use `search` to find something specific (the user's
+question as-is works), `forget` when a memory is wrong or no longer true, `list_expiring` to see
+short-lived context about to lapse."""
 
 REMEMBER = """\
 Store one memory in the user's Synapse mind. Storing again with the same category and key REPLACES
@@ -48,14 +51,29 @@ Returns the stored memory (its id, version, verified flag). An agent's write to 
 verified may come back as a proposal awaiting their review."""
 
 RECALL = """\
-Load the plain-text summary of what Synapse remembers: most important first (critical, high,
-normal, low), expired memories left out, verified ones marked. Call it at the start of a task.
-Narrow it with category (one or more) or tag; max_chars (500-400000) bounds the text's size."""
+Load the plain-text summary of what Synapse remembers about the user. Call it at the start of each
+turn with the user's message as `query`: the memories most relevant to it come right after the
+critical ones, then the rest by priority (critical, high, normal, low); expired memories left out,
+verified ones marked. Narrow it with category (one or more) or tag; max_chars (500-400000) bounds
+the text's size."""
 
 SEARCH = """\
-Full-text search over the user's memories, best match first, with snippets (matches in **bold**).
-Use it to find something specific that recall did not show. Filter by tag or category. A memory
-stored a moment ago may take a few seconds to become searchable."""
+Search the user's memories, best match first. Pass the user's question as-is ("What coffee does
+he drink?") or keywords; exact syntax also works: "a phrase", prefix*, AND, OR, NOT, +required.
+Each hit has a snippet (matches in **bold**), `matched` (which of the query's `terms` it matched)
+and `coverage` (0-1, their share). Low coverage means a weak match: if no hit covers what was
+asked, say "I don't know" rather than guess. Filter by tag or category. A memory stored a moment
+ago may take a few seconds to become searchable."""
+
+SEARCH_QUERY = (
+    "The user's question as-is, or keywords. Each hit's `matched` and `coverage` say how much of "
+    "it the hit answers; low coverage is a weak match."
+)
+RECALL_QUERY_MAX = 1000  # the most GET /memory/recall takes as q
+RECALL_QUERY = (
+    "The user's current message or task: the most relevant memories come first "
+    f"(its first {RECALL_QUERY_MAX} characters are used)."
+)
 
 FORGET = """\
 Delete a memory for good: by its id, or by category and key. Use it when a memory is wrong, no
@@ -117,18 +135,21 @@ def build(settings: Settings) -> MCPServer[Any]:
 
     @server.tool(description=RECALL)
     async def recall(
+        query: Annotated[str | None, Field(description=RECALL_QUERY)] = None,
         category: Annotated[list[Category] | None, Field(description="Only these categories.")] = None,
         tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
         max_chars: Annotated[int | None, Field(ge=500, le=400000, description="Size bound.")] = None,
     ) -> str:
+        asked = query.strip()[:RECALL_QUERY_MAX] if query else None
         try:
-            return (await synapse().recall(category=category, tag=tag, max_chars=max_chars)).text
+            found = await synapse().recall(category=category, tag=tag, max_chars=max_chars, query=asked)
         except SynapseError as error:
             raise ToolError(error.message) from error
+        return found.text
 
     @server.tool(description=SEARCH)
     async def search(
-        query: Annotated[str, Field(description="Words to look for.")],
+        query: Annotated[str, Field(description=SEARCH_QUERY)],
         tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
         category: Annotated[Category | None, Field(description="Only this category.")] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many hits.")] = 10,
@@ -139,10 +160,11 @@ def build(settings: Settings) -> MCPServer[Any]:
             raise ToolError(error.message) from error
         hits = [
             {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "snippet": h.snippet,
-             "content": h.memory.content, "tags": h.memory.tags, "score": h.score}
+             "content": h.memory.content, "tags": h.memory.tags, "score": h.score,
+             "matched": h.matched, "coverage": h.coverage}
             for h in found.items
         ]  # fmt: skip
-        return {"hits": hits}
+        return {"terms": found.terms, "hits": hits}
 
     @server.tool(description=FORGET)
     async def forget(

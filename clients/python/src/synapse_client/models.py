@@ -71,9 +71,15 @@ class CreatedMind(Model):
 
 
 class SearchHit(Model):
+    """One search result. `matched`: which of the query's meaningful terms (the page's `terms`) this
+    memory matched; `coverage`: their share, 0-1 (low: a weak match). An older server sends
+    neither: `matched` is then empty and `coverage` None."""
+
     memory: Memory
     score: float
     snippet: str
+    matched: list[str] = []
+    coverage: float | None = None
 
 
 class RecallText(Model):
@@ -100,6 +106,7 @@ class Recall(Model):
     memories: list[Memory]
     low_priority: LowPriority | None = None
     left_out: int = 0
+    relevant: list[str] = []  # with `query`: the ids of the memories placed for it, in order
 
 
 class ErrorBody(Model):
@@ -216,3 +223,11 @@ class Page[T]:
 
     items: list[T] = field(default_factory=list)
     next_cursor: str | None = None
+
+
+@dataclass
+class SearchPage(Page[SearchHit]):
+    """One page of search results, plus `terms`: the meaningful terms the query was read as (each
+    hit's `matched` is a subset of them; empty from an older server)."""
+
+    terms: list[str] = field(default_factory=list)

@@ -26,6 +26,7 @@ from synapse_client.models import (
     RecallText,
     Revision,
     SearchHit,
+    SearchPage,
     Webhook,
     WebhookDelivery,
     WebhookTest,
@@ -158,9 +159,15 @@ def list_memories(
 
 
 def _recall_params(
-    category: Categories, tag: str | None, limit: int | None, max_chars: int | None
+    category: Categories, tag: str | None, limit: int | None, max_chars: int | None, query: str | None
 ) -> dict[str, Any]:
-    return {"category": _categories(category), "tag": tag, "limit": limit, "max_chars": max_chars}
+    return {
+        "category": _categories(category),
+        "tag": tag,
+        "limit": limit,
+        "max_chars": max_chars,
+        "q": query or None,
+    }
 
 
 def recall(
@@ -169,13 +176,16 @@ def recall(
     tag: str | None = None,
     limit: int | None = None,
     max_chars: int | None = None,
+    query: str | None = None,
 ) -> Call[RecallText]:
-    """The plain-text recall an agent pulls into its context (`GET /memory/recall`)."""
+    """The plain-text recall an agent pulls into its context (`GET /memory/recall`). `query`: the
+    user's message or the task (at most 1000 characters); the memories most relevant to it come
+    right after the critical ones."""
     return Call(
         "GET",
         "/memory/recall",
         lambda response: RecallText(text=text(response)),
-        params=_recall_params(category, tag, limit, max_chars),
+        params=_recall_params(category, tag, limit, max_chars, query),
     )
 
 
@@ -185,9 +195,11 @@ def recall_json(
     tag: str | None = None,
     limit: int | None = None,
     max_chars: int | None = None,
+    query: str | None = None,
 ) -> Call[Recall]:
-    """Recall's selection as JSON (`GET /memory/recall?format=json`)."""
-    params = _recall_params(category, tag, limit, max_chars) | {"format": "json"}
+    """Recall's selection as JSON (`GET /memory/recall?format=json`); with `query`, `relevant` lists
+    the ids of the memories placed for it."""
+    params = _recall_params(category, tag, limit, max_chars, query) | {"format": "json"}
     return Call("GET", "/memory/recall", model(Recall), params=params)
 
 
@@ -227,8 +239,14 @@ def search(
     include_expired: bool = False,
     limit: int | None = None,
     cursor: str | None = None,
-) -> Call[Page[SearchHit]]:
-    """Full-text search, best match first (`GET /memory/search`); new writes show up after indexing."""
+) -> Call[SearchPage]:
+    """Full-text search, best match first (`GET /memory/search`); new writes show up after indexing.
+
+    `query` is a question in the agent's own words ("What coffee does he drink?") or keywords: stop
+    words are ignored, inflections match, memories matching more of its terms rank first. Exact
+    syntax keeps its meaning: "a phrase", prefix*, AND, OR, NOT, parentheses, +required. The page's
+    `terms` are the terms the query was read as; each hit's `matched` and `coverage` say how much
+    of them it matched."""
     params = {
         "q": query,
         "tag": tag,
@@ -238,7 +256,13 @@ def search(
         "limit": limit,
         "cursor": cursor,
     }
-    return Call("GET", "/memory/search", page(SearchHit, "results"), params=params)
+    return Call("GET", "/memory/search", _search_page, params=params)
+
+
+def _search_page(response: httpx.Response) -> SearchPage:
+    body = response.json()
+    hits = [SearchHit.model_validate(item) for item in body["results"]]
+    return SearchPage(hits, body.get("next_cursor"), [str(term) for term in body.get("terms") or []])
 
 
 # ---------------------------------------------------------------- history and proposals
