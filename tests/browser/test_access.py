@@ -8,6 +8,7 @@ import base64
 import hashlib
 import json
 import re
+import time
 from collections.abc import Iterator
 from urllib.parse import parse_qsl, urlsplit
 
@@ -102,6 +103,32 @@ def test_recall_preview_shows_exactly_the_text_the_api_gives_an_agent(console: C
     assert text.text_content() == mind.agent.call("GET", "/memory/recall", max_chars=1000).text
     console.assert_accessible()
     console.screenshot("recall")
+
+
+def test_recall_preview_for_a_message_sends_it_as_q(console: Console, mind: Mind) -> None:
+    # Given a critical memory, a high one and a low one about coffee, indexed
+    mind.person.store("identity", "user_name", "Alex Example", priority="critical")
+    mind.agent.store("fact", "home_city", "Lives in Lisbon", priority="high")
+    mind.agent.store("preference", "coffee_order", "An oat flat white coffee", priority="low")
+    deadline = time.monotonic() + 90
+    while not mind.agent.call("GET", "/memory/search", q="coffee").json()["results"]:
+        assert time.monotonic() < deadline, "the search index did not take the memory in"
+        time.sleep(0.3)
+    message = "What coffee does he drink?"
+    # When the person types the user's message into the recall preview
+    console.sign_in()
+    console.choose_mind(mind.id)
+    console.go("#/recall", "Recall preview")
+    console.page.get_by_label("For this message (optional)").fill(message)
+    # Then the console asks for the recall for it (q) and shows the API's text byte for byte
+    text = console.page.get_by_label("Recall text")
+    expect(text).to_have_attribute("data-query", "q=What+coffee+does+he+drink%3F&max_chars=400000")
+    expected = mind.agent.call("GET", "/memory/recall", q=message).text
+    assert text.text_content() == expected
+    placed = mind.agent.call("GET", "/memory/recall", q=message, format="json").json()
+    if "relevant" in placed:  # a server with recall's q: the coffee memory right after the critical one
+        assert expected.index("user_name") < expected.index("coffee_order") < expected.index("home_city")
+    console.assert_accessible()
 
 
 def test_a_read_only_key_is_shown_once_listed_with_its_scope_and_revoked(

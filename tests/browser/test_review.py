@@ -1,6 +1,7 @@
 """The review console's core flows in a real browser: sign in locally, work through the queue
-(verify, edit then verify, delete), decide an agent's proposed change, search with highlights, and a
-memory's history with Restore. axe-core checks each page; the queue and history are screenshotted."""
+(verify, edit then verify, delete), decide an agent's proposed change, search with highlights (and,
+for a question, each hit's matched terms and coverage), and a memory's history with Restore.
+axe-core checks each page; the queue and history are screenshotted."""
 
 from __future__ import annotations
 
@@ -9,6 +10,13 @@ import time
 from playwright.sync_api import Locator, expect
 
 from tests.browser.conftest import Console, Mind
+
+
+def _wait_until_indexed(mind: Mind, word: str) -> None:
+    deadline = time.monotonic() + 90  # the stream pump indexes it; slow on a loaded machine
+    while not mind.person.call("GET", "/memory/search", q=word).json()["results"]:
+        assert time.monotonic() < deadline, "the search index did not take the memory in"
+        time.sleep(0.3)
 
 
 def _queue_item(console: Console, key: str) -> Locator:
@@ -106,10 +114,7 @@ def test_an_agents_rewrite_of_a_verified_memory_is_a_proposal_the_person_accepts
 def test_search_finds_a_memory_and_highlights_the_word(console: Console, mind: Mind) -> None:
     # Given a memory the search index has taken in
     mind.agent.store("project", "garden_shed", "Building a cedar garden shed this spring")
-    deadline = time.monotonic() + 90  # the stream pump indexes it; slow on a loaded machine
-    while not mind.person.call("GET", "/memory/search", q="cedar").json()["results"]:
-        assert time.monotonic() < deadline, "the search index did not take the memory in"
-        time.sleep(0.3)
+    _wait_until_indexed(mind, "cedar")
     # When the person searches for the word
     console.sign_in()
     console.choose_mind(mind.id)
@@ -119,6 +124,37 @@ def test_search_finds_a_memory_and_highlights_the_word(console: Console, mind: M
     # Then the result shows a snippet with the word marked
     expect(console.page.locator("ol.results mark")).to_have_text(["cedar"])
     expect(console.page.locator("ol.results h2")).to_have_text(["project / garden_shed"])
+    console.assert_accessible()
+
+
+def test_search_by_a_question_shows_the_matched_terms_and_coverage_of_each_hit(
+    console: Console, mind: Mind
+) -> None:
+    # Given an indexed memory about coffee
+    mind.agent.store("preference", "coffee_order", "Drinks an oat flat white coffee")
+    _wait_until_indexed(mind, "coffee")
+    question = "What coffee does he drink?"
+    answer = mind.person.call("GET", "/memory/search", q=question).json()
+    # When the person searches with a question, in their own words
+    console.sign_in()
+    console.choose_mind(mind.id)
+    console.go("#/browse", "Browse and search")
+    box = console.page.get_by_label("Search")
+    expect(box).to_have_attribute("placeholder", "a question or keywords")
+    box.fill(question)
+    console.page.get_by_role("button", name="Show").click()
+    # Then the memory is found, and (from a server that reports them) the hit says which of the
+    # terms the question was read as it matched, and their share
+    expect(console.page.locator("ol.results h2")).to_have_text(["preference / coffee_order"])
+    shown = console.page.locator("ol.results .coverage")
+    if "coverage" not in answer["results"][0]:  # a server from before best-match search
+        expect(shown).to_have_count(0)
+    else:
+        terms, hit = answer["terms"], answer["results"][0]
+        percent = int(hit["coverage"] * 100 + 0.5)
+        of = f"{len(hit['matched'])} of {len(terms)} terms ({percent}%)"
+        expect(shown).to_have_text([f"Matched {', '.join(hit['matched'])}: {of}"])
+        expect(console.page.locator(".read-as")).to_have_text(f"Searched for: {', '.join(terms)}.")
     console.assert_accessible()
 
 

@@ -1,5 +1,6 @@
-// Browse and search: the list filters of GET /memory, full-text search (GET /memory/search) with
-// the matched words highlighted, and "Load more" following next_cursor.
+// Browse and search: the list filters of GET /memory, full-text search (GET /memory/search: a
+// question or keywords) with the matched words highlighted and each hit's matched terms and
+// coverage, and "Load more" following next_cursor.
 
 import { api } from "../api.js";
 import { append, field, h, highlighted, select } from "../dom.js";
@@ -7,10 +8,22 @@ import { loading, memoryMeta, memoryTitle, showError, tagList } from "../ui.js";
 import { CATEGORIES, PRIORITIES } from "./common.js";
 
 const any = (items) => [["", "any"], ...items.map((v) => [v, v])];
+const SEARCH_HINT = 'A question ("What coffee does he drink?") or keywords. Exact: "a phrase", prefix*, AND, OR, NOT, +required. Leave empty to list with the filters alone.';
+
+// "Matched coffee, drink: 2 of 4 terms (50%)": how much of the query a hit covers. Nothing from a
+// server that does not say (no coverage in its answer).
+function coverage(row, terms) {
+  if (typeof row.coverage !== "number") return null;
+  const matched = Array.isArray(row.matched) ? row.matched : [];
+  const share = `${Math.round(row.coverage * 100)}%`;
+  const of = terms.length ? `${matched.length} of ${terms.length} terms (${share})` : share;
+  return h("p", { class: "coverage", "data-coverage": String(row.coverage) },
+    matched.length ? `Matched ${matched.join(", ")}: ${of}` : `Matched no term: ${of}`);
+}
 
 export async function render(page, ctx) {
   const params = ctx.params;
-  const q = h("input", { type: "search", name: "q", value: params.get("q") || "", placeholder: "words to find" });
+  const q = h("input", { type: "search", name: "q", value: params.get("q") || "", placeholder: "a question or keywords" });
   const category = select("category", any(CATEGORIES), params.get("category") || "");
   const tag = h("input", { type: "text", name: "tag", value: params.get("tag") || "" });
   const priority = select("priority", any(PRIORITIES), params.get("priority") || "");
@@ -18,7 +31,7 @@ export async function render(page, ctx) {
   const verified = select("verified", [["", "any"], ["true", "verified"], ["false", "unverified"]], params.get("verified") || "");
   const expired = h("input", { type: "checkbox", name: "include_expired", checked: params.get("include_expired") === "true" });
   const form = h("form", { class: "filters", role: "search", "aria-label": "Find memories" },
-    field("Search", q, "Leave empty to list with the filters alone."),
+    field("Search", q, SEARCH_HINT),
     field("Category", category), field("Tag", tag), field("Priority", priority),
     field("Source", source), field("Verified", verified),
     h("div", { class: "field check" }, expired, h("label", { for: expired.id = "include-expired" }, "Include expired")),
@@ -36,6 +49,7 @@ export async function render(page, ctx) {
   const alerts = h("div", { class: "alerts" });
   const results = h("ol", { class: "results", "aria-label": "Memories found" });
   const summary = h("p", { class: "count", role: "status" });
+  const readAs = h("p", { class: "read-as" });
   const more = h("button", { type: "button", hidden: true }, "Load more");
   const searching = Boolean(params.get("q"));
   const query = {};
@@ -52,6 +66,8 @@ export async function render(page, ctx) {
       const answer = await api.get(searching ? "/memory/search" : "/memory", { query: { ...query, limit: 20, cursor } });
       slot.remove();
       const rows = searching ? answer.results : answer.memories;
+      const terms = searching && Array.isArray(answer.terms) ? answer.terms : [];
+      if (searching && terms.length) readAs.textContent = `Searched for: ${terms.join(", ")}.`;
       for (const row of rows) {
         const memory = searching ? row.memory : row;
         results.append(h("li", { class: "item" },
@@ -59,6 +75,7 @@ export async function render(page, ctx) {
             h("h2", {}, memoryTitle(memory)),
             searching && row.snippet ? h("p", { class: "snippet" }, h("span", { class: "visually-hidden" }, "Match: "), highlighted(row.snippet)) : null,
             !searching || !row.snippet || row.snippet.replace(/\*\*/g, "") !== memory.content ? h("p", { class: "content" }, memory.content) : null,
+            searching ? coverage(row, terms) : null,
             tagList(memory.tags),
             memoryMeta(memory))));
       }
@@ -80,5 +97,5 @@ export async function render(page, ctx) {
   if (searching) {
     for (const control of [source, verified]) control.disabled = true;
   }
-  append(page, h("h1", {}, "Browse and search"), form, alerts, summary, results, more);
+  append(page, h("h1", {}, "Browse and search"), form, alerts, summary, readAs, results, more);
 }
