@@ -107,7 +107,7 @@ def test_q_respects_the_recall_filters(api: Api, mind: MindHandle, stocked: dict
 
 
 def test_an_overlong_q_is_a_400_naming_it(api: Api, mind: MindHandle, stocked: dict[str, str]) -> None:
-    answer = api.call("GET", "/memory/recall", query={"q": "word " * 2001}, **as_agent(mind))
+    answer = api.call("GET", "/memory/recall", query={"q": "word " * 801}, **as_agent(mind))
     assert_error(answer, 400)
     assert answer.json()["error"]["details"][0]["field"] == "q"
     long_message = "Please remind me about coffee. " + "Some more context here. " * 60

@@ -189,6 +189,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "either",
         {200: [TEXT, S.RecallJson]},
         params=RECALL,
+        errors=(414,),  # a q of a few thousand characters, percent-encoded, can pass the URI's bound
     ),
     ("GET", "/memory/by-tag"): Op(
         "listByTag",

@@ -112,7 +112,7 @@ RECALL = (
     query("format", {"type": "string", "enum": ["text", "json"]}, "json: the same selection as JSON."),
     query(
         "q",
-        {"type": "string", "maxLength": 10_000},
+        {"type": "string", "maxLength": 4_000},
         "The user's message or the task: the memories most relevant to it follow the critical ones.",
     ),
 )
@@ -163,6 +163,7 @@ DESCRIPTIONS = {
     409: "Conflict: busy items, a limit reached, or a reused Idempotency-Key",
     412: "If-Match names a stale version",
     413: "Body too large",
+    414: "The URI is too long (over 8,192 characters)",
     415: "Body not JSON",
     422: "A field breaks a rule",
     429: "Rate limited; see Retry-After",

@@ -61,7 +61,7 @@ MAX_CHARS = 400_000
 # Room for the header with a 100-character mind name and both closing lines with large counts.
 MIN_CHARS = 500
 # Recall's `q` may be a whole user message; its first MAX_QUERY_CHARS (search's bound) are searched.
-MAX_FOCUS_CHARS = 10_000
+MAX_FOCUS_CHARS = 4_000
 SEARCH_HINT = "GET /memory/search"
 PENDING_LINE = "  (change proposed by an agent, pending review)"
 
@@ -220,8 +220,8 @@ def compose(
     return Recall(mind_id, mind_name, total, verified, *summary, _shown(summary[0], placed))
 
 
-def _shown(memories: list[Memory], placed: set[str]) -> list[str]:
-    return [m.id for m in memories if m.id in placed]
+def _shown(memories: list[Memory], placed: set[str]) -> tuple[str, ...]:
+    return tuple(m.id for m in memories if m.id in placed)
 
 
 def _summarise(

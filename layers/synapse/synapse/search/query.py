@@ -308,16 +308,18 @@ def _compiled(node: Node, raw: str, plain: bool, explicit: bool) -> Query:
     meaningful = ([p for p in parts if not _stop_word(p, latin)] if top == "ANY" else parts) or parts
     clauses: dict[str, Clause] = {}
     for part in meaningful:
-        required = every_part_required or (isinstance(part, Term) and part.required)
-        clause = Clause(part.label(), part.fts(latin), required)
+        is_required = every_part_required or (isinstance(part, Term) and part.required)
+        clause = Clause(part.label(), part.fts(latin), is_required)
         clauses.setdefault(clause.label, clause)
     kept = list(clauses.values())
     if not explicit:
         kept = kept[:MAX_TERMS]
+    # Required clauses decide the candidates (the optional ones only rank them); else any clause does.
     required = [c.match for c in kept if c.required]
-    match = " AND ".join(required) if required else " OR ".join(c.match for c in kept)
-    if len(required if required else kept) > 1:
-        match = f"({match})"
+    deciding = required or [c.match for c in kept]
+    match = (
+        deciding[0] if len(deciding) == 1 else "(" + (" AND " if required else " OR ").join(deciding) + ")"
+    )
     for excluded in reversed(left_out):  # peeled outermost first
         match = f"({match} NOT {excluded.fts(latin)})"
     return Query(match, tuple(kept), plain)
