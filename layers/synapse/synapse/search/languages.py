@@ -21,6 +21,7 @@ from typing import Any
 from synapse.search.folding import fold
 
 MIN_STEM = 3  # a shorter stem would match as the prefix of too much
+MIN_WORD_PREFIX = 4
 _ENGLISH = "english"
 _RUSSIAN = "russian"
 
@@ -117,9 +118,12 @@ def _stemmer(language: str) -> Any:
 @functools.lru_cache(maxsize=4096)
 def stem(word: str, latin: str) -> str | None:
     """The prefix the word's other forms share, or None where the index's porter suffices (English)
-    or the stem is the word itself or too short to use as a prefix."""
+    or the stem is too short to use as a prefix. A stem that is the whole word is still a prefix
+    (of at least MIN_WORD_PREFIX letters): German compounds start with it ("krank" → Krankmeldung)."""
     language = language_of(word, latin)
     if language == _ENGLISH:
         return None
     stemmed = fold(_stemmer(language).stemWord(word))
+    if stemmed == word:
+        return word if len(word) >= MIN_WORD_PREFIX else None
     return stemmed if MIN_STEM <= len(stemmed) < len(word) else None

@@ -54,6 +54,8 @@ class Term(NamedTuple):
     def fts(self, latin: str) -> str:
         quoted = '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
         stem = languages.stem(self.text.lower(), latin) if self.bare and self.text.isalnum() else None
+        if stem == self.text.lower():
+            return f'"{stem}"*'  # the word itself, and the longer words it starts
         return f'({quoted} OR "{stem}"*)' if stem else quoted
 
 
