@@ -1,19 +1,34 @@
-"""Search benchmark: `python bench/search.py [--sizes 1000,10000,100000] [--repeats 5] [--rebuild]`.
+"""Search benchmark: `python bench/search.py [--sizes 1000,10000,100000] [--repeats 5] [--rebuild]
+[--upgrade-size 10000]`.
 
 For each mind size N, a synthetic mind (Zipf-distributed words, some accented; 10 % of memories
 expired, 10 % expiring later) is indexed through the indexer's own path (`StreamBatch.stage`), once:
 the built index is cached under .cache/search-bench/ (`--rebuild` builds it again) and copied to a
 temp folder for the run. Then:
 
-(b) Query latency, 200 queries with the default filters (expired memories left out; every tenth with a
-    tag filter too), two paths interleaved in rotating order, each query's time the median of
-    `--repeats` runs, then p50 and p95 over the 200 queries:
-    - search module: current generation lookup (CURRENT read), parse and compile the query, the ranked
-      + filtered + snippet statement with exact tie-breaking, snippet mapping (no DynamoDB);
-    - raw FTS5 SQL: the honest equivalent on its own connection to the same generation: the same
-      compiled MATCH, the same bm25 weights and ORDER BY rank, the same expiry and tag filters (same
-      join), the same snippet() call, LIMIT 21: the page and the one row that says whether a next page
-      exists, which the module reads too.
+(b) Query latency, two query sets of 200 queries each with the default filters (expired memories
+    left out; every tenth with a tag filter too), two paths interleaved in rotating order, each
+    query's time the median of `--repeats` runs, then p50 and p95 over the 200 queries:
+    - the old set: ten shapes (one word, two words, a phrase, a prefix, OR, NOT, a group, a tag, an
+      accent); its multi-word plain shapes are best match now;
+    - the best-match set: 3-10 terms from the corpus's vocabulary, common and rare words mixed,
+      natural questions among them ("what is the … ?", with function words and a question mark);
+    and the two paths:
+    - search module: current generation lookup (CURRENT read), parse and compile the query, the
+      statement(s) `ranking.index_hits` runs, snippet mapping, the hits (no DynamoDB);
+    - raw FTS5 SQL: the honest equivalent on its own connection to the same generation, with the
+      query compiled once beforehand. A query whose clauses all must match (one clause, or all
+      required): the same compiled MATCH, bm25 weights and ORDER BY rank, the same expiry and tag
+      filters (same join), the same snippet() call, LIMIT 21 (the page and the one row that says
+      whether a next page exists, which the module reads too). A best-match query (≥ 2 clauses, not
+      all required): the module's two statements written by hand — the MATERIALIZED CTE of the
+      candidates' MATCH with a bit per clause (`rowid IN (SELECT rowid FROM fts WHERE fts MATCH
+      <clause>)`), joined to docs with the same filters, ORDER BY clauses matched DESC, rank,
+      priority, recency, id, LIMIT 21; then snippet() for the page's rowids only. Before timing, the
+      two paths' ids are checked to be the same, in the same order, for every query.
+    For the best-match set, a reference pass interleaves that raw coverage SQL with a plain
+    `ORDER BY rank LIMIT 21` over the same OR-expression (snippet inline): what best match would
+    cost without the coverage ordering.
     Times are the thread's CPU time (immune to preemption on a shared machine: the ratio target);
     wall-clock figures are printed beside them.
 (c) The end-to-end handler (functions/search/app.py): an API Gateway v2 event with the authorizer's
@@ -22,6 +37,20 @@ temp folder for the run. Then:
 (d) Publishing a batch of 100 changes (half updates, half new memories): median of 5 batches, the bytes
     written per batch (the log's growth; the base is not rewritten) and the base's size; then one
     compaction of the log into a new base, timed.
+(e) Index size and indexing time, old tokenizer (`unicode61 remove_diacritics 2`, schema "1") against
+    the new (`porter unicode61 remove_diacritics 2`, schema "2"): the same corpus built through
+    `StreamBatch.stage` both ways in this run (rounds alternate old/new; 3 rounds below 100k, 1 at
+    100k, the median counts), bytes and ms per 1,000 memories, and the FTS5 index's own bytes
+    (`fts_data`, from dbstat).
+(f) The rebuild of the mind: `rebuild.rebuild(mind_id, items=<every memory>)` into the mind's folder
+    (its current generation there, so the carry-over runs), timed whole and by part; the DynamoDB
+    read it would do is not run: its size by DynamoDB's item-size rules and the 1 MB Query pages it
+    takes are printed instead.
+(g) Once, after the sizes (`--upgrade-size`, default 10,000; 0 skips it): the in-place upgrade. A
+    schema-"1" generation of that many memories, the same memories in the table (moto), one `Writer`
+    batch of 100 changes: the writer rebuilds the mind from the table in the new format, then applies
+    the batch. Timed whole and by part (moto's Query pages, indexing, carry-over, publish); moto is
+    not DynamoDB, so its read time says little about DynamoDB's.
 """
 
 from __future__ import annotations
@@ -32,14 +61,15 @@ import io
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from bench_env import BENCH_ENV
 
@@ -56,7 +86,7 @@ from infra.gateway import LambdaContext  # noqa: E402
 
 SEED = 20261130
 CACHE = ROOT / ".cache" / "search-bench"
-CORPUS_VERSION = "2"  # bump when the corpus or the index layout changes
+CORPUS_VERSION = "3"  # bump when the corpus or the index layout changes
 QUERY_NOW = "2026-11-30T00:00:00.000Z"
 TAGS = [f"tag{i}" for i in range(60)]
 PRIORITIES = ["low", "normal", "normal", "normal", "high", "critical"]
@@ -123,10 +153,21 @@ def memory_item(
     return item
 
 
-def corpus(mind_id: str, count: int) -> list[dict[str, Any]]:
+def corpus(mind_id: str, count: int, words: list[str] | None = None) -> list[dict[str, Any]]:
     rng = random.Random(SEED + count)
-    words = vocabulary(random.Random(SEED))
+    words = words or vocabulary(random.Random(SEED))
     return [memory_item(mind_id, i, rng, words) for i in range(count)]
+
+
+def english_vocabulary() -> list[str]:
+    """English words with their inflections, most frequent first: the words of the Python reference's
+    text (`pydoc_data.topics`, fixed by the Python version), for what stemming changes; the synthetic
+    words are random letters, which porter rarely stems."""
+    from collections import Counter
+    from pydoc_data.topics import topics
+
+    counts = Counter(re.findall(r"[a-z]+", " ".join(topics.values()).lower()))
+    return [word for word, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def record(item: dict[str, Any], n: int) -> dict[str, Any]:
@@ -147,12 +188,12 @@ def record(item: dict[str, Any], n: int) -> dict[str, Any]:
     }
 
 
-def build(base: Path, mind_id: str, items: list[dict[str, Any]]) -> float:
-    """Seconds to index every memory through the indexer's record path into one generation."""
+def build(base: Path, mind_id: str, items: list[dict[str, Any]]) -> tuple[float, float]:
+    """Seconds (wall, CPU) to index every memory through the indexer's record path into one generation."""
     from synapse.search.stream import StreamBatch
 
     records = [record(item, n) for n, item in enumerate(items)]
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.thread_time()
     batch = StreamBatch(base)
     try:
         for one in records:
@@ -160,7 +201,7 @@ def build(base: Path, mind_id: str, items: list[dict[str, Any]]) -> float:
         batch.publish()
     finally:
         batch.close()
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.thread_time() - started_cpu
 
 
 def prepared_index(mind_id: str, items: list[dict[str, Any]], rebuild: bool, into: Path) -> str:
@@ -170,7 +211,7 @@ def prepared_index(mind_id: str, items: list[dict[str, Any]], rebuild: bool, int
     if rebuild or not (cached / mind_id / "CURRENT").is_file():
         shutil.rmtree(cached, ignore_errors=True)
         cached.mkdir(parents=True)
-        seconds = build(cached, mind_id, items)
+        seconds, _ = build(cached, mind_id, items)
         note = f"built in {seconds:.1f} s = {len(items) / seconds:,.0f} memories/s through StreamBatch.stage"
     shutil.copytree(cached / mind_id, into / mind_id, ignore=shutil.ignore_patterns(".writer.lock"))
     return note
@@ -194,7 +235,45 @@ def fixed_queries(rng: random.Random, words: list[str]) -> list[tuple[str, str |
     return [shapes[i % len(shapes)]() for i in range(200)]
 
 
-def percentile(values: list[float], p: float) -> float:
+# Function words and question marks, as an agent asks in its own words (they decide no match).
+QUESTION_LEADS = [
+    "what is the",
+    "what does",
+    "where is my",
+    "how do i",
+    "when did we",
+    "which",
+    "who is the",
+    "tell me about",
+    "do you remember the",
+    "why is",
+]
+JOINERS = ["the", "of", "and", "for", "with", "a", "in"]
+
+
+def best_match_queries(rng: random.Random, words: list[str]) -> list[tuple[str, str | None]]:
+    """200 (query, tag filter) pairs of 3-10 terms (function words counted): common and rare words,
+    half of them questions; every tenth with a tag filter."""
+    common, rare = words[:200], words[200:6000]
+
+    def word() -> str:
+        return rng.choice(common) if rng.random() < 0.4 else rng.choice(rare)
+
+    queries: list[tuple[str, str | None]] = []
+    for i in range(200):
+        terms = rng.randint(3, 10)
+        parts = QUESTION_LEADS[i % len(QUESTION_LEADS)].split() if i % 2 == 0 else []
+        content: list[str] = []
+        while len(parts) + len(content) < terms or not content:
+            if content and rng.random() < 0.2:
+                content.append(rng.choice(JOINERS))
+            content.append(word())
+        text = " ".join(parts + content)
+        queries.append((text + "?" if parts else text, rng.choice(TAGS) if i % 10 == 9 else None))
+    return queries
+
+
+def percentile(values: Sequence[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
@@ -207,43 +286,117 @@ RAW_SQL = (
     " ORDER BY fts.rank LIMIT {limit}"
 )
 RAW_TAG = " AND EXISTS (SELECT 1 FROM doc_tags t WHERE t.tag = ? AND t.rowid = d.rowid)"
+# Best match by hand: the candidates with a bit per clause matched, in coverage order (the module's
+# COVERAGE_SQL, with only the columns a result needs), then the page's snippets.
+RAW_COVERAGE_SQL = (
+    "WITH hits AS MATERIALIZED (SELECT fts.rowid AS rowid, fts.rank AS rank, {mask} AS mask"
+    " FROM fts WHERE fts MATCH ? AND fts.rank MATCH 'bm25({weights})')"
+    " SELECT d.id, d.rowid, -h.rank, h.mask FROM hits h JOIN docs d ON d.rowid = h.rowid"
+    " WHERE {tag}(d.expires_at IS NULL OR d.expires_at > ?)"
+    " ORDER BY {covered} DESC, h.rank, d.priority_rank, d.updated_at DESC, d.id LIMIT 21"
+)
+RAW_CLAUSE = "(SELECT rowid FROM fts WHERE fts MATCH ?)"
+RAW_COVERAGE_TAG = "EXISTS (SELECT 1 FROM doc_tags t WHERE t.tag = ? AND t.rowid = d.rowid) AND "
+RAW_SNIPPETS_SQL = (
+    "SELECT fts.rowid, snippet(fts, -1, '**', '**', '…', 16) FROM fts"
+    " WHERE fts MATCH ? AND fts.rowid IN ({marks})"
+)
+RAW_SNIPPETS = {n: RAW_SNIPPETS_SQL.format(marks=", ".join("?" * n)) for n in range(1, 21)}
 
 
-def query_paths(base: Path, mind_id: str) -> dict[str, Callable[[str, str | None], int]]:
-    """The module, and raw SQL with LIMIT 21 (the page and the row saying a next page exists, as the
-    module reads) on its own connection to the same generation. Only these two are interleaved: a
-    third path running the same SQL would warm the caches for its twin and bias the ratio."""
+class Plan(NamedTuple):
+    """A query compiled once for the raw paths: its statement and parameters."""
+
+    coverage: bool
+    clauses: int
+    sql: str
+    params: tuple[Any, ...]
+    match: str
+    ranked_sql: str  # the reference: ORDER BY rank over the same expression
+    ranked_params: tuple[Any, ...]
+
+
+def plan_of(text: str, tag: str | None) -> Plan:
+    from synapse.search.query import parse_query
+    from synapse.search.schema import BM25_WEIGHTS
+
+    query = parse_query(text)
+    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+    ranked = RAW_SQL.format(weights=weights, tag=RAW_TAG if tag else "", limit=21)
+    ranked_params = (query.match, tag, QUERY_NOW) if tag else (query.match, QUERY_NOW)
+    if not query.by_coverage:
+        return Plan(False, len(query.clauses), ranked, ranked_params, query.match, ranked, ranked_params)
+    bits = range(len(query.clauses))
+    sql = RAW_COVERAGE_SQL.format(
+        mask=" + ".join(f"((fts.rowid IN {RAW_CLAUSE}) << {b})" for b in bits),
+        covered=" + ".join(f"((h.mask >> {b}) & 1)" for b in bits),
+        weights=weights,
+        tag=RAW_COVERAGE_TAG if tag else "",
+    )
+    clauses = tuple(c.match for c in query.clauses)
+    params = (*clauses, query.match, *((tag,) if tag else ()), QUERY_NOW)
+    return Plan(True, len(query.clauses), sql, params, query.match, ranked, ranked_params)
+
+
+def query_paths(
+    base: Path, mind_id: str, queries: list[tuple[str, str | None]]
+) -> dict[str, Callable[[str, str | None], Any]]:
+    """The module; raw SQL (each query compiled beforehand) on its own connection to the same
+    generation; and the reference (ORDER BY rank alone) on a third. Two are interleaved at a time."""
     from synapse.search.filters import SearchFilters
     from synapse.search.generations import current_generation
     from synapse.search.query import parse_query
     from synapse.search.ranking import index_hits
     from synapse.search.readers import open_generation, reader
-    from synapse.search.schema import BM25_WEIGHTS
 
     generation = current_generation(base / mind_id)
     assert generation is not None
-    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    compiled: dict[str, str] = {}
+    plans = {(text, tag): plan_of(text, tag) for text, tag in queries}
+    raw_db = open_generation(generation)
+    ranked_db = open_generation(generation)
 
-    def raw_path(limit: int) -> Callable[[str, str | None], int]:
-        raw_db = open_generation(generation)
-        plain = RAW_SQL.format(weights=weights, tag="", limit=limit)
-        tagged = RAW_SQL.format(weights=weights, tag=RAW_TAG, limit=limit)
+    def raw(text: str, tag: str | None) -> list[Any]:
+        plan = plans[text, tag]
+        if not plan.coverage:
+            return raw_db.execute(plan.sql, plan.params).fetchall()
+        page = raw_db.execute(plan.sql, plan.params).fetchall()[:20]
+        if page:
+            raw_db.execute(RAW_SNIPPETS[len(page)], (plan.match, *(row[1] for row in page))).fetchall()
+        return page
 
-        def raw(text: str, tag: str | None) -> int:
-            match = compiled.get(text) or compiled.setdefault(text, parse_query(text).match)
-            if tag is None:
-                return len(raw_db.execute(plain, (match, QUERY_NOW)).fetchall())
-            return len(raw_db.execute(tagged, (match, tag, QUERY_NOW)).fetchall())
+    def ranked(text: str, tag: str | None) -> list[Any]:
+        plan = plans[text, tag]
+        return ranked_db.execute(plan.ranked_sql, plan.ranked_params).fetchall()
 
-        return raw
-
-    def module(text: str, tag: str | None) -> int:
+    def module(text: str, tag: str | None) -> Any:
         db = reader(mind_id, base)
         assert db is not None
-        return len(index_hits(db, parse_query(text), SearchFilters(tag=tag), 20, 0, QUERY_NOW)[0])
+        return index_hits(db, parse_query(text), SearchFilters(tag=tag), 20, 0, QUERY_NOW)[0]
 
-    return {"module": module, "raw": raw_path(21)}
+    for text, tag in queries:  # the same results, in the same order
+        hits, rows = module(text, tag), raw(text, tag)[:20]
+        if plans[text, tag].coverage:  # a total order: the same ids
+            assert [hit.id for hit in hits] == [row[0] for row in rows], (text, tag)
+        else:  # FTS5's order; the module orders equal scores itself (SPEC §5): the same scores
+            assert [hit.score for hit in hits] == [float(f"{row[1]:.6g}") for row in rows], (text, tag)
+    return {"module": module, "raw": raw, "ranked": ranked}
+
+
+def candidates(base: Path, mind_id: str, queries: list[tuple[str, str | None]]) -> list[int]:
+    """How many memories each query's candidates' expression matches (before filters)."""
+    from synapse.search.generations import current_generation
+    from synapse.search.readers import open_generation
+
+    generation = current_generation(base / mind_id)
+    assert generation is not None
+    db = open_generation(generation)
+    try:
+        return [
+            db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (plan_of(t, g).match,)).fetchone()[0]
+            for t, g in queries
+        ]
+    finally:
+        db.close()
 
 
 def timed(paths: dict[str, Callable[..., Any]], args: list[tuple[Any, ...]], repeats: int) -> dict[str, Any]:
@@ -374,6 +527,220 @@ def publishing(base: Path, mind_id: str, size: int) -> dict[str, float]:
     }
 
 
+@contextlib.contextmanager
+def old_tokenizer() -> Any:
+    """Indexes built meanwhile are of schema "1": the tokenizer before stemming."""
+    from synapse.search import schema
+
+    saved = schema._SCHEMA, schema.SCHEMA_VERSION
+    patched = saved[0].replace(
+        "tokenize = 'porter unicode61 remove_diacritics 2'", "tokenize = 'unicode61 remove_diacritics 2'"
+    )
+    assert patched != saved[0], "the schema's tokenizer is not the one this bench knows"
+    schema._SCHEMA, schema.SCHEMA_VERSION = patched, "1"
+    try:
+        yield
+    finally:
+        schema._SCHEMA, schema.SCHEMA_VERSION = saved
+
+
+def index_bytes(folder: Path) -> tuple[int, int]:
+    """The current generation's bytes (base and log), and its FTS5 index's own (`fts_data`)."""
+    from synapse.search import generations
+    from synapse.search.readers import open_generation
+
+    generation = generations.current_generation(folder)
+    assert generation is not None
+    db = open_generation(generation)
+    try:
+        (fts_data,) = db.execute("SELECT sum(pgsize) FROM dbstat WHERE name = 'fts_data'").fetchone()
+    finally:
+        db.close()
+    return generation.stat().st_size + generations.log_bytes(generation), fts_data
+
+
+def tokenizers(mind_id: str, items: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per tokenizer: the median build (wall and CPU ms per 1,000 memories) and the bytes per 1,000."""
+    rounds = 1 if len(items) >= 100_000 else 3
+    out: dict[str, dict[str, list[float]]] = {"old": {}, "new": {}}
+    for run in range(rounds):
+        for side in ("old", "new") if run % 2 == 0 else ("new", "old"):
+            with tempfile.TemporaryDirectory(prefix="synapse-bench-tok-") as folder:
+                with old_tokenizer() if side == "old" else contextlib.nullcontext():
+                    wall, cpu = build(Path(folder), mind_id, items)
+                size, fts_data = index_bytes(Path(folder) / mind_id)
+            for name, value in (("wall", wall), ("cpu", cpu), ("bytes", size), ("fts_data", fts_data)):
+                out[side].setdefault(name, []).append(value)
+    per = 1000 / len(items)
+    return {
+        side: {
+            "wall_ms": statistics.median(v["wall"]) * 1000 * per,
+            "cpu_ms": statistics.median(v["cpu"]) * 1000 * per,
+            "bytes": statistics.median(v["bytes"]) * per,
+            "fts_data": statistics.median(v["fts_data"]) * per,
+        }
+        for side, v in out.items()
+    }
+
+
+@contextlib.contextmanager
+def parts_timed(timings: dict[str, float]) -> Any:
+    """Time the rebuild's parts (wall seconds, summed per part) while inside: the table's items
+    (time spent getting the next one), indexing them (with that read), carry-over, publish."""
+    from synapse.search import generations, rebuild
+
+    saved = rebuild._memory_items, rebuild._index_all, rebuild._carry_over, generations.publish
+
+    def wrap(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def timed_call(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                timings[name] = timings.get(name, 0.0) + time.perf_counter() - started
+
+        return timed_call
+
+    def items(mind_id: str) -> Any:
+        found = saved[0](mind_id)
+        while True:
+            started = time.perf_counter()
+            try:
+                item = next(found)
+            except StopIteration:
+                return
+            finally:
+                timings["read"] = timings.get("read", 0.0) + time.perf_counter() - started
+            yield item
+
+    rebuild._memory_items = items
+    rebuild._index_all = wrap("index", saved[1])
+    rebuild._carry_over = wrap("carry_over", saved[2])
+    generations.publish = wrap("publish", saved[3])
+    try:
+        yield
+    finally:
+        rebuild._memory_items, rebuild._index_all, rebuild._carry_over, generations.publish = saved
+
+
+def dynamodb_bytes(item: dict[str, Any]) -> int:
+    """An item's size by DynamoDB's rules (names + values; a number ~1 byte per 2 digits + 1)."""
+
+    def size(value: Any) -> int:
+        if value is None or isinstance(value, bool):
+            return 1
+        if isinstance(value, str):
+            return len(value.encode())
+        if isinstance(value, int | float):
+            return 1 + (len(str(value).replace(".", "").lstrip("-0")) + 1) // 2
+        if isinstance(value, list):
+            return 3 + sum(1 + size(v) for v in value)
+        return 3 + sum(len(k.encode()) + 1 + size(v) for k, v in value.items())
+
+    return sum(len(name.encode()) + size(value) for name, value in item.items())
+
+
+def rebuilding(base: Path, mind_id: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+    """`rebuild.rebuild` of every memory into the mind's folder (its current generation there)."""
+    from synapse.search import rebuild
+
+    timings: dict[str, float] = {}
+    with parts_timed(timings):
+        started, started_cpu = time.perf_counter(), time.thread_time()
+        rebuilt = rebuild.rebuild(mind_id, items=items, base=base)
+        timings["total"] = time.perf_counter() - started
+        timings["cpu"] = time.thread_time() - started_cpu
+    assert rebuilt.indexed == len(items) and rebuilt.generation is not None
+    table_bytes = sum(map(dynamodb_bytes, items))
+    return {
+        **timings,
+        "carried": rebuilt.carried_over,
+        "bytes": rebuilt.generation.stat().st_size,
+        "table_bytes": table_bytes,
+        "pages": -(-table_bytes // 1_000_000),
+    }
+
+
+def upgrading(size: int) -> dict[str, Any]:
+    """One Writer batch of 100 changes on a schema-"1" generation of `size` memories, the same
+    memories in the table (moto): the in-place upgrade, timed whole and by part."""
+    from synapse.search import schema
+    from synapse.search.documents import Change, Doc
+    from synapse.search.readers import open_generation
+    from synapse.storage import tables
+
+    from tests.support.indexing import apply_batch
+
+    mind_id = "m_benchUpgrade0000000000"
+    items = corpus(mind_id, size)
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    started = time.perf_counter()
+    for at in range(0, len(items), 25):
+        puts = [{"PutRequest": {"Item": tables.dump(item)}} for item in items[at : at + 25]]
+        answer = client.batch_write_item(RequestItems={tables.memories_table(): puts})
+        assert not answer.get("UnprocessedItems"), answer
+    stored = time.perf_counter() - started
+    # The table read alone, as the rebuild does it (moto: says little about DynamoDB).
+    from synapse.search import rebuild
+
+    pages = 0
+    query_pages = tables.query_pages
+
+    def counted(**params: Any) -> Any:
+        nonlocal pages
+        for page in query_pages(**params):
+            pages += 1
+            yield page
+
+    tables.query_pages = counted
+    try:
+        started = time.perf_counter()
+        read = sum(1 for _ in rebuild._memory_items(mind_id))
+        read_seconds = time.perf_counter() - started
+    finally:
+        tables.query_pages = query_pages
+    assert read == size
+    rng = random.Random(SEED + 11)
+    words = vocabulary(random.Random(SEED))
+    with tempfile.TemporaryDirectory(prefix="synapse-bench-upgrade-") as folder:
+        base = Path(folder)
+        with old_tokenizer():
+            build(base, mind_id, items)
+        changes = []
+        for j in range(100):
+            i = rng.randrange(size) if j % 2 else size + j  # half updates, half new
+            changes.append(Change.upsert(Doc.from_item(memory_item(mind_id, i, rng, words, version=2))))
+        timings: dict[str, float] = {}
+        with parts_timed(timings):
+            started = time.perf_counter()
+            published = apply_batch(mind_id, changes, base)
+            timings["total"] = time.perf_counter() - started
+        assert published is not None
+        db = open_generation(published)
+        try:
+            assert schema.schema_of(db) == schema.SCHEMA_VERSION
+            (live,) = db.execute("SELECT count(*) FROM docs WHERE deleted = 0").fetchone()
+        finally:
+            db.close()
+    assert live == size + 50, live
+    return {**timings, "stored": stored, "read_alone": read_seconds, "pages": pages}
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.0f} ms"
+
+
+def print_paths(label: str, stats: dict[str, Any], left: str, right: str, names: tuple[str, str]) -> None:
+    for kind, unit in (("cpu", "CPU time"), ("wall", "wall clock")):
+        a, b = stats[f"{left}_{kind}"], stats[f"{right}_{kind}"]
+        print(
+            f"  {label} {unit:10}  {names[0]} p50 {a[0]:.3f} ms p95 {a[1]:.3f} ms"
+            f" | {names[1]} p50 {b[0]:.3f} ms p95 {b[1]:.3f} ms"
+            f" | ratio p50 {a[0] / b[0]:.2f} p95 {a[1] / b[1]:.2f}"
+            + ("  (target ≤ 1.5)" if kind == "cpu" and left == "module" else "")
+        )
+
+
 def run_size(size: int, repeats: int, rebuild: bool) -> None:
     from synapse.core.settings import get_settings
 
@@ -387,16 +754,25 @@ def run_size(size: int, repeats: int, rebuild: bool) -> None:
         os.environ["SYNAPSE_INDEX_DIR"] = str(base)
         get_settings.cache_clear()
         print(f"\n{size:,} memories ({note})")
-        queries = fixed_queries(random.Random(SEED + 1), vocabulary(random.Random(SEED)))
-        stats = timed(query_paths(base, mind_id), list(queries), repeats)
-        for kind, label in (("cpu", "CPU time"), ("wall", "wall clock")):
-            module, raw = stats[f"module_{kind}"], stats[f"raw_{kind}"]
-            print(
-                f"  (b) {label:10}  module p50 {module[0]:.3f} ms p95 {module[1]:.3f} ms"
-                f" | raw FTS5 p50 {raw[0]:.3f} ms p95 {raw[1]:.3f} ms"
-                f" | ratio p50 {module[0] / raw[0]:.2f} p95 {module[1] / raw[1]:.2f}"
-                + ("  (target ≤ 1.5)" if kind == "cpu" else "")
-            )
+        words = vocabulary(random.Random(SEED))
+        queries = fixed_queries(random.Random(SEED + 1), words)
+        best = best_match_queries(random.Random(SEED + 2), words)
+        paths = query_paths(base, mind_id, queries + best)
+        covered = sum(plan_of(t, g).coverage for t, g in queries)
+        stats = timed({"module": paths["module"], "raw": paths["raw"]}, list(queries), repeats)
+        print(f"  (b) old query set: 200 queries, {covered} of them best match")
+        print_paths("(b)", stats, "module", "raw", ("module", "raw FTS5"))
+        found = sorted(candidates(base, mind_id, best))
+        clauses = sorted(plan_of(t, g).clauses for t, g in best)
+        print(
+            f"  (b) best-match set: 200 queries of 3-10 terms ({clauses[100]} clauses at the median,"
+            f" {clauses[0]}-{clauses[-1]}); candidates per query p50 {percentile(found, 50):,}"
+            f" p95 {percentile(found, 95):,} of {size:,}"
+        )
+        stats = timed({"module": paths["module"], "raw": paths["raw"]}, list(best), repeats)
+        print_paths("(b)", stats, "module", "raw", ("module", "raw FTS5"))
+        reference = timed({"raw": paths["raw"], "ranked": paths["ranked"]}, list(best), repeats)
+        print_paths("(b) reference", reference, "raw", "ranked", ("raw coverage", "ORDER BY rank only"))
         e2e = end_to_end(mind_id, items, queries, repeats)
         p50, p95 = e2e["handler_wall"]
         print(
@@ -415,6 +791,49 @@ def run_size(size: int, repeats: int, rebuild: bool) -> None:
             f" batches at this size) {published['compaction_ms']:.0f} ms;"
             f" amortized {published['amortized'] / 1e3:,.0f} kB written per batch"
         )
+        english = corpus(mind_id, size, english_vocabulary())
+        for label, built in (("synthetic words", items), ("English words", english)):
+            sides = tokenizers(mind_id, built)
+            print(f"  (e) {label}, per 1,000 memories:")
+            for side, name in (("old", "unicode61 (schema 1)"), ("new", "porter unicode61 (schema 2)")):
+                one = sides[side]
+                print(
+                    f"      {name:28} {one['bytes'] / 1e3:,.0f} kB"
+                    f" (FTS5 index {one['fts_data'] / 1e3:,.0f} kB),"
+                    f" indexed in {one['wall_ms']:,.0f} ms (CPU {one['cpu_ms']:,.0f} ms)"
+                )
+            old, new = sides["old"], sides["new"]
+            print(
+                f"      new / old: size {new['bytes'] / old['bytes']:.3f}, FTS5 index"
+                f" {new['fts_data'] / old['fts_data']:.3f}, indexing CPU {new['cpu_ms'] / old['cpu_ms']:.3f},"
+                f" wall {new['wall_ms'] / old['wall_ms']:.3f}"
+            )
+        again = rebuilding(base, mind_id, items)
+        print(
+            f"  (f) rebuild({size:,} items): {ms(again['total'])} (CPU {ms(again['cpu'])}): index"
+            f" {ms(again['index'])}, carry-over {ms(again['carry_over'])} ({again['carried']} carried),"
+            f" publish {ms(again['publish'])}; {again['bytes'] / 1e6:.1f} MB"
+        )
+        print(
+            f"      its DynamoDB read (not run): {again['table_bytes'] / 1e6:.1f} MB of items,"
+            f" ~{again['pages']:,} Query pages of 1 MB"
+            f" ({again['table_bytes'] / 4096 / 2:,.0f} read units, eventually consistent)"
+        )
+
+
+def upgrade_report(size: int) -> None:
+    up = upgrading(size)
+    print(f"\n(g) in-place upgrade: one Writer batch of 100 changes on a schema-1 generation of {size:,}")
+    print(
+        f"    {ms(up['total'])} in all: the table read (moto, {up['pages']} Query pages) {ms(up['read'])},"
+        f" indexing {ms(up['index'] - up['read'])}, carry-over {ms(up['carry_over'])},"
+        f" publish {ms(up['publish'])}, the rest (the batch, locks, open) "
+        f"{ms(up['total'] - up['index'] - up['carry_over'] - up['publish'])}"
+    )
+    print(
+        f"    the same read alone: {ms(up['read_alone'])} ({size:,} items put into moto in"
+        f" {up['stored']:.1f} s); moto is not DynamoDB"
+    )
 
 
 def main() -> None:
@@ -422,6 +841,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000", help="mind sizes, comma-separated")
     parser.add_argument("--repeats", type=int, default=5, help="runs per query; its median counts")
     parser.add_argument("--rebuild", action="store_true", help="build the indexes again, not from the cache")
+    parser.add_argument("--upgrade-size", type=int, default=10000, help="(g)'s mind size; 0 skips it")
     args = parser.parse_args()
     motofix.apply()
     with mock_aws():
@@ -431,6 +851,8 @@ def main() -> None:
         )
         for size in [int(s) for s in args.sizes.split(",") if s]:
             run_size(size, args.repeats, args.rebuild)
+        if args.upgrade_size:
+            upgrade_report(args.upgrade_size)
 
 
 if __name__ == "__main__":
