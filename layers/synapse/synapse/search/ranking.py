@@ -7,6 +7,7 @@ import operator
 import sqlite3
 from typing import Any, NamedTuple
 
+from synapse.core.errors import BadRequest
 from synapse.core.observability import logger
 from synapse.search.filters import SearchFilters
 from synapse.search.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN, restore_snippet
@@ -91,15 +92,17 @@ def _hits(db: sqlite3.Connection, page: list[_Row], matched: list[tuple[str, ...
     return hits
 
 
-def _rows(db: sqlite3.Connection, query: Query, sql: str, params: list[Any]) -> sqlite3.Cursor:
+def _refused(query: Query, error: sqlite3.Error) -> BadRequest:
+    # Never expected (the expression is ours); never shown to the client either.
+    logger.warning("FTS5 rejected a compiled query", extra={"match": query.match, "error": str(error)})
+    return bad_query('could not be searched; use words, "exact phrases", prefix*, OR, NOT and parentheses')
+
+
+def _all_rows(db: sqlite3.Connection, query: Query, sql: str, params: list[Any]) -> list[Any]:
     try:
-        return db.execute(sql, params)
+        return db.execute(sql, params).fetchall()
     except sqlite3.Error as error:
-        # Never expected (the expression is ours); never shown to the client either.
-        logger.warning("FTS5 rejected a compiled query", extra={"match": query.match, "error": str(error)})
-        raise bad_query(
-            'could not be searched; use words, "exact phrases", prefix*, OR, NOT and parentheses'
-        ) from None
+        raise _refused(query, error) from None
 
 
 @functools.lru_cache(maxsize=64)
@@ -129,18 +132,19 @@ class _Ranked:
 
     def _rows(self, limit: int, start: int, wanted: int) -> list[_Row]:
         """`wanted` rows from `start`, and on (up to `limit`) while the last ties with row `wanted - 2`."""
-        steps = _rows(self.db, self.query, self.sql, [*self.params, limit, start])
         try:
-            rows: list[_Row] = steps.fetchmany(wanted)
-            while len(rows) >= wanted and len(rows) < limit and rows[-1][0] == rows[wanted - 2][0]:
-                more = steps.fetchmany(min(4, limit - len(rows)))
-                if not more:
-                    break
-                rows += more
-        except sqlite3.Error:
-            raise bad_query("could not be searched") from None
-        finally:
-            steps.close()
+            steps = self.db.execute(self.sql, [*self.params, limit, start])
+            try:
+                rows: list[_Row] = steps.fetchmany(wanted)
+                while len(rows) >= wanted and len(rows) < limit and rows[-1][0] == rows[wanted - 2][0]:
+                    more = steps.fetchmany(min(4, limit - len(rows)))
+                    if not more:
+                        break
+                    rows += more
+            finally:
+                steps.close()
+        except sqlite3.Error as error:
+            raise _refused(self.query, error) from None
         return rows
 
 
@@ -196,14 +200,14 @@ def _best_matches(
     where, params = filters.sql(now)
     sql = _coverage_sql(len(query.clauses), where)
     clauses = [c.match for c in query.clauses]
-    found = _rows(db, query, sql, [*clauses, query.match, *params, limit + 1, offset]).fetchall()
+    found = _all_rows(db, query, sql, [*clauses, query.match, *params, limit + 1, offset])
     page, more = found[:limit], len(found) > limit
     if not page:
         return [], more
     marks = ", ".join("?" * len(page))
     snippets = {
         rowid: (marked, folded)
-        for rowid, marked, folded in _rows(
+        for rowid, marked, folded in _all_rows(
             db, query, _SNIPPETS_SQL.format(marks=marks), [query.match, *(row[6] for row in page)]
         )
     }
