@@ -6,9 +6,20 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
-from tests.clients.conftest import MindClients, recording_front, run_cli
+import httpx
+
+from tests.clients.conftest import MindClients, new_mind, recording_front, run_cli
 from tests.support.runner import RunningService
+
+
+def api_json(runner: RunningService, mind: MindClients, method: str, path: str, **options: Any) -> Any:
+    """What the API itself answers the mind's agent (its JSON, as sent)."""
+    headers = {"Authorization": f"Bearer {mind.key}"}
+    answer = httpx.request(method, runner.url + path, headers=headers, timeout=30, **options)
+    assert answer.is_success, answer.text
+    return answer.json()
 
 
 def agent_env(runner: RunningService, mind: MindClients) -> dict[str, str]:
@@ -178,10 +189,11 @@ def test_search_lines_show_coverage_and_matched_terms(runner: RunningService, mi
     assert found.returncode == 0, found.stderr
     page = mind.agent.search("coffee")
     hit = page.items[0]
-    # (--json: the page as the client reads it, its terms included)
+    # (--json: the API's answer as it came, one page: results, terms, next_cursor)
     as_json = json.loads(run_cli("--json", "search", "coffee", env=env).stdout)
-    assert set(as_json) == {"items", "next_cursor", "terms"} and as_json["terms"] == page.terms
-    assert [(i["memory"]["id"], i["matched"], i["coverage"]) for i in as_json["items"]] == [
+    assert as_json == api_json(runner, mind, "GET", "/memory/search", params={"q": "coffee", "limit": 20})
+    assert set(as_json) == {"results", "next_cursor", "terms"} and as_json["terms"] == page.terms
+    assert [(i["memory"]["id"], i["matched"], i["coverage"]) for i in as_json["results"]] == [
         (coffee.id, hit.matched, hit.coverage)
     ]
     # Then each line is id, category/key, [coverage matched terms] (from a server that reports
@@ -210,3 +222,63 @@ def test_the_help_says_search_takes_a_question_and_recall_a_query() -> None:
     assert all(operator in search_help for operator in ('"a phrase"', "prefix*", "AND, OR, NOT", "+required"))
     recall_help = " ".join(run_cli("recall", "--help", env={}).stdout.split())
     assert "-q, --query TEXT" in recall_help and "most relevant" in recall_help
+
+
+def test_remember_onto_a_verified_memory_says_it_is_a_proposal(
+    runner: RunningService, mind: MindClients
+) -> None:
+    # Given a memory a person verified
+    stored = mind.agent.remember("fact", "home_city", "Lives in Berlin", tags=["home"])
+    mind.person.verify(stored.id)
+    env = agent_env(runner, mind)
+    # When the agent remembers something else under its category and key (the API answers 202)
+    said = run_cli("remember", "fact", "home_city", "Lives in Paris", env=env)
+    assert said.returncode == 0, said.stderr
+    # Then the CLI says the change is a proposal awaiting review, and shows the memory as it stays
+    pending = mind.person.list_proposals(status="pending").items
+    assert [p.memory_id for p in pending] == [stored.id]
+    first, *shown = said.stdout.splitlines()
+    assert first.startswith(f"proposed {pending[0].id}: ") and "waits for their review" in first
+    assert shown[0] == f"{stored.id}  fact/home_city  v2  normal  verified"
+    assert shown[1:] == ["  Lives in Berlin", "  tags: home"]
+    # And --json prints the API's answer as is: the proposal and the memory, unchanged
+    as_json = json.loads(run_cli("--json", "remember", "fact", "home_city", "Lives in Rome", env=env).stdout)
+    assert set(as_json) == {"proposal", "memory"}
+    assert (as_json["proposal"]["status"], as_json["proposal"]["proposed"]["content"]) == (
+        "pending",
+        "Lives in Rome",
+    )
+    assert (as_json["memory"]["content"], as_json["memory"]["version"]) == ("Lives in Berlin", 2)
+    assert as_json["memory"]["pending_proposal"] == as_json["proposal"]["id"]
+    # (a plain write is the memory itself, as the API sent it; so is get)
+    plain = json.loads(run_cli("--json", "remember", "fact", "office", "Works from home", env=env).stdout)
+    assert plain == api_json(runner, mind, "GET", f"/memory/{plain['id']}")
+    assert json.loads(run_cli("--json", "get", plain["id"], env=env).stdout) == plain
+
+
+def test_a_person_with_several_minds_is_told_the_flag_not_the_header(
+    runner: RunningService, mind: MindClients
+) -> None:
+    # Given a person who owns several minds, and a memory in one of them
+    other = new_mind(runner, "Another mind")
+    other.agent.close()
+    other.person.close()
+    stored = mind.agent.remember("fact", "home_city", "Lives in Berlin")
+    env = person_env(runner)  # no SYNAPSE_MIND_ID
+    # When they verify it without naming the mind
+    refused = run_cli("verify", stored.id, env=env)
+    # Then the CLI says which flag or variable names it, not which HTTP header
+    assert refused.returncode == 1 and refused.stdout == ""
+    message = refused.stderr.splitlines()[0]
+    assert message == (
+        "synapse: You own several minds: name one with --mind-id ID or SYNAPSE_MIND_ID "
+        "(`synapse minds list` shows the ids)."
+    )
+    assert "status 400 bad_request, request id " in refused.stderr and "X-Mind-Id" not in refused.stderr
+    # And so does a command that needs a mind before it sends anything
+    keys = run_cli("keys", "list", env=env)
+    assert keys.returncode == 1 and "--mind-id ID or SYNAPSE_MIND_ID" in keys.stderr
+    assert "mind_id=" not in keys.stderr
+    # While --mind-id (or SYNAPSE_MIND_ID) works
+    verified = run_cli("--mind-id", mind.id, "--json", "verify", stored.id, env=env)
+    assert verified.returncode == 0 and json.loads(verified.stdout)["verified"] is True

@@ -121,7 +121,9 @@ class Credentials:
         if MIND not in path:
             return path
         if not self.mind_id:
-            raise SynapseError("This call needs a mind id: pass mind_id=… (or set SYNAPSE_MIND_ID).")
+            raise SynapseError(
+                "This call needs a mind id: pass mind_id=… (or set SYNAPSE_MIND_ID).", code="mind_id_required"
+            )
         return path.replace(MIND, quote(self.mind_id, safe=""))
 
 

@@ -2,29 +2,32 @@
 
 Configuration: flags, then SYNAPSE_URL / SYNAPSE_MIND_KEY / SYNAPSE_TOKEN / SYNAPSE_MIND_ID, then
 a profile of ~/.config/synapse/config.toml (see `synapse_client.config`). Errors print the message
-and the request id on stderr and exit 1 (2 for a usage error); `--json` prints the raw JSON.
+and the request id on stderr and exit 1 (2 for a usage error). `--json` prints the API's answer as
+it came (a list command: every item of every page, as one JSON array).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import re
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import IO, Any
 
+import httpx
 from pydantic import BaseModel
 
-from synapse_client import transfer
+from synapse_client import ops, transfer
+from synapse_client._core import Call
 from synapse_client.client import Synapse
 from synapse_client.config import Settings, resolve
 from synapse_client.errors import SynapseError
-from synapse_client.models import CATEGORIES, PRIORITIES, Memory, Page, SearchHit
+from synapse_client.models import CATEGORIES, PRIORITIES, Memory, SearchHit
 
 _RELATIVE = re.compile(r"([1-9][0-9]*)([mhdw])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -39,6 +42,59 @@ def expiry(value: str) -> str:
     return (datetime.now(UTC) + span).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+# ---------------------------------------------------------------- answers
+
+
+@dataclass(frozen=True)
+class Answer[T]:
+    """One API answer as the client reads it (`value`), with its status and its JSON as it came."""
+
+    value: T
+    status: int
+    body: Any
+
+
+def answered[T](client: Synapse, call: Call[T]) -> Answer[T]:
+    """Send `call` (retried as the client retries) and keep the raw answer next to its value."""
+
+    def read(response: httpx.Response) -> Answer[T]:
+        return Answer(call.parse(response), response.status_code, response.json())
+
+    sent = Call(
+        call.method,
+        call.path,
+        read,
+        params=call.params,
+        body=call.body,
+        headers=call.headers,
+        idempotent=call.idempotent,
+    )
+    return client.send(sent)
+
+
+def proposal_note(memory: Memory) -> str:
+    """What `remember` says when the API answered 202: the write is a proposal, not applied (the
+    MCP server's `remember` says the same)."""
+    return (
+        f"proposed {memory.pending_proposal}: a person verified this memory, so the change waits for "
+        "their review (the console's queue); until then the memory stays as shown:"
+    )
+
+
+_SEVERAL_MINDS = "You own several minds"
+MIND_ID_HINT = "with --mind-id ID or SYNAPSE_MIND_ID (`synapse minds list` shows the ids)"
+
+
+def explain(error: SynapseError) -> str:
+    """An error's message in the CLI's terms: where the server (or the client library) tells a person
+    to name the mind with the X-Mind-Id header or `mind_id=`, say which flag or variable does it."""
+    if error.code == "mind_id_required":
+        return f"This command needs a mind: name it {MIND_ID_HINT}."
+    if error.status == 400 and error.message.startswith(_SEVERAL_MINDS):
+        return f"{_SEVERAL_MINDS}: name one {MIND_ID_HINT}."
+    return error.message
+
+
 # ---------------------------------------------------------------- output
 
 
@@ -50,8 +106,6 @@ class Output:
     def json(self, value: Any) -> None:
         if isinstance(value, BaseModel):
             value = value.model_dump(mode="json")
-        elif isinstance(value, Page):  # items and next_cursor; a search page's terms too
-            value = {f.name: self._plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
         elif isinstance(value, list):
             value = self._plain(value)
         print(json.dumps(value, ensure_ascii=False, indent=2), file=self.out)
@@ -66,8 +120,6 @@ class Output:
         print(text, file=self.out)
 
     def memory(self, memory: Memory) -> None:
-        if self.as_json:
-            return self.json(memory)
         state = "verified" if memory.verified else "unverified"
         self.line(
             f"{memory.id}  {memory.category}/{memory.key}  v{memory.version}  {memory.priority}  {state}"
@@ -77,7 +129,6 @@ class Output:
             self.line(f"  tags: {', '.join(memory.tags)}")
         if memory.expires_at:
             self.line(f"  expires: {memory.expires_at}{' (expired)' if memory.expired else ''}")
-        return None
 
 
 class Progress:
@@ -104,7 +155,7 @@ class Progress:
 
 def cmd_remember(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     expires = expiry(args.expires) if args.expires else None
-    memory = client.remember(
+    call = ops.remember(
         args.category,
         args.key,
         args.content,
@@ -113,7 +164,13 @@ def cmd_remember(client: Synapse, args: argparse.Namespace, out: Output) -> None
         confidence=args.confidence,
         expires_at=expires,
     )
-    out.memory(memory)
+    answer = answered(client, call)
+    if out.as_json:  # 202: {"proposal", "memory"}, as the API answered
+        return out.json(answer.body)
+    if answer.status == 202:
+        out.line(proposal_note(answer.value))
+    out.memory(answer.value)
+    return None
 
 
 def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
@@ -125,15 +182,16 @@ def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
         "query": args.query,
     }
     if out.as_json:
-        return out.json(client.recall_json(**options))
+        return out.json(answered(client, ops.recall_json(**options)).body)
     sys.stdout.write(client.recall(**options).text.rstrip("\n") + "\n")
     return None
 
 
 def cmd_search(client: Synapse, args: argparse.Namespace, out: Output) -> None:
-    found = client.search(args.query, tag=args.tag, category=args.category, limit=args.limit)
-    if out.as_json:
-        return out.json(found)
+    answer = answered(client, ops.search(args.query, tag=args.tag, category=args.category, limit=args.limit))
+    if out.as_json:  # {"results", "terms", "next_cursor"}: one page, as the API answered
+        return out.json(answer.body)
+    found = answer.value
     for hit in found.items:
         out.line(f"{hit.memory.id}  {hit.memory.category}/{hit.memory.key}  {match(hit)}{hit.snippet}")
     if not found.items:
@@ -150,8 +208,13 @@ def match(hit: SearchHit) -> str:
     return f"[{hit.coverage:.2f}{terms}]  "
 
 
+def show_memory(client: Synapse, call: Call[Memory], out: Output) -> None:
+    answer = answered(client, call)
+    return out.json(answer.body) if out.as_json else out.memory(answer.value)
+
+
 def cmd_get(client: Synapse, args: argparse.Namespace, out: Output) -> None:
-    out.memory(client.get(args.id))
+    show_memory(client, ops.get(args.id), out)
 
 
 def cmd_forget(client: Synapse, args: argparse.Namespace, out: Output) -> None:
@@ -172,7 +235,7 @@ def cmd_forget(client: Synapse, args: argparse.Namespace, out: Output) -> None:
 
 
 def cmd_verify(client: Synapse, args: argparse.Namespace, out: Output) -> None:
-    out.memory(client.verify(args.id))
+    show_memory(client, ops.verify(args.id), out)
 
 
 def cmd_expiring(client: Synapse, args: argparse.Namespace, out: Output) -> None:
@@ -186,9 +249,10 @@ def cmd_expiring(client: Synapse, args: argparse.Namespace, out: Output) -> None
 
 def cmd_minds(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     if args.action == "create":
-        made = client.create_mind(args.name)
+        answer = answered(client, ops.create_mind(args.name))
         if out.as_json:
-            return out.json(made)
+            return out.json(answer.body)
+        made = answer.value
         out.line(f"created mind {made.mind.id} ({made.mind.name})")
         out.line(f"Mind Key (shown once, keep it): {made.mind_key.key}")
         return None
@@ -203,9 +267,10 @@ def cmd_minds(client: Synapse, args: argparse.Namespace, out: Output) -> None:
 def cmd_keys(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     mind = args.mind or None
     if args.action == "create":
-        key = client.create_key(mind, label=args.label, scopes=args.scope or None)
+        answer = answered(client, ops.create_key(mind, label=args.label, scopes=args.scope or None))
         if out.as_json:
-            return out.json(key)
+            return out.json(answer.body)
+        key = answer.value
         out.line(f"created key {key.id} ({key.label})")
         out.line(f"Mind Key (shown once, keep it): {key.key}")
         return None
@@ -282,7 +347,9 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--token", help="a person's JWT (env SYNAPSE_TOKEN)")
     top.add_argument("--mind-id", help="the mind a person addresses (env SYNAPSE_MIND_ID)")
     top.add_argument("--profile", help="a profile of ~/.config/synapse/config.toml (default: [default])")
-    top.add_argument("--json", action="store_true", help="print the raw JSON answer")
+    top.add_argument(
+        "--json", action="store_true", help="print the API's JSON answer as is (lists: every page's items)"
+    )
     top.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for an answer (default 60)")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -400,7 +467,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with settings.client(args.timeout) as client:
             run(client, args, Output(args.json))
     except SynapseError as error:
-        print(f"synapse: {error.message}", file=sys.stderr)
+        print(f"synapse: {explain(error)}", file=sys.stderr)
         if error.request_id:
             print(f"  (status {error.status} {error.code}, request id {error.request_id})", file=sys.stderr)
         return 1
