@@ -12,21 +12,25 @@ two answers built here:
   `make run` sets); on AWS neither is set, so nothing here can issue a token there.
 
 Every answer carries a strict Content-Security-Policy (no inline script or style, no third-party
-origin but the Cognito domain the page posts the code to), `X-Content-Type-Options: nosniff`,
-no framing, and an ETag with `Cache-Control: no-cache` (files have no hashed names, so a browser
-revalidates and gets a 304 while nothing changed).
+origin but the Cognito domain the page posts the code to), `X-Content-Type-Options: nosniff` and
+no framing: the errors too (`endpoint`), whether the console function answers them (a 404 for a
+file that is not there, a 500) or the `$default` function (a 405 for another method). Files add
+an ETag with `Cache-Control: no-cache` (they have no hashed names, so a browser revalidates and
+gets a 304 while nothing changed); config.json is `no-store`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from synapse.api.http import Request, Response
+from synapse.api.http import Request, Response, public_endpoint
 from synapse.core.errors import NotFound
+from synapse.core.observability import LambdaHandler
 from synapse.core.settings import get_settings
 
 CONTENT_TYPES = {
@@ -69,6 +73,29 @@ def security_headers() -> dict[str, str]:
     }
 
 
+def serves(path: str) -> bool:
+    """Whether a request path is the console's (`/console` or below it), not the API's."""
+    return path == "/console" or path.startswith("/console/")
+
+
+def secured(answer: dict[str, Any]) -> dict[str, Any]:
+    """A Lambda answer with the console's security headers (any header it sets itself stays)."""
+    return {**answer, "headers": {**security_headers(), **(answer.get("headers") or {})}}
+
+
+def endpoint(function: Callable[[Request], Response]) -> LambdaHandler:
+    """`http.public_endpoint` whose answer to a path under /console carries the security headers,
+    whatever its status: every answer of the console function, and the `$default` function's 405
+    for another method there. Other paths' answers are left as they are."""
+    answer = public_endpoint(function)
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        found = answer(event, context)
+        return secured(found) if serves(str(event.get("rawPath") or "")) else found
+
+    return handler
+
+
 def dev_token() -> str:
     """The local runner's dev JWT, or "" anywhere else."""
     settings = get_settings()
@@ -106,7 +133,7 @@ def static_file(folder: Path, name: str) -> Path:
 
 
 def _answer(request: Request, text: str, etag: str, content_type: str) -> Response:
-    headers = {**security_headers(), "Cache-Control": "no-cache", "ETag": etag}
+    headers = {"Cache-Control": "no-cache", "ETag": etag}
     if request.headers.get("if-none-match") == etag:
         return Response(304, "", headers)
     return Response(200, text, {"Content-Type": content_type, **headers})
@@ -114,11 +141,12 @@ def _answer(request: Request, text: str, etag: str, content_type: str) -> Respon
 
 def _json(payload: dict[str, Any]) -> Response:
     answer = Response.json(payload)
-    return Response(200, answer.body, {**answer.headers, **security_headers(), "Cache-Control": "no-store"})
+    return Response(200, answer.body, {**answer.headers, "Cache-Control": "no-store"})
 
 
 def serve(request: Request, folder: Path) -> Response:
-    """The answer to GET /console (no proxy parameter) or GET /console/{proxy+}."""
+    """The answer to GET /console (no proxy parameter) or GET /console/{proxy+}; `endpoint` adds
+    the security headers to it, or to the error it raises."""
     name = request.path("proxy") or INDEX
     if name == CONFIG:
         return _json(config())
