@@ -7,7 +7,7 @@ import hashlib
 import hmac
 import json
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -190,3 +190,90 @@ def test_the_memory_list_still_pages_with_its_own_cursors(api: Api, mind: MindHa
     pages = _pages(api, mind, "/memory", "memories", 1)
     # Then every memory comes once
     assert [len(p) for p in pages] == [1, 1, 1]
+
+
+# ---------------------------------------------------------------- signed cursors with absurd values
+# A cursor the service issued, its position rewritten and signed again with the pepper: it passes the
+# signature, the mind and the query, and has the fields its list needs, only their values are
+# absurd (issue 21). Each must be the cursor's 400, never a 200 over a made-up key or a 500.
+
+STRETCHED = 1_500  # characters: past DynamoDB's 1,024 bytes for a sort key, under 2,048 for a partition key
+
+
+def _filled(api: Api, mind: MindHandle) -> dict[str, str]:
+    """Two or more of everything a list shows, so each list's first page of one has a next_cursor;
+    the paths of the lists, by name."""
+    soon = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+    for key in ("home_city", "work_city"):
+        body = memory_body(key=key, tags=["docker"], expires_at=soon)
+        assert api.store(mind, **body).status == 201
+        proposed = api.store(mind, as_agent=True, **{**body, "content": "Lives in Hamburg"})
+        assert proposed.status == 202, proposed.text  # an agent's change to a person's memory
+    memory_id = api.call("GET", "/memory", **as_user(mind)).json()["memories"][0]["id"]
+    changed = api.call("PUT", f"/memory/{memory_id}", json_body={"content": "Moved"}, **as_user(mind))
+    assert changed.status == 200, changed.text  # a second revision
+    for i in range(2):
+        _make(api, mind, "keys", i)
+        _make(api, mind, "hooks", i)
+        _make(api, mind, "webhooks", i)
+    api.create_mind(user=USER, name="second")
+    return {
+        "memory": "/memory",
+        "by-tag": "/memory/by-tag?tag=docker",
+        "expiring": "/memory/expiring?within=365d",
+        "history": f"/memory/{memory_id}/history",
+        "proposals": "/proposals",
+        "minds": "/minds",
+        "keys": f"/minds/{mind.id}/keys",
+        "hooks": f"/minds/{mind.id}/hooks",
+        "webhooks": f"/minds/{mind.id}/webhooks",
+        "audit": f"/minds/{mind.id}/audit",
+    }
+
+
+def _get(api: Api, mind: MindHandle, path: str, **query: Any) -> Any:
+    base, _, raw = path.partition("?")
+    params = dict(part.split("=") for part in raw.split("&") if part)
+    return api.call("GET", base, query={**params, **query}, **as_user(mind))
+
+
+def _stretched(value: Any) -> Any:
+    return value + "x" * (STRETCHED - len(value)) if isinstance(value, str) else value
+
+
+ABSURD: dict[str, Any] = {
+    # Every field but the partition key (which must name the cursor's own mind) made far too long
+    "1,500-character keys": lambda p: {f: v if f == "pk" else _stretched(v) for f, v in p.items()},
+    # 700 two-byte characters: 1,400 bytes, though fewer characters than any bound on characters
+    "1,400-byte keys": lambda p: {f: v if f == "pk" else v + "é" * 700 for f, v in p.items()},
+    "numbers for strings": lambda p: {f: v if f == "pk" else 12345 for f, v in p.items()},
+    "a huge number": lambda p: {f: v if f == "pk" else 10**40 for f, v in p.items()},
+    "a lone surrogate": lambda p: {f: v if f == "pk" else v + "\ud800" for f, v in p.items()},
+    "empty strings": lambda p: {f: v if f == "pk" else "" for f, v in p.items()},
+    "a 3,000-character partition key": lambda p: {**p, "pk": p.get("pk", "") + "x" * 3_000},
+}
+LISTS = ["memory", "by-tag", "expiring", "history", "proposals", "minds", "keys", "hooks", "webhooks"]
+LISTS += ["audit"]
+
+
+@pytest.mark.parametrize("listing", LISTS)
+def test_a_signed_cursor_with_absurd_values_is_a_400(api: Api, mind: MindHandle, listing: str) -> None:
+    # Given a page of one item of each list, and the cursor to its next page
+    path = _filled(api, mind)[listing]
+    first = _get(api, mind, path, limit=1)
+    assert first.status == 200, first.text
+    token = first.json()["next_cursor"]
+    assert token
+    body = token.split(".")[0]
+    payload = json.loads(cursor._unb64(body))
+    # When its position is rewritten each absurd way and signed again with the pepper
+    for name, rewrite in ABSURD.items():
+        if name == "a 3,000-character partition key" and "pk" not in payload["p"]:
+            continue
+        forged = signed(json.dumps({**payload, "p": rewrite(payload["p"])}).encode())
+        answer = _get(api, mind, path, limit=1, cursor=forged)
+        # Then it is the cursor's 400
+        assert answer.status == 400, (name, answer.status, answer.text[:300])
+        assert_error(answer, 400, field="cursor")
+    # And the cursor as issued still works
+    assert _get(api, mind, path, limit=1, cursor=token).status == 200

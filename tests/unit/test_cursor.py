@@ -48,3 +48,51 @@ def test_a_forged_cursor_is_a_400() -> None:
 def test_garbage_is_a_400(garbage: str) -> None:
     with pytest.raises(BadRequest):
         cursor.decode(garbage, "m_a", "list?")
+
+
+def _resigned(position: dict[str, object]) -> str:
+    """A cursor for m_a holding `position`, signed with the pepper (as only the service can)."""
+    return cursor.encode("m_a", "list?", position)
+
+
+@pytest.mark.parametrize(
+    "position",
+    [
+        {"pk": "m_a", "sk": "S" * 1024},  # a sort key's bound: 1,024 bytes
+        {"pk": "m_a", "sk": "é" * 512},  # 1,024 bytes in 512 characters
+        {"o": 0},
+        {"o": 2**31 - 1},
+    ],
+)
+def test_a_position_at_dynamodb_s_bounds_is_accepted(position: dict[str, object]) -> None:
+    assert cursor.decode(_resigned(position), "m_a", "list?") == position
+
+
+@pytest.mark.parametrize(
+    "position",
+    [
+        {"pk": "m_a", "sk": "S" * 1025},
+        {"pk": "m_a", "sk": "é" * 513},  # 1,026 bytes, though 513 characters
+        {"pk": "m_a", "created_sk": "x" * 1500},
+        {"pk": "m_a", "sk": ""},
+        {"pk": "m_a", "sk": 7},
+        {"pk": "m_a", "sk": 1.5},
+        {"pk": "m_a", "sk": "\ud800"},
+        {"o": -1},
+        {"o": True},
+        {"o": "3"},
+        {"o": 2**31},
+        {"o": 1.0},
+    ],
+)
+def test_a_signed_position_no_key_of_ours_could_hold_is_a_400(position: dict[str, object]) -> None:
+    with pytest.raises(BadRequest) as caught:
+        cursor.decode(_resigned(position), "m_a", "list?")
+    assert caught.value.details[0]["rule"] == "cursor"
+
+
+def test_a_cursor_with_characters_outside_base64url_is_a_400() -> None:
+    # b64decode would skip them, so the genuine cursor with a "!" in it would otherwise still pass
+    token = cursor.encode("m_a", "list?", POSITION)
+    with pytest.raises(BadRequest):
+        cursor.decode(token[:5] + "!" + token[5:], "m_a", "list?")

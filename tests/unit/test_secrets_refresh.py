@@ -180,8 +180,8 @@ def test_key_hashes_cursors_and_sealed_secrets_work_with_a_pepper_from_secrets_m
     key = keys.new_mind_key()
     assert keys.hash_mind_key(key) == keys.hash_mind_key(key)
     # Cursor signing: a cursor made now decodes now
-    token = cursor.encode("mind-1", "list", {"sk": "MEM#1", "n": 3})
-    assert cursor.decode(token, "mind-1", "list") == {"sk": "MEM#1", "n": 3}
+    token = cursor.encode("mind-1", "list", {"sk": "MEM#1", "o": 3})
+    assert cursor.decode(token, "mind-1", "list") == {"sk": "MEM#1", "o": 3}
     # Webhook secret sealing: the key derived from the pepper opens what it sealed
     assert sealed.unseal(sealed.seal("whsec_1", "mind-1/wh-1"), "mind-1/wh-1") == "whsec_1"
 
@@ -192,7 +192,7 @@ def test_rotating_the_pepper_invalidates_key_hashes_cursors_and_sealed_secrets(
     # Given a key hash, a cursor and a sealed webhook secret made under the old pepper
     key = keys.new_mind_key()
     old_hash = keys.hash_mind_key(key)
-    token = cursor.encode("mind-1", "list", {"sk": "MEM#1", "n": 3})
+    token = cursor.encode("mind-1", "list", {"sk": "MEM#1", "o": 3})
     box = sealed.seal("whsec_1", "mind-1/wh-1")
     # When the pepper is rotated and the cache has expired
     rotate(secretsmanager, pepper_arn, NEW_PEPPER)

@@ -11,6 +11,7 @@ rule becomes a detail naming the field (`tags[2]` for an item), and the whole is
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import MISSING
 from enum import StrEnum
@@ -273,3 +274,37 @@ def _value_schema(rule: Rule, ref: Callable[[type[StrEnum]], str]) -> dict[str, 
     if rule.items is not None:
         found["items"] = _value_schema(rule.items, ref)
     return found | rule.schema
+
+
+# ---------------------------------------------------------------- text rules bodies share
+
+# What `str.strip()` removes (every character `str.isspace()` names; a unit test keeps them equal),
+# spelled out so that the OpenAPI pattern means the same in any regex dialect, and the control
+# characters (C0 and DEL) a tag, a mind's name or a label may not hold once trimmed.
+SPACE = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+CONTROL = r"\x00-\x1f\x7f"
+_HAS_CONTROL = re.compile(f"[{CONTROL}]")
+
+
+def has_control_characters(text: str) -> bool:
+    return _HAS_CONTROL.search(text) is not None
+
+
+def trimmed_text(value: str, max_chars: int) -> str:
+    """`value` without its surrounding whitespace, which must be 1 to `max_chars` characters and
+    hold no control character; else `Invalid`."""
+    value = value.strip()
+    if not 1 <= len(value) <= max_chars:
+        raise Invalid("length", f"must be 1-{max_chars} characters")
+    if has_control_characters(value):
+        raise Invalid("characters", "must not contain control characters")
+    return value
+
+
+def trimmed_text_pattern(max_chars: int) -> str:
+    """The JSON Schema pattern of exactly the strings `trimmed_text(value, max_chars)` accepts:
+    any surrounding whitespace, then 1 to `max_chars` characters that start and end with neither
+    whitespace nor a control character and hold no control character between."""
+    edge = f"[^{SPACE}{CONTROL}]"
+    middle = f"(?:[^{CONTROL}]{{0,{max_chars - 2}}}{edge})?" if max_chars > 1 else ""
+    return f"^[{SPACE}]*{edge}{middle}[{SPACE}]*$"

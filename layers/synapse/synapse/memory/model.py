@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Literal
 
 from synapse.core import clock
-from synapse.core.validation import Body, Invalid, Rule, accepts
+from synapse.core.validation import Body, Invalid, Rule, accepts, trimmed_text, trimmed_text_pattern
 from synapse.memory.kinds import (
     CONTENT_MAX_BYTES,
     KEY_MAX_CHARS,
@@ -93,9 +93,17 @@ CONTENT = Rule(
 )
 TAGS = Rule(
     "array",
-    items=Rule(schema={"minLength": 1, "maxLength": TAG_MAX_CHARS}),
+    items=Rule(
+        schema={
+            "pattern": trimmed_text_pattern(TAG_MAX_CHARS),
+            "description": f"1-{TAG_MAX_CHARS} characters once trimmed, no control characters.",
+        }
+    ),
     check=normalize_tags,
-    schema={"description": f"At most {TAGS_MAX} distinct; trimmed and lowercased."},
+    schema={
+        "maxItems": TAGS_MAX,
+        "description": f"At most {TAGS_MAX}; trimmed, lowercased, repeats dropped.",
+    },
 )
 CONFIDENCE = Rule("number", minimum=0.0, maximum=1.0)
 EXPIRES_AT = Rule(
@@ -132,15 +140,14 @@ class MemoryPatch(Body):
 
 
 def _trimmed(max_chars: int) -> Rule:
-    """Text without its surrounding whitespace, 1 to `max_chars` characters of it."""
+    """Text without its surrounding whitespace, 1 to `max_chars` characters of it and no control
+    character: a tag's rule (`normalize_tags`), so a name or a label is one line of plain text."""
 
     def check(value: str) -> str:
-        value = value.strip()
-        if not 1 <= len(value) <= max_chars:
-            raise Invalid("length", f"must be 1-{max_chars} characters")
-        return value
+        return trimmed_text(value, max_chars)
 
-    return Rule(check=check, schema={"minLength": 1, "pattern": r"\S", "maxLength": max_chars})
+    described = f"1-{max_chars} characters once trimmed, no control characters."
+    return Rule(check=check, schema={"pattern": trimmed_text_pattern(max_chars), "description": described})
 
 
 NAME, LABEL = _trimmed(NAME_MAX_CHARS), _trimmed(LABEL_MAX_CHARS)

@@ -18,6 +18,7 @@ from synapse.core.validation import Body
 from synapse.memory.kinds import TAG_MAX_CHARS, Category, Priority, Source
 from synapse.memory.model import MemoryWrite
 from synapse.openapi import schemas
+from synapse.storage import cursor
 
 Auth = Literal["user", "either", "public", "signed"]
 TEXT = "text/plain"  # an answer that is text, not JSON (recall)
@@ -76,7 +77,11 @@ TEXT_PRESENT = {"type": "string", "minLength": 1, "pattern": r"\S"}  # not blank
 BOOLEAN = {"type": "boolean"}
 PAGE = (
     query("limit", integer(1, 100), "Page size (default 20)."),
-    query("cursor", STRING, "The previous page's next_cursor."),
+    query(
+        "cursor",
+        {"type": "string", "pattern": cursor.TOKEN_PATTERN},
+        "The previous page's next_cursor, as it came (any other is a 400).",
+    ),
 )
 MIND = (
     Param("X-Mind-Id", "header", STRING, "Which of your minds (JWT only; a Mind Key addresses its own)."),
