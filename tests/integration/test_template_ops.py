@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
+import tomllib
 from typing import Any
 
 import pytest
@@ -482,3 +485,152 @@ def test_the_settings_accept_the_environment_each_auth_mode_deploys(
     assert (read.memories_table, read.minds_table) == (_DEPLOYED["MemoriesTable"], _DEPLOYED["MindsTable"])
     limits = settings.get_limits()
     assert (limits.max_minds_per_user, limits.mind_rate_limit, limits.hook_rate_limit) == (100, 600, 120)
+
+
+# ------------------------------------------------------- deploy day: cost, sign-up, region, authorizer
+
+DEPLOY_DOCS = template.ROOT / "docs" / "deploy.md"
+SAMCONFIG = template.ROOT / "samconfig.toml"
+HOURS_A_MONTH = 730
+
+
+def _deploy_section(heading: str) -> str:
+    text = DEPLOY_DOCS.read_text(encoding="utf-8")
+    assert f"\n{heading}\n" in text, f"docs/deploy.md has no {heading!r}"
+    return text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _cost_rows() -> dict[str, list[str]]:
+    """The idle-cost table of docs/deploy.md: each row's cells, keyed by its first cell."""
+    rows = {}
+    for line in _deploy_section("## What it costs").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) == 4 and not set(cells[0]) <= {"-"}:
+            rows[cells[0]] = cells
+    return rows
+
+
+def _row(rows: dict[str, list[str]], starts: str) -> list[str]:
+    (found,) = [cells for name, cells in rows.items() if name.startswith(starts)]
+    return found
+
+
+def _dollars(cell: str) -> float:
+    return float(re.findall(r"\$([\d,]+\.\d\d)", cell)[0].replace(",", ""))
+
+
+def _alarm_metrics(alarm: dict[str, Any]) -> int:
+    """What CloudWatch bills an alarm as: one alarm metric, or each metric its math reads."""
+    metrics = alarm.get("Metrics")
+    return sum(1 for metric in metrics if "MetricStat" in metric) if metrics else 1
+
+
+def test_the_idle_cost_table_counts_what_the_template_creates() -> None:
+    # Given the idle-cost table of docs/deploy.md
+    rows = _cost_rows()
+    # Then its counts are the template's: the interface endpoint's zones, the alarms and the metrics
+    # they are billed by, the secrets, log groups, schedules, SQS triggers, dashboards and tables
+    endpoints = [
+        r["Properties"]
+        for r in template.resources("AWS::EC2::VPCEndpoint").values()
+        if r["Properties"].get("VpcEndpointType") == "Interface"
+    ]
+    assert len(endpoints) == 1
+    zones = len(endpoints[0]["SubnetIds"])
+    endpoint = _row(rows, "Secrets Manager interface endpoint")
+    assert f"1 endpoint in {zones} AZs" in endpoint[1]
+    assert _dollars(endpoint[3]) == round(zones * HOURS_A_MONTH * 0.01, 2)
+    alarms = _row(rows, "CloudWatch alarms")
+    billed = sum(_alarm_metrics(alarm) for alarm in _alarms())
+    assert f"{len(_alarms())} alarms, {billed} alarm metrics" in alarms[1]
+    assert _dollars(alarms[3]) == round(billed * 0.10, 2)
+    secrets = template.resources("AWS::SecretsManager::Secret")
+    always = [name for name, r in secrets.items() if "Condition" not in r]
+    assert _row(rows, "secrets")[1].startswith(f"{len(always)} (`{always[0]}`); {len(secrets)} in")
+    functions = _functions()
+    log_groups = template.resources("AWS::Logs::LogGroup")
+    assert (
+        f"{len(log_groups)} ({len(functions)} functions, the API's access log)" == _row(rows, "log groups")[1]
+    )
+    assert _row(rows, "the schedules'")[1].startswith(f"{len(_events('Schedule'))} schedules")
+    assert _row(rows, "SQS")[1].startswith(f"{len(_events('SQS'))} SQS trigger")
+    assert _row(rows, "dashboard")[1] == str(len(template.resources("AWS::CloudWatch::Dashboard")))
+    tables = template.resources("AWS::DynamoDB::Table")
+    assert all(
+        t["Properties"]["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"]
+        for t in tables.values()
+    )
+    assert _row(rows, "DynamoDB point-in-time recovery")[1] == f"{len(tables)} tables"
+    # And the total is the sum of the fixed rows (those with one price, in cognito mode)
+    fixed = ["Secrets Manager", "CloudWatch alarms", "secrets", "custom metrics", "the schedules'"]
+    total = sum(_dollars(_row(rows, name)[3]) for name in fixed)
+    assert f"≈ ${round(total):,}" in _row(rows, "**total**")[3]
+    section = _deploy_section("## What it costs")
+    assert "list prices" in section and re.search(r"table of \d{4}-\d\d-\d\d", section)
+
+
+def test_self_sign_up_is_off_by_default_and_in_both_environments() -> None:
+    # Given the parameter and the environments samconfig.toml deploys
+    parameter = template.load()["Parameters"]["SelfSignUp"]
+    config = tomllib.loads(SAMCONFIG.read_text(encoding="utf-8"))
+    # Then nobody can sign up unless an environment says so, and none does
+    assert parameter["Default"] == "false"
+    for env in ("default", "prod"):
+        overrides = config[env]["deploy"]["parameters"]["parameter_overrides"]
+        assert 'SelfSignUp="true"' not in overrides, env
+    # And the docs say what turning it on exposes, and that the cap goes with it
+    text = DEPLOY_DOCS.read_text(encoding="utf-8")
+    assert "`SelfSignUp=false` (the default, and both environments' setting)" in text
+    assert 'SelfSignUp="true" MaxMindsPerUser="3"' in text
+    assert "dev `AuthMode=cognito SelfSignUp=false" in text
+
+
+def test_dev_deploys_to_aws_default_region_and_prod_stays_pinned() -> None:
+    # Given samconfig.toml
+    config = tomllib.loads(SAMCONFIG.read_text(encoding="utf-8"))
+    # Then dev names no region (sam then asks boto: AWS_DEFAULT_REGION), prod names one
+    assert "region" not in config["default"]["global"]["parameters"]
+    assert re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", config["prod"]["global"]["parameters"]["region"])
+    # And make hands sam AWS_DEFAULT_REGION: us-east-1 unless the command line or the shell sets it
+    make = shutil.which("make")
+    if make is not None:
+        probe = ["--eval", "region-probe: ; @echo $$AWS_DEFAULT_REGION", "region-probe"]
+        clean = {k: v for k, v in os.environ.items() if k != "AWS_DEFAULT_REGION"}
+
+        def recipe_sees(*args: str, env: dict[str, str] = clean) -> str:
+            done = subprocess.run(  # noqa: S603 - our own Makefile, a probe target
+                [make, "-s", "--no-print-directory", *probe, *args],
+                cwd=template.ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            return done.stdout.strip()
+
+        assert recipe_sees() == "us-east-1"
+        assert recipe_sees("AWS_DEFAULT_REGION=eu-central-1") == "eu-central-1"
+        assert recipe_sees(env=clean | {"AWS_DEFAULT_REGION": "eu-west-1"}) == "eu-west-1"
+    # And no command in the docs names a region of its own
+    text = DEPLOY_DOCS.read_text(encoding="utf-8")
+    assert "--region us-east-1" not in text
+    assert "make deploy ENV=dev AWS_DEFAULT_REGION=eu-central-1" in text
+
+
+def test_the_authorizer_runs_on_every_request_with_no_identity_source() -> None:
+    # Given the API's authorizer
+    api = next(iter(template.resources("AWS::Serverless::HttpApi").values()))["Properties"]["Auth"]
+    authorizer = api["Authorizers"][api["DefaultAuthorizer"]]
+    # Then nothing is cached and no identity source is required: with one, API Gateway answers a bare
+    # 401 itself to a request without it (an X-Mind-Key request), never reaching the authorizer
+    assert authorizer["Identity"] == {"ReauthorizeEvery": 0}
+    assert (authorizer["AuthorizerPayloadFormatVersion"], authorizer["EnableSimpleResponses"]) == (
+        "2.0",
+        True,
+    )
+    # And the docs give the decision with its figures
+    section = _deploy_section("## What it costs").split("### The authorizer runs on every request", 1)
+    assert len(section) == 2, "docs/deploy.md does not explain the authorizer's caching"
+    reasons = section[1]
+    for figure in ("$0.41 per million requests", "$0.21", "$12.15", "X-Mind-Key", "60 s"):
+        assert figure in reasons, figure
