@@ -11,10 +11,12 @@
 - `moto`: moto's in-memory DynamoDB, saved to a JSON snapshot every few seconds (`infra.local_snapshot`).
   A crash loses what was written since the last snapshot, and every query scans its partition.
 
-The jar runs as a child of the runner, in the runner's process group (so killing the group kills it
-too), ignoring SIGINT (a Ctrl+C in the terminal reaches the whole group: the runner drains its
-requests first and then stops the jar itself), and, on Linux, asked by the kernel to die with the
-runner (`PR_SET_PDEATHSIG`), so not even a SIGKILL of the runner alone leaves it running.
+The jar runs as a child of the runner, in the runner's process group (so a SIGKILL of the group kills
+it too), ignoring SIGINT and SIGTERM (a Ctrl+C in the terminal, or `kill -TERM -- -<pgid>` of
+`make run`, reaches the whole group: the runner drains its requests first and then stops the jar
+itself, with SIGHUP, on which the JVM shuts down as on SIGTERM), and, on Linux, asked by the kernel
+to die with the runner (`PR_SET_PDEATHSIG`), so not even a SIGKILL of the runner alone leaves it
+running.
 DynamoDB Local has no option to choose its listening address: it listens on every interface, on a
 free port chosen at start.
 """
@@ -89,8 +91,10 @@ _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") el
 
 
 def _die_with_parent() -> None:
-    """Runs in the child between fork and exec: ignore Ctrl+C, and on Linux die with the runner."""
+    """Runs in the child between fork and exec: ignore the group's SIGINT and SIGTERM (the runner
+    stops it after draining), and on Linux die with the runner."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if _LIBC is not None:
         _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
@@ -170,9 +174,10 @@ class DynamoDBLocal:
         return False
 
     def stop(self) -> None:
-        """SIGTERM, then SIGKILL after STOP_SECONDS; every acknowledged write is already on disk."""
+        """SIGHUP (it ignores SIGTERM), then SIGKILL after STOP_SECONDS; every acknowledged write is
+        already on disk."""
         if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
+            self.process.send_signal(signal.SIGHUP)
             try:
                 self.process.wait(STOP_SECONDS)
             except subprocess.TimeoutExpired:

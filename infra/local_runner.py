@@ -17,7 +17,9 @@ What happens, in order:
 5. `infra.gateway.Gateway` serves the template's routes — the same handler files, API Gateway v2
    events, authorizer first — behind waitress (`infra.http_front`), bound to 127.0.0.1 only.
 6. SIGINT/SIGTERM stop it cleanly: no new requests, in-flight ones finish, background services stop,
-   a last snapshot is written (moto), then the embedded store stops.
+   a last snapshot is written (moto), then the embedded store stops. The signal handler only records
+   the signal (`StopSignals`): GNU make forwards a SIGTERM to its child, so `make run` killed as a
+   process group gets two back to back, and a handler that took a lock could deadlock in itself.
 
 It prints the URL, a dev JWT for `local-user` and a curl line that creates a mind. It never prints or
 logs a Mind Key, request bodies or query strings.
@@ -25,8 +27,10 @@ logs a Mind Key, request bodies or query strings.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import select
 import signal
 import sys
 import threading
@@ -89,6 +93,45 @@ def table_names() -> dict[str, str]:
         "MemoriesTable": os.environ["SYNAPSE_MEMORIES_TABLE"],
         "MindsTable": os.environ["SYNAPSE_MINDS_TABLE"],
     }
+
+
+class StopSignals:
+    """SIGINT and SIGTERM ask the runner to stop; the main thread waits for that with `wait`.
+
+    The handler does nothing but assign a flag: no lock, no I/O, nothing that can block. A Python
+    signal handler runs on the main thread between two bytecodes of whatever it interrupts, even of
+    another handler, so one that took a lock (as `threading.Event.set` does) deadlocks when a second
+    signal lands inside the first one's critical section. GNU make forwards SIGTERM to its child,
+    so `kill -TERM -- -<pgid>` of `make run` delivers two back to back: that hung the runner before.
+    The C-level handler also writes to a pipe (`signal.set_wakeup_fd`, async-signal-safe), which
+    `wait` selects on, so the main thread wakes at once instead of polling the flag.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
+        os.set_blocking(self._write, False)
+
+    def install(self) -> None:
+        """Handle SIGINT and SIGTERM from now on (main thread only, as `signal.signal` requires)."""
+        signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        for signum in self.SIGNALS:
+            signal.signal(signum, self._record)
+
+    def _record(self, signum: int, frame: object) -> None:
+        self.requested = True
+
+    def wait(self, timeout: float) -> bool:
+        """Whether a stop was asked for, waiting up to `timeout` seconds for one."""
+        if not self.requested:
+            readable, _, _ = select.select([self._read], [], [], timeout)
+            if readable:
+                with contextlib.suppress(BlockingIOError):
+                    os.read(self._read, 512)
+        return self.requested
 
 
 # ---------------------------------------------------------------- DynamoDB
@@ -242,9 +285,9 @@ def main() -> int:
         print(f"synapse-local: PORT must be a port number, not {raw_port!r}", file=sys.stderr)
         return 2
     port = int(raw_port)
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
+    stop = threading.Event()  # set by the main thread only: background services stop on it
+    signals = StopSignals()
+    signals.install()
 
     from infra import template
     from infra.gateway import Gateway, load_handler
@@ -299,7 +342,7 @@ def main() -> int:
 
             print(demo.run(url, dev_token()), flush=True)
 
-        while not stop.wait(0.2) and serving.is_alive():
+        while not signals.wait(0.2) and serving.is_alive():
             pass
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # a second Ctrl+C ends it at once
         print("Stopping…", flush=True)
