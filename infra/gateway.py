@@ -121,6 +121,7 @@ ERROR_CODES = {
     404: "not_found",
     413: "payload_too_large",
     414: "uri_too_long",
+    421: "misdirected_request",
     431: "headers_too_large",
 }
 

@@ -5,8 +5,10 @@ bounded pool (docs/architecture.md says why it was chosen). This module adds, so
 gets a silent close or a text/plain page: SPEC's error body for every error waitress answers itself
 (`JsonErrorTask`); a JSON 400 for a request that stalls half-sent (`FrontChannel`); UTF-8 for the
 request line and header values (PEP 3333 passes latin-1); a 400 for unknown methods, 414 for long
-URIs; CORS preflights for the origins in `SYNAPSE_CORS_ORIGINS`; and one access line per request,
-`synapse-local: METHOD PATH STATUS ms` (the path only, never the query; tests grep it for 5xx).
+URIs; a 421 for a `Host` that is not a loopback name, before any route (DNS rebinding:
+`host_allowed`; `SYNAPSE_ALLOWED_HOSTS` adds names); CORS preflights for the origins in
+`SYNAPSE_CORS_ORIGINS`; and one access line per request, `synapse-local: METHOD PATH STATUS ms`
+(the path only, never the query; tests grep it for 5xx).
 What no route matches the gateway sends to the `$default` function (404, or 405 with `Allow`).
 
 `HttpFront.shutdown()` stops accepting; `drain()` lets requests already received finish and their
@@ -61,6 +63,11 @@ CORS_ALLOW_HEADERS = (
 )
 CORS_EXPOSE_HEADERS = ("idempotent-replayed", "location", "retry-after", "www-authenticate")
 CORS_MAX_AGE = 600
+# The names a browser puts in `Host` when it talks to this machine: any other name reaching the
+# loopback socket is a page whose own name was rebound to 127.0.0.1 (DNS rebinding), or a proxy.
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+ANY_HOST = "*"
+_HOST = re.compile(r"(?P<name>\[[0-9a-f:.]+\]|[^\[\]:]+)(?::(?P<port>[0-9]{1,5}))?")
 _NON_ASCII = re.compile(rb"[\x80-\xff]")
 _NOT_PASSED_ON = frozenset(  # hop-by-hop headers (PEP 3333 forbids them) and our own Content-Length
     {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers"}
@@ -71,6 +78,28 @@ _NOT_PASSED_ON = frozenset(  # hop-by-hop headers (PEP 3333 forbids them) and ou
 def access_line(method: str, path: str, status: int, started: float) -> None:
     elapsed = (time.perf_counter() - started) * 1000
     sys.stderr.write(f"synapse-local: {method} {path} {status} {elapsed:.1f}ms\n")
+
+
+def host_name(host: str) -> str | None:
+    """The name of a `Host` header value, lower case and without its port (an IPv6 literal keeps its
+    brackets); None when it is not `name` or `name:port`."""
+    found = _HOST.fullmatch(host.strip().lower())
+    return found["name"] if found else None
+
+
+def allowed_hosts(setting: str) -> frozenset[str]:
+    """The loopback names plus those `SYNAPSE_ALLOWED_HOSTS` lists (comma-separated, ports ignored;
+    `*` allows any Host)."""
+    extra = {ANY_HOST if entry.strip() == ANY_HOST else host_name(entry) for entry in setting.split(",")}
+    return LOOPBACK_HOSTS | {name for name in extra if name}
+
+
+def host_allowed(host: str | None, allowed: frozenset[str]) -> bool:
+    """Whether a request with this `Host` is answered. No Host at all (HTTP/1.0) is: a browser always
+    sends one, and only a browser can be rebound."""
+    if not host or ANY_HOST in allowed:
+        return True
+    return host_name(host) in allowed
 
 
 def _utf8(latin1: str) -> str:
@@ -222,10 +251,17 @@ StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 class FrontApp:
     """WSGI → the gateway's (method, path, query, headers, body) → WSGI."""
 
-    def __init__(self, gateway: Gateway, on_write: Callable[[], None], cors_origins: Iterable[str]) -> None:
+    def __init__(
+        self,
+        gateway: Gateway,
+        on_write: Callable[[], None],
+        cors_origins: Iterable[str],
+        hosts: frozenset[str] = LOOPBACK_HOSTS,
+    ) -> None:
         self.gateway = gateway
         self.on_write = on_write
         self.cors_origins = frozenset(o.strip() for o in cors_origins if o.strip())
+        self.hosts = hosts
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> list[bytes]:
         started = time.perf_counter()
@@ -265,6 +301,12 @@ class FrontApp:
         except UnicodeDecodeError:
             return error_response(400, "The path or query string is not valid UTF-8.")
         headers.update(_headers_of(environ))
+        if not host_allowed(headers.get("host"), self.hosts):  # before any route, the console's too
+            return error_response(
+                421,
+                f"This server answers to Host 127.0.0.1, localhost or [::1], not {headers['host'][:100]!r}: "
+                "call it by one of those, or list the name in SYNAPSE_ALLOWED_HOSTS.",
+            )
         preflight = method == "OPTIONS" and "access-control-request-method" in headers
         if preflight and self._allowed_origin(headers):
             return HttpResponse(204, self._preflight_headers(headers), b"")
@@ -331,10 +373,13 @@ class HttpFront:
         on_write: Callable[[], None] = lambda: None,
         cors_origins: Iterable[str] | None = None,
         host: str = HOST,
+        hosts: str | None = None,
     ) -> None:
         if cors_origins is None:
             cors_origins = os.environ.get("SYNAPSE_CORS_ORIGINS", "").split(",")
-        self.app = FrontApp(gateway, on_write, cors_origins)
+        if hosts is None:
+            hosts = os.environ.get("SYNAPSE_ALLOWED_HOSTS", "")
+        self.app = FrontApp(gateway, on_write, cors_origins, allowed_hosts(hosts))
         self._map: dict[int, Any] = {}
         self.server = FrontServer(
             self.app,

@@ -1,5 +1,6 @@
 """The runner honours the settings a developer gives it: JWT settings (its printed JWT follows them),
-PORT and the embedded store (SYNAPSE_LOCAL_STORE, and what happens without java)."""
+PORT, the embedded store (SYNAPSE_LOCAL_STORE, and what happens without java) and the Host names it
+answers to (loopback only, DNS rebinding; SYNAPSE_ALLOWED_HOSTS)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from tests.e2e.conftest import Http
 from tests.support.api import jwt_for
-from tests.support.runner import start_runner
+from tests.support.runner import RunningService, start_runner
 
 SECRET = "e2e-own-secret-0123456789abcdef0123456789"
 
@@ -71,3 +72,38 @@ def test_asking_for_dynamodb_local_without_java_is_an_error_not_a_fallback(tmp_p
     with pytest.raises(RuntimeError, match="java is not on PATH") as refused:
         start_runner(tmp_path / "data", tmp_path / "runner.log", env=no_java)
     assert "exited with 2" in str(refused.value)
+
+
+REBOUND = {"Host": "attacker.example:3000"}
+
+
+def test_a_page_rebound_to_loopback_gets_421_not_the_dev_token_or_the_api(runner: RunningService) -> None:
+    http = Http(runner.url)
+    port = runner.url.rsplit(":", 1)[1]
+    # Given the runner's console sign-in and API, answered to its own loopback names
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}", "localhost"):
+        signin = http.call("GET", "/console/dev-token.json", headers={"Host": host})
+        assert signin.status_code == 200 and signin.json()["token"], (host, signin.text)
+        assert http.call("GET", "/minds", token=runner.jwt, headers={"Host": host}).status_code == 200
+    # When a page whose name now resolves to 127.0.0.1 asks (its browser sends its own Host)
+    for method, path in (("GET", "/console/dev-token.json"), ("GET", "/minds"), ("POST", "/minds")):
+        refused = http.call(method, path, token=runner.jwt, headers=REBOUND, json_body={"name": "Stolen"})
+        # Then it is refused with 421 in the error envelope, before any route: no token, no data
+        assert refused.status_code == 421, refused.text
+        assert refused.json()["error"]["code"] == "misdirected_request"
+        assert "token" not in refused.json() and "minds" not in refused.json()
+    names = [m["name"] for m in http.call("GET", "/minds", token=runner.jwt).json()["minds"]]
+    assert "Stolen" not in names
+
+
+def test_synapse_allowed_hosts_lets_the_runner_answer_to_other_names(tmp_path: Path) -> None:
+    # Given a runner told it is also reached as synapse.test (a proxy, /etc/hosts)
+    settings = {"SYNAPSE_ALLOWED_HOSTS": "synapse.test"}
+    service = start_runner(tmp_path / "data", tmp_path / "runner.log", env=settings)
+    try:
+        http = Http(service.url)
+        # Then that name is answered, and other names still are not
+        assert http.call("GET", "/minds", token=service.jwt, headers={"Host": "synapse.test"}).ok
+        assert http.call("GET", "/minds", token=service.jwt, headers=REBOUND).status_code == 421
+    finally:
+        assert service.stop() == 0, service.output()

@@ -69,8 +69,14 @@ def recorded_server(recorder: RecordingGateway) -> Iterator[Address]:
     yield from _serve(HttpFront(0, front))
 
 
-def request(method: str, target: str, headers: dict[str, str] | None = None, body: bytes = b"") -> bytes:
-    lines = [f"{method} {target} HTTP/1.1", "Host: 127.0.0.1"]
+def request(
+    method: str,
+    target: str,
+    headers: dict[str, str] | None = None,
+    body: bytes = b"",
+    host: str = "127.0.0.1",
+) -> bytes:
+    lines = [f"{method} {target} HTTP/1.1", f"Host: {host}"]
     lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
@@ -209,6 +215,67 @@ def test_the_front_answers_cors_as_the_template_configures_it() -> None:
     assert cors["MaxAge"] == http_front.CORS_MAX_AGE
 
 
+# ---------------------------------------------------------------- Host: DNS rebinding
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("GET", "/console/dev-token.json"), ("GET", "/minds"), ("POST", "/memory"), ("GET", "/nothing/here")],
+)
+def test_a_host_that_is_not_loopback_is_refused_with_421_before_any_route(
+    server: Address, method: str, path: str
+) -> None:
+    # Given a page at attacker.example whose name was rebound to 127.0.0.1 (the browser sends its Host)
+    # When it calls the runner, even the console's dev sign-in
+    answer = exchange(server, request(method, path, {"Content-Length": "0"}, host="attacker.example:3000"))
+    # Then the answer is a 421 in SPEC's error envelope, naming what to do instead
+    error = assert_error_envelope(answer, 421, "misdirected_request")
+    assert "SYNAPSE_ALLOWED_HOSTS" in error["message"] and "attacker.example:3000" in error["message"]
+
+
+def test_a_preflight_from_a_rebound_page_is_refused_too(server: Address) -> None:
+    headers = {"Origin": ORIGIN, "Access-Control-Request-Method": "POST"}
+    answer = exchange(server, request("OPTIONS", "/memory", headers, host="attacker.example"))
+    assert_error_envelope(answer, 421, "misdirected_request")
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1", "127.0.0.1:3000", "localhost", "LocalHost:3000", "[::1]", "[::1]:3000", "[::1]:8080"],
+)
+def test_loopback_host_names_with_or_without_a_port_reach_the_gateway(
+    recorded_server: Address, recorder: RecordingGateway, host: str
+) -> None:
+    answer = exchange(recorded_server, request("GET", "/minds", host=host))
+    assert answer.status == 200
+    assert recorder.calls[-1][3]["host"] == host
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["attacker.example", "127.0.0.1.nip.io:3000", "localhost.attacker.example", "localhost:x", "[::2]"],
+)
+def test_other_hosts_never_reach_the_gateway(
+    recorded_server: Address, recorder: RecordingGateway, host: str
+) -> None:
+    assert exchange(recorded_server, request("GET", "/minds", host=host)).status == 421
+    assert recorder.calls == []
+
+
+def test_synapse_allowed_hosts_adds_names_and_star_allows_any(recorder: RecordingGateway) -> None:
+    front: Any = recorder
+    # Given a front told to answer to synapse.test too (SYNAPSE_ALLOWED_HOSTS, ports ignored)
+    for address in _serve(HttpFront(0, front, hosts=" Synapse.test:8080 , other.test")):
+        # Then that name is answered with any port, loopback still is, and other names are not
+        assert exchange(address, request("GET", "/minds", host="synapse.TEST:3000")).status == 200
+        assert exchange(address, request("GET", "/minds", host="other.test")).status == 200
+        assert exchange(address, request("GET", "/minds", host="localhost")).status == 200
+        assert exchange(address, request("GET", "/minds", host="attacker.example")).status == 421
+    # And `*` turns the check off
+    for address in _serve(HttpFront(0, front, hosts="*")):
+        assert exchange(address, request("GET", "/minds", host="attacker.example")).status == 200
+
+
 # ---------------------------------------------------------------- what reaches the gateway
 
 
@@ -216,7 +283,7 @@ def test_raw_utf8_in_the_query_and_headers_reaches_the_gateway_as_utf8(
     recorded_server: Address, recorder: RecordingGateway
 ) -> None:
     # When curl-style raw UTF-8 is sent in the query string and a header
-    raw = "GET /memory/search?q=Schäfer HTTP/1.1\r\nHost: x\r\nX-Mind-Id: m_Müller\r\n\r\n".encode()
+    raw = "GET /memory/search?q=Schäfer HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Mind-Id: m_Müller\r\n\r\n".encode()
     answer = exchange(recorded_server, raw)
     # Then the gateway sees the text that was sent, not its latin-1 reading
     assert answer.status == 200
@@ -226,7 +293,7 @@ def test_raw_utf8_in_the_query_and_headers_reaches_the_gateway_as_utf8(
 
 
 def test_a_chunked_body_arrives_whole(recorded_server: Address, recorder: RecordingGateway) -> None:
-    raw = b"POST /memory HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    raw = b"POST /memory HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
     raw += b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
     assert exchange(recorded_server, raw).status == 200
     assert recorder.calls[-1][4] == b"abcde"
