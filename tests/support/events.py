@@ -198,10 +198,24 @@ SAMPLES: dict[str, Sample] = {
     "console": Sample("GET", "/console/{proxy+}", {"proxy": "app.js"}, public=True),
     "console_page": Sample("GET", "/console", public=True),
     "openapi": Sample("GET", "/openapi.json", public=True),
+    "mcp": Sample(
+        "POST",
+        "/mcp",
+        as_agent=True,
+        headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"},
+        body={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "recall", "arguments": {"query": "What coffee does he drink?"}},
+        },
+    ),
+    "mcp_get": Sample("GET", "/mcp", as_agent=True, headers={"accept": "text/event-stream"}),
+    "mcp_delete": Sample("DELETE", "/mcp", as_agent=True),
 }
 
 # A function serving several routes has one sample per extra route, named here by its route key.
-ROUTE_SAMPLES = {"GET /console": "console_page"}
+ROUTE_SAMPLES = {"GET /console": "console_page", "GET /mcp": "mcp_get", "DELETE /mcp": "mcp_delete"}
 
 # The authorizer sees every request before its handler (never the body); its sample is a person
 # listing a mind's memories with a JWT.

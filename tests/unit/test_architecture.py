@@ -39,6 +39,7 @@ def test_the_layer_is_one_package_per_concern() -> None:
         "auth",
         "core",
         "lifecycle",
+        "mcp",
         "memory",
         "minds",
         "openapi",

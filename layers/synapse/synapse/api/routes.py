@@ -53,6 +53,9 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/openapi.json"),
     ("GET", "/console"),
     ("GET", "/console/{proxy+}"),
+    ("POST", "/mcp"),
+    ("GET", "/mcp"),
+    ("DELETE", "/mcp"),
 )
 
 # What a Mind Key must hold to use a route (docs/auth.md "Scopes"), by API Gateway route key. Routes

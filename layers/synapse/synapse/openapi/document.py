@@ -309,6 +309,17 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         params=(IF_NONE_MATCH,),
         errors=(404,),
     ),
+    ("POST", "/mcp"): Op(
+        "mcp",
+        "MCP Streamable HTTP, stateless: one JSON-RPC message; a notification or response is 202",
+        "mcp",
+        "either",
+        {200: [S.JsonRpcAnswer, "text/event-stream"], 202: None},
+        S.JsonRpcMessage,
+        errors=(400, 403, 406),
+    ),
+    ("GET", "/mcp"): Op("mcpStream", "No server stream: 405 (stateless)", "mcp", "either", {}, errors=(405,)),
+    ("DELETE", "/mcp"): Op("mcpSession", "No session to end: 405 (stateless)", "mcp", "either", {}, errors=(405,)),
 }
 
 

@@ -165,6 +165,8 @@ DESCRIPTIONS = {
     401: "Missing, malformed, expired or revoked credential",
     403: "The credential may not do this",
     404: "No such thing in this mind",
+    405: "Method not allowed (POST /mcp only: the MCP server is stateless)",
+    406: "Accept names neither application/json nor text/event-stream",
     409: "Conflict: busy items, a limit reached, or a reused Idempotency-Key",
     412: "If-Match names a stale version",
     413: "Body too large",

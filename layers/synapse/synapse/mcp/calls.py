@@ -1,0 +1,196 @@
+"""What each MCP tool does, with the layer functions the REST handlers call (never HTTP to itself).
+
+A tool takes the caller (credential and mind) and its checked arguments and returns what the model
+reads: a dict (shown as JSON) or text. A refusal is a `SynapseError` carrying Synapse's message,
+which `protocol` turns into an `isError` result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from synapse.api.queries import parse_within
+from synapse.auth.principal import Principal
+from synapse.core.errors import NotFound, Unprocessable
+from synapse.mcp.schema import RECALL_QUERY_MAX
+from synapse.memory import history, reads, store, writes
+from synapse.memory.model import MemoryPatch, MemoryWrite
+from synapse.memory.selections import TagQuery
+from synapse.recall import reads as recall_reads
+from synapse.recall import text
+from synapse.recall.query import RecallQuery
+from synapse.search import service
+from synapse.search.filters import SearchFilters
+from synapse.webhooks import batch
+
+DEFAULT_CATEGORY = "note"
+KEY_DIGEST_CHARS = 16
+
+
+class Caller(NamedTuple):
+    principal: Principal
+    mind_id: str
+
+
+Result = dict[str, Any] | str
+Tool = Callable[[Caller, dict[str, Any]], Result]
+
+
+def derived_key(category: str, content: str) -> str:
+    """The key of a memory stored without one: the same text (case and spacing aside) → the same key."""
+    normalized = " ".join(content.split()).casefold()
+    return f"{category}_{hashlib.sha256(normalized.encode()).hexdigest()[:KEY_DIGEST_CHARS]}"
+
+
+def write_body(arguments: dict[str, Any]) -> dict[str, Any]:
+    """`remember`'s arguments as POST /memory's body: category `note` and a derived key by default."""
+    body = {"category": DEFAULT_CATEGORY, **arguments}
+    if "key" not in body and isinstance(body.get("content"), str):
+        body["key"] = derived_key(str(body["category"]), body["content"])
+    return body
+
+
+def _proposal_note(proposal: dict[str, Any]) -> str:
+    return (
+        "A person verified this memory, so this change waits for their review "
+        f"(proposal {proposal.get('id', '')}); until then the memory stays as shown."
+    )
+
+
+def _shown(stored: store.Stored) -> dict[str, Any]:
+    shown = stored.memory.public()
+    if stored.proposal is not None:
+        shown["note"] = _proposal_note(stored.proposal)
+    return shown
+
+
+def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
+    write = MemoryWrite.from_body(write_body(arguments))
+    principal = caller.principal
+    stored = store.store(caller.mind_id, write, principal.writer(None), changed_by=principal.changed_by())
+    return _shown(stored)
+
+
+def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
+    principal = caller.principal
+
+    def store_one(write: MemoryWrite) -> store.Stored:
+        return store.store(caller.mind_id, write, principal.writer(None), changed_by=principal.changed_by())
+
+    answer = batch.apply_all([write_body(item) for item in arguments["memories"]], store_one)
+    if answer["summary"]["proposed"]:
+        answer["note"] = (
+            "Items with status `proposed` changed memories a person verified: "
+            "they wait for that person's review."
+        )
+    return answer
+
+
+def _tag(raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    tag = raw.strip().lower()
+    if not tag:
+        raise Unprocessable("tag: must not be blank", details=[{"field": "tag", "rule": "length"}])
+    return tag
+
+
+def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
+    asked = (arguments.get("query") or "").strip()[:RECALL_QUERY_MAX]
+    query = RecallQuery(
+        categories=frozenset(arguments.get("category") or ()) or None,
+        tag=_tag(arguments.get("tag")),
+        max_chars=arguments.get("max_chars", text.MAX_CHARS),
+        q=asked or None,
+    )
+    return recall_reads.recall_of(caller.mind_id, query).text
+
+
+def search(caller: Caller, arguments: dict[str, Any]) -> Result:
+    filters = SearchFilters(tag=_tag(arguments.get("tag")), category=arguments.get("category"))
+    page = service.search(caller.mind_id, arguments["query"], filters, arguments.get("limit", 10))
+    hits = [
+        {"id": r.memory.id, "category": r.memory.category, "key": r.memory.key, "snippet": r.snippet,
+         "content": r.memory.content, "tags": r.memory.tags, "score": r.score,
+         "matched": list(r.matched), "coverage": r.coverage}
+        for r in page.results
+    ]  # fmt: skip
+    return {"terms": page.terms, "hits": hits}
+
+
+def fetch(caller: Caller, arguments: dict[str, Any]) -> Result:
+    return writes.read_by_id(caller.mind_id, arguments["id"]).public()
+
+
+def by_tag(caller: Caller, arguments: dict[str, Any]) -> Result:
+    tag = _tag(arguments["tag"])
+    assert tag is not None
+    categories = frozenset(arguments.get("category") or ()) or None
+    query = TagQuery(tag, categories, bool(arguments.get("include_expired", False)))
+    page = reads.by_tag(caller.mind_id, query, arguments.get("limit", 20), arguments.get("cursor"))
+    return {"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor}
+
+
+def update(caller: Caller, arguments: dict[str, Any]) -> Result:
+    fields = {name: value for name, value in arguments.items() if name != "id"}
+    patch = MemoryPatch.from_body(fields)
+    principal = caller.principal
+    stored = store.update(
+        caller.mind_id, arguments["id"], patch, principal.writer(None), changed_by=principal.changed_by()
+    )
+    return _shown(stored)
+
+
+def forget(caller: Caller, arguments: dict[str, Any]) -> Result:
+    memory_id = arguments.get("id")
+    category, key = arguments.get("category"), arguments.get("key")
+    if not memory_id:
+        if not (category and key):
+            raise Unprocessable("id: give the memory's id, or both its category and key")
+        found = writes.read_by_key(caller.mind_id, category, key)
+        if found is None:
+            raise NotFound(f"No memory {category}/{key} in this mind.")
+        memory_id = found.id
+    principal = caller.principal
+    stored = store.delete(caller.mind_id, memory_id, principal.changed_by(), principal.source)
+    if stored is not None:
+        return {
+            "proposal": stored.proposal,
+            "memory": stored.memory.public(),
+            "note": _proposal_note(stored.proposal or {}),
+        }
+    return {"deleted": memory_id, **({"category": category, "key": key} if category and key else {})}
+
+
+def list_expiring(caller: Caller, arguments: dict[str, Any]) -> Result:
+    within = parse_within(arguments.get("within", "7d"))
+    page = reads.expiring(caller.mind_id, within, arguments.get("limit", 20), arguments.get("cursor"))
+    return {"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor}
+
+
+def memory_history(caller: Caller, arguments: dict[str, Any]) -> Result:
+    page = history.history(
+        caller.mind_id, arguments["id"], arguments.get("limit", 20), arguments.get("cursor")
+    )
+    return {"revisions": [r.public() for r in page.items], "next_cursor": page.next_cursor}
+
+
+TOOLS: dict[str, Tool] = {
+    "remember": remember,
+    "remember_many": remember_many,
+    "recall": recall,
+    "search": search,
+    "fetch": fetch,
+    "by_tag": by_tag,
+    "update": update,
+    "forget": forget,
+    "list_expiring": list_expiring,
+    "history": memory_history,
+}
+
+
+def recall_text(caller: Caller) -> str:
+    """The synapse://recall resource: the mind's whole recall text."""
+    return recall_reads.recall_of(caller.mind_id, RecallQuery()).text

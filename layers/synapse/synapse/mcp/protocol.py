@@ -1,0 +1,152 @@
+"""MCP Streamable HTTP (revision 2025-11-25; 2025-06-18 and 2025-03-26 clients too), stateless.
+
+Every POST carries one JSON-RPC message and a request is answered on that POST with
+`application/json` (or one `text/event-stream` event for a client that accepts only that); a
+notification or a response gets 202 and no body; GET and DELETE are 405 (no sessions, no stream);
+a batch array is refused (2025-06-18 removed batching). In order, a request passes: its Origin (a
+browser's must be in SYNAPSE_MCP_ORIGINS, else 403; none is fine), the method, its
+MCP-Protocol-Version (400 when unsupported; absent means 2025-03-26), the credential (401 with
+WWW-Authenticate), then JSON-RPC. Malformed input is a JSON-RPC error, never a 500.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from synapse.api.http import Request, Response, error_response
+from synapse.auth.principal import Principal
+from synapse.core.errors import SynapseError, Unauthorized
+from synapse.mcp import rpc
+
+SUPPORTED_VERSIONS = rpc.SUPPORTED_VERSIONS
+ASSUMED_VERSION = "2025-03-26"  # what a request without MCP-Protocol-Version speaks (the spec's rule)
+MAX_BODY_BYTES = 1024 * 1024  # remember_many: up to 100 memories of up to 32 KiB of content
+MAX_JSON_DEPTH = 32
+ALLOW = {"Allow": "POST"}
+
+
+def _jsonrpc_error(code: int, message: str, status: int, data: Any = None) -> Response:
+    return Response.json(rpc.error(None, code, message, data), status=status)
+
+
+@cache
+def allowed_origins() -> frozenset[str]:
+    """Browser origins allowed to call /mcp (SYNAPSE_MCP_ORIGINS, comma-separated; none by default)."""
+    raw = os.environ.get("SYNAPSE_MCP_ORIGINS", "")
+    return frozenset(part.strip().rstrip("/").lower() for part in raw.split(",") if part.strip())
+
+
+def _transport_refusal(request: Request) -> Response | None:
+    """The HTTP-level answer for a request the transport refuses before reading it, else None."""
+    origin = request.headers.get("origin")
+    if origin is not None and origin.strip().rstrip("/").lower() not in allowed_origins():
+        return _jsonrpc_error(rpc.INVALID_REQUEST, f"Origin {origin[:100]!r} is not allowed.", 403)
+    method = ((request.event.get("requestContext") or {}).get("http") or {}).get("method", "POST")
+    if method.upper() != "POST":
+        answer = _jsonrpc_error(
+            rpc.INVALID_REQUEST, f"{method} /mcp: this server is stateless; POST only.", 405
+        )
+        return answer._replace(headers={**answer.headers, **ALLOW})
+    version = request.headers.get("mcp-protocol-version")
+    if version is not None and version.strip() not in SUPPORTED_VERSIONS:
+        supported = list(SUPPORTED_VERSIONS)
+        message = (
+            f"MCP-Protocol-Version {version[:40]!r} is not supported; use one of {', '.join(supported)}."
+        )
+        return _jsonrpc_error(
+            rpc.INVALID_REQUEST, message, 400, {"supported": supported, "requested": version[:40]}
+        )
+    return None
+
+
+def _credential(request: Request) -> Principal:
+    """The caller: today a Mind Key or a JWT, resolved by the authorizer. Another credential kind
+    (an OAuth access token) lands here too, with its own WWW-Authenticate parameters."""
+    return request.principal
+
+
+def _accepts(request: Request) -> str | None:
+    """The answer's media type: JSON unless the client accepts only SSE; None when it takes neither."""
+    accept = request.headers.get("accept", "").lower()
+    if not accept.strip():
+        return "application/json"
+    kinds = {part.split(";")[0].strip() for part in accept.split(",")}
+    if kinds & {"application/json", "application/*", "*/*"}:
+        return "application/json"
+    return "text/event-stream" if "text/event-stream" in kinds else None
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse(raw: bytes) -> Any:
+    """The body as JSON, or rpc.Failure(-32700) naming why not."""
+    try:
+        message = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise rpc.Failure(rpc.PARSE_ERROR, f"Parse error: the body is not valid JSON ({error}).") from None
+    if _depth(message) > MAX_JSON_DEPTH:
+        raise rpc.Failure(
+            rpc.PARSE_ERROR, f"Parse error: the body nests deeper than {MAX_JSON_DEPTH} levels."
+        )
+    return message
+
+
+def _render(payload: dict[str, Any], media: str) -> Response:
+    if media == "application/json":
+        return Response.json(payload)
+    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return Response(200, f"event: message\ndata: {data}\n\n", {"Content-Type": "text/event-stream"})
+
+
+def _message(request: Request) -> Any:
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type and content_type != "application/json":
+        raise rpc.Failure(
+            rpc.INVALID_REQUEST, f"Send JSON-RPC with Content-Type: application/json, not {content_type!r}."
+        )
+    try:
+        raw = request.raw_body(MAX_BODY_BYTES)
+    except SynapseError as error:
+        raise rpc.Failure(rpc.INVALID_REQUEST, error.message) from None
+    return parse(raw)
+
+
+def handle(request: Request) -> Response:
+    """One POST /mcp (or a refused GET/DELETE), answered."""
+    refused = _transport_refusal(request)
+    if refused is not None:
+        return refused
+    try:
+        principal = _credential(request)
+    except Unauthorized as error:
+        return error_response(error, request.request_id)
+    media = _accepts(request)
+    if media is None:
+        return _jsonrpc_error(rpc.INVALID_REQUEST, "Accept application/json or text/event-stream.", 406)
+    try:
+        message = _message(request)
+        answer = rpc.answer(message, principal, request.mind_id)
+    except rpc.Failure as failure:
+        return _jsonrpc_error(failure.code, failure.message, 400, failure.data)
+    except ClientError:
+        return _jsonrpc_error(rpc.SERVER_BUSY, "The database is busy right now; retry shortly.", 503)
+    if answer is None:
+        return Response.empty(202)
+    return _render(answer, media)

@@ -1,0 +1,305 @@
+"""The MCP tool table: one set of tools for `/mcp` and for `synapse mcp` (stdio, clients/python).
+
+Pure data, JSON-serialisable: `table()` is what clients/python/src/synapse_client/mcp_tools.json
+holds (tests/unit/test_mcp_tools_drift.py fails when the two differ; regenerate the file with
+`PYTHONPATH=layers/synapse python -m synapse.mcp.schema > clients/python/src/synapse_client/mcp_tools.json`).
+Each tool names the Mind Key scope it needs: a key without it neither lists nor calls the tool.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+CATEGORIES = ["identity", "preference", "fact", "project", "skill", "mistake", "context", "note"]
+PRIORITIES = ["critical", "high", "normal", "low"]
+CONTENT_MAX_BYTES = 32 * 1024
+RECALL_QUERY_MAX = 1000  # what recall's `query` sends as q: the start of a long message
+
+INSTRUCTIONS = """\
+Synapse is your long-term memory about the user and their work, shared across sessions and agents.
+At the start of each turn, call `recall` with the user's message as `query` (or read the
+synapse://recall resource) to load what is known, the most relevant first.
+When you learn something worth keeping — who the user is, what they prefer, facts, project state,
+skills, mistakes to avoid — call `remember`: `content` alone is enough; give a category and a stable
+snake_case key when you have them, so that a later update replaces the memory instead of duplicating
+it. Use `search` to find something specific (the user's question as-is works) and `fetch` to read one
+hit in full, `forget` when a memory is wrong or no longer true, `list_expiring` to see short-lived
+context about to lapse."""
+
+REMEMBER = """\
+Store one memory in the user's Synapse mind. Only `content` is required: without a category it is a
+note, and without a key one is derived from the content, so storing the same text twice keeps one
+memory. Storing again with the same category and key REPLACES that memory (same id, version + 1),
+so reuse stable keys: `home_city`, `preferred_editor`, `project_atlas_status` — lowercase
+snake_case, no dates or counters in keys.
+
+Categories: identity (who the user is: name, role, languages), preference (how they like things
+done), fact (durable facts about their world), project (state and decisions of ongoing work),
+skill (how to do something in their environment), mistake (what went wrong, to avoid repeating),
+context (short-lived situational context: current task, today's plan — give it expires_at),
+note (anything else).
+
+Priority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you
+are; agents default to 0.7). expires_at: an ISO 8601 timestamp with a time zone such as
+2026-12-31T23:59:00Z — set it for session or task context so it drops out of recall by itself.
+Returns the stored memory (its id, version, verified flag). An agent's write to a memory a person
+verified may come back as a proposal awaiting their review."""
+
+REMEMBER_MANY = """\
+Store up to 100 memories at once, each exactly as `remember` stores one (content alone works).
+Each item succeeds or fails on its own: the answer has one result per item, in order (created,
+replaced, proposed or error with Synapse's message), and a summary."""
+
+RECALL = """\
+Load the plain-text summary of what Synapse remembers about the user. Call it at the start of each
+turn with the user's message as `query`: the memories most relevant to it come right after the
+critical ones, then the rest by priority (critical, high, normal, low); expired memories left out,
+verified ones marked. Narrow it with category (one or more) or tag; max_chars (500-400000) bounds
+the text's size."""
+
+SEARCH = """\
+Search the user's memories, best match first. Pass the user's question as-is ("What coffee does
+he drink?") or keywords; exact syntax also works: "a phrase", prefix*, AND, OR, NOT, +required.
+Each hit has a snippet (matches in **bold**), `matched` (which of the query's `terms` it matched)
+and `coverage` (0-1, their share). Low coverage means a weak match: if no hit covers what was
+asked, say "I don't know" rather than guess. Filter by tag or category. A memory stored a moment
+ago may take a few seconds to become searchable. Read a hit in full with `fetch`."""
+
+FETCH = """\
+Read one memory in full by its id (mem_…, as `search`, `by_tag` or `remember` return it): its
+content, category, key, tags, priority, confidence, version, verified flag and expiry."""
+
+BY_TAG = """\
+The memories carrying a tag (case-insensitive), most important first. Narrow by category; expired
+memories are left out unless include_expired is true. Pass next_cursor back as cursor for more."""
+
+UPDATE = """\
+Change some fields of one memory by its id; fields left out stay as they are, expires_at null
+clears the expiry. To replace a memory whose category and key you know, `remember` works too. An
+agent's change to a memory a person verified comes back as a proposal awaiting their review."""
+
+FORGET = """\
+Delete a memory: by its id, or by category and key. Use it when a memory is wrong, no longer true,
+or the user asks you to forget it. To correct a memory, prefer `remember` with the same category
+and key. Deleting a memory a person verified is proposed to them instead."""
+
+LIST_EXPIRING = """\
+Memories whose expires_at falls within the coming window (soonest first): short-lived context about
+to drop out of recall. Renew one with `remember` (same category and key, a later expires_at) if it
+still matters. within: a whole number with m, h, d or w (30m, 24h, 7d, 2w); at most 365d."""
+
+HISTORY = """\
+Every revision of one memory, newest first (a deleted memory's too, for 30 days): what it said,
+when, and who changed it. Use it to see how a memory came to say what it says."""
+
+SEARCH_QUERY = (
+    "The user's question as-is, or keywords. Each hit's `matched` and `coverage` say how much of "
+    "it the hit answers; low coverage is a weak match."
+)
+RECALL_QUERY = (
+    "The user's current message or task: the most relevant memories come first "
+    f"(its first {RECALL_QUERY_MAX} characters are used)."
+)
+
+
+def _string(description: str, **rules: Any) -> dict[str, Any]:
+    return {"type": "string", "description": description, **rules}
+
+
+def _integer(description: str, low: int, high: int, default: int | None = None) -> dict[str, Any]:
+    shown: dict[str, Any] = {"type": "integer", "minimum": low, "maximum": high, "description": description}
+    return shown if default is None else {**shown, "default": default}
+
+
+def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    shown: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    return {**shown, "required": required} if required else shown
+
+
+MEMORY_ID = _string("The memory's id (mem_…).", minLength=1, maxLength=200)
+CATEGORY = _string("What kind of memory this is (see the tool's description).", enum=CATEGORIES)
+KEY = _string(
+    "Stable lowercase snake_case key, e.g. home_city; derived from the content when left out.",
+    pattern=r"^[a-z0-9]+(_[a-z0-9]+)*$",
+    maxLength=128,
+)
+CONTENT = _string(
+    f"The memory itself, one self-contained statement (at most {CONTENT_MAX_BYTES} bytes of UTF-8).",
+    minLength=1,
+)
+TAGS = {
+    "type": "array",
+    "items": {"type": "string"},
+    "maxItems": 20,
+    "description": "Lowercase topic tags, e.g. ['docker'].",
+}
+PRIORITY = _string("Default normal.", enum=PRIORITIES)
+CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1, "description": "0-1; default 0.7."}
+EXPIRES_AT = _string("ISO 8601 with a time zone, e.g. 2026-12-31T23:59:00Z; for short-lived context.")
+TAG = _string("Only memories with this tag.", minLength=1, maxLength=64)
+CURSOR = _string("next_cursor of the previous answer, for the next page.")
+LIMIT = _integer("At most this many.", 1, 100, 20)
+MEMORY = {
+    "content": CONTENT,
+    "category": CATEGORY,
+    "key": KEY,
+    "tags": TAGS,
+    "priority": PRIORITY,
+    "confidence": CONFIDENCE,
+    "expires_at": EXPIRES_AT,
+}
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "remember",
+        "scope": "write",
+        "description": REMEMBER,
+        "inputSchema": _object(MEMORY, ["content"]),
+    },
+    {
+        "name": "remember_many",
+        "scope": "write",
+        "description": REMEMBER_MANY,
+        "inputSchema": _object(
+            {
+                "memories": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 100,
+                    "items": _object(MEMORY, ["content"]),
+                    "description": "1-100 memories, each as `remember` takes one.",
+                }
+            },
+            ["memories"],
+        ),
+    },
+    {
+        "name": "recall",
+        "scope": "read",
+        "description": RECALL,
+        "inputSchema": _object(
+            {
+                "query": _string(RECALL_QUERY),
+                "category": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": CATEGORIES},
+                    "description": "Only these categories.",
+                },
+                "tag": TAG,
+                "max_chars": _integer("Size bound of the text, in characters.", 500, 400000),
+            }
+        ),
+    },
+    {
+        "name": "search",
+        "scope": "read",
+        "description": SEARCH,
+        "inputSchema": _object(
+            {
+                "query": _string(SEARCH_QUERY, minLength=1),
+                "tag": TAG,
+                "category": _string("Only this category.", enum=CATEGORIES),
+                "limit": _integer("At most this many hits.", 1, 100, 10),
+            },
+            ["query"],
+        ),
+    },
+    {
+        "name": "fetch",
+        "scope": "read",
+        "description": FETCH,
+        "inputSchema": _object({"id": MEMORY_ID}, ["id"]),
+    },
+    {
+        "name": "by_tag",
+        "scope": "read",
+        "description": BY_TAG,
+        "inputSchema": _object(
+            {
+                "tag": _string("The tag to look up, e.g. docker.", minLength=1, maxLength=64),
+                "category": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": CATEGORIES},
+                    "description": "Only these categories.",
+                },
+                "include_expired": {"type": "boolean", "description": "Also expired memories."},
+                "limit": LIMIT,
+                "cursor": CURSOR,
+            },
+            ["tag"],
+        ),
+    },
+    {
+        "name": "update",
+        "scope": "write",
+        "description": UPDATE,
+        "inputSchema": _object(
+            {
+                "id": MEMORY_ID,
+                "content": CONTENT,
+                "tags": TAGS,
+                "priority": PRIORITY,
+                "confidence": CONFIDENCE,
+                "expires_at": {**EXPIRES_AT, "type": ["string", "null"]},
+            },
+            ["id"],
+        ),
+    },
+    {
+        "name": "forget",
+        "scope": "delete",
+        "description": FORGET,
+        "inputSchema": _object(
+            {
+                "id": MEMORY_ID,
+                "category": _string("With key: the memory's category.", enum=CATEGORIES),
+                "key": _string("With category: the memory's key.", maxLength=128),
+            }
+        ),
+    },
+    {
+        "name": "list_expiring",
+        "scope": "read",
+        "description": LIST_EXPIRING,
+        "inputSchema": _object(
+            {
+                "within": _string("Window from now: 30m, 24h, 7d, 2w.", default="7d"),
+                "limit": LIMIT,
+                "cursor": CURSOR,
+            }
+        ),
+    },
+    {
+        "name": "history",
+        "scope": "read",
+        "description": HISTORY,
+        "inputSchema": _object({"id": MEMORY_ID, "limit": LIMIT, "cursor": CURSOR}, ["id"]),
+    },
+]
+
+RESOURCES: list[dict[str, Any]] = [
+    {
+        "uri": "synapse://recall",
+        "name": "recall",
+        "description": "What Synapse remembers, most important first (the recall text).",
+        "mimeType": "text/plain",
+        "scope": "read",
+    }
+]
+
+BY_NAME: dict[str, dict[str, Any]] = {tool["name"]: tool for tool in TOOLS}
+
+
+def listed(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool as tools/list shows it (its scope is ours, not MCP's)."""
+    return {"name": tool["name"], "description": tool["description"], "inputSchema": tool["inputSchema"]}
+
+
+def table() -> dict[str, Any]:
+    """Everything both transports share, as the JSON the client package keeps."""
+    return {"instructions": INSTRUCTIONS, "tools": TOOLS, "resources": RESOURCES}
+
+
+if __name__ == "__main__":
+    print(json.dumps(table(), ensure_ascii=False, indent=1))
