@@ -255,6 +255,7 @@ def banner(url: str, token: str | None, storage: str) -> str:
         f"Synapse is running on {url}",
         f"Console: {url}/console" + (" (one-click dev sign-in)" if token is not None else ""),
         f"DynamoDB: {storage}",
+        f"MCP: {url}/mcp (Streamable HTTP; a Mind Key as Authorization: Bearer mk_…, docs/agents.md)",
         f"Webhook delivery to loopback: {loopback}",
         "",
     ]

@@ -53,7 +53,10 @@ def test_an_agent_remembers_recalls_searches_and_forgets_over_mcp(
             started = await session.initialize()
             assert started.server_info.name == "synapse"
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-            assert set(tools) == {"remember", "recall", "search", "forget", "list_expiring"}
+            assert set(tools) == {
+                "remember", "remember_many", "recall", "search", "fetch", "by_tag", "update", "forget",
+                "list_expiring", "history",
+            }  # fmt: skip
             assert "stable" in (tools["remember"].description or "")
             assert "context" in (tools["remember"].description or "")
             # When the agent remembers something
@@ -85,7 +88,14 @@ def test_an_agent_remembers_recalls_searches_and_forgets_over_mcp(
             assert [h["id"] for h in found["hits"]] == [memory["id"]]
             assert "**Grey**" in found["hits"][0]["snippet"]
             expiring = json.loads(text_of(await call(session, "list_expiring", {"within": "7d"})))
-            assert expiring == {"memories": []}
+            assert expiring == {"memories": [], "next_cursor": None}
+            fetched = json.loads(text_of(await call(session, "fetch", {"id": memory["id"]})))
+            assert fetched["content"] == "Earl Grey, no milk"
+            # And content alone is a note under a key derived from it
+            note = json.loads(text_of(await call(session, "remember", {"content": "Walks to work"})))
+            assert note["category"] == "note" and note["key"].startswith("note_")
+            unknown = await call(session, "remember", {"content": "x", "colour": "blue"})
+            assert unknown.is_error and "colour" in text_of(unknown)
             # And a Synapse error is a tool error with Synapse's message
             refused = await call(session, "remember", {"category": "fact", "key": "Bad Key", "content": "x"})
             assert refused.is_error and "lowercase snake_case" in text_of(refused)

@@ -2,208 +2,227 @@
 any MCP agent can remember and recall. Built on the official `mcp` SDK (the `mcp` extra); it holds
 one credential (normally a Mind Key) from the same configuration as the CLI.
 
-Tools: remember, recall (optionally for the user's message), search (a question or keywords; hits
-carry matched terms and coverage), forget, list_expiring. Resource: synapse://recall.
-A Synapse error comes back as an MCP tool error carrying Synapse's own message.
+The tools are the stack's own `/mcp` tools: the same names, descriptions and input schemas, read
+from mcp_tools.json (a copy of the layer's synapse.mcp.schema; tests/unit/test_mcp_tools_drift.py
+fails when they differ), each done here with the REST API. Resource: synapse://recall. A Synapse
+error comes back as an MCP tool error carrying Synapse's own message.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import hashlib
+import json
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from mcp.types import CallToolResult, TextContent
+from mcp.types import Tool as MCPTool
 
 from synapse_client._core import VERSION
 from synapse_client.client import AsyncSynapse
 from synapse_client.config import Settings
 from synapse_client.errors import SynapseError
 
-Category = Literal["identity", "preference", "fact", "project", "skill", "mistake", "context", "note"]
-Priority = Literal["critical", "high", "normal", "low"]
+TABLE: dict[str, Any] = json.loads(resources.files("synapse_client").joinpath("mcp_tools.json").read_text())
+INSTRUCTIONS: str = TABLE["instructions"]
+TOOLS: dict[str, dict[str, Any]] = {tool["name"]: tool for tool in TABLE["tools"]}
+RECALL_QUERY_MAX = 1000  # what recall's `query` sends as q (the layer's schema.RECALL_QUERY_MAX)
+KEY_DIGEST_CHARS = 16
 
-INSTRUCTIONS = """\
-Synapse is your long-term memory about the user and their work, shared across sessions and agents.
-At the start of each turn, call `recall` with the user's message as `query` (or read the
-synapse://recall resource) to load what is known, the most relevant first.
-When you learn something worth keeping — who the user is, what they prefer, facts, project state,
-skills, mistakes to avoid — call `remember` with a stable snake_case key, so that a later update
-replaces the memory instead of duplicating it. Use `search` to find something specific (the user's
-question as-is works), `forget` when a memory is wrong or no longer true, `list_expiring` to see
-short-lived context about to lapse."""
+Call = Callable[[AsyncSynapse, dict[str, Any]], Awaitable[Any]]
 
-REMEMBER = """\
-Store one memory in the user's Synapse mind. Storing again with the same category and key REPLACES
-that memory (same id, version + 1), so reuse stable keys: `home_city`, `preferred_editor`,
-`project_atlas_status` — lowercase snake_case, no dates or counters in keys.
 
-Categories: identity (who the user is: name, role, languages), preference (how they like things
-done), fact (durable facts about their world), project (state and decisions of ongoing work),
-skill (how to do something in their environment), mistake (what went wrong, to avoid repeating),
-context (short-lived situational context: current task, today's plan — give it expires_at),
-note (anything else).
+def derived_key(category: str, content: str) -> str:
+    """The key of a memory stored without one, as /mcp derives it (synapse.mcp.calls.derived_key)."""
+    normalized = " ".join(content.split()).casefold()
+    return f"{category}_{hashlib.sha256(normalized.encode()).hexdigest()[:KEY_DIGEST_CHARS]}"
 
-Priority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you
-are; agents default to 0.7). expires_at: an ISO 8601 timestamp with a time zone such as
-2026-12-31T23:59:00Z — set it for session or task context so it drops out of recall by itself.
-Returns the stored memory (its id, version, verified flag). An agent's write to a memory a person
-verified may come back as a proposal awaiting their review."""
 
-RECALL = """\
-Load the plain-text summary of what Synapse remembers about the user. Call it at the start of each
-turn with the user's message as `query`: the memories most relevant to it come right after the
-critical ones, then the rest by priority (critical, high, normal, low); expired memories left out,
-verified ones marked. Narrow it with category (one or more) or tag; max_chars (500-400000) bounds
-the text's size."""
+def write_body(arguments: dict[str, Any]) -> dict[str, Any]:
+    body = {"category": "note", **arguments}
+    if "key" not in body and isinstance(body.get("content"), str):
+        body["key"] = derived_key(str(body["category"]), body["content"])
+    return body
 
-SEARCH = """\
-Search the user's memories, best match first. Pass the user's question as-is ("What coffee does
-he drink?") or keywords; exact syntax also works: "a phrase", prefix*, AND, OR, NOT, +required.
-Each hit has a snippet (matches in **bold**), `matched` (which of the query's `terms` it matched)
-and `coverage` (0-1, their share). Low coverage means a weak match: if no hit covers what was
-asked, say "I don't know" rather than guess. Filter by tag or category. A memory stored a moment
-ago may take a few seconds to become searchable."""
 
-SEARCH_QUERY = (
-    "The user's question as-is, or keywords. Each hit's `matched` and `coverage` say how much of "
-    "it the hit answers; low coverage is a weak match."
-)
-RECALL_QUERY_MAX = 1000  # the most GET /memory/recall takes as q
-RECALL_QUERY = (
-    "The user's current message or task: the most relevant memories come first "
-    f"(its first {RECALL_QUERY_MAX} characters are used)."
-)
-
-FORGET = """\
-Delete a memory for good: by its id, or by category and key. Use it when a memory is wrong, no
-longer true, or the user asks you to forget it. To correct a memory, prefer `remember` with the same
-category and key."""
-
-LIST_EXPIRING = """\
-Memories whose expires_at falls within the coming window (soonest first): short-lived context about
-to drop out of recall. Renew one with `remember` (same category and key, a later expires_at) if it
-still matters. within: a whole number with m, h, d or w (30m, 24h, 7d, 2w); at most 365d."""
+def check(value: Any, rule: dict[str, Any], path: str = "") -> None:
+    """Unknown arguments refused naming them, required ones asked for (the rest is Synapse's)."""
+    if isinstance(value, list) and "items" in rule:
+        for index, item in enumerate(value):
+            check(item, rule["items"], f"{path}[{index}]")
+    if not isinstance(value, dict) or "properties" not in rule:
+        return
+    prefix = f"{path}." if path else ""
+    unknown = sorted(set(value) - set(rule["properties"]))
+    if unknown:
+        known = ", ".join(rule["properties"])
+        raise ToolError(f"{prefix}{unknown[0][:80]}: not an argument of this tool (it takes {known})")
+    for name in rule.get("required", []):
+        if name not in value:
+            raise ToolError(f"{prefix}{name}: is required")
+    for name, item in value.items():
+        check(item, rule["properties"][name], f"{prefix}{name}")
 
 
 def _memory(memory: Any) -> dict[str, Any]:
     shown: dict[str, Any] = memory.model_dump(mode="json")
+    if getattr(memory, "pending_proposal", None):
+        shown["note"] = (
+            "A person verified this memory, so this change waits for their review "
+            f"(proposal {memory.pending_proposal}); until then the memory stays as shown."
+        )
     return shown
+
+
+async def remember(client: AsyncSynapse, a: dict[str, Any]) -> Any:
+    body = write_body(a)
+    category, key, content = body.pop("category"), body.pop("key"), body.pop("content")
+    return _memory(await client.remember(category, key, content, **body))
+
+
+async def remember_many(client: AsyncSynapse, a: dict[str, Any]) -> Any:
+    answer = await client.remember_batch([write_body(item) for item in a["memories"]])
+    shown: dict[str, Any] = answer.model_dump(mode="json", exclude_none=True)
+    if shown.get("summary", {}).get("proposed"):
+        shown["note"] = (
+            "Items with status `proposed` changed memories a person verified: "
+            "they wait for that person's review."
+        )
+    return shown
+
+
+async def recall(client: AsyncSynapse, a: dict[str, Any]) -> Any:
+    asked = (a.get("query") or "").strip()[:RECALL_QUERY_MAX] or None
+    found = await client.recall(
+        category=a.get("category"), tag=a.get("tag"), max_chars=a.get("max_chars"), query=asked
+    )
+    return found.text
+
+
+async def search(client: AsyncSynapse, a: dict[str, Any]) -> Any:
+    found = await client.search(
+        a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit", 10)
+    )
+    hits = [
+        {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "snippet": h.snippet,
+         "content": h.memory.content, "tags": h.memory.tags, "score": h.score,
+         "matched": h.matched, "coverage": h.coverage}
+        for h in found.items
+    ]  # fmt: skip
+    return {"terms": found.terms, "hits": hits}
+
+
+async def fetch(client: AsyncSynapse, a: dict[str, Any]) -> Any:
+    return _memory(await client.get(a["id"]))
+
+
+def _page(found: Any, name: str) -> dict[str, Any]:
+    return {name: [item.model_dump(mode="json") for item in found.items], "next_cursor": found.next_cursor}
+
+
+async def by_tag(client: AsyncSynapse, a: dict[str, Any]) -> Any:
+    found = await client.by_tag(
+        a["tag"], category=a.get("category"), include_expired=bool(a.get("include_expired", False)),
+        limit=a.get("limit", 20), cursor=a.get("cursor"),
+    )  # fmt: skip
+    return _page(found, "memories")
+
+
+async def update(client: AsyncSynapse, a: dict[str, Any]) -> Any:
+    fields = {name: value for name, value in a.items() if name != "id"}
+    return _memory(await client.update(a["id"], **fields))
+
+
+async def forget(client: AsyncSynapse, a: dict[str, Any]) -> Any:
+    if a.get("id"):
+        await client.forget(a["id"])
+        return {"deleted": a["id"]}
+    category, key = a.get("category"), a.get("key")
+    if not (category and key):
+        raise ToolError("id: give the memory's id, or both its category and key")
+    found = await client.forget_key(category, key)
+    if found is None:
+        raise ToolError(f"No memory {category}/{key} in this mind.")
+    return {"deleted": found.id, "category": category, "key": key}
+
+
+async def list_expiring(client: AsyncSynapse, a: dict[str, Any]) -> Any:
+    found = await client.expiring(
+        within=a.get("within", "7d"), limit=a.get("limit", 20), cursor=a.get("cursor")
+    )
+    return _page(found, "memories")
+
+
+async def history(client: AsyncSynapse, a: dict[str, Any]) -> Any:
+    return _page(await client.history(a["id"], limit=a.get("limit", 20), cursor=a.get("cursor")), "revisions")
+
+
+CALLS: dict[str, Call] = {
+    "remember": remember,
+    "remember_many": remember_many,
+    "recall": recall,
+    "search": search,
+    "fetch": fetch,
+    "by_tag": by_tag,
+    "update": update,
+    "forget": forget,
+    "list_expiring": list_expiring,
+    "history": history,
+}
+
+
+class SynapseMCP(MCPServer[Any]):
+    """MCPServer whose tools are the shared table (schemas as data, not from Python signatures)."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__("synapse", instructions=INSTRUCTIONS, version=VERSION, log_level="WARNING")
+        self._settings = settings
+        self._client: AsyncSynapse | None = None
+
+    def synapse(self) -> AsyncSynapse:
+        if self._client is None:
+            self._client = self._settings.async_client()
+        return self._client
+
+    async def list_tools(self) -> list[MCPTool]:
+        return [
+            MCPTool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
+            for t in TOOLS.values()
+        ]
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = TOOLS.get(name)
+        return None if tool is None else tool["inputSchema"]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
+        tool = TOOLS.get(name)
+        if tool is None:
+            raise ToolError(f"Unknown tool: {name[:80]!r}.")
+        check(arguments, tool["inputSchema"])
+        try:
+            result = await CALLS[name](self.synapse(), arguments)
+        except SynapseError as error:
+            raise ToolError(error.message) from error
+        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=False)
 
 
 def build(settings: Settings) -> MCPServer[Any]:
     """The MCP server for one Synapse credential (the HTTP client is made on first use, in the loop)."""
-    server: MCPServer[Any] = MCPServer(
-        "synapse", instructions=INSTRUCTIONS, version=VERSION, log_level="WARNING"
-    )
-    holder: dict[str, AsyncSynapse] = {}
-
-    def synapse() -> AsyncSynapse:
-        if "client" not in holder:
-            holder["client"] = settings.async_client()
-        return holder["client"]
-
-    @server.tool(description=REMEMBER)
-    async def remember(
-        category: Annotated[Category, Field(description="What kind of memory this is (see above).")],
-        key: Annotated[str, Field(description="Stable lowercase snake_case key, e.g. home_city.")],
-        content: Annotated[str, Field(description="The memory itself, one self-contained statement.")],
-        tags: Annotated[list[str] | None, Field(description="Lowercase topic tags, e.g. ['docker'].")] = None,
-        priority: Annotated[Priority | None, Field(description="Default normal.")] = None,
-        confidence: Annotated[float | None, Field(ge=0, le=1, description="0-1; default 0.7.")] = None,
-        expires_at: Annotated[str | None, Field(description="ISO 8601 with time zone; for context.")] = None,
-    ) -> dict[str, Any]:
-        try:
-            stored = await synapse().remember(
-                category,
-                key,
-                content,
-                tags=tags,
-                priority=priority,
-                confidence=confidence,
-                expires_at=expires_at,
-            )
-        except SynapseError as error:
-            raise ToolError(error.message) from error
-        shown = _memory(stored)
-        if stored.pending_proposal:
-            shown["note"] = (
-                "A person verified this memory, so a change to it waits for their review "
-                f"(proposal {stored.pending_proposal}); until then the memory stays as shown."
-            )
-        return shown
-
-    @server.tool(description=RECALL)
-    async def recall(
-        query: Annotated[str | None, Field(description=RECALL_QUERY)] = None,
-        category: Annotated[list[Category] | None, Field(description="Only these categories.")] = None,
-        tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
-        max_chars: Annotated[int | None, Field(ge=500, le=400000, description="Size bound.")] = None,
-    ) -> str:
-        asked = query.strip()[:RECALL_QUERY_MAX] if query else None
-        try:
-            found = await synapse().recall(category=category, tag=tag, max_chars=max_chars, query=asked)
-        except SynapseError as error:
-            raise ToolError(error.message) from error
-        return found.text
-
-    @server.tool(description=SEARCH)
-    async def search(
-        query: Annotated[str, Field(description=SEARCH_QUERY)],
-        tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
-        category: Annotated[Category | None, Field(description="Only this category.")] = None,
-        limit: Annotated[int, Field(ge=1, le=100, description="At most this many hits.")] = 10,
-    ) -> dict[str, Any]:
-        try:
-            found = await synapse().search(query, tag=tag, category=category, limit=limit)
-        except SynapseError as error:
-            raise ToolError(error.message) from error
-        hits = [
-            {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "snippet": h.snippet,
-             "content": h.memory.content, "tags": h.memory.tags, "score": h.score,
-             "matched": h.matched, "coverage": h.coverage}
-            for h in found.items
-        ]  # fmt: skip
-        return {"terms": found.terms, "hits": hits}
-
-    @server.tool(description=FORGET)
-    async def forget(
-        id: Annotated[str | None, Field(description="The memory's id (mem_…).")] = None,
-        category: Annotated[Category | None, Field(description="With key: the memory's category.")] = None,
-        key: Annotated[str | None, Field(description="With category: the memory's key.")] = None,
-    ) -> dict[str, Any]:
-        client = synapse()
-        try:
-            if id:
-                await client.forget(id)
-                return {"deleted": id}
-            if not (category and key):
-                raise ToolError("Give the memory's id, or both its category and key.")
-            found = await client.forget_key(category, key)
-        except SynapseError as error:
-            raise ToolError(error.message) from error
-        if found is None:
-            raise ToolError(f"No memory {category}/{key} in this mind.")
-        return {"deleted": found.id, "category": category, "key": key}
-
-    @server.tool(description=LIST_EXPIRING)
-    async def list_expiring(
-        within: Annotated[str, Field(description="Window from now: 30m, 24h, 7d, 2w.")] = "7d",
-    ) -> dict[str, Any]:
-        try:
-            found = await synapse().expiring(within=within, limit=100)
-        except SynapseError as error:
-            raise ToolError(error.message) from error
-        return {"memories": [_memory(m) for m in found.items]}
+    server = SynapseMCP(settings)
+    resource = TABLE["resources"][0]
 
     @server.resource(
-        "synapse://recall",
-        name="recall",
-        description="What Synapse remembers, most important first (the recall text).",
-        mime_type="text/plain",
+        resource["uri"],
+        name=resource["name"],
+        description=resource["description"],
+        mime_type=resource["mimeType"],
     )
     async def recall_resource() -> str:
-        return (await synapse().recall()).text
+        return (await server.synapse().recall()).text
 
     return server
 
