@@ -39,11 +39,17 @@ def header(answer: HttpResponse, name: str) -> str:
 def post(api: Api, token: str | None, message: Any, **headers: str) -> HttpResponse:
     sent = {"accept": JSON_AND_SSE, **{k.replace("_", "-"): v for k, v in headers.items()}}
     raw = message if isinstance(message, bytes) else json.dumps(message).encode()
-    return api.call("POST", "/mcp", token=token, raw_body=raw, headers={"content-type": "application/json", **sent})
+    return api.call(
+        "POST", "/mcp", token=token, raw_body=raw, headers={"content-type": "application/json", **sent}
+    )
 
 
-def rpc(api: Api, token: str, method: str, params: dict[str, Any] | None = None, **headers: str) -> dict[str, Any]:
-    answer = post(api, token, {"jsonrpc": "2.0", "id": 7, "method": method, "params": params or {}}, **headers)
+def rpc(
+    api: Api, token: str, method: str, params: dict[str, Any] | None = None, **headers: str
+) -> dict[str, Any]:
+    answer = post(
+        api, token, {"jsonrpc": "2.0", "id": 7, "method": method, "params": params or {}}, **headers
+    )
     assert answer.status == 200, answer.text
     assert header(answer, "content-type").startswith("application/json")
     body: dict[str, Any] = answer.json()
@@ -62,7 +68,11 @@ def tool(api: Api, token: str, name: str, **arguments: Any) -> tuple[bool, Any]:
 
 
 def test_initialize_negotiates_the_version_and_describes_the_server(api: Api, mind: MindHandle) -> None:
-    for asked, agreed in (("2025-11-25", "2025-11-25"), ("2025-03-26", "2025-03-26"), ("2024-01-01", "2025-11-25")):
+    for asked, agreed in (
+        ("2025-11-25", "2025-11-25"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-01-01", "2025-11-25"),
+    ):
         result = rpc(api, mind.key, "initialize", {"protocolVersion": asked, "capabilities": {}})["result"]
         assert result["protocolVersion"] == agreed
     assert result["serverInfo"]["name"] == "synapse"
@@ -86,8 +96,12 @@ def test_without_initialize_every_tool_is_listed_and_remember_takes_content_alon
 
 def test_every_tool_works_over_mcp(api: Api, mind: MindHandle, pump: Pump) -> None:
     key = mind.key
-    _, stored = tool(api, key, "remember", category="fact", key="home_city", content="Lives in Berlin", tags=["home"])
-    failed, many = tool(api, key, "remember_many", memories=[{"content": "Likes jazz"}, {"content": "x" * 33000}])
+    _, stored = tool(
+        api, key, "remember", category="fact", key="home_city", content="Lives in Berlin", tags=["home"]
+    )
+    failed, many = tool(
+        api, key, "remember_many", memories=[{"content": "Likes jazz"}, {"content": "x" * 33000}]
+    )
     assert not failed and many["summary"]["created"] == 1 and many["summary"]["failed"] == 1
     assert "content" in many["results"][1]["error"]["message"]
     pump.run_once()
@@ -120,7 +134,9 @@ def test_tool_errors_are_results_naming_the_field(api: Api, mind: MindHandle) ->
 
 
 def test_a_read_only_key_lists_the_read_tools_and_is_refused_writes(api: Api, mind: MindHandle) -> None:
-    made = api.call("POST", f"/minds/{mind.id}/keys", token=mind.jwt, json_body={"label": "r", "scopes": ["read"]})
+    made = api.call(
+        "POST", f"/minds/{mind.id}/keys", token=mind.jwt, json_body={"label": "r", "scopes": ["read"]}
+    )
     reader = made.json()["key"]
     names = {t["name"] for t in rpc(api, reader, "tools/list")["result"]["tools"]}
     assert names == {t["name"] for t in schema.TOOLS if t["scope"] == "read"}

@@ -319,7 +319,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors=(400, 403, 406),
     ),
     ("GET", "/mcp"): Op("mcpStream", "No server stream: 405 (stateless)", "mcp", "either", {}, errors=(405,)),
-    ("DELETE", "/mcp"): Op("mcpSession", "No session to end: 405 (stateless)", "mcp", "either", {}, errors=(405,)),
+    ("DELETE", "/mcp"): Op("mcpSession", "No session to end: 405", "mcp", "either", {}, errors=(405,)),
 }
 
 

@@ -377,4 +377,4 @@ class JsonRpcAnswer(_Answer):
     jsonrpc: Literal["2.0"]
     id: str | int | None
     result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = Field(None, description="code (-32700, -32600, -32601, -32602…) and message")
+    error: dict[str, Any] | None = Field(None, description="code (-32700, -32600, -32601, -32602…), message")
