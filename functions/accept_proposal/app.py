@@ -1,4 +1,5 @@
-"""POST /proposals/{id}/accept — a person applies an agent's proposed change, vouching for it."""
+"""POST /proposals/{id}/accept — a person applies an agent's proposed change, vouching for it (or,
+for a proposed delete, deletes the memory: then `memory` is null)."""
 
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import proposals
@@ -10,4 +11,4 @@ def handler(request: Request) -> Response:
     proposal, memory = proposals.accept(
         request.mind_id(), request.path("id"), user, request.principal.changed_by()
     )
-    return Response.json({"proposal": proposal, "memory": memory.public()})
+    return Response.json({"proposal": proposal, "memory": memory.public() if memory else None})

@@ -15,5 +15,6 @@ def handler(request: Request) -> Response:
         name=body.name,
         agent_writes_to_verified=body.agent_writes_to_verified,
         history_retention_days=body.history_retention_days,
+        agent_writes_critical=body.agent_writes_critical,
     )
     return Response.json(mind.public())

@@ -21,7 +21,7 @@ from infra import template
 from infra.gateway import LambdaContext, load_handler
 from infra.stream_pump import StreamReader, indexer_function
 from tests.support.api import Api, MindHandle
-from tests.support.checks import as_agent
+from tests.support.checks import as_agent, as_user
 from tests.support.index import index_root_fixture as index_root_fixture
 from tests.support.indexing import LiveRow, live_rows
 from tests.support.settings import configure_fixture as configure_fixture
@@ -71,8 +71,8 @@ def history(api: Api, mind: MindHandle) -> None:
     api.store(mind, key="k1", content="memory one replaced", tags=["x", "y"])
     api.call("PUT", f"/memory/{stored[2]['id']}", json_body={"priority": "high"}, **as_agent(mind))
     api.call("PUT", f"/memory/{stored[2]['id']}", json_body={"content": "Schäfer"}, **as_agent(mind))
-    api.call("DELETE", f"/memory/{stored[3]['id']}", **as_agent(mind))
-    api.call("DELETE", f"/memory/{stored[4]['id']}", **as_agent(mind))
+    api.call("DELETE", f"/memory/{stored[3]['id']}", **as_user(mind))  # an agent's would be a proposal
+    api.call("DELETE", f"/memory/{stored[4]['id']}", **as_user(mind))
     api.store(mind, key="k4", content="memory four is back with a new id")
 
 
@@ -215,7 +215,7 @@ def test_a_sweep_removes_only_the_indexes_of_minds_that_are_gone(
     api.store(kept, key="a", content="stays")
     doomed = api.store(gone, key="a", content="goes").json()
     deliver(stream.poll())
-    api.call("DELETE", f"/memory/{doomed['id']}", **as_agent(gone))
+    api.call("DELETE", f"/memory/{doomed['id']}", **as_user(gone))
     deliver(stream.poll())
     assert api.call("DELETE", f"/minds/{gone.id}", token=gone.jwt).status == 204
     deliver(stream.poll())  # no memory of it is left to delete: the indexer sees nothing

@@ -260,7 +260,8 @@ def test_delete_is_for_good_and_the_key_comes_back_with_a_new_id(
 
 
 def test_an_agent_may_delete_in_its_own_mind(api: Api, mind: MindHandle) -> None:
-    memory = api.store(mind).json()
+    # (an agent's own, unverified memory: its delete of a verified one is a proposal, test_demotions.py)
+    memory = api.store(mind, as_agent=True).json()
     assert api.call("DELETE", f"/memory/{memory['id']}", **as_agent(mind)).status == 204
 
 

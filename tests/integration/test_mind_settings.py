@@ -12,7 +12,11 @@ from synapse.minds import minds
 from tests.support.api import Api, MindHandle
 from tests.support.checks import assert_error
 
-DEFAULTS = {"agent_writes_to_verified": "propose", "history_retention_days": 90}
+DEFAULTS = {
+    "agent_writes_to_verified": "propose",
+    "history_retention_days": 90,
+    "agent_writes_critical": "allow",
+}
 
 
 @pytest.fixture
@@ -30,7 +34,7 @@ def test_a_new_mind_shows_the_default_settings_everywhere(api: Api, mind: MindHa
     listed = api.call("GET", "/minds", token=mind.jwt).json()["minds"][0]
     # Then each shows the defaults
     assert shown["settings"] == listed["settings"] == DEFAULTS
-    assert minds.settings_of(mind.id) == minds.MindSettings("propose", 90)
+    assert minds.settings_of(mind.id) == minds.MindSettings("propose", 90, "allow")
 
 
 def test_settings_change_alone_or_with_a_rename_and_what_is_left_out_stays(
@@ -41,13 +45,14 @@ def test_settings_change_alone_or_with_a_rename_and_what_is_left_out_stays(
     # Then only it changes, the name stays, and the answer is the mind
     assert first.status == 200, first.text
     assert first.json()["name"] == "Michael's Mind"
-    assert first.json()["settings"] == {"agent_writes_to_verified": "unverify", "history_retention_days": 90}
+    assert first.json()["settings"] == {**DEFAULTS, "agent_writes_to_verified": "unverify"}
     # When the other is changed together with the name
     second = patch(api, mind, {"name": "  Work  ", "history_retention_days": 3650})
     # Then both change and the first setting stays
     assert second.status == 200, second.text
     assert second.json()["name"] == "Work"
     assert second.json()["settings"] == {
+        **DEFAULTS,
         "agent_writes_to_verified": "unverify",
         "history_retention_days": 3650,
     }
@@ -57,12 +62,23 @@ def test_settings_change_alone_or_with_a_rename_and_what_is_left_out_stays(
     # And what readers see is what was set
     assert api.call("GET", f"/minds/{mind.id}", token=mind.jwt).json() == third
     assert minds.settings_of(mind.id) == minds.MindSettings("unverify", 3650)
+    # And the critical setting changes alone, the others staying
+    fourth = patch(api, mind, {"agent_writes_critical": "deny"})
+    assert fourth.status == 200, fourth.text
+    assert fourth.json()["settings"] == {
+        "agent_writes_to_verified": "unverify",
+        "history_retention_days": 3650,
+        "agent_writes_critical": "deny",
+    }
+    assert minds.settings_of(mind.id) == minds.MindSettings("unverify", 3650, "deny")
 
 
 @pytest.mark.parametrize(
     ("body", "field", "rule"),
     [
         ({"agent_writes_to_verified": "ignore"}, "agent_writes_to_verified", "enum"),
+        ({"agent_writes_critical": "never"}, "agent_writes_critical", "enum"),
+        ({"agent_writes_critical": True}, "agent_writes_critical", "enum"),
         ({"agent_writes_to_verified": None, "history_retention_days": 0}, "history_retention_days", "range"),
         ({"history_retention_days": 3651}, "history_retention_days", "range"),
         ({"history_retention_days": "90"}, "history_retention_days", "type"),

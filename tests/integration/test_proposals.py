@@ -67,10 +67,11 @@ def test_an_agents_rewrite_of_a_verified_memory_is_a_pending_proposal(
     # Then the answer is 202 with the proposal and the memory as it stays
     proposal, memory = answer["proposal"], answer["memory"]
     assert proposal["id"].startswith("prop_") and proposal["status"] == "pending"
-    assert (proposal["memory_id"], proposal["category"], proposal["key"]) == (
+    assert (proposal["memory_id"], proposal["category"], proposal["key"], proposal["action"]) == (
         verified["id"],
         "fact",
         "home_city",
+        "update",
     )
     assert proposal["proposed"] == {
         "content": "Lives in Hamburg",
@@ -106,15 +107,18 @@ def test_an_agents_put_of_a_verified_memory_is_a_proposal_too(
     assert get(api, mind, path)["content"] == "Lives in Berlin"
 
 
-def test_an_agents_priority_or_expiry_change_to_a_verified_memory_applies_directly(
+def test_an_agents_raise_of_a_verified_memorys_priority_or_expiry_applies_directly(
     api: Api, mind: MindHandle, verified: dict[str, Any]
 ) -> None:
+    # (lowering them, or adding an expiry, is a proposal: tests/integration/test_demotions.py)
     path = f"/memory/{verified['id']}"
     changed = ok(api.call("PUT", path, json_body={"priority": "high"}, **as_agent(mind)))
     assert (changed["priority"], changed["verified"], changed["version"]) == ("high", True, 2)
+    ok(api.call("PUT", path, json_body={"expires_at": "2098-01-01T00:00:00Z"}, **as_user(mind)))
     body = {"expires_at": "2099-01-01T00:00:00Z"}
     changed = ok(api.call("PUT", path, json_body=body, **as_agent(mind)))
-    assert changed["verified"] is True and changed["pending_proposal"] is None
+    assert (changed["expires_at"], changed["verified"]) == ("2099-01-01T00:00:00.000Z", True)
+    assert changed["pending_proposal"] is None
     assert get(api, mind, "/proposals")["proposals"] == []
 
 

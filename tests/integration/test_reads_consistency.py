@@ -213,7 +213,7 @@ def test_delete_removes_the_memory_from_every_read(api: Api, ticking_clock: None
     mind = api.create_mind()
     seeded = _seed(api, mind)
     for key in ("a", "c"):
-        assert api.call("DELETE", f"/memory/{seeded[key]['id']}", **as_agent(mind)).status == 204
+        assert api.call("DELETE", f"/memory/{seeded[key]['id']}", **as_user(mind)).status == 204
         check(api, mind)
     assert [
         i["sk"].split("#")[0] for i in _raw_items(mind.id) if i["sk"].startswith(("MEM#", "TAG#", "ID#"))

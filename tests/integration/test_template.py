@@ -50,7 +50,7 @@ EXPECTED_STATUS = {
     "list_memories": 200,
     "get_memory": 200,
     "update_memory": 200,
-    "delete_memory": 204,
+    "delete_memory": 202,  # a Mind Key's delete of the person's (verified) memory: a proposal
     "verify_memory": 200,
     "memory_history": 200,
     "restore_memory": 200,

@@ -129,7 +129,7 @@ def test_every_event_type_arrives_signed_from_every_write_path(
     stored = api.store(mind, as_agent=True, key="home_city", content="Lives in Berlin").json()
     assert api.store(mind, as_agent=True, key="home_city", content="Lives in Hamburg").status == 200
     assert api.call("POST", f"/memory/{stored['id']}/verify", **as_user(mind)).status == 200
-    assert api.call("DELETE", f"/memory/{stored['id']}", **as_agent(mind)).status == 204
+    assert api.call("DELETE", f"/memory/{stored['id']}", **as_user(mind)).status == 204
     # And another memory expires within a day, the hourly run finds it, and a ping is sent
     soon = clock.to_iso(clock.now() + timedelta(hours=2))
     kept = api.store(mind, as_agent=True, key="trip", content="In Rome this week", expires_at=soon).json()

@@ -253,9 +253,12 @@ def test_an_agent_changing_a_verified_memory_leaves_it_unverified() -> None:
 
 def test_an_agent_restoring_identical_content_and_tags_keeps_it_verified() -> None:
     old = verified(stored(), "user-1", AT)
-    new = replaced(old, write(tags=["A "], priority="high"), Source.AGENT, LATER)
+    new = replaced(old, write(tags=["A "], priority="high", confidence=1.0), Source.AGENT, LATER)
     assert (new.verified, new.verified_by) == (True, "user-1")
     assert new.source == "agent" and new.version == old.version + 1
+    # At an agent's default confidence (0.7, below the person's 1.0) it demotes the memory: applied
+    # (a mind set to `unverify`; otherwise it is a proposal), it leaves the memory unverified
+    assert replaced(old, write(tags=["A "]), Source.AGENT, LATER).verified is False
 
 
 def test_a_user_write_is_verified() -> None:
@@ -273,9 +276,10 @@ def test_patch_changes_only_what_it_names_and_null_expiry_clears() -> None:
     assert kept.expires_at == "2030-01-01T00:00:00.000Z"
 
 
-def test_patch_by_agent_of_content_unverifies_and_of_priority_does_not() -> None:
+def test_patch_by_agent_of_content_or_a_demotion_unverifies_and_a_raise_does_not() -> None:
     old = verified(stored(), "user-1", AT)
-    assert patched(old, MemoryPatch.from_body({"priority": "low"}), Source.AGENT, LATER).verified is True
+    assert patched(old, MemoryPatch.from_body({"priority": "high"}), Source.AGENT, LATER).verified is True
+    assert patched(old, MemoryPatch.from_body({"priority": "low"}), Source.AGENT, LATER).verified is False
     assert patched(old, MemoryPatch.from_body({"content": "y"}), Source.AGENT, LATER).verified is False
 
 

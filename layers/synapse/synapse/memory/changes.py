@@ -71,16 +71,37 @@ def new_memory(mind_id: str, write: WriteFields, source: Source, at: datetime) -
     )
 
 
+def demotes(old: Memory, new: Memory) -> bool:
+    """Whether `new` takes `old` down or out of recall: a lower priority, a lower confidence, or an
+    expiry it did not have or an earlier one (so also one now or in the past). Raising priority or
+    confidence, and removing or extending the expiry, do not."""
+    if new.priority_rank > old.priority_rank or new.confidence < old.confidence:
+        return True
+    if new.expires_at is None:
+        return False
+    return old.expires_at is None or new.expires_at < old.expires_at  # both UTC ISO: text order is time
+
+
+def protected_change(old: Memory, new: Memory) -> bool:
+    """What an agent may not do to a verified memory without a person: change its content or tags,
+    or demote it (`demotes`)."""
+    return (new.content, new.tags) != (old.content, old.tags) or demotes(old, new)
+
+
+def makes_critical(old: Memory | None, new: Memory) -> bool:
+    """Whether a write puts `new` at critical priority, where it was not (or did not exist)."""
+    return new.priority == Priority.CRITICAL.value and (old is None or old.priority != new.priority)
+
+
 def _after_change(old: Memory, new: Memory, source: Source, at: datetime) -> Memory:
     """Versioning and the verification rule shared by replace and update.
 
-    A human vouched for the old text, not the new one: an agent that changes the content or
-    tags of a verified memory leaves it unverified. A user's write is verified by definition.
+    A human vouched for the old memory, not the new one: an agent's change that a verified memory
+    is protected from (`protected_change`) leaves it unverified when it is applied (a mind whose
+    `agent_writes_to_verified` is `unverify`; otherwise it is a proposal and never applied). A user's
+    write is verified by definition.
     """
-    if source is Source.USER:
-        verified = True
-    else:
-        verified = old.verified and (new.content, new.tags) == (old.content, old.tags)
+    verified = source is Source.USER or (old.verified and not protected_change(old, new))
     keep_stamp = verified and old.verified
     return replace(
         new,

@@ -194,7 +194,16 @@ class MindPatch(Body):
         Rule(choices=("propose", "unverify")), default=None
     )
     history_retention_days: int | None = accepts(Rule("integer", minimum=1, maximum=3650), default=None)
+    agent_writes_critical: Literal["allow", "propose", "deny"] | None = accepts(
+        Rule(choices=("allow", "propose", "deny")), default=None
+    )
 
     def check_whole(self) -> None:
-        if (self.name, self.agent_writes_to_verified, self.history_retention_days) == (None, None, None):
+        given = (
+            self.name,
+            self.agent_writes_to_verified,
+            self.history_retention_days,
+            self.agent_writes_critical,
+        )
+        if given == (None, None, None, None):
             raise Invalid("required", "give a name or a setting to change")

@@ -1,15 +1,22 @@
 """Proposals: an agent's change to what a person vouched for, waiting for a person's review.
 
 An agent's write (Mind Key or hook; single, batch or store-by-key) that would change the content or
-tags of a verified memory is not applied when the mind's `agent_writes_to_verified` is `propose`
-(the default). It becomes a proposal, an item `PROP#<proposal id>` in the mind's partition, and the
-memory item gets `pending_proposal` (its id), in one transaction with no new version: the memory
-stays exactly as the person verified it. A newer proposal for the same memory supersedes the pending
-one in the same transaction. Priority-only or expiry-only changes are applied directly: they do not
-alter what was vouched for.
+tags of a verified memory, or demote it (a lower priority or confidence, an expiry added or brought
+forward: `changes.protected_change`), and an agent's delete of a verified memory, are not applied
+when the mind's `agent_writes_to_verified` is `propose` (the default). Each becomes a proposal, an
+item `PROP#<proposal id>` in the mind's partition (`action`: `update` or `delete`), and the memory
+item gets `pending_proposal` (its id), in one transaction with no new version: the memory stays
+exactly as the person verified it. A newer proposal for the same memory supersedes the pending one
+in the same transaction. Raising priority or confidence, and removing or extending an expiry, apply
+directly: they take nothing away from what was vouched for.
+
+An agent's write that puts a memory at critical priority follows the mind's `agent_writes_critical`:
+`allow` (the default) applies it, `deny` refuses it (403), `propose` applies it at `high` and
+proposes `critical` (a new memory is created at `high`, with the proposal, in one transaction).
 
 A person accepts (the proposed fields become a new version, `change: proposal_accepted`, verified by
-them; 409 when the memory moved on from `base_version`) or rejects (the memory stays; its mark goes).
+them; a delete deletes the memory, `change: deleted`; 409 when the memory moved on from
+`base_version`) or rejects (the memory stays; its mark goes).
 
 Proposal ids start with their creation time (hex microseconds), so the PROP# prefix read backwards
 is newest first. Decided proposals expire by TTL after `DECIDED_KEPT`. Each proposal item keeps the
@@ -22,15 +29,15 @@ import secrets
 from dataclasses import replace
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core import clock
-from synapse.core.errors import Conflict, NotFound
+from synapse.core.errors import Conflict, Forbidden, NotFound
 from synapse.core.ids import looks_like_id
 from synapse.memory import history, writes
-from synapse.memory.changes import verified
+from synapse.memory.changes import makes_critical, protected_change, verified
 from synapse.memory.items import memory_body, memory_from_item
-from synapse.memory.kinds import EDITABLE_FIELDS, Memory, Source
+from synapse.memory.kinds import EDITABLE_FIELDS, Memory, Priority, Source
 from synapse.minds import minds
 from synapse.storage import pages, tables
 
@@ -41,6 +48,7 @@ PROPOSAL_FIELDS = (
     "memory_id",
     "category",
     "key",
+    "action",
     "proposed",
     "base_version",
     "status",
@@ -58,6 +66,13 @@ class Status(StrEnum):
     SUPERSEDED = "superseded"
 
 
+class Action(StrEnum):
+    """What accepting a proposal does: apply its `proposed` fields, or delete the memory."""
+
+    UPDATE = "update"
+    DELETE = "delete"
+
+
 def proposal_key(mind_id: str, proposal_id: str) -> dict[str, str]:
     return {"pk": mind_id, "sk": PROPOSAL_PREFIX + proposal_id}
 
@@ -68,6 +83,7 @@ def new_proposal_id(at: datetime) -> str:
 
 def public(item: dict[str, Any]) -> dict[str, Any]:
     shown = {name: item.get(name) for name in PROPOSAL_FIELDS}
+    shown["action"] = item.get("action") or Action.UPDATE.value  # proposals made before deletes were
     proposed = dict(item.get("proposed") or {})
     if "confidence" in proposed:
         proposed["confidence"] = float(proposed["confidence"])
@@ -81,12 +97,47 @@ def memory_of(item: dict[str, Any]) -> Memory:
     return memory_from_item(item["memory"])
 
 
-def wanted(current: Memory, candidate: Memory, source: Source) -> bool:
-    """Whether an agent's write must wait for review: it changes what a person vouched for and the
-    mind says `propose`. The setting is read only then (a rare path), never on other writes."""
+class Review(NamedTuple):
+    """What of a write applies now (`apply`; None: nothing) and what waits for a person's review
+    (`propose`, the memory a proposal asks for; None: nothing)."""
+
+    apply: Memory | None
+    propose: Memory | None
+
+
+def review(current: Memory | None, candidate: Memory, source: Source) -> Review:
+    """How a write of `candidate` over `current` (None: a new memory) goes, by the mind's settings.
+
+    A person's write, and an agent's that neither touches what a person vouched for nor puts a
+    memory at critical, apply as they are. The settings are read only otherwise (a rare path).
+    """
+    protected = (
+        source is Source.AGENT
+        and current is not None
+        and current.verified
+        and protected_change(current, candidate)
+    )
+    critical = source is Source.AGENT and makes_critical(current, candidate)
+    if not (protected or critical):
+        return Review(candidate, None)
+    settings = minds.settings_of(candidate.mind_id)
+    if critical and settings.agent_writes_critical == "deny":
+        raise Forbidden(
+            "priority: this mind does not let agents set critical priority (its agent_writes_critical "
+            "setting is 'deny'); store the memory as 'high', or ask a person to make it critical.",
+            details=[{"field": "priority", "rule": "agent_writes_critical"}],
+        )
+    if protected and settings.agent_writes_to_verified == "propose":
+        return Review(None, candidate)
+    if critical and settings.agent_writes_critical == "propose":
+        return Review(replace(candidate, priority=Priority.HIGH.value), candidate)
+    return Review(candidate, None)
+
+
+def delete_wanted(current: Memory, source: Source) -> bool:
+    """Whether an agent's delete must wait for review: the memory is verified and the mind's
+    `agent_writes_to_verified` is `propose`."""
     if source is not Source.AGENT or not current.verified:
-        return False
-    if (candidate.content, candidate.tags) == (current.content, current.tags):
         return False
     return minds.settings_of(current.mind_id).agent_writes_to_verified == "propose"
 
@@ -115,29 +166,49 @@ def _decide(
     )
 
 
-def propose_ops(
-    current: Memory, candidate: Memory, changed_by: writes.ChangedBy, at: datetime
+def proposal_ops(
+    base: Memory,
+    candidate: Memory,
+    changed_by: writes.ChangedBy,
+    at: datetime,
+    action: Action = Action.UPDATE,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], Memory]:
-    """The proposal of `candidate` for `current`: operations, the proposal's JSON, the marked memory."""
+    """The proposal of `candidate` (or of deleting `base`) over `base`, the memory as it is about to
+    be stored: the proposal's operations (its Put, and superseding `base`'s pending one), its JSON,
+    and `base` marked with it. The caller writes the marked memory in the same transaction."""
     proposal_id = new_proposal_id(at)
-    marked = replace(current, pending_proposal=proposal_id)
+    marked = replace(base, pending_proposal=proposal_id)
     item = {
-        **proposal_key(current.mind_id, proposal_id),
+        **proposal_key(base.mind_id, proposal_id),
         "id": proposal_id,
-        "memory_id": current.id,
-        "category": current.category,
-        "key": current.key,
+        "memory_id": base.id,
+        "category": base.category,
+        "key": base.key,
+        "action": action.value,
         "proposed": {name: getattr(candidate, name) for name in EDITABLE_FIELDS},
-        "base_version": current.version,
+        "base_version": base.version,
         "status": Status.PENDING.value,
         "proposed_by": dict(changed_by),
         "created_at": clock.to_iso(at),
         "memory": memory_body(marked),
     }
-    ops = [*writes.replace_ops(current, marked), writes.put(item)]
-    if current.pending_proposal is not None:
-        ops.append(_decide(current.mind_id, current.pending_proposal, Status.SUPERSEDED, at, None, marked))
+    ops = [writes.put(item)]
+    if base.pending_proposal is not None:
+        ops.append(_decide(base.mind_id, base.pending_proposal, Status.SUPERSEDED, at, None, marked))
     return ops, public(item), marked
+
+
+def propose_ops(
+    current: Memory,
+    candidate: Memory,
+    changed_by: writes.ChangedBy,
+    at: datetime,
+    action: Action = Action.UPDATE,
+) -> tuple[list[dict[str, Any]], dict[str, Any], Memory]:
+    """The proposal of `candidate` (or of deleting `current`) with `current` left as it is, only
+    marked: operations, the proposal's JSON, the marked memory."""
+    ops, proposal, marked = proposal_ops(current, candidate, changed_by, at, action)
+    return [*writes.replace_ops(current, marked), *ops], proposal, marked
 
 
 def closing_ops(current: Memory, by: writes.ChangedBy, at: datetime) -> list[dict[str, Any]]:
@@ -221,10 +292,11 @@ def accepted(current: Memory, proposed: dict[str, Any], user_id: str, at: dateti
 
 def accept(
     mind_id: str, proposal_id: str, user_id: str, changed_by: writes.ChangedBy
-) -> tuple[dict[str, Any], Memory]:
-    """Apply a pending proposal as a new version, verified by `user_id` (409 if the memory moved on)."""
+) -> tuple[dict[str, Any], Memory | None]:
+    """Apply a pending proposal as a new version, verified by `user_id`, or delete the memory when
+    it proposes that (then the memory is None); 409 if the memory moved on."""
 
-    def attempt() -> tuple[dict[str, Any], Memory]:
+    def attempt() -> tuple[dict[str, Any], Memory | None]:
         item = _pending(mind_id, proposal_id)
         current = writes.find_by_id(mind_id, str(item["memory_id"]))
         if current is None:
@@ -235,6 +307,14 @@ def accept(
                 f"now {current.version}): look at it again, then reject the proposal or change it yourself."
             )
         at = clock.now()
+        if item.get("action") == Action.DELETE.value:
+            ops = [
+                *history.deleted_ops(current, changed_by, at),
+                _decide(mind_id, proposal_id, Status.ACCEPTED, at, changed_by, current),
+                *writes.remove_ops(current),
+            ]
+            writes.commit(ops, mind_op_index=len(ops) - 1)
+            return _decided(item, Status.ACCEPTED, at, changed_by), None
         memory = accepted(current, dict(item["proposed"]), user_id, at)
         writes.commit(
             writes.replace_ops(current, memory)

@@ -3,8 +3,9 @@ purge, list.
 
 Every write is one transaction (see `writes`) over the memory item, its id pointer, its tag copies,
 its counters and its revision (`history`), conditioned on what it read; a lost race re-reads and
-tries again. An agent's write that would change what a person verified becomes a proposal instead
-(`proposals`): `Stored.proposal` says so, and the memory is returned as it stays.
+tries again. An agent's write or delete that would change, demote or remove what a person verified
+becomes a proposal instead, and so may an agent's write of critical priority (`proposals.review`):
+`Stored.proposal` says so, and the memory is returned as it stays.
 """
 
 from __future__ import annotations
@@ -36,25 +37,53 @@ def get_memory(mind_id: str, memory_id: str) -> Memory:
 
 class Stored(NamedTuple):
     """What a write left: the memory (as it stays, when the write became a proposal), whether it
-    was created, and the proposal (JSON) an agent's change to a verified memory became."""
+    was created, and the proposal (JSON) that the write, or part of it, became."""
 
     memory: Memory
     created: bool
     proposal: dict[str, Any] | None = None
 
 
+def _proposing(
+    memory: Memory, proposed: Memory | None, by: ChangedBy, at: datetime
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None, Memory]:
+    """`memory`, about to be stored, with the proposal of the rest of a write that waits for review
+    (its operations, its JSON, the memory marked with it; a newer proposal supersedes a pending one),
+    or as it is when nothing waits."""
+    if proposed is None:
+        return [], None, memory
+    return proposals.proposal_ops(memory, proposed, by, at)
+
+
+def _create(candidate: Memory, source: Source, by: ChangedBy, at: datetime) -> Stored:
+    """A new memory with its revision; an agent's at critical may be created at high with a
+    proposal of critical, or refused (`proposals.review`)."""
+    applied, proposed = proposals.review(None, candidate, source)
+    assert applied is not None  # nothing of a new memory is protected: only its priority may wait
+    proposal_ops, proposal, memory = _proposing(applied, proposed, by, at)
+    ops = [*history.revision_ops(memory, Change.CREATED, by, at), *proposal_ops, *writes.create_ops(memory)]
+    writes.commit(ops, mind_op_index=len(ops) - 1)
+    return Stored(memory, created=True, proposal=proposal)
+
+
 def _change(
     current: Memory, candidate: Memory, source: Source, by: ChangedBy, at: datetime, change: Change
 ) -> Stored:
-    """Apply `candidate` over `current` with its revision, or propose it (see `proposals`)."""
-    if proposals.wanted(current, candidate, source):
-        ops, proposal, marked = proposals.propose_ops(current, candidate, by, at)
+    """Apply `candidate` over `current` with its revision, or propose it, or apply part of it and
+    propose the rest (see `proposals.review`)."""
+    applied, proposed = proposals.review(current, candidate, source)
+    if applied is None:
+        assert proposed is not None
+        ops, whole, marked = proposals.propose_ops(current, proposed, by, at)
         writes.commit(ops)
-        return Stored(marked, created=False, proposal=proposal)
+        return Stored(marked, created=False, proposal=whole)
     # A change applied beside a pending proposal keeps it pending (its accept then sees the new version)
-    candidate = replace(candidate, pending_proposal=current.pending_proposal)
-    writes.commit(writes.replace_ops(current, candidate) + history.revision_ops(candidate, change, by, at))
-    return Stored(candidate, created=False)
+    kept = replace(applied, pending_proposal=current.pending_proposal)
+    proposal_ops, proposal, memory = _proposing(kept, proposed, by, at)
+    writes.commit(
+        writes.replace_ops(current, memory) + history.revision_ops(memory, change, by, at) + proposal_ops
+    )
+    return Stored(memory, created=False, proposal=proposal)
 
 
 def store(
@@ -73,10 +102,7 @@ def store(
         moment = at or clock.now()
         current = writes.read_by_key(mind_id, write.category.value, write.key)
         if current is None:
-            memory = new_memory(mind_id, write, source, moment)
-            ops = [*history.revision_ops(memory, Change.CREATED, by, moment), *writes.create_ops(memory)]
-            writes.commit(ops, mind_op_index=len(ops) - 1)
-            return Stored(memory, created=True)
+            return _create(new_memory(mind_id, write, source, moment), source, by, moment)
         candidate = replaced(current, write, source, moment)
         return _change(current, candidate, source, by, moment, Change.REPLACED)
 
@@ -121,21 +147,33 @@ def verify(mind_id: str, memory_id: str, user_id: str, changed_by: ChangedBy | N
     return writes.retrying(attempt)
 
 
-def delete(mind_id: str, memory_id: str, changed_by: ChangedBy | None = None) -> None:
-    """Delete for good; its history stays 30 days (`history.deleted_ops`), so it can be restored."""
-    by = changed_by or writes.default_changed_by("user")
+def delete(
+    mind_id: str, memory_id: str, changed_by: ChangedBy | None = None, source: Source = Source.USER
+) -> Stored | None:
+    """Delete for good; its history stays 30 days (`history.deleted_ops`), so it can be restored.
 
-    def attempt() -> None:
+    An agent's delete of a verified memory is a proposal instead (`proposals.delete_wanted`): then
+    the answer is the memory as it stays, marked, with the proposal; otherwise None."""
+    by = changed_by or writes.default_changed_by(source.value)
+
+    def attempt() -> Stored | None:
         current = writes.read_by_id(mind_id, memory_id)
         at = clock.now()
+        if proposals.delete_wanted(current, source):
+            proposed, proposal, marked = proposals.propose_ops(
+                current, current, by, at, proposals.Action.DELETE
+            )
+            writes.commit(proposed)
+            return Stored(marked, created=False, proposal=proposal)
         ops = [
             *history.deleted_ops(current, by, at),
             *proposals.closing_ops(current, by, at),
             *writes.remove_ops(current),
         ]
         writes.commit(ops, mind_op_index=len(ops) - 1)
+        return None
 
-    writes.retrying(attempt)
+    return writes.retrying(attempt)
 
 
 def purge_mind(mind_id: str) -> int:

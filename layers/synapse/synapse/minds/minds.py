@@ -18,20 +18,23 @@ from synapse.minds import audit, keys, limits
 from synapse.storage import pages, tables
 
 AGENT_WRITES_TO_VERIFIED = ("propose", "unverify")
+AGENT_WRITES_CRITICAL = ("allow", "propose", "deny")
 DEFAULT_HISTORY_RETENTION_DAYS = 90
 
 
 class MindSettings(NamedTuple):
-    """A mind's own settings: what an agent's write to a verified memory does, and how long
-    revisions are kept."""
+    """A mind's own settings: what an agent's write to a verified memory does, how long revisions
+    are kept, and whether an agent may put a memory at critical priority (docs/history.md)."""
 
     agent_writes_to_verified: str = "propose"
     history_retention_days: int = DEFAULT_HISTORY_RETENTION_DAYS
+    agent_writes_critical: str = "allow"
 
     def public(self) -> dict[str, Any]:
         return {
             "agent_writes_to_verified": self.agent_writes_to_verified,
             "history_retention_days": self.history_retention_days,
+            "agent_writes_critical": self.agent_writes_critical,
         }
 
 
@@ -39,6 +42,7 @@ def _settings_from_item(item: dict[str, Any]) -> MindSettings:
     return MindSettings(
         agent_writes_to_verified=str(item.get("agent_writes_to_verified") or "propose"),
         history_retention_days=int(item.get("history_retention_days") or DEFAULT_HISTORY_RETENTION_DAYS),
+        agent_writes_critical=str(item.get("agent_writes_critical") or "allow"),
     )
 
 
@@ -232,6 +236,7 @@ def update_mind(
     name: str | None = None,
     agent_writes_to_verified: str | None = None,
     history_retention_days: int | None = None,
+    agent_writes_critical: str | None = None,
 ) -> Mind:
     """Rename the mind and/or change its settings, with an audit event per kind of change in the
     same transaction. What is left out (None) or already so is not written."""
@@ -240,6 +245,7 @@ def update_mind(
     wanted = MindSettings(
         agent_writes_to_verified or mind.settings.agent_writes_to_verified,
         history_retention_days or mind.settings.history_retention_days,
+        agent_writes_critical or mind.settings.agent_writes_critical,
     )
     changed = {
         setting: {"from": before, "to": wanted.public()[setting]}

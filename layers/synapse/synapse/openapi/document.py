@@ -130,7 +130,11 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors=(412,),
     ),
     ("DELETE", "/memory/{id}"): Op(
-        "deleteMemory", "Delete a memory for good", "memory", "either", {204: None}
+        "deleteMemory",
+        "Delete a memory for good (an agent's delete of a verified one: 202, a proposal)",
+        "memory",
+        "either",
+        {202: S.Proposed, 204: None},
     ),
     ("POST", "/memory/{id}/verify"): Op(
         "verifyMemory", "A person vouches for a memory", "memory", "user", {200: S.Memory}

@@ -99,6 +99,9 @@ class Proposal(_Answer):
     memory_id: str
     category: str
     key: str
+    action: Literal["update", "delete"] = Field(
+        description="What accepting does: apply `proposed` (update) or delete the memory (delete)."
+    )
     proposed: ProposedFields
     base_version: int
     status: Literal["pending", "accepted", "rejected", "superseded"]
@@ -222,6 +225,7 @@ class BatchAnswer(_Answer):
 class MindSettings(_Answer):
     agent_writes_to_verified: Literal["propose", "unverify"]
     history_retention_days: int
+    agent_writes_critical: Literal["allow", "propose", "deny"]
 
 
 class Mind(_Answer):
