@@ -4,7 +4,7 @@
 import { api } from "../api.js";
 import { append, clear, field, h, select, when } from "../dom.js";
 import {
-  announce, busyButton, confirmDialog, diffView, memoryMeta, memoryTitle, tagList,
+  announce, badge, busyButton, confirmDialog, diffView, memoryMeta, memoryTitle, tagList,
 } from "../ui.js";
 import { PRIORITIES, authors, labels, optional, splitTags, who } from "./common.js";
 
@@ -175,33 +175,83 @@ export function editForm(memory, alerts, onSaved, onCancel) {
   return form;
 }
 
+// What a proposal changes besides content and tags, and which of those changes take the memory down
+// or out of recall (the API's rule, docs/history.md: a lower priority or confidence, an expiry added
+// or brought forward).
+const OTHER_FIELDS = [["priority", "Priority"], ["confidence", "Confidence"], ["expires_at", "Expires"]];
+
+function shown(name, value) {
+  if (name === "expires_at") return value ? when(value) : "never";
+  if (name === "confidence") return Number(value).toFixed(2);
+  return String(value);
+}
+
+function effect(name, before, after) {
+  if (name === "priority") {
+    if (PRIORITIES.indexOf(after) > PRIORITIES.indexOf(before)) return "lower priority";
+    return after === "critical" ? "top of every recall" : null;
+  }
+  if (name === "confidence") return Number(after) < Number(before) ? "lower confidence" : null;
+  if (after === null || (before !== null && after >= before)) return null;
+  return new Date(after) <= new Date() ? "leaves recall at once" : "will leave recall then";
+}
+
+function otherChanges(proposed, memory) {
+  if (!memory) return null;
+  const changed = OTHER_FIELDS.filter(([name]) => name in proposed && (proposed[name] ?? null) !== (memory[name] ?? null));
+  if (changed.length === 0) return null;
+  return h("ul", { class: "changes", "aria-label": "Other proposed changes" }, changed.map(([name, label]) => {
+    const before = memory[name] ?? null;
+    const after = proposed[name] ?? null;
+    const note = effect(name, before, after);
+    return h("li", {}, `${label}: `, h("del", {}, shown(name, before)), " → ", h("ins", {}, shown(name, after)),
+      note ? [" ", badge(note, "warn")] : null);
+  }));
+}
+
 function proposalItem(proposal, memory, names, alerts, removeItem) {
   const headingId = `q-${proposal.id}`;
   const item = h("li", { class: "item proposal", tabindex: "0", "aria-labelledby": headingId, dataset: { id: proposal.id, kind: "proposal" } });
+  const deleting = proposal.action === "delete";
   const before = memory ? memory.content : "";
   const proposed = proposal.proposed || {};
   const after = proposed.content ?? before;
+  const title = `${proposal.category} / ${proposal.key}`;
   const decide = (verb, label) => {
-    const button = h("button", { type: "button", class: verb === "accept" ? "primary" : "", "data-action": verb }, label);
+    const button = h("button", { type: "button", class: verb === "accept" ? (deleting ? "danger" : "primary") : "", "data-action": verb }, label);
     button.addEventListener("click", () => busyButton(button, async () => {
       await api.post(`/proposals/${encodeURIComponent(proposal.id)}/${verb}`);
-      removeItem(item, `${verb === "accept" ? "Accepted" : "Rejected"} the change to ${proposal.category} / ${proposal.key}.`);
-    }, alerts, `Could not ${verb} the change to ${proposal.key}`));
+      const what = deleting ? "the delete of" : "the change to";
+      removeItem(item, `${verb === "accept" ? "Accepted" : "Rejected"} ${what} ${title}.`);
+    }, alerts, `Could not ${verb} ${deleting ? "the delete of" : "the change to"} ${proposal.key}`));
     return button;
   };
   const tagsChanged = proposed.tags && memory && proposed.tags.join(",") !== memory.tags.join(",");
+  const body = deleting
+    ? [
+      h("p", { class: "content" }, before),
+      tagList(memory ? memory.tags : []),
+      h("p", { class: "diff" }, h("strong", {}, "The agent proposes to delete this memory."),
+        " Accept deletes it (its history keeps it 30 days, so it can be restored); Reject keeps it."),
+    ]
+    : [
+      after === before ? h("p", { class: "content" }, before) : diffView(before, after),
+      tagsChanged ? h("p", {}, "Tags: ", tagList(memory.tags), " → ", tagList(proposed.tags)) : tagList(proposed.tags || (memory ? memory.tags : [])),
+      otherChanges(proposed, memory),
+    ];
   item.append(h("article", {},
+    // The heading holds the link alone: beside more text than its own, a link told apart by colour
+    // alone fails axe's link-in-text-block (a short key beside "proposed delete").
     h("h2", { id: headingId },
       h("a", { href: `#/memory/${encodeURIComponent(proposal.memory_id)}`, class: "title" },
-        h("span", { class: "category" }, proposal.category), " / ", h("span", { class: "key" }, proposal.key)),
-      " ", h("span", { class: "badge warn" }, "proposed change")),
-    diffView(before, after),
-    tagsChanged ? h("p", {}, "Tags: ", tagList(memory.tags), " → ", tagList(proposed.tags)) : tagList(proposed.tags || (memory ? memory.tags : [])),
+        h("span", { class: "category" }, proposal.category), " / ", h("span", { class: "key" }, proposal.key))),
+    h("p", { class: "kind" }, badge(deleting ? "proposed delete" : "proposed change", "warn")),
+    body,
     h("p", { class: "meta" },
-      proposed.priority ? h("span", { class: `badge priority-${proposed.priority}` }, proposed.priority) : null,
+      !deleting && proposed.priority ? h("span", { class: `badge priority-${proposed.priority}` }, proposed.priority) : null,
       " proposed by ", who(proposal.proposed_by, names) || "an agent", ", ", when(proposal.created_at),
-      memory ? ` · the verified text is version ${memory.version}` : null),
-    h("div", { class: "actions" }, decide("accept", "Accept"), decide("reject", "Reject")),
+      memory ? ` · the ${memory.verified ? "verified text" : "memory"} is version ${memory.version}` : null),
+    h("div", { class: "actions" }, decide("accept", deleting ? "Accept and delete" : "Accept"), decide("reject", "Reject")),
   ));
   return item;
 }
