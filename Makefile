@@ -37,7 +37,7 @@ AXE_CORE_DIR := .cache/axe-core
 AXE_CORE := $(AXE_CORE_DIR)/axe-$(AXE_CORE_VERSION).min.js
 WANT_AXE_CORE := $(if $(shell command -v npm 2>/dev/null),$(AXE_CORE))
 
-.PHONY: run test check lint typecheck lint-imports pytest unit integration e2e sam-check bench clean lock \
+.PHONY: run client test check lint typecheck lint-imports pytest unit integration e2e sam-check bench clean lock \
 	dynamodb-local axe-core
 
 $(BIN)/python:
@@ -52,6 +52,23 @@ $(STAMP): requirements/dev.txt $(RUN_STAMP) clients/python/pyproject.toml
 	# The Python client and `synapse` CLI (clients/python), editable; its deps are in dev.txt.
 	$(PIP) --no-deps --no-build-isolation -e ./clients/python
 	rm -f $(VENV)/.installed-* && touch $@
+
+# `make client`: the Python client, the `synapse` CLI and its MCP server (clients/python) alone, into
+# .venv, without the dev set: the package's dependencies (httpx, pydantic, and mcp for `synapse mcp`)
+# as its pyproject.toml declares them, each of them and of theirs at the version requirements/dev.txt
+# pins (-c: nothing floats), then the package itself, editable, without dependencies or a build
+# sandbox (setuptools, pinned likewise, builds it). The dev set (`make test`) installs the same.
+CLIENT_STAMP := $(VENV)/.client-$(shell cat requirements/dev.txt clients/python/pyproject.toml | cksum | cut -d' ' -f1)
+CLIENT_REQUIREMENTS = $(BIN)/python -c 'import tomllib; p = tomllib.load(open("clients/python/pyproject.toml", "rb"))["project"]; \
+	print("\n".join(p["dependencies"] + p["optional-dependencies"]["mcp"] + ["setuptools"]))'
+
+client: $(CLIENT_STAMP)
+
+$(CLIENT_STAMP): requirements/dev.txt clients/python/pyproject.toml | $(BIN)/python
+	$(CLIENT_REQUIREMENTS) > $(VENV)/client.in
+	$(PIP) -r $(VENV)/client.in -c requirements/dev.txt
+	$(PIP) --no-deps --no-build-isolation -e ./clients/python
+	rm -f $(VENV)/.client-* && touch $@
 
 dynamodb-local: $(DYNAMODB_LOCAL)
 
