@@ -4,9 +4,9 @@ Every POST carries one JSON-RPC message and a request is answered on that POST w
 `application/json` (or one `text/event-stream` event for a client that accepts only that); a
 notification or a response gets 202 and no body; GET and DELETE are 405 (no sessions, no stream);
 a batch array is refused (2025-06-18 removed batching). In order, a request passes: its Origin (a
-browser's must be in SYNAPSE_MCP_ORIGINS, else 403; none is fine), the method, its
-MCP-Protocol-Version (400 when unsupported; absent means 2025-03-26), the credential (401 with
-WWW-Authenticate), then JSON-RPC. Malformed input is a JSON-RPC error, never a 500.
+browser's must be in SYNAPSE_MCP_ORIGINS, else 403; none is fine), the credential (401 with
+WWW-Authenticate), the method, its MCP-Protocol-Version (400 when unsupported; absent means
+2025-03-26), then JSON-RPC. Malformed input is a JSON-RPC error, never a 500.
 """
 
 from __future__ import annotations
@@ -41,11 +41,16 @@ def allowed_origins() -> frozenset[str]:
     return frozenset(part.strip().rstrip("/").lower() for part in raw.split(",") if part.strip())
 
 
-def _transport_refusal(request: Request) -> Response | None:
-    """The HTTP-level answer for a request the transport refuses before reading it, else None."""
+def _origin_refusal(request: Request) -> Response | None:
+    """403 for a browser Origin not allowed (DNS rebinding, cross-site pages); none is fine."""
     origin = request.headers.get("origin")
     if origin is not None and origin.strip().rstrip("/").lower() not in allowed_origins():
         return _jsonrpc_error(rpc.INVALID_REQUEST, f"Origin {origin[:100]!r} is not allowed.", 403)
+    return None
+
+
+def _transport_refusal(request: Request) -> Response | None:
+    """The HTTP-level answer for a request the transport refuses before reading it, else None."""
     method = ((request.event.get("requestContext") or {}).get("http") or {}).get("method", "POST")
     if method.upper() != "POST":
         answer = _jsonrpc_error(
@@ -130,13 +135,16 @@ def _message(request: Request) -> Any:
 
 def handle(request: Request) -> Response:
     """One POST /mcp (or a refused GET/DELETE), answered."""
-    refused = _transport_refusal(request)
+    refused = _origin_refusal(request)
     if refused is not None:
         return refused
     try:
         principal = _credential(request)
-    except Unauthorized as error:
+    except Unauthorized as error:  # before the method: every route without a credential is a 401
         return error_response(error, request.request_id)
+    refused = _transport_refusal(request)
+    if refused is not None:
+        return refused
     media = _accepts(request)
     if media is None:
         return _jsonrpc_error(rpc.INVALID_REQUEST, "Accept application/json or text/event-stream.", 406)
