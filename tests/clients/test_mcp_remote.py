@@ -122,8 +122,10 @@ def test_the_transport_refuses_bad_requests_without_a_500(runner: RunningService
     assert _post(url, ping, key, **{"MCP-Protocol-Version": "1999-01-01"}).status_code == 400
     malformed = _post(url, b"{nope", key)
     assert (malformed.status_code, malformed.json()["error"]["code"]) == (400, -32700)
-    batch = _post(url, b"[" + ping + b"]", key)
+    batch = _post(url, b"[" + ping + b"]", key, **{"MCP-Protocol-Version": "2025-11-25"})
     assert (batch.status_code, batch.json()["error"]["code"]) == (400, -32600)
+    old = _post(url, b"[" + ping + b"]", key, **{"MCP-Protocol-Version": "2025-03-26"})
+    assert old.json() == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
     unknown = _post(url, b'{"jsonrpc":"2.0","id":2,"method":"nope/nope"}', key)
     assert unknown.json()["error"]["code"] == -32601
     bad = _post(url, b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":7}}', key)

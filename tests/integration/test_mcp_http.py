@@ -152,8 +152,7 @@ def test_a_read_only_key_lists_the_read_tools_and_is_refused_writes(api: Api, mi
     [
         (b"{not json", -32700),
         (b"[]", -32600),
-        (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600),
-        (b'{"id":1,"method":"ping"}', -32600),
+        (b'{"id":"one","method":"ping"}', -32600),
         (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', -32600),
         (b'"ping"', -32600),
     ],
@@ -161,7 +160,17 @@ def test_a_read_only_key_lists_the_read_tools_and_is_refused_writes(api: Api, mi
 def test_malformed_messages_are_json_rpc_errors(api: Api, mind: MindHandle, body: bytes, code: int) -> None:
     answer = post(api, mind.key, body)
     assert answer.status == 400, answer.text
-    assert answer.json()["error"]["code"] == code and answer.json()["id"] is None
+    assert answer.json()["error"]["code"] == code and answer.json()["id"] in (None, "one")
+
+
+def test_a_batch_is_answered_for_2025_03_26_only(api: Api, mind: MindHandle) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    answered = post(api, mind.key, [ping, note, {**ping, "id": 2}], mcp_protocol_version="2025-03-26")
+    assert answered.status == 200 and [a["id"] for a in answered.json()] == [1, 2]
+    for newer in ("2025-06-18", "2025-11-25"):
+        refused = post(api, mind.key, [ping], mcp_protocol_version=newer)
+        assert (refused.status, refused.json()["error"]["code"]) == (400, -32600)
 
 
 def test_unknown_methods_and_bad_params_are_json_rpc_errors(api: Api, mind: MindHandle) -> None:

@@ -3,10 +3,13 @@
 Every POST carries one JSON-RPC message and a request is answered on that POST with
 `application/json` (or one `text/event-stream` event for a client that accepts only that); a
 notification or a response gets 202 and no body; GET and DELETE are 405 (no sessions, no stream);
-a batch array is refused (2025-06-18 removed batching). In order, a request passes: its Origin (a
-browser's must be in SYNAPSE_MCP_ORIGINS, else 403; none is fine), the credential (401 with
-WWW-Authenticate), the method, its MCP-Protocol-Version (400 when unsupported; absent means
-2025-03-26), then JSON-RPC. Malformed input is a JSON-RPC error, never a 500.
+a batch array is answered for 2025-03-26, which requires receiving them, and refused for newer
+revisions (2025-06-18 removed batching). In order, a request passes: its Origin (a browser's must be
+in SYNAPSE_MCP_ORIGINS, else 403; none is fine), the credential (401 with WWW-Authenticate), the
+method, its MCP-Protocol-Version (400 when unsupported; absent means 2025-03-26), its Accept (the
+spec has clients list both media types; the server is lenient: absent or either one will do, 406
+only when neither is acceptable, `q=0` included), then JSON-RPC. Malformed input is a JSON-RPC
+error, never a 500.
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ MAX_JSON_DEPTH = 32
 ALLOW = {"Allow": "POST"}
 
 
-def _jsonrpc_error(code: int, message: str, status: int, data: Any = None) -> Response:
-    return Response.json(rpc.error(None, code, message, data), status=status)
+def _jsonrpc_error(
+    code: int, message: str, status: int, data: Any = None, request_id: Any = None
+) -> Response:
+    return Response.json(rpc.error(request_id, code, message, data), status=status)
 
 
 @cache
@@ -57,16 +62,19 @@ def _transport_refusal(request: Request) -> Response | None:
             rpc.INVALID_REQUEST, f"{method} /mcp: this server is stateless; POST only.", 405
         )
         return answer._replace(headers={**answer.headers, **ALLOW})
-    version = request.headers.get("mcp-protocol-version")
-    if version is not None and version.strip() not in SUPPORTED_VERSIONS:
+    asked = request.headers.get("mcp-protocol-version")
+    if asked is not None and asked.strip() not in SUPPORTED_VERSIONS:
         supported = list(SUPPORTED_VERSIONS)
-        message = (
-            f"MCP-Protocol-Version {version[:40]!r} is not supported; use one of {', '.join(supported)}."
-        )
+        message = f"MCP-Protocol-Version {asked[:40]!r} is not supported; use one of {', '.join(supported)}."
         return _jsonrpc_error(
-            rpc.INVALID_REQUEST, message, 400, {"supported": supported, "requested": version[:40]}
+            rpc.INVALID_REQUEST, message, 400, {"supported": supported, "requested": asked[:40]}
         )
     return None
+
+
+def version(request: Request) -> str:
+    """The revision a (supported) request speaks: its MCP-Protocol-Version, 2025-03-26 without one."""
+    return (request.headers.get("mcp-protocol-version") or "").strip() or ASSUMED_VERSION
 
 
 def _credential(request: Request) -> Principal:
@@ -80,10 +88,23 @@ def _accepts(request: Request) -> str | None:
     accept = request.headers.get("accept", "").lower()
     if not accept.strip():
         return "application/json"
-    kinds = {part.split(";")[0].strip() for part in accept.split(",")}
+    kinds = {kind for kind, quality in map(_media_range, accept.split(",")) if quality > 0}
     if kinds & {"application/json", "application/*", "*/*"}:
         return "application/json"
     return "text/event-stream" if "text/event-stream" in kinds else None
+
+
+def _media_range(part: str) -> tuple[str, float]:
+    """One Accept entry as (media type, q): `text/event-stream;q=0` is (…, 0.0), i.e. not acceptable."""
+    kind, *parameters = (piece.strip() for piece in part.split(";"))
+    for parameter in parameters:
+        name, _, value = parameter.partition("=")
+        if name.strip() == "q":
+            try:
+                return kind, float(value)
+            except ValueError:
+                return kind, 1.0
+    return kind, 1.0
 
 
 def _depth(value: Any) -> int:
@@ -113,7 +134,7 @@ def parse(raw: bytes) -> Any:
     return message
 
 
-def _render(payload: dict[str, Any], media: str) -> Response:
+def _render(payload: dict[str, Any] | list[dict[str, Any]], media: str) -> Response:
     if media == "application/json":
         return Response.json(payload)
     data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
@@ -150,9 +171,9 @@ def handle(request: Request) -> Response:
         return _jsonrpc_error(rpc.INVALID_REQUEST, "Accept application/json or text/event-stream.", 406)
     try:
         message = _message(request)
-        answer = rpc.answer(message, principal, request.mind_id)
+        answer = rpc.answer(message, principal, request.mind_id, version(request))
     except rpc.Failure as failure:
-        return _jsonrpc_error(failure.code, failure.message, 400, failure.data)
+        return _jsonrpc_error(failure.code, failure.message, 400, failure.data, failure.request_id)
     except ClientError:
         return _jsonrpc_error(rpc.SERVER_BUSY, "The database is busy right now; retry shortly.", 503)
     if answer is None:

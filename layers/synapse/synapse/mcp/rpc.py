@@ -2,8 +2,11 @@
 
 No session: `initialize` answers with the negotiated version, and every other request is answered
 on its own, with or without an `initialize` before it. Errors follow JSON-RPC's codes: -32700
-parse, -32600 invalid request, -32601 method not found, -32602 invalid params. A tool's own failure
-(bad arguments, a Synapse refusal, a missing scope) is an `isError` result the model can read.
+parse, -32600 invalid request, -32601 method not found, -32602 invalid params; an invalid request
+whose id could be read is answered with that id (JSON-RPC 2.0 §5), else with a null one. A tool's
+own failure (bad arguments, a Synapse refusal, a missing scope) is an `isError` result the model can
+read. Batches (arrays of messages) are part of 2025-03-26 only, which obliges a server to receive
+them; 2025-06-18 removed them, so a newer client's batch is refused.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ REFUSED = -32001  # implementation-defined: Synapse refused (scope, rate limit, 
 RESOURCE_NOT_FOUND = -32002
 LATEST_VERSION = "2025-11-25"
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
+BATCH_VERSION = "2025-03-26"  # the one revision with JSON-RPC batches
+MAX_BATCH = 10  # messages per batch: one POST's work stays within one Lambda's timeout
 SERVER_INFO = {"name": "synapse", "title": "Synapse memory", "version": "0.1.0"}
 CAPABILITIES = {"tools": {"listChanged": False}, "resources": {"subscribe": False, "listChanged": False}}
 
@@ -34,9 +39,9 @@ MindOf = Callable[[], str]
 class Failure(Exception):
     """A JSON-RPC error: raised by a method (answered with the request's id) or by the transport."""
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    def __init__(self, code: int, message: str, data: Any = None, request_id: Any = None) -> None:
         super().__init__(message)
-        self.code, self.message, self.data = code, message, data
+        self.code, self.message, self.data, self.request_id = code, message, data, request_id
 
 
 def error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -50,26 +55,55 @@ def _is_id(value: Any) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool)
 
 
-def answer(message: Any, principal: Principal, mind_of: MindOf) -> dict[str, Any] | None:
-    """The answer to one message: None for a notification or a response (202), else a JSON-RPC
-    response. A message that is not one JSON-RPC message raises Failure (the transport's 400)."""
+def answer(
+    message: Any, principal: Principal, mind_of: MindOf, version: str = BATCH_VERSION
+) -> dict[str, Any] | list[dict[str, Any]] | None:
+    """The answer to one POST's body: None when it holds only notifications or responses (202), else
+    a JSON-RPC response (a list of them for a 2025-03-26 batch). A body that is not a JSON-RPC
+    message raises Failure (the transport's 400)."""
     if isinstance(message, list):
+        return _batch(message, principal, mind_of, version)
+    return _one(message, principal, mind_of)
+
+
+def _batch(
+    messages: list[Any], principal: Principal, mind_of: MindOf, version: str
+) -> list[dict[str, Any]] | None:
+    if version != BATCH_VERSION:
         raise Failure(
-            INVALID_REQUEST, "Batches are not supported (MCP 2025-06-18 removed them): one message per POST."
+            INVALID_REQUEST,
+            f"Batches are not part of MCP {version} (2025-06-18 removed them): one message per POST.",
         )
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        raise Failure(INVALID_REQUEST, 'Invalid request: send one JSON-RPC 2.0 object with "jsonrpc": "2.0".')
+    if not 1 <= len(messages) <= MAX_BATCH:
+        raise Failure(INVALID_REQUEST, f"Invalid request: a batch holds 1 to {MAX_BATCH} messages.")
+    answers = []
+    for message in messages:
+        try:
+            answered = _one(message, principal, mind_of)
+        except Failure as failure:
+            answered = error(failure.request_id, failure.code, failure.message, failure.data)
+        if answered is not None:
+            answers.append(answered)
+    return answers or None
+
+
+def _one(message: Any, principal: Principal, mind_of: MindOf) -> dict[str, Any] | None:
+    if not isinstance(message, dict):
+        raise Failure(INVALID_REQUEST, "Invalid request: send one JSON-RPC 2.0 object.")
+    readable_id = message.get("id") if _is_id(message.get("id")) else None
+    if message.get("jsonrpc") != "2.0":
+        raise Failure(INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0".', None, readable_id)
     if "method" not in message:
-        if _is_id(message.get("id")) and ("result" in message or "error" in message):
+        if readable_id is not None and ("result" in message or "error" in message):
             return None  # a response to a request we never send: accepted, nothing to do
-        raise Failure(INVALID_REQUEST, "Invalid request: a request needs a method.")
+        raise Failure(INVALID_REQUEST, "Invalid request: a request needs a method.", None, readable_id)
     method, params = message["method"], message.get("params", {})
     if not isinstance(method, str):
-        raise Failure(INVALID_REQUEST, "Invalid request: method must be a string.")
+        raise Failure(INVALID_REQUEST, "Invalid request: method must be a string.", None, readable_id)
     if "id" not in message:
         return None  # a notification (initialized, cancelled, …): nothing to answer
     request_id = message["id"]
-    if not _is_id(request_id):
+    if readable_id is None:
         raise Failure(INVALID_REQUEST, "Invalid request: id must be a string or an integer.")
     if not isinstance(params, dict):
         return error(request_id, INVALID_PARAMS, "Invalid params: params must be an object.")
