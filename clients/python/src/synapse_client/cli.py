@@ -9,6 +9,7 @@ it came (a list command: every item of every page, as one JSON array).
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import os
 import re
@@ -332,7 +333,25 @@ def cmd_mcp(settings: Settings, args: argparse.Namespace) -> None:
         raise SynapseError(
             f"synapse mcp needs the mcp extra: pip install 'synapse-client[mcp]' ({error})"
         ) from None
-    mcp_server.serve(settings, http_port=args.http, host=args.host)
+    if args.http is not None and not is_loopback(args.host):
+        print(
+            f"synapse mcp: serving on {args.host}:{args.http} (--allow-remote): anyone who reaches it "
+            "acts with this Mind Key",
+            file=sys.stderr,
+        )
+    host = args.host.strip().removeprefix("[").removesuffix("]")  # [::1] as a URL writes it
+    mcp_server.serve(settings, http_port=args.http, host=host)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names only this machine: localhost, 127.0.0.0/8 or ::1 (brackets allowed)."""
+    name = host.strip().lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name.removeprefix("[").removesuffix("]")).is_loopback
+    except ValueError:
+        return False  # another host name may resolve to any interface
 
 
 # ---------------------------------------------------------------- parser
@@ -441,7 +460,14 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("mcp", help="serve the Model Context Protocol (stdio, or --http PORT)")
     p.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port instead")
-    p.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on")
+    p.add_argument(
+        "--host", default="127.0.0.1", help="with --http: the address to listen on (loopback by default)"
+    )
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="with --http: allow a --host other than loopback (it serves with the Mind Key it holds)",
+    )
     p.set_defaults(run=None)
     return top
 
@@ -451,6 +477,13 @@ def _check_usage(top: argparse.ArgumentParser, args: argparse.Namespace) -> None
         top.error("forget needs an ID, or both --category and --key")
     if args.command == "minds" and args.action == "create" and not args.name:
         top.error("minds create needs a NAME")
+    remote = args.command == "mcp" and args.http is not None and not is_loopback(args.host)
+    if remote and not args.allow_remote:
+        top.error(
+            f"mcp --http: --host {args.host} is not a loopback address. This server acts with the "
+            "Mind Key it holds, so anyone who can reach it could read and change the mind; pass "
+            "--allow-remote to listen there anyway (behind TLS and your own authentication)"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
