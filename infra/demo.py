@@ -159,15 +159,17 @@ def _to_store(api: _Api, seeded: Seeded) -> tuple[Demo, ...]:
 
 
 def announce(base_url: str, seeded: Seeded) -> str:
-    """What the runner prints: the mind, its Mind Key, and lines to paste."""
+    """What the runner prints: the mind, then the line to paste, last (what a terminal shows at the
+    bottom, under the requests the seeding logged)."""
     state = "created" if seeded.created else "already there"
     stored = f"; stored {len(seeded.stored)} memories" if seeded.stored else ""
     return "\n".join(
         [
             "",
-            f"Demo mind ({state}{stored}): {NAME}, SPEC §4's example",
+            f"Demo mind ({state}{stored}): {NAME}, SPEC §4's example.",
+            "Paste the export line below, then recall the mind:",
+            '  curl -s "$BASE/memory/recall" -H "Authorization: Bearer $MIND_KEY"',
             f"export BASE={base_url} MIND_ID={seeded.mind_id} MIND_KEY={seeded.mind_key}",
-            'curl -s "$BASE/memory/recall" -H "Authorization: Bearer $MIND_KEY"',
         ]
     )
 

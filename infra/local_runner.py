@@ -21,8 +21,10 @@ What happens, in order:
    the signal (`StopSignals`): GNU make forwards a SIGTERM to its child, so `make run` killed as a
    process group gets two back to back, and a handler that took a lock could deadlock in itself.
 
-It prints the URL, a dev JWT for `local-user` and a curl line that creates a mind. It never prints or
-logs a Mind Key, request bodies or query strings.
+It prints the URL, a dev JWT for `local-user` and a curl line that creates a mind, then one access
+line per request (`SYNAPSE_LOCAL_LOG=access`, the default: the handlers' warnings and errors still
+show, their INFO lines and metrics do not; `SYNAPSE_LOCAL_LOG=json` prints those as Lambda does). It
+never prints or logs a Mind Key, request bodies or query strings.
 """
 
 from __future__ import annotations
@@ -132,6 +134,58 @@ class StopSignals:
                 with contextlib.suppress(BlockingIOError):
                     os.read(self._read, 512)
         return self.requested
+
+
+# ---------------------------------------------------------------- logs
+
+LOG_VARIABLE = "SYNAPSE_LOCAL_LOG"
+ACCESS_LOG = "access"
+JSON_LOG = "json"
+EMF_LINE = '{"_aws":'  # how every CloudWatch embedded-metric line powertools prints begins
+
+
+class MetricLinesDropped:
+    """stdout without the handlers' CloudWatch metric (EMF) lines; everything else passes as written.
+
+    powertools prints each flush as one `print(json)`: the JSON, then the newline, as two writes of
+    the same thread; the newline after a dropped line is dropped with it.
+    """
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self._dropping = threading.local()
+
+    def write(self, text: str) -> int:
+        if text.startswith(EMF_LINE):
+            self._dropping.newline = not text.endswith("\n")
+            return len(text)
+        if getattr(self._dropping, "newline", False):
+            self._dropping.newline = False
+            if text == "\n":
+                return len(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, encoding, isatty, buffer, …
+        return getattr(self.stream, name)
+
+
+def configure_logs() -> str:
+    """Set up what `SYNAPSE_LOCAL_LOG` asks for, before any `synapse` import; returns an error message
+    for a value it does not know ("" when fine).
+
+    `access` (the default): one access line per request (`infra.http_front`) and nothing else per
+    request: the handlers log at WARNING (unless `POWERTOOLS_LOG_LEVEL` says otherwise) and their
+    metric lines are dropped. `json`: the handlers' JSON logs and metric lines too, as on AWS.
+    """
+    chosen = os.environ.get(LOG_VARIABLE, "").strip().lower() or ACCESS_LOG
+    if chosen not in {ACCESS_LOG, JSON_LOG}:
+        return f"{LOG_VARIABLE} must be {ACCESS_LOG} or {JSON_LOG}, not {chosen!r}"
+    if chosen == ACCESS_LOG:
+        if not os.environ.get("POWERTOOLS_LOG_LEVEL"):
+            os.environ["POWERTOOLS_LOG_LEVEL"] = "WARNING"
+        if not isinstance(sys.stdout, MetricLinesDropped):
+            sys.stdout = MetricLinesDropped(sys.stdout)
+    return ""
 
 
 # ---------------------------------------------------------------- DynamoDB
@@ -280,6 +334,10 @@ def banner(url: str, token: str | None, storage: str) -> str:
 
 
 def main() -> int:
+    refused = configure_logs()
+    if refused:
+        print(f"synapse-local: {refused}", file=sys.stderr)
+        return 2
     data_dir = prepare_environment()
     raw_port = os.environ.get("PORT") or str(DEFAULT_PORT)
     if not raw_port.isdigit() or int(raw_port) > 65535:
