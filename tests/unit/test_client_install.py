@@ -21,7 +21,7 @@ _PIN = re.compile(r"^([A-Za-z0-9._-]+)==(\S+)$")
 
 
 def dev_pins() -> dict[str, str]:
-    pins = {}
+    pins: dict[str, str] = {}
     for line in (ROOT / "requirements" / "dev.txt").read_text(encoding="utf-8").splitlines():
         found = _PIN.match(line.strip())
         if found:
