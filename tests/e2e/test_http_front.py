@@ -39,11 +39,11 @@ def test_a_malformed_request_gets_a_json_400_within_five_seconds(runner: Running
 
 def test_an_unknown_route_is_a_404_and_a_wrong_method_a_405(runner: RunningService) -> None:
     address = address_of(runner.url)
-    unknown = exchange(address, b"GET /nothing/here HTTP/1.1\r\nHost: x\r\n\r\n")
+    unknown = exchange(address, b"GET /nothing/here HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     assert_error_envelope(unknown, 404, "not_found")
-    trailing = exchange(address, b"GET /minds/ HTTP/1.1\r\nHost: x\r\n\r\n")
+    trailing = exchange(address, b"GET /minds/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     assert_error_envelope(trailing, 404, "not_found")
-    wrong = exchange(address, b"DELETE /memory HTTP/1.1\r\nHost: x\r\n\r\n")
+    wrong = exchange(address, b"DELETE /memory HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     assert_error_envelope(wrong, 405, "method_not_allowed")
     assert wrong.headers["allow"] == "GET, POST"
 

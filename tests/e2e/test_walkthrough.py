@@ -82,8 +82,10 @@ def test_readme_walkthrough(http: Http, runner: RunningService) -> None:
     assert [m["id"] for m in listed.json()["memories"]] == [memory["id"]]
     assert listed.json()["next_cursor"] is None
 
-    # 8. Delete it for good: 204, then 404
-    deleted = http.call("DELETE", f"/memory/{memory['id']}", token=mind_key)
+    # 8. Delete it for good as the person (an agent's delete of a verified memory is a proposal)
+    proposed = http.call("DELETE", f"/memory/{memory['id']}", token=mind_key)
+    assert proposed.status_code == 202 and proposed.json()["proposal"]["action"] == "delete", proposed.text
+    deleted = http.call("DELETE", f"/memory/{memory['id']}", token=jwt, headers=as_person)
     assert deleted.status_code == 204, deleted.text
     assert deleted.content == b""
     gone = http.call("GET", f"/memory/{memory['id']}", token=mind_key)
