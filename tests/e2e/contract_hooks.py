@@ -9,6 +9,14 @@ proposal, hooks, webhooks), so requests reach the handlers' logic instead of a 4
 operations get their own spare ids, so deleting a mind, key, hook, webhook or memory never removes
 what the rest of the run uses.
 
+A request schemathesis means to be valid (positive data, which the service must accept) gets what no
+schema can state, because it depends on the service's state, as its ids do: a `cursor` the service
+issued for that very query (the next page of the same request with limit=1), or none when there is
+no next page; a webhook URL whose host resolves, and to an address this run may call (the generated
+URL with its host and port made `localhost:9`); in an update of the seeded memory, its own category
+and key (they cannot change); and always a valid signature. Where either credential works, a body
+that names its `source` is sent with that source's credential (a JWT writes as `user`).
+
 The ids and credentials come from the environment variable SYNAPSE_CONTRACT (JSON).
 """
 
@@ -18,7 +26,9 @@ import json
 import os
 import random
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
+import requests
 import schemathesis
 from synapse.openapi.document import OPERATIONS
 from synapse.webhooks import signing
@@ -63,11 +73,52 @@ def _address(case: Any, headers: dict[str, Any]) -> None:
         case.query["mind_id"] = SEEDED["mind"]
 
 
-def _sign(case: Any, headers: dict[str, Any]) -> None:
-    if _choice.random() < 0.1 or not isinstance(case.body, (dict, list)):
+def _as_user(case: Any) -> bool:
+    """For a route that takes either credential: the JWT or the Mind Key, chosen at random, unless
+    the body names its `source`, which must be the credential's (a person writes as `user`)."""
+    source = case.body.get("source") if isinstance(case.body, dict) else None
+    return source == "user" if source in ("user", "agent") else _choice.random() < 0.5
+
+
+def _same_category_and_key(case: Any) -> None:
+    """An update may name the memory's category and key, but only as they are (else a 422)."""
+    if isinstance(case.body, dict):
+        for name in ("category", "key"):
+            if case.body.get(name) is not None:
+                case.body[name] = SEEDED[f"memory_{name}"]
+
+
+def _sign(case: Any, headers: dict[str, Any], always: bool) -> None:
+    if not isinstance(case.body, (dict, list)) or (not always and _choice.random() < 0.1):
         return  # left as generated: the 401 path
     raw = json.dumps(case.body).encode()  # exactly what requests sends for `json=`
     headers["Synapse-Signature"] = signing.header_value([SEEDED["hook_secret"]], raw)
+
+
+def _positive(case: Any) -> bool:
+    """Whether the request, as it stands now, is one the schema says is valid (schemathesis
+    revalidates what this hook changed)."""
+    return case.meta is not None and case.meta.generation.mode.is_positive
+
+
+def _issued_cursor(case: Any, headers: dict[str, Any]) -> None:
+    """The generated cursor becomes one the service issued for the same request, or goes."""
+    query = {name: value for name, value in case.query.items() if name != "cursor"}
+    answer = requests.get(
+        SEEDED["url"] + case.formatted_path, params={**query, "limit": 1}, headers=headers, timeout=30
+    )
+    issued = answer.json().get("next_cursor") if answer.status_code == 200 else None
+    if issued:
+        case.query["cursor"] = issued
+    else:
+        del case.query["cursor"]
+
+
+def _callable_url(case: Any) -> None:
+    """A generated webhook URL, pointed at a host that resolves to an address the run may call."""
+    if isinstance(case.body, dict) and isinstance(case.body.get("url"), str):
+        parts = urlsplit(case.body["url"])
+        case.body["url"] = urlunsplit(parts._replace(netloc="localhost:9"))
 
 
 @schemathesis.hook
@@ -83,12 +134,20 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
     headers = dict(case.headers or {})
     headers.pop("Authorization", None)
     headers.pop("X-Mind-Key", None)
-    if auth == "user" or (auth == "either" and _choice.random() < 0.5):
+    if auth == "user" or (auth == "either" and _as_user(case)):
         headers["Authorization"] = f"Bearer {SEEDED['jwt']}"
         headers.setdefault("X-Mind-Id", SEEDED["mind"])
     elif auth == "either":
         headers["Authorization"] = f"Bearer {SEEDED['mind_key']}"
-    elif auth == "signed":
-        _sign(case, headers)
     _address(case, headers)
     case.headers = headers
+    positive = _positive(case)
+    if positive and case.query and "cursor" in case.query:
+        _issued_cursor(case, headers)
+    if positive and path.startswith("/minds/{mind_id}/webhooks") and method in ("POST", "PATCH"):
+        _callable_url(case)
+    if positive and (method, path) == ("PUT", "/memory/{id}"):
+        _same_category_and_key(case)
+    if auth == "signed":
+        _sign(case, headers, always=positive)
+        case.headers = headers

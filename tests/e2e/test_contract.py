@@ -1,6 +1,7 @@
 """Contract fuzzing: schemathesis generates requests for every operation of the served OpenAPI document
 (`GET /openapi.json`) and sends them to a real `make run`, checking that nothing is a server error and
-that every status code, content type and body is one the document promises.
+that every status code, content type and body is one the document promises, and that every request
+the document calls valid is accepted (`ACCEPTED`).
 
 The run carries real credentials (a JWT and a Mind Key, per operation, see contract_hooks.py) and ids
 seeded here, so requests reach the handlers' logic. A failure is a bug in the service or a schema
@@ -22,7 +23,29 @@ import requests
 
 from tests.support.runner import ROOT, RunningService, start_runner
 
-CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
+CHECKS = ",".join(
+    [
+        "not_a_server_error",
+        "status_code_conformance",
+        "content_type_conformance",
+        "response_schema_conformance",
+        # A request the document calls valid is accepted: nothing but what depends on the service's
+        # state (a 404 for an id, a 409 for a limit or a busy item, a 412 for a stale version; a 304 is
+        # the console's "you have it") may refuse it.
+        "positive_data_acceptance",
+    ]
+)
+ACCEPTED = ["2xx", "304", "404", "409", "412"]
+# MCP's Streamable HTTP has a client GET /mcp for a server stream and DELETE it to end a session; a
+# stateless server's answer to both is the protocol's own 405, whatever the request.
+CONFIG = f"""
+[checks.positive_data_acceptance]
+expected-statuses = {json.dumps(ACCEPTED)}
+
+[[operations]]
+include-name = ["GET /mcp", "DELETE /mcp"]
+checks.positive_data_acceptance.expected-statuses = ["405"]
+"""
 # Per operation, per phase: bounded so the whole run stays well under three minutes on two cores.
 MAX_EXAMPLES = 10
 SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"
@@ -80,12 +103,15 @@ def seed(service: RunningService) -> dict[str, str]:
     webhook = {"url": "http://127.0.0.1:9/events", "events": ["memory.created"]}
     webhooks = [_post(service, f"/minds/{mind_id}/webhooks", webhook) for _ in range(2)]
     return {
+        "url": service.url,
         "jwt": service.jwt,
         "mind": mind_id,
         "mind_key": mind["mind_key"]["key"],
         "spare_mind": spare_mind["mind"]["id"],
         "spare_key": _post(service, f"/minds/{mind_id}/keys", {"label": "spare"})["id"],
         "memory": memories[0]["id"],
+        "memory_category": memories[0]["category"],
+        "memory_key": memories[0]["key"],
         "spare_memory": memories[1]["id"],
         "proposal": proposed.json()["proposal"]["id"],
         "hook": hooks[0]["id"],
@@ -109,7 +135,10 @@ def test_every_operation_keeps_its_contract_under_generated_requests(
         "SCHEMATHESIS_HOOKS": "tests.e2e.contract_hooks",
         "SYNAPSE_CONTRACT": json.dumps(seeded),
     }
-    command = [str(SCHEMATHESIS), "run", f"{service.url}/openapi.json", "--checks", CHECKS]
+    config = tmp_path / "schemathesis.toml"
+    config.write_text(CONFIG)
+    command = [str(SCHEMATHESIS), "--config-file", str(config), "run", f"{service.url}/openapi.json"]
+    command += ["--checks", CHECKS]
     command += ["--max-examples", str(MAX_EXAMPLES), "--seed", "1", "--workers", "2", "--no-shrink"]
     command += ["--suppress-health-check", "all"]
     result = subprocess.run(  # noqa: S603 - our own virtualenv's schemathesis

@@ -54,14 +54,20 @@ def test_operation_ids_are_unique() -> None:
 
 
 def test_every_error_answer_is_the_error_envelope() -> None:
+    # (MCP's answers, but the credential's 401, are JSON-RPC error objects instead)
     document = openapi.document()
     envelope = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    json_rpc = {"application/json": {"schema": {"$ref": "#/components/schemas/JsonRpcAnswer"}}}
     for path, item in document["paths"].items():
         for method, operation in item.items():
             errors = {s: r for s, r in operation["responses"].items() if int(s) >= 400}
             authenticated = bool(operation["security"]) or "Synapse-Signature" in json.dumps(operation)
             assert not authenticated or "401" in errors, f"{method} {path} documents no 401"
-            assert all(answer["content"] == envelope for answer in errors.values()), f"{method} {path}"
+            expected = {status: json_rpc if path == "/mcp" else envelope for status in errors}
+            expected["401"] = envelope
+            assert {status: answer["content"] for status, answer in errors.items()} == {
+                status: expected[status] for status in errors
+            }, f"{method} {path}"
     error = document["components"]["schemas"]["Error"]
     assert set(error["required"]) == {"error", "request_id"}
 

@@ -61,7 +61,7 @@ def test_a_valid_body_takes_its_defaults_and_normalised_values() -> None:
         ("name", 5, "type"),
         ("name", None, "type"),  # required: null is the wrong type
         ("count", True, "type"),  # JSON true is not 1
-        ("count", 2.0, "type"),  # nor is 2.0 a whole number
+        ("count", 2.5, "type"),  # nor is 2.5 a whole number (2.0 is: JSON's number 2)
         ("count", "2", "type"),
         ("count", 12, "range"),
         ("count", 3, "even"),
@@ -89,6 +89,40 @@ def test_every_broken_field_is_named_at_once_and_a_whole_rule_waits_for_them() -
         ("other", "unknown_field"),
     ]
     assert refused({"name": "nobody"}) == [("body", "whole")]
+
+
+def test_a_whole_number_with_a_point_zero_is_that_whole_number() -> None:
+    # JSON has one kind of number, and JSON Schema's integer is any without a fraction: 4.0 is 4
+    sample = Sample.from_body({"name": "ada", "count": 4.0})
+    assert sample.count == 4 and isinstance(sample.count, int)
+    assert refused({"name": "ada", "count": 3.0}) == [("count", "even")]  # and then meets its rules
+    assert refused({"name": "ada", "count": 1e300}) == [("count", "range")]
+
+
+class Patch(Body):
+    """A body that must change something."""
+
+    nothing_given = "give something to change"
+    first: str | None = accepts(Rule(), default=None)
+    second: int | None = accepts(Rule("integer"), default=None, nullable=False)
+
+
+def test_a_body_that_must_give_something_refuses_nothing_and_says_so_in_its_schema() -> None:
+    # Given nothing, or only nulls, it is one 422 on the whole body, with the body's message
+    for body in ({}, {"first": None}):
+        with pytest.raises(Unprocessable) as caught:
+            Patch.from_body(body)
+        assert caught.value.details == [
+            {"field": "body", "rule": "required", "message": "give something to change"}
+        ]
+    assert Patch.from_body({"second": 0}).second == 0
+    # And the schema asks for one field at least, not null
+    schema = json_schema(Patch, lambda kind: f"#/{kind.__name__}")
+    assert schema["minProperties"] == 1
+    assert schema["anyOf"] == [
+        {"required": ["first"], "properties": {"first": {"not": {"type": "null"}}}},
+        {"required": ["second"], "properties": {"second": {"not": {"type": "null"}}}},
+    ]
 
 
 def test_a_nullable_field_takes_null_as_not_given() -> None:

@@ -35,6 +35,8 @@ from synapse.storage import pages, ratelimit
 MAX_BODY_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32
 _WHOLE_NUMBER = re.compile(r"[0-9]{1,9}")  # ASCII digits only: str.isdigit() admits '²', int() does not
+# A memory's version as an ETag: 3, "3" or W/"3" (the OpenAPI document's If-Match pattern).
+IF_MATCH = re.compile(r'(?:W/)?(?:([0-9]{1,9})|"([0-9]{1,9})")')
 JSON_TYPE = "application/json; charset=utf-8"
 
 
@@ -239,10 +241,10 @@ class Request(NamedTuple):
         raw = self.headers.get("if-match")
         if raw is None:
             return None
-        text = raw.strip().removeprefix("W/").strip('"')
-        if not _WHOLE_NUMBER.fullmatch(text):
+        found = IF_MATCH.fullmatch(raw.strip())
+        if not found:
             raise BadRequest("If-Match: must be the memory's version number, e.g. If-Match: 3.")
-        return int(text)
+        return int(found[1] or found[2])
 
 
 def error_response(error: SynapseError, request_id: str) -> Response:

@@ -16,7 +16,12 @@ from synapse.recall.query import RecallQuery
 from synapse.search.filters import SearchFilters
 
 _WITHIN = re.compile(r"([1-9][0-9]{0,6})([mhdw])")
-_UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+WITHIN_UNITS = {
+    "m": timedelta(minutes=1),
+    "h": timedelta(hours=1),
+    "d": timedelta(days=1),
+    "w": timedelta(weeks=1),
+}
 MAX_WITHIN = timedelta(days=365)
 WITHIN_FORM = (
     "must be a whole number followed by m, h, d or w (minutes, hours, days, weeks), "
@@ -59,9 +64,9 @@ def parse_within(raw: str | None) -> timedelta:
     if raw is None:
         return timedelta(days=7)
     found = _WITHIN.fullmatch(raw)
-    if not found or int(found[1]) * _UNITS[found[2]] > MAX_WITHIN:
+    if not found or int(found[1]) * WITHIN_UNITS[found[2]] > MAX_WITHIN:
         raise _bad("within", "duration", WITHIN_FORM + f" (got {raw[:40]!r}).")
-    return int(found[1]) * _UNITS[found[2]]
+    return int(found[1]) * WITHIN_UNITS[found[2]]
 
 
 def recall_query(request: Request) -> RecallQuery:

@@ -4,8 +4,9 @@ described as JSON Schema for the OpenAPI document from the same declaration.
 Not pydantic: importing it costs ~0.3 x `import boto3`, and a handler's cold start is held to
 1.3 x (issue 14), while the rules here are few: a JSON type, allowed strings, a numeric range, a
 list's items and length, a default, and one check function per field for the rest. Strict: no type
-is coerced (a number is not a string, `true` is not 1) and an unknown field is refused. Every broken
-rule becomes a detail naming the field (`tags[2]` for an item), and the whole is one 422.
+is coerced (a number is not a string, `true` is not 1; only 2.0, which JSON and JSON Schema count as
+the whole number 2, is taken as 2) and an unknown field is refused. Every broken rule becomes a
+detail naming the field (`tags[2]` for an item), and the whole is one 422.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ class Rule(NamedTuple):
             if not isinstance(value, str) or value not in allowed:
                 raise Broken([detail(path, "enum", f"must be one of: {', '.join(allowed)}")])
             return self.choices(value) if isinstance(self.choices, type) else value
+        if self.json_type == "integer" and isinstance(value, float) and value.is_integer():
+            value = int(value)  # JSON has one kind of number: 2.0 is the whole number 2 (JSON Schema too)
         if not _is_json_type(value, self.json_type):
             message = f"must be {_WANTED[self.json_type]}, not {_json_name(value)}"
             raise Broken([detail(path, "type", message)])
@@ -170,6 +173,9 @@ class Body:
 
     declared: ClassVar[dict[str, _Field]] = {}
     described: ClassVar[str] = ""  # the class's own docstring, for the OpenAPI document
+    # Set, a body that gives no field a value (each left out or null) is a 422 with this message,
+    # and the schema says so (`anyOf`): a PATCH that would change nothing.
+    nothing_given: ClassVar[str] = ""
     sent: frozenset[str]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -225,6 +231,8 @@ class Body:
         for name in body:
             if name not in cls.declared:
                 details.append(detail(name, "unknown_field", "is not a field this endpoint accepts"))
+        if not details and cls.nothing_given and all(value is None for value in values.values()):
+            details.append(detail("body", "required", cls.nothing_given))
         if not details:
             made = cls(**values)
             try:
@@ -250,6 +258,11 @@ def json_schema(body: type[Body], ref: Callable[[type[StrEnum]], str]) -> dict[s
     required = [name for name, field in body.declared.items() if field.required]
     if required:
         schema["required"] = required
+    if body.nothing_given:  # some field must be there, and not null
+        given = [
+            {"required": [name], "properties": {name: {"not": {"type": "null"}}}} for name in body.declared
+        ]
+        schema |= {"minProperties": 1, "anyOf": given}
     return schema
 
 
@@ -308,3 +321,21 @@ def trimmed_text_pattern(max_chars: int) -> str:
     edge = f"[^{SPACE}{CONTROL}]"
     middle = f"(?:[^{CONTROL}]{{0,{max_chars - 2}}}{edge})?" if max_chars > 1 else ""
     return f"^[{SPACE}]*{edge}{middle}[{SPACE}]*$"
+
+
+def whole_numbers_pattern(high: int) -> str:
+    """A regex (no anchors) for the whole numbers 1 to `high` written without leading zeros, so a
+    pattern can state a bound on a number inside a string (a duration, a port)."""
+    digits = str(high)
+
+    def any_digits(count: str) -> str:
+        return "" if count in ("0", "0,0") else "[0-9]" if count == "1" else f"[0-9]{{{count}}}"
+
+    shorter = [f"[1-9]{any_digits(f'0,{len(digits) - 2}')}"] if len(digits) > 1 else []
+    same_length = []  # a prefix of `high`, a smaller digit, then any digits
+    for i, digit in enumerate(digits):
+        lowest = 1 if i == 0 else 0
+        if int(digit) > lowest:
+            smaller = f"[{lowest}-{int(digit) - 1}]" if int(digit) - 1 > lowest else str(lowest)
+            same_length.append(digits[:i] + smaller + any_digits(str(len(digits) - i - 1)))
+    return "(?:" + "|".join([*shorter, *same_length, digits]) + ")"

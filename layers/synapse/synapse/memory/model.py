@@ -189,6 +189,8 @@ class KeyCreate(KeyWrite):
 class MindPatch(Body):
     """The body of `PATCH /minds/{mind_id}`: a new name and/or settings; what is left out stays."""
 
+    nothing_given = "give a name or a setting to change"  # a body of nulls changes nothing either
+
     name: str | None = accepts(NAME, default=None)
     agent_writes_to_verified: Literal["propose", "unverify"] | None = accepts(
         Rule(choices=("propose", "unverify")), default=None
@@ -197,13 +199,3 @@ class MindPatch(Body):
     agent_writes_critical: Literal["allow", "propose", "deny"] | None = accepts(
         Rule(choices=("allow", "propose", "deny")), default=None
     )
-
-    def check_whole(self) -> None:
-        given = (
-            self.name,
-            self.agent_writes_to_verified,
-            self.history_retention_days,
-            self.agent_writes_critical,
-        )
-        if given == (None, None, None, None):
-            raise Invalid("required", "give a name or a setting to change")

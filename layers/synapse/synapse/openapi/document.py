@@ -27,6 +27,7 @@ from synapse.memory.kinds import Category
 from synapse.memory.model import KeyCreate, MemoryPatch, MemoryWrite, MindPatch, MindWrite
 from synapse.memory.proposals import Status
 from synapse.memory.restore import RestoreRequest
+from synapse.openapi import jsonrpc
 from synapse.openapi import schemas as S
 from synapse.openapi.parts import (
     CATEGORIES,
@@ -318,12 +319,29 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "MCP Streamable HTTP, stateless: one JSON-RPC message; a notification or response is 202",
         "mcp",
         "either",
-        {200: [S.JsonRpcAnswer, "text/event-stream"], 202: None},
-        S.JsonRpcMessage,
+        {200: [jsonrpc.JsonRpcAnswers, "text/event-stream"], 202: None},
+        jsonrpc.JsonRpcMessage,
         errors=(400, 403, 406),
+        error_answer=jsonrpc.JsonRpcAnswer,
     ),
-    ("GET", "/mcp"): Op("mcpStream", "No server stream: 405 (stateless)", "mcp", "either", {}, errors=(405,)),
-    ("DELETE", "/mcp"): Op("mcpSession", "No session to end: 405", "mcp", "either", {}, errors=(405,)),
+    ("GET", "/mcp"): Op(
+        "mcpStream",
+        "No server stream: 405 (stateless)",
+        "mcp",
+        "either",
+        {},
+        errors=(405,),
+        error_answer=jsonrpc.JsonRpcAnswer,
+    ),
+    ("DELETE", "/mcp"): Op(
+        "mcpSession",
+        "No session to end: 405",
+        "mcp",
+        "either",
+        {},
+        errors=(405,),
+        error_answer=jsonrpc.JsonRpcAnswer,
+    ),
 }
 
 

@@ -13,6 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from synapse.api import http, queries
+from synapse.api.hooks import IDEMPOTENCY_KEY_MAX_CHARS
 from synapse.core import validation
 from synapse.core.validation import Body
 from synapse.memory.kinds import TAG_MAX_CHARS, Category, Priority, Source
@@ -57,6 +59,9 @@ class Op:
     body: type[Body] | type[BaseModel] | None = None  # a pydantic model only describes (MemoryBatch)
     params: tuple[Param, ...] = ()
     errors: tuple[int, ...] = ()
+    # The model of its error answers but the credential's 401 (always the Error envelope): MCP's are
+    # JSON-RPC error objects. None: the Error envelope.
+    error_answer: type[BaseModel] | None = None
 
 
 def query(name: str, schema: dict[str, Any], description: str = "", required: bool = False) -> Param:
@@ -89,17 +94,29 @@ MIND = (
 )
 CATEGORIES = query("category", {"type": "array", "items": enum(Category)}, "Repeatable, or comma-separated.")
 TAG = query("tag", {**TEXT_PRESENT, "maxLength": TAG_MAX_CHARS}, "Case-insensitive.")
-WITHIN = {"type": "string", "pattern": "^[1-9][0-9]{0,6}[mhdw]$"}
+# A duration of at most MAX_WITHIN (365 days): up to 525600m, 8760h, 365d or 52w.
+WITHIN = {
+    "type": "string",
+    "pattern": "^(?:"
+    + "|".join(
+        validation.whole_numbers_pattern(queries.MAX_WITHIN // length) + unit
+        for unit, length in queries.WITHIN_UNITS.items()
+    )
+    + ")$",
+}
 INCLUDE_EXPIRED = query("include_expired", BOOLEAN, "Include expired memories.")
 IF_NONE_MATCH = Param("If-None-Match", "header", STRING, "The ETag you hold: 304 while it is current.")
 IF_MATCH = Param(
-    "If-Match", "header", STRING, "The memory's version: the update applies only to it (else 412)."
+    "If-Match",
+    "header",
+    {"type": "string", "pattern": "^" + http.IF_MATCH.pattern + "$"},
+    'The memory\'s version (3, "3" or W/"3"): the update applies only to it (else 412).',
 )
 IDEMPOTENCY = Param(
     "Idempotency-Key",
     "header",
-    STRING,
-    "1-255 visible ASCII characters; a replay within 24 h gets the first answer.",
+    {"type": "string", "pattern": f"^[\\x21-\\x7e]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}$"},
+    f"1-{IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters; a replay within 24 h gets the first answer.",
 )
 LIST_FILTERS = (
     query("category", enum(Category)),
@@ -121,10 +138,13 @@ RECALL = (
         "The user's message or the task: the memories most relevant to it follow the critical ones.",
     ),
 )
+# A query needs a letter or a digit to search for (else a 400): `[^\W_]` is str.isalnum() in Python's
+# regex dialect, and ASCII letters and digits in ECMA's, a part of that.
+SEARCHABLE = {"type": "string", "minLength": 1, "pattern": r"[^\W_]"}
 SEARCH = (
     query(
         "q",
-        {**TEXT_PRESENT, "maxLength": 1000},
+        {**SEARCHABLE, "maxLength": 1000},
         'A question or keywords (best match); exact: "phrase", prefix*, AND, OR, NOT, +word, ( ).'
         " docs/search.md.",
         required=True,
@@ -255,8 +275,9 @@ def _responses(method: str, path: str, op: Op, refs: dict[Any, str]) -> dict[str
             found[str(status)]["content"] = _content(answer, refs)
         if headers := _success_headers(method, path, status):
             found[str(status)]["headers"] = headers
-    error = {JSON_TYPE: {"schema": {"$ref": refs[schemas.Error]}}}
     for status in sorted(_error_statuses(method, path, op)):
+        model = op.error_answer if op.error_answer is not None and status != 401 else schemas.Error
+        error = {JSON_TYPE: {"schema": {"$ref": refs[model]}}}
         found[str(status)] = {"description": DESCRIPTIONS[status], "content": error}
         if status in ERROR_HEADERS:
             found[str(status)]["headers"] = ERROR_HEADERS[status]
@@ -265,7 +286,7 @@ def _responses(method: str, path: str, op: Op, refs: dict[Any, str]) -> dict[str
 
 def _required(body: type[Body] | type[BaseModel]) -> bool:
     if issubclass(body, Body):
-        return any(field.required for field in body.declared.values())
+        return bool(body.nothing_given) or any(field.required for field in body.declared.values())
     return any(field.is_required() for field in body.model_fields.values())
 
 
@@ -296,6 +317,7 @@ def models(operations: list[Op]) -> tuple[dict[Any, str], dict[str, Any]]:
         for kind in (answer if isinstance(answer, list) else [answer])
     }
     answers = {kind for kind in answers if isinstance(kind, type)} | {schemas.Error}
+    answers |= {op.error_answer for op in operations if op.error_answer is not None}
     described = {op.body for op in operations if op.body is not None and issubclass(op.body, BaseModel)}
     outputs = [(kind, "serialization") for kind in sorted(answers, key=lambda m: m.__name__)]
     inputs = [(kind, "validation") for kind in sorted(described, key=lambda m: m.__name__)]

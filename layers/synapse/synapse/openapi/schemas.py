@@ -362,23 +362,3 @@ class AuditEvent(_Answer):
 class AuditPage(_Answer):
     events: list[AuditEvent]
     next_cursor: str | None
-
-
-# ---------------------------------------------------------------- MCP (POST /mcp)
-
-
-class JsonRpcMessage(BaseModel):
-    """One JSON-RPC 2.0 message of MCP (a request, a notification or a response); no batch arrays."""
-
-    model_config = ConfigDict(extra="allow")
-    jsonrpc: Literal["2.0"]
-    id: str | int | None = None
-    method: str | None = Field(None, description="initialize, ping, tools/list, tools/call, resources/…")
-    params: dict[str, Any] | None = None
-
-
-class JsonRpcAnswer(_Answer):
-    jsonrpc: Literal["2.0"]
-    id: str | int | None
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = Field(None, description="code (-32700, -32600, -32601, -32602…), message")

@@ -7,7 +7,7 @@ protocols, so that the handlers that only read, delete or deliver do not load th
 from __future__ import annotations
 
 from synapse.core.settings import get_settings
-from synapse.core.validation import Body, Invalid, Rule, accepts
+from synapse.core.validation import Body, Invalid, Rule, accepts, whole_numbers_pattern
 from synapse.memory import event_names
 from synapse.memory.model import KeyWrite
 from synapse.webhooks import ssrf
@@ -24,7 +24,22 @@ def _check_url_shape(value: str) -> str:
     return value
 
 
-URL = Rule(check=_check_url_shape, schema={"description": "An https URL on a public address."})
+# The shape `ssrf.parse` takes (https, a host name, a port from 1 to 65535, no space or control
+# character) in the OpenAPI document; whether the host resolves to public addresses only is known
+# when the URL is checked (a 422 naming the address otherwise).
+_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST = f"{_LABEL}(?:\\.{_LABEL})*\\.?"
+_PORT = f"(?::{whole_numbers_pattern(65535)})?"
+_REST = "(?:[/?#][^\\x00-\\x20\\x7f]*)?"  # path, query and fragment: no space or control character
+URL_PATTERN = f"^https://{_HOST}{_PORT}{_REST}$"
+URL = Rule(
+    check=_check_url_shape,
+    schema={
+        "pattern": URL_PATTERN,
+        "maxLength": ssrf.URL_MAX_CHARS,
+        "description": "An https URL whose host resolves to public addresses only.",
+    },
+)
 EVENTS = Rule(
     "array",
     items=Rule(choices=event_names.SUBSCRIBABLE),
