@@ -97,7 +97,8 @@ def test_synapse_local_log_json_prints_the_handlers_json_logs_and_metrics_too(tm
 
 def test_an_unknown_log_format_is_refused_with_a_message(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="SYNAPSE_LOCAL_LOG must be access or json") as refused:
-        start_runner(tmp_path / "data", tmp_path / "runner.log", env={"SYNAPSE_LOCAL_LOG": "yaml"})
+        started = start_runner(tmp_path / "data", tmp_path / "runner.log", env={"SYNAPSE_LOCAL_LOG": "yaml"})
+        started.stop()  # reached only when the value was not refused: leave no runner behind
     assert "exited with 2" in str(refused.value)
 
 
