@@ -9,21 +9,15 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from synapse.search import generations, schema
 
-from infra.stream_pump import Pump, StreamReader
+from infra.stream_pump import Pump
 from tests.integration.test_search_api import ids, search, store
 from tests.support.api import Api, MindHandle
 from tests.support.index import index_root_fixture as index_root_fixture
+from tests.support.index import pump_fixture as pump_fixture
 from tests.support.settings import configure_fixture as configure_fixture
-
-
-@pytest.fixture
-def pump(dynamo: Any, index_root: Path) -> Pump:
-    streams = boto3.client("dynamodbstreams", region_name="us-east-1")
-    return Pump(StreamReader(dynamo, streams, "test-memories"))
 
 
 @pytest.fixture

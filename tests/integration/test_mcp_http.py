@@ -5,17 +5,16 @@ tests/clients/test_mcp_remote.py."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from synapse.mcp import calls, schema
 
 from infra.gateway import HttpResponse
-from infra.stream_pump import Pump, StreamReader
+from infra.stream_pump import Pump
 from tests.support.api import Api, MindHandle
 from tests.support.index import index_root_fixture as index_root_fixture
+from tests.support.index import pump_fixture as pump_fixture
 from tests.support.settings import configure_fixture as configure_fixture
 
 JSON_AND_SSE = "application/json, text/event-stream"
@@ -24,12 +23,6 @@ JSON_AND_SSE = "application/json, text/event-stream"
 @pytest.fixture
 def mind(api: Api) -> MindHandle:
     return api.create_mind()
-
-
-@pytest.fixture
-def pump(dynamo: Any, index_root: Path) -> Pump:
-    streams = boto3.client("dynamodbstreams", region_name="us-east-1")
-    return Pump(StreamReader(dynamo, streams, "test-memories"))
 
 
 def header(answer: HttpResponse, name: str) -> str:

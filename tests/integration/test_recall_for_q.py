@@ -3,26 +3,19 @@ critical ones, within the same budget; without q recall is what it always was.""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
-from infra.stream_pump import Pump, StreamReader
+from infra.stream_pump import Pump
 from tests.integration.test_reads import get
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, assert_error
 from tests.support.clock import MovableClock
 from tests.support.clock import moved_fixture as moved_fixture
 from tests.support.index import index_root_fixture as index_root_fixture
+from tests.support.index import pump_fixture as pump_fixture
 from tests.support.settings import configure_fixture as configure_fixture
-
-
-@pytest.fixture
-def pump(dynamo: Any, index_root: Path) -> Pump:
-    streams = boto3.client("dynamodbstreams", region_name="us-east-1")
-    return Pump(StreamReader(dynamo, streams, "test-memories"))
 
 
 @pytest.fixture

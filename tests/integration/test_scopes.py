@@ -2,32 +2,25 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from synapse.api.routes import ROUTE_SCOPES, ROUTES
 from synapse.auth.principal import Principal
 from synapse.memory.kinds import Source
 
 from infra.gateway import HttpResponse
-from infra.stream_pump import Pump, StreamReader
+from infra.stream_pump import Pump
 from tests.support.api import Api, MindHandle, memory_body
 from tests.support.checks import as_user, assert_error
 from tests.support.index import index_root_fixture as index_root_fixture
+from tests.support.index import pump_fixture as pump_fixture
 from tests.support.settings import configure_fixture as configure_fixture
 
 
 @pytest.fixture
 def mind(api: Api) -> MindHandle:
     return api.create_mind()
-
-
-@pytest.fixture
-def pump(dynamo: Any, index_root: Path) -> Pump:
-    streams = boto3.client("dynamodbstreams", region_name="us-east-1")
-    return Pump(StreamReader(dynamo, streams, "test-memories"))
 
 
 def new_key(api: Api, mind: MindHandle, **body: Any) -> dict[str, Any]:

@@ -13,11 +13,9 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import aws_xray_sdk
-import boto3
 import botocore.client
 import botocore.endpoint
 import pytest
@@ -28,10 +26,11 @@ from synapse.core import observability
 from synapse.search import readers
 
 from infra.gateway import LambdaContext
-from infra.stream_pump import Pump, StreamReader
+from infra.stream_pump import Pump
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent
 from tests.support.index import index_root_fixture as index_root_fixture
+from tests.support.index import pump_fixture as pump_fixture
 from tests.support.settings import configure_fixture as configure_fixture
 
 
@@ -123,12 +122,6 @@ def tracing(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tracing]:
         for cached in readers._readers.open.values():  # a connection opened while traced
             cached.connection.close()
         readers._readers.open.clear()
-
-
-@pytest.fixture
-def pump(dynamo: Any, index_root: Path) -> Pump:
-    streams = boto3.client("dynamodbstreams", region_name="us-east-1")
-    return Pump(StreamReader(dynamo, streams, "test-memories"))
 
 
 def index_and_search(api: Api, tracing: Tracing, pump: Pump) -> MindHandle:
