@@ -282,3 +282,27 @@ def test_a_person_with_several_minds_is_told_the_flag_not_the_header(
     # While --mind-id (or SYNAPSE_MIND_ID) works
     verified = run_cli("--mind-id", mind.id, "--json", "verify", stored.id, env=env)
     assert verified.returncode == 0 and json.loads(verified.stdout)["verified"] is True
+
+
+def test_forget_of_a_verified_memory_by_an_agent_says_it_is_a_proposal(
+    runner: RunningService, mind: MindClients
+) -> None:
+    # Given a memory a person verified, and one nobody did
+    verified = mind.agent.remember("fact", "home_city", "Lives in Berlin")
+    mind.person.verify(verified.id)
+    loose = mind.agent.remember("note", "draft", "A passing thought")
+    env = agent_env(runner, mind)
+    # When the agent forgets the verified one (the API answers 202)
+    said = run_cli("forget", verified.id, env=env)
+    # Then the CLI says the delete waits for review, and the memory is still there
+    assert said.returncode == 0, said.stderr
+    pending = mind.person.list_proposals(status="pending").items
+    assert [(p.memory_id, p.action) for p in pending] == [(verified.id, "delete")]
+    assert said.stdout.splitlines()[0].startswith(f"proposed {pending[0].id}: ")
+    assert mind.agent.get(verified.id).content == "Lives in Berlin"
+    # And --json prints the API's answer; the unverified one is simply forgotten, by key too
+    as_json = json.loads(
+        run_cli("--json", "forget", "--category", "fact", "--key", "home_city", env=env).stdout
+    )
+    assert set(as_json) == {"proposal", "memory"} and as_json["proposal"]["action"] == "delete"
+    assert run_cli("forget", "--category", "note", "--key", "draft", env=env).stdout == f"forgot {loose.id}\n"

@@ -59,7 +59,8 @@ def answered[T](client: Synapse, call: Call[T]) -> Answer[T]:
     """Send `call` (retried as the client retries) and keep the raw answer next to its value."""
 
     def read(response: httpx.Response) -> Answer[T]:
-        return Answer(call.parse(response), response.status_code, response.json())
+        body = response.json() if response.content else None  # a 204 has none
+        return Answer(call.parse(response), response.status_code, body)
 
     sent = Call(
         call.method,
@@ -219,19 +220,24 @@ def cmd_get(client: Synapse, args: argparse.Namespace, out: Output) -> None:
 
 
 def cmd_forget(client: Synapse, args: argparse.Namespace, out: Output) -> None:
-    if args.id:
-        client.forget(args.id)
-        gone = args.id
-    else:
-        found = client.forget_key(args.category, args.key)
+    memory_id = args.id
+    if not memory_id:
+        found = client.find(args.category, args.key)
         if found is None:
             raise SynapseError(
                 f"No memory {args.category}/{args.key} in this mind.", status=404, code="not_found"
             )
-        gone = found.id
+        memory_id = found.id
+    answer = answered(client, ops.forget(memory_id))
+    if answer.value is not None:  # 202: an agent's delete of a verified memory is a proposal
+        if out.as_json:
+            return out.json(answer.body)
+        out.line(proposal_note(answer.value))
+        out.memory(answer.value)
+        return None
     if out.as_json:
-        return out.json({"deleted": gone})
-    out.line(f"forgot {gone}")
+        return out.json({"deleted": memory_id})
+    out.line(f"forgot {memory_id}")
     return None
 
 

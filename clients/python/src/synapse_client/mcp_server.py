@@ -137,16 +137,20 @@ async def update(client: AsyncSynapse, a: dict[str, Any]) -> Any:
 
 
 async def forget(client: AsyncSynapse, a: dict[str, Any]) -> Any:
-    if a.get("id"):
-        await client.forget(a["id"])
-        return {"deleted": a["id"]}
+    memory_id = a.get("id")
     category, key = a.get("category"), a.get("key")
-    if not (category and key):
-        raise ToolError("id: give the memory's id, or both its category and key")
-    found = await client.forget_key(category, key)
-    if found is None:
-        raise ToolError(f"No memory {category}/{key} in this mind.")
-    return {"deleted": found.id, "category": category, "key": key}
+    if not memory_id:
+        if not (category and key):
+            raise ToolError("id: give the memory's id, or both its category and key")
+        found = await client.find(category, key)
+        if found is None:
+            raise ToolError(f"No memory {category}/{key} in this mind.")
+        memory_id = found.id
+    proposed = await client.forget(memory_id)
+    if proposed is not None:  # an agent's delete of a verified memory waits for a person's review
+        shown = _memory(proposed)
+        return {"memory": shown, "note": shown.pop("note", "")}
+    return {"deleted": memory_id, **({"category": category, "key": key} if category and key else {})}
 
 
 async def list_expiring(client: AsyncSynapse, a: dict[str, Any]) -> Any:

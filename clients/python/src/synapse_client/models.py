@@ -194,6 +194,7 @@ class Proposal(Model):
     category: str
     key: str
     proposed: dict[str, Any]
+    action: str = "update"  # or "delete": an agent's delete of a verified memory
     base_version: int | None = None
     status: str
     proposed_by: dict[str, Any] | None = None

@@ -123,9 +123,15 @@ def update(
     return Call("PUT", f"/memory/{escape(memory_id)}", _stored, body=body, headers=headers)
 
 
-def forget(memory_id: str) -> Call[None]:
-    """Delete a memory for good (`DELETE /memory/{id}`)."""
-    return Call("DELETE", f"/memory/{escape(memory_id)}", nothing)
+def _forgotten(response: httpx.Response) -> Memory | None:
+    """None: deleted (204). A memory (202): an agent's delete of a verified memory waits as a
+    proposal for a person's review, and the memory stays as returned (`pending_proposal` names it)."""
+    return _stored(response) if response.status_code == 202 else None
+
+
+def forget(memory_id: str) -> Call[Memory | None]:
+    """Delete a memory for good (`DELETE /memory/{id}`); see `_forgotten` for what it returns."""
+    return Call("DELETE", f"/memory/{escape(memory_id)}", _forgotten)
 
 
 def verify(memory_id: str) -> Call[Memory]:
