@@ -217,10 +217,23 @@ def test_minds_and_keys(runner: RunningService) -> None:
         assert person.list_minds(limit=1).items
         renamed = person.update_mind(mind_id, name="Renamed")
         assert renamed.name == "Renamed" and person.get_mind(mind_id).name == "Renamed"
-        tuned = person.update_mind(mind_id, agent_writes_to_verified="unverify", history_retention_days=30)
+        before = person.get_mind(mind_id).settings
+        assert before is not None and before.agent_writes_critical == "allow"
+        tuned = person.update_mind(
+            mind_id,
+            agent_writes_to_verified="unverify",
+            agent_writes_critical="deny",
+            history_retention_days=30,
+        )
         assert tuned.settings is not None
-        assert (tuned.settings.agent_writes_to_verified, tuned.settings.history_retention_days) == (
+        settings = tuned.settings
+        assert (
+            settings.agent_writes_to_verified,
+            settings.agent_writes_critical,
+            settings.history_retention_days,
+        ) == (
             "unverify",
+            "deny",
             30,
         )
         # a read-only key may recall but not write
@@ -301,13 +314,24 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService
         yield service
 
 
+def use_up_the_minute(service: RunningService, clients: MindClients) -> None:
+    """Spend the mind's requests until the limiter refuses one: three calls are not enough when a
+    minute boundary falls between them (the window starts again), so count on no fixed number."""
+    with Synapse(service.url, mind_key=clients.key, retry=Retry(attempts=0)) as probe:
+        for _ in range(10):
+            try:
+                probe.recall()
+            except RateLimited:
+                return
+    raise AssertionError("the rate limit never answered 429")
+
+
 def test_a_429_is_retried_after_retry_after_then_raised(
     limited: RunningService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a mind whose three requests this minute are used up
     clients = new_mind(limited)
-    for _ in range(3):
-        clients.agent.recall()
+    use_up_the_minute(limited, clients)
     # When the client calls again, with a sleep that records instead of waiting
     waits: list[float] = []
     with Synapse(limited.url, mind_key=clients.key, retry=Retry(attempts=2, max_wait=61)) as agent:
@@ -332,8 +356,7 @@ def test_the_async_twin_retries_the_same_way(
     limited: RunningService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clients = new_mind(limited)
-    for _ in range(3):
-        clients.agent.recall()
+    use_up_the_minute(limited, clients)
     waits: list[float] = []
 
     async def record(seconds: float) -> None:

@@ -41,6 +41,7 @@ class Memory(Model):
 
 class MindSettings(Model):
     agent_writes_to_verified: str = "propose"
+    agent_writes_critical: str = "allow"
     history_retention_days: int = 90
 
 

@@ -341,12 +341,14 @@ def update_mind(
     *,
     name: str | None = None,
     agent_writes_to_verified: str | None = None,
+    agent_writes_critical: str | None = None,
     history_retention_days: int | None = None,
 ) -> Call[Mind]:
     """Rename a mind or change its settings (`PATCH /minds/{mind_id}`)."""
     fields = {
         "name": name,
         "agent_writes_to_verified": agent_writes_to_verified,
+        "agent_writes_critical": agent_writes_critical,
         "history_retention_days": history_retention_days,
     }
     body = {field: value for field, value in fields.items() if value is not None}
