@@ -501,3 +501,20 @@ def test_remember_without_a_category_or_key_gets_note_and_the_derived_key(
     body = calls.write_body(given)
     assert {name: body[name] for name in ("category", "key")} == expected
     assert body["content"] == "Likes tea"
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"n": 1e999}}', "too large"),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"n": NaN}}', "NaN"),
+        (b"[" * 40 + b"]" * 40, "nests deeper"),
+        (b"\xff", "not valid JSON"),
+    ],
+)
+def test_a_body_is_read_as_every_endpoint_reads_json(body: bytes, says: str) -> None:
+    # Given a body the REST endpoints refuse (a number too large to be finite, NaN, deep nesting)
+    # When /mcp reads it, Then it is a JSON-RPC parse error saying why, not a value that breaks later
+    with pytest.raises(rpc.Failure) as caught:
+        protocol.parse(body)
+    assert caught.value.code == rpc.PARSE_ERROR and says in caught.value.message

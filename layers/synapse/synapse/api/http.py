@@ -91,6 +91,19 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+def parse_json(data: bytes) -> Any:
+    """A body as JSON the way every endpoint reads it: UTF-8, no NaN or Infinity (nor a number too
+    large to be finite), at most MAX_JSON_DEPTH levels; else ValueError saying why, e.g. "nests
+    deeper than 32 levels" (callers put it in their own words: a 400, a JSON-RPC parse error)."""
+    try:
+        parsed = json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise ValueError(f"is not valid JSON: {error}") from None
+    if _depth(parsed) > MAX_JSON_DEPTH:
+        raise ValueError(f"nests deeper than {MAX_JSON_DEPTH} levels")
+    return parsed
+
+
 class BodyModel[T](Protocol):
     """A request body's type (`core.validation.Body`): validates a parsed JSON object or raises a 422.
     Duck-typed so that the handlers without a body do not load the validation rules."""
@@ -219,15 +232,11 @@ class Request(NamedTuple):
         if not data.strip():
             return {}
         try:
-            parsed = json.loads(
-                data.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float
-            )
-        except (UnicodeDecodeError, ValueError, RecursionError) as error:
-            raise BadRequest(f"The body is not valid JSON: {error}.") from None
+            parsed = parse_json(data)
+        except ValueError as error:
+            raise BadRequest(f"The body {error}.") from None
         if not isinstance(parsed, dict):
             raise BadRequest("The body must be a JSON object.")
-        if _depth(parsed) > MAX_JSON_DEPTH:
-            raise BadRequest(f"The body nests deeper than {MAX_JSON_DEPTH} levels.")
         try:
             json.dumps(parsed, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:

@@ -21,7 +21,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from synapse.api.http import Request, Response, error_response
+from synapse.api.http import Request, Response, error_response, parse_json
 from synapse.auth.principal import Principal
 from synapse.core.errors import SynapseError, Unauthorized
 from synapse.mcp import rpc
@@ -29,7 +29,6 @@ from synapse.mcp import rpc
 SUPPORTED_VERSIONS = rpc.SUPPORTED_VERSIONS
 ASSUMED_VERSION = "2025-03-26"  # what a request without MCP-Protocol-Version speaks (the spec's rule)
 MAX_BODY_BYTES = 1024 * 1024  # remember_many: up to 100 memories of up to 32 KiB of content
-MAX_JSON_DEPTH = 32
 ALLOW = {"Allow": "POST"}
 
 
@@ -107,31 +106,12 @@ def _media_range(part: str) -> tuple[str, float]:
     return kind, 1.0
 
 
-def _depth(value: Any) -> int:
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        deepest = max(deepest, level)
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((child, level + 1) for child in children)
-    return deepest
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse(raw: bytes) -> Any:
-    """The body as JSON, or rpc.Failure(-32700) naming why not."""
+    """The body as JSON (read as every endpoint reads one), or rpc.Failure(-32700) naming why not."""
     try:
-        message = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise rpc.Failure(rpc.PARSE_ERROR, f"Parse error: the body is not valid JSON ({error}).") from None
-    if _depth(message) > MAX_JSON_DEPTH:
-        raise rpc.Failure(
-            rpc.PARSE_ERROR, f"Parse error: the body nests deeper than {MAX_JSON_DEPTH} levels."
-        )
-    return message
+        return parse_json(raw)
+    except ValueError as error:
+        raise rpc.Failure(rpc.PARSE_ERROR, f"Parse error: the body {error}.") from None
 
 
 def _render(payload: dict[str, Any] | list[dict[str, Any]], media: str) -> Response:
