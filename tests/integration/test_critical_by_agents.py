@@ -5,27 +5,18 @@ and an agent's are unverified."""
 
 from __future__ import annotations
 
-import json
-import time
 from typing import Any
 
 import pytest
-from synapse.webhooks import signing
 
-from infra.gateway import HttpResponse
+from tests.integration.test_demotions import deliver, get, recall
 from tests.support.api import Api, MindHandle, memory_body
-from tests.support.checks import as_agent, as_user, assert_error
+from tests.support.checks import as_agent, as_user, assert_error, ok
 
 
 @pytest.fixture
 def mind(api: Api) -> MindHandle:
     return api.create_mind()
-
-
-def ok(answer: HttpResponse, status: int = 200) -> dict[str, Any]:
-    assert answer.status == status, answer.text
-    body: dict[str, Any] = answer.json()
-    return body
 
 
 def setting(api: Api, mind: MindHandle, value: str) -> None:
@@ -38,24 +29,6 @@ def critical(**fields: Any) -> dict[str, Any]:
     return memory_body(
         **{"key": "deadline", "content": "Tax return due Friday", "priority": "critical", **fields}
     )
-
-
-def get(api: Api, mind: MindHandle, path: str, **query: Any) -> dict[str, Any]:
-    return ok(api.call("GET", path, query=query, **as_user(mind)))
-
-
-def recall(api: Api, mind: MindHandle) -> str:
-    answer = api.call("GET", "/memory/recall", **as_agent(mind))
-    assert answer.status == 200, answer.text
-    return answer.text
-
-
-def deliver(api: Api, mind: MindHandle, body: dict[str, Any]) -> dict[str, Any]:
-    hook = ok(api.call("POST", f"/minds/{mind.id}/hooks", token=mind.jwt, json_body={}), 201)
-    payload = json.dumps(body).encode()
-    signature = signing.header_value([hook["secret"]], payload, int(time.time()))
-    headers = {"content-type": "application/json", signing.HEADER: signature}
-    return ok(api.call("POST", f"/hooks/{hook['id']}", raw_body=payload, headers=headers))
 
 
 # ---------------------------------------------------------------- allow (the default)

@@ -14,9 +14,8 @@ import pytest
 from synapse.core import clock
 from synapse.webhooks import signing
 
-from infra.gateway import HttpResponse
 from tests.support.api import Api, MindHandle, memory_body
-from tests.support.checks import as_agent, as_user, assert_error
+from tests.support.checks import as_agent, as_user, assert_error, ok
 
 CONTENT = "Allergic to penicillin"
 FAR = "2099-01-01T00:00:00.000Z"
@@ -50,12 +49,6 @@ DEMOTIONS: dict[str, tuple[dict[str, Any], Any]] = {
 @pytest.fixture
 def mind(api: Api) -> MindHandle:
     return api.create_mind()
-
-
-def ok(answer: HttpResponse, status: int = 200) -> dict[str, Any]:
-    assert answer.status == status, answer.text
-    body: dict[str, Any] = answer.json()
-    return body
 
 
 def person_stores(api: Api, mind: MindHandle, **fields: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from synapse.webhooks import signing
 
 from infra.gateway import HttpResponse
 from tests.support.api import Api, MindHandle, memory_body
-from tests.support.checks import as_agent, as_user, assert_error
+from tests.support.checks import as_agent, as_user, assert_error, ok
 from tests.support.races import dynamodb_hook
 from tests.support.tables import MEMORIES, scan
 
@@ -29,12 +29,6 @@ DAY = 86_400
 @pytest.fixture
 def mind(api: Api) -> MindHandle:
     return api.create_mind()
-
-
-def ok(answer: HttpResponse, status: int = 200) -> dict[str, Any]:
-    assert answer.status == status, answer.text
-    body: dict[str, Any] = answer.json()
-    return body
 
 
 def revisions(api: Api, mind: MindHandle, memory_id: str, **query: Any) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from synapse.webhooks import signing
 
 from infra.gateway import HttpResponse
 from tests.support.api import Api, MindHandle, memory_body
-from tests.support.checks import as_agent, as_user, assert_error
+from tests.support.checks import as_agent, as_user, assert_error, ok
 from tests.support.tables import MEMORIES, scan
 
 PENDING_LINE = "  (change proposed by an agent, pending review)"
@@ -29,12 +29,6 @@ def mind(api: Api) -> MindHandle:
 def verified(api: Api, mind: MindHandle) -> dict[str, Any]:
     """A memory the person stored (so verified by them)."""
     return ok(api.store(mind, content="Lives in Berlin", tags=["home"]), 201)
-
-
-def ok(answer: HttpResponse, status: int = 200) -> dict[str, Any]:
-    assert answer.status == status, answer.text
-    body: dict[str, Any] = answer.json()
-    return body
 
 
 def get(api: Api, mind: MindHandle, path: str, **query: Any) -> dict[str, Any]:

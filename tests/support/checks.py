@@ -18,6 +18,13 @@ def as_agent(mind: MindHandle) -> dict[str, Any]:
     return {"token": mind.key}
 
 
+def ok(answer: HttpResponse, status: int = 200) -> dict[str, Any]:
+    """The JSON of an answer that must have `status`."""
+    assert answer.status == status, answer.text
+    body: dict[str, Any] = answer.json()
+    return body
+
+
 def assert_error_shape(response: HttpResponse) -> dict[str, Any]:
     """The body is SPEC §3's error object; returns its `error` part."""
     body = response.json()
