@@ -42,6 +42,7 @@ def test_the_layer_is_one_package_per_concern() -> None:
         "mcp",
         "memory",
         "minds",
+        "oauth",
         "openapi",
         "recall",
         "search",

@@ -56,6 +56,17 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/mcp"),
     ("GET", "/mcp"),
     ("DELETE", "/mcp"),
+    ("GET", "/.well-known/oauth-protected-resource"),
+    ("GET", "/.well-known/oauth-protected-resource/mcp"),
+    ("GET", "/.well-known/oauth-authorization-server"),
+    ("POST", "/oauth/register"),
+    ("GET", "/oauth/authorize"),
+    ("POST", "/oauth/token"),
+    ("POST", "/oauth/revoke"),
+    ("GET", "/oauth/requests/{request_id}"),
+    ("POST", "/oauth/requests/{request_id}"),
+    ("GET", "/minds/{mind_id}/grants"),
+    ("DELETE", "/minds/{mind_id}/grants/{grant_id}"),
 )
 
 # What a Mind Key must hold to use a route (docs/auth.md "Scopes"), by API Gateway route key. Routes

@@ -1,4 +1,4 @@
-"""The HTTP API Lambda authorizer's logic: a JWT or a Mind Key → a principal.
+"""The HTTP API Lambda authorizer's logic: a JWT, a Mind Key or an OAuth access token → a principal.
 
 `authorize` never raises: a bad credential becomes an `error` in the context, and
 `Principal.from_context` answers it with a 401 carrying SPEC's JSON body and `WWW-Authenticate`,
@@ -12,9 +12,13 @@ from typing import Any
 
 from synapse.auth.principal import Principal
 from synapse.auth.tokens import decode_jwt
+from synapse.core import clock
 from synapse.core.errors import Unauthorized
 from synapse.memory.kinds import Source
 from synapse.minds import keys
+from synapse.oauth import grants, urls
+
+MCP_ROUTES = frozenset({"POST /mcp", "GET /mcp", "DELETE /mcp"})
 
 
 def _bearer(headers: dict[str, str]) -> str | None:
@@ -27,7 +31,23 @@ def _bearer(headers: dict[str, str]) -> str | None:
     return None
 
 
-def authenticate(headers: dict[str, str]) -> Principal:
+def _connected_app(token: str, event: dict[str, Any]) -> Principal:
+    """An OAuth access token: live, for this deployment's /mcp (RFC 8707 audience), nowhere else."""
+    found = grants.resolve_access(token)
+    if found is None:
+        raise Unauthorized("The access token is not valid or has been revoked.")
+    if found.expires_at <= clock.to_iso(clock.now()):
+        raise Unauthorized("The access token has expired.")
+    if event.get("routeKey") not in MCP_ROUTES:
+        raise Unauthorized(
+            "An OAuth access token works on /mcp only; the REST API takes a Mind Key or a JWT."
+        )
+    if found.resource != urls.resource(urls.base_url(event)):
+        raise Unauthorized("The access token was issued for another resource.")
+    return Principal(source=Source.AGENT, grant_id=found.grant_id, mind_id=found.mind_id, scopes=found.scopes)
+
+
+def authenticate(headers: dict[str, str], event: dict[str, Any]) -> Principal:
     token = _bearer(headers) or headers.get("x-mind-key", "").strip() or None
     if token is None:
         raise Unauthorized()
@@ -36,6 +56,8 @@ def authenticate(headers: dict[str, str]) -> Principal:
         if found is None:
             raise Unauthorized("The Mind Key is not valid or has been revoked.")
         return Principal(source=Source.AGENT, key_id=found.key_id, mind_id=found.mind_id, scopes=found.scopes)
+    if token.startswith(grants.ACCESS_PREFIX):
+        return _connected_app(token, event)
     claims = decode_jwt(token)
     return Principal(source=Source.USER, user_id=claims["sub"])
 
@@ -44,7 +66,7 @@ def authorize(event: dict[str, Any]) -> dict[str, Any]:
     """HTTP API simple-response authorizer result for a payload-2.0 request event."""
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     try:
-        context = authenticate(headers).to_context()
+        context = authenticate(headers, event).to_context()
     except Unauthorized as error:
         context = {"error": error.message}
     return {"isAuthorized": True, "context": context}

@@ -12,14 +12,16 @@ HOOK_SCOPES = frozenset({"write"})  # a hook delivery only ever stores
 
 
 class Principal(NamedTuple):
-    """Who is calling: a user (JWT), an agent holding a Mind Key for one mind, or an agent's signed
-    hook delivery (`hook_id`, write only). `scopes` is what the credential may do; a user may do all."""
+    """Who is calling: a user (JWT), an agent holding a Mind Key for one mind, an agent's signed
+    hook delivery (`hook_id`, write only), or a connected app's OAuth grant (`grant_id`, /mcp
+    only). `scopes` is what the credential may do; a user may do all."""
 
     source: Source
     user_id: str | None = None
     key_id: str | None = None
     mind_id: str | None = None
     hook_id: str | None = None
+    grant_id: str | None = None
     scopes: frozenset[str] = ALL_SCOPES
 
     @classmethod
@@ -37,12 +39,14 @@ class Principal(NamedTuple):
             return {"source": "user", "user_id": self.user_id or ""}
         if self.hook_id:
             return {"source": "agent", "hook_id": self.hook_id}
+        if self.grant_id:
+            return {"source": "agent", "grant_id": self.grant_id}
         return {"source": "agent", "key_id": self.key_id or ""}
 
     def require_scope(self, scope: str | None) -> None:
         """403 naming the scope when the credential lacks it (a user never does; None needs none)."""
         if scope is not None and not self.is_user and scope not in self.scopes:
-            kind = "hook" if self.hook_id else "Mind Key"
+            kind = "hook" if self.hook_id else "connected app" if self.grant_id else "Mind Key"
             raise Forbidden(f"This {kind} lacks the {scope!r} scope.", details=[{"scope": scope}])
 
     def to_context(self) -> dict[str, str]:
@@ -52,6 +56,7 @@ class Principal(NamedTuple):
             "key_id": self.key_id or "",
             "mind_id": self.mind_id or "",
             "hook_id": self.hook_id or "",
+            "grant_id": self.grant_id or "",
             "scopes": ",".join(scope for scope in SCOPES if scope in self.scopes),
         }
 
@@ -67,6 +72,7 @@ class Principal(NamedTuple):
             key_id=context.get("key_id") or None,
             mind_id=context.get("mind_id") or None,
             hook_id=context.get("hook_id") or None,
+            grant_id=context.get("grant_id") or None,
             scopes=ALL_SCOPES if source is Source.USER else _scopes(context.get("scopes")),
         )
 

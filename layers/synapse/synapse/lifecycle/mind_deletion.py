@@ -8,13 +8,14 @@ from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id
 from synapse.memory import store
 from synapse.minds import audit, keys, minds
+from synapse.oauth import grants
 from synapse.storage import tables
 from synapse.webhooks import hooks, subscriptions
 
 
 def delete_mind(owner: str, mind_id: str) -> None:
     """The mind first (memory writes and new keys need it, and the search indexer takes its absence
-    as the order to drop the index), then its keys and hooks, then every memory item.
+    as the order to drop the index), then its keys, connected apps and hooks, then every memory item.
 
     A tombstone naming the owner outlives the mind until the purge is done, so a DELETE cut short
     (say a Lambda timeout on a large mind) can be sent again and finishes the job instead of
@@ -32,6 +33,7 @@ def delete_mind(owner: str, mind_id: str) -> None:
         tables.client().put_item(TableName=tables.minds_table(), Item=tables.dump(marker))
         minds.forget_mind(owner, mind_id)  # and counted off the owner's minds
     keys.delete_all(mind_id)
+    grants.delete_all(mind_id)
     audit.delete_all(mind_id)
     lookups, listed = hooks.hook_keys_of_mind(mind_id)
     tables.batch_delete(tables.minds_table(), lookups)  # first, like the keys' lookups

@@ -25,6 +25,7 @@ from synapse.api.http import Request, Response, error_response, parse_json
 from synapse.auth.principal import Principal
 from synapse.core.errors import SynapseError, Unauthorized
 from synapse.mcp import rpc
+from synapse.oauth import urls
 
 SUPPORTED_VERSIONS = rpc.SUPPORTED_VERSIONS
 ASSUMED_VERSION = "2025-03-26"  # what a request without MCP-Protocol-Version speaks (the spec's rule)
@@ -77,9 +78,21 @@ def version(request: Request) -> str:
 
 
 def _credential(request: Request) -> Principal:
-    """The caller: today a Mind Key or a JWT, resolved by the authorizer. Another credential kind
-    (an OAuth access token) lands here too, with its own WWW-Authenticate parameters."""
+    """The caller, as the authorizer resolved it: a Mind Key, a JWT or an OAuth access token."""
     return request.principal
+
+
+def _challenge(error: Unauthorized, request: Request) -> Response:
+    """The 401 MCP's authorization spec asks for: `WWW-Authenticate: Bearer` naming the protected
+    resource metadata (RFC 9728 §5.1), so a connector discovers the authorization server from it;
+    `error="invalid_token"` when a credential was presented (RFC 6750 §3)."""
+    base = urls.base_url(request.event)
+    parameters = [f'resource_metadata="{urls.resource_metadata_url(base)}"']
+    if request.headers.get("authorization") or request.headers.get("x-mind-key"):
+        description = error.message.replace('"', "'").replace("\\", "/")
+        parameters[:0] = ['error="invalid_token"', f'error_description="{description}"']
+    answer = error_response(error, request.request_id)
+    return answer._replace(headers={**answer.headers, "WWW-Authenticate": "Bearer " + ", ".join(parameters)})
 
 
 def _accepts(request: Request) -> str | None:
@@ -142,7 +155,7 @@ def handle(request: Request) -> Response:
     try:
         principal = _credential(request)
     except Unauthorized as error:  # before the method: every route without a credential is a 401
-        return error_response(error, request.request_id)
+        return _challenge(error, request)
     refused = _transport_refusal(request)
     if refused is not None:
         return refused

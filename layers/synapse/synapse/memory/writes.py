@@ -26,7 +26,8 @@ from synapse.storage import tables
 
 MAX_ATTEMPTS = 60
 ChangedBy = dict[str, str]
-"""Who made a change: {"source": "user", "user_id"} | {"source": "agent", "key_id" | "hook_id"}."""
+"""Who made a change: {"source": "user", "user_id"} | {"source": "agent", "key_id" | "hook_id" |
+"grant_id"}."""
 
 
 class Retry(Exception):

@@ -30,6 +30,8 @@ ACTIONS = frozenset(
         "webhook.deleted",
         "mind.renamed",
         "mind.settings_changed",
+        "grant.created",
+        "grant.revoked",
     }
 )
 

@@ -71,6 +71,9 @@ class ChangedBy(_Answer):
     user_id: str | None = Field(default=None, description="A person's change.")
     key_id: str | None = Field(default=None, description="An agent's change with a Mind Key.")
     hook_id: str | None = Field(default=None, description="An agent's change through a hook.")
+    grant_id: str | None = Field(
+        default=None, description="An agent's change through a connected app (OAuth)."
+    )
 
 
 class Revision(_Answer):

@@ -1,0 +1,11 @@
+"""POST /oauth/requests/{request_id} — the person approves (a mind, scopes) or denies the app."""
+
+from synapse.api.http import Request, Response, endpoint
+from synapse.oauth import consent
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    user = request.principal.require_user("answer an app's request for access")
+    redirect_to = consent.decide(user, request.path("request_id"), request.json_object())
+    return Response.json({"redirect_to": redirect_to})

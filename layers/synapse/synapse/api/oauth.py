@@ -1,0 +1,61 @@
+"""How the OAuth endpoints answer: OAuth's own error bodies (RFC 6749 §5.2) instead of SPEC's,
+`Cache-Control: no-store` on anything carrying a token (§5.1), redirects for the authorization
+endpoint, and a short plain page for an authorization request that cannot be sent back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from synapse.api.http import Request, Response, public_endpoint
+from synapse.core.observability import LambdaHandler
+from synapse.oauth import forms, urls
+from synapse.oauth.consent import with_query
+from synapse.oauth.errors import OAuthError, RedirectableError
+
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+def json(payload: dict[str, Any], status: int = 200) -> Response:
+    answer = Response.json(payload, status=status)
+    return answer._replace(headers={**answer.headers, **NO_STORE})
+
+
+def redirect(location: str) -> Response:
+    return Response(302, "", {"Location": location, **NO_STORE})
+
+
+def refused(error: OAuthError) -> Response:
+    if isinstance(error, RedirectableError):
+        params = {"error": error.error, "error_description": error.description}
+        return redirect(
+            with_query(error.redirect_uri, {**params, **({"state": error.state} if error.state else {})})
+        )
+    return json(error.body(), error.status)
+
+
+def endpoint(function: Callable[[Request], Response]) -> LambdaHandler:
+    """`http.public_endpoint` whose OAuthError becomes OAuth's answer; other errors stay SPEC's."""
+
+    def answered(request: Request) -> Response:
+        try:
+            return function(request)
+        except OAuthError as error:
+            return refused(error)
+
+    return public_endpoint(answered)
+
+
+def parameters(request: Request) -> dict[str, str]:
+    """The request's OAuth parameters: its form (or JSON) body."""
+    return forms.body(request.raw_body(), request.headers.get("content-type", ""))
+
+
+def base(request: Request) -> str:
+    return urls.base_url(request.event)
+
+
+def caller(request: Request) -> str:
+    """The address a request came from (API Gateway's sourceIp), for per-caller bounds."""
+    source = ((request.event.get("requestContext") or {}).get("http") or {}).get("sourceIp")
+    return str(source or "unknown")[:64]
