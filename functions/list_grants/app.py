@@ -1,11 +1,11 @@
 """GET /minds/{mind_id}/grants — the apps connected to a mind through OAuth."""
 
 from synapse.api.http import Request, Response, endpoint
-from synapse.oauth import grants
+from synapse.oauth import revocation
 
 
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("manage connected apps")
-    page = grants.owned_grants(owner, request.path("mind_id"), *request.page())
+    page = revocation.owned_grants(owner, request.path("mind_id"), *request.page())
     return Response.json({"grants": page.items, "next_cursor": page.next_cursor})

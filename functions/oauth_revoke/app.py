@@ -2,10 +2,10 @@
 
 from synapse.api import oauth
 from synapse.api.http import Request, Response
-from synapse.oauth import forms, grants
+from synapse.oauth import forms, revocation
 
 
 @oauth.endpoint
 def handler(request: Request) -> Response:
-    grants.revoke_token(forms.required(oauth.parameters(request), "token"))
+    revocation.revoke_token(forms.required(oauth.parameters(request), "token"))
     return oauth.json({})

@@ -1,11 +1,11 @@
 """DELETE /minds/{mind_id}/grants/{grant_id} — disconnect an app; its tokens stop working at once."""
 
 from synapse.api.http import Request, Response, endpoint
-from synapse.oauth import grants
+from synapse.oauth import revocation
 
 
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("manage connected apps")
-    grants.revoke_owned(owner, request.path("mind_id"), request.path("grant_id"))
+    revocation.revoke_owned(owner, request.path("mind_id"), request.path("grant_id"))
     return Response.empty()

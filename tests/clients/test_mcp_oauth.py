@@ -92,7 +92,7 @@ def mcp_status(runner: RunningService, token: str) -> int:
 def provider_for(runner: RunningService, consent: DevUserConsent) -> OAuthClientProvider:
     metadata = OAuthClientMetadata(
         client_name="SDK connector",
-        redirect_uris=[CALLBACK],  # type: ignore[list-item]
+        redirect_uris=[CALLBACK],
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
         token_endpoint_auth_method="none",

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from synapse.core import clock
+from synapse.oauth import clients
 
 from tests.support.api import Api, MindHandle
 from tests.support.clock import ticking_clock_fixture as ticking_clock_fixture
@@ -225,3 +226,25 @@ def test_deleting_the_mind_removes_its_grants(api: Api, flow: Flow, mind: MindHa
     token = flow.tokens(mind)["access_token"]
     assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 204
     assert mcp(api, token).status == 401
+
+
+def test_registrations_from_all_callers_are_bounded_too(api: Api, monkeypatch: Any) -> None:
+    monkeypatch.setattr(clients, "PER_CALLER_PER_MINUTE", 100)
+    monkeypatch.setattr(clients, "TOTAL_PER_MINUTE", 3)
+    body = {"redirect_uris": ["https://ok.example/cb"]}
+    statuses = [api.call("POST", "/oauth/register", json_body=body).status for _ in range(4)]
+    assert statuses == [201, 201, 201, 429]
+
+
+def test_a_grant_cannot_reach_another_mind(api: Api, flow: Flow, mind: MindHandle) -> None:
+    token = flow.tokens(mind)["access_token"]
+    other = api.create_mind("alice", name="Another mind")
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "recall", "arguments": {}},
+    }
+    answer = api.call("POST", "/mcp", token=token, json_body=message, headers={"X-Mind-Id": other.id})
+    result = answer.json()
+    assert "error" in result or result["result"]["isError"], answer.text

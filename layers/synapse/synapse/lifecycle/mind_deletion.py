@@ -8,7 +8,7 @@ from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id
 from synapse.memory import store
 from synapse.minds import audit, keys, minds
-from synapse.oauth import grants
+from synapse.oauth import revocation
 from synapse.storage import tables
 from synapse.webhooks import hooks, subscriptions
 
@@ -33,7 +33,7 @@ def delete_mind(owner: str, mind_id: str) -> None:
         tables.client().put_item(TableName=tables.minds_table(), Item=tables.dump(marker))
         minds.forget_mind(owner, mind_id)  # and counted off the owner's minds
     keys.delete_all(mind_id)
-    grants.delete_all(mind_id)
+    revocation.delete_all(mind_id)
     audit.delete_all(mind_id)
     lookups, listed = hooks.hook_keys_of_mind(mind_id)
     tables.batch_delete(tables.minds_table(), lookups)  # first, like the keys' lookups

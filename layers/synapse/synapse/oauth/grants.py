@@ -1,4 +1,5 @@
-"""Grants: what a person's consent gives one client on one mind, and the secrets that carry it.
+"""Grants: what a person's consent gives one client on one mind, the secrets that carry it, and
+their lookup by the authorizer (kept light: this module is on every request's path).
 
 Items (Minds table; secrets only as HMAC-SHA256 under the pepper, like Mind Keys):
 
@@ -7,11 +8,8 @@ Items (Minds table; secrets only as HMAC-SHA256 under the pepper, like Mind Keys
   OAUTHTOKEN#<hmac>      an access token's lookup: mind, grant, scopes, resource, expiry
   OAUTHREFRESH#<hmac>    a refresh token's lookup; `used` once rotated, kept so a reuse is seen
 
-The authorizer resolves an access token with one GetItem, as it does a Mind Key. Revoking a grant
-deletes it and both current lookups in one transaction, so the next request is refused (SPEC's 60 s,
-with nothing cached). A refresh rotates both tokens; a refresh token presented again after its
-rotation (stolen, or replayed) revokes the grant (OAuth 2.1 §4.3.1), and so does a code
-exchanged twice (RFC 6749 §4.1.2).
+The authorizer resolves an access token with one GetItem, as it does a Mind Key. Issuing and
+rotating tokens is `tokens`; listing and revoking grants is `revocation`.
 """
 
 from __future__ import annotations
@@ -21,15 +19,11 @@ from datetime import timedelta
 from typing import Any, NamedTuple
 
 from synapse.core import clock
-from synapse.core.errors import NotFound
-from synapse.core.ids import looks_like_id
-from synapse.minds import audit, minds
 from synapse.minds.keys import SCOPES, hash_mind_key
-from synapse.storage import pages, tables
+from synapse.storage import tables
 
 CODE_PREFIX, ACCESS_PREFIX, REFRESH_PREFIX, GRANT_PREFIX = "oac_", "oat_", "ort_", "grant_"
 GRANT_SK = "GRANT#"
-SYSTEM = {"source": "system"}  # the `by` of a revocation the authorization server decides
 
 
 class AccessGrant(NamedTuple):
@@ -105,88 +99,3 @@ def resolve_access(presented: str) -> AccessGrant | None:
     tables.stamp_if_stale(tables.minds_table(), stamped, "last_used_at", item.get("last_used_at"))
     scopes = frozenset(scope for scope in item["scopes"] if scope in SCOPES)
     return AccessGrant(item["mind_id"], item["grant_id"], scopes, item["resource"], item["expires_at"])
-
-
-def public(item: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": item["id"],
-        "client_id": item["client_id"],
-        "client_name": item["client_name"],
-        "redirect_host": item["redirect_host"],
-        "scopes": list(item["scopes"]),
-        "created_at": item["created_at"],
-        "last_used_at": item.get("last_used_at"),
-    }
-
-
-def list_grants(mind_id: str, limit: int, after: str | None) -> pages.Page[dict[str, Any]]:
-    """The mind's connected apps. Ownership is the caller's check."""
-    page = pages.in_mind(mind_id, GRANT_SK, limit, after)
-    return pages.Page([public(item) for item in page.items], page.next_cursor)
-
-
-def revoke(mind_id: str, grant_id: str, by: dict[str, str], reason: str) -> bool:
-    """Delete the grant and its current tokens, with its audit event; False when it is not there."""
-    item = (
-        tables.get(tables.minds_table(), grant_key(mind_id, grant_id))
-        if looks_like_id(GRANT_PREFIX, grant_id)
-        else None
-    )
-    if item is None:
-        return False
-    target = {"grant_id": grant_id, "client_name": item["client_name"], "reason": reason}
-    operations = [
-        delete(grant_key(mind_id, grant_id), "attribute_exists(pk)"),
-        delete(access_key(item["access_hash"])),
-        delete(refresh_key(item["refresh_hash"])),
-        audit.put_operation(mind_id, "grant.revoked", by, target),
-    ]
-    try:
-        tables.transact(operations)
-    except tables.client().exceptions.TransactionCanceledException:
-        return False
-    return True
-
-
-def revoke_reused(mind_id: str, grant_id: str, reason: str) -> None:
-    """A revocation the authorization server decides (a reused code or refresh token)."""
-    revoke(mind_id, grant_id, SYSTEM, reason)
-
-
-def revoke_token(presented: str) -> None:
-    """RFC 7009: revoke the grant an access or refresh token belongs to; unknown tokens are fine."""
-    if presented.startswith(ACCESS_PREFIX):
-        item = tables.get(tables.minds_table(), access_key(hash_mind_key(presented)))
-    elif presented.startswith(REFRESH_PREFIX):
-        item = tables.get(tables.minds_table(), refresh_key(hash_mind_key(presented)))
-    else:
-        return
-    if item is not None:
-        revoke(item["mind_id"], item["grant_id"], SYSTEM, "client")
-
-
-def delete_all(mind_id: str) -> None:
-    """Every grant of a mind and its tokens' lookups (deleting the mind): lookups first."""
-    found = list(
-        tables.query_all(
-            TableName=tables.minds_table(),
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-            ExpressionAttributeValues=tables.values(pk=f"MIND#{mind_id}", prefix=GRANT_SK),
-        )
-    )
-    lookups = [access_key(g["access_hash"]) for g in found] + [refresh_key(g["refresh_hash"]) for g in found]
-    tables.batch_delete(tables.minds_table(), lookups)
-    tables.batch_delete(tables.minds_table(), [grant_key(mind_id, g["id"]) for g in found])
-
-
-def owned_grants(owner: str, mind_id: str, limit: int, after: str | None) -> pages.Page[dict[str, Any]]:
-    """The connected apps of a mind the person owns (another's mind: 404)."""
-    minds.owned_mind(owner, mind_id)
-    return list_grants(mind_id, limit, after)
-
-
-def revoke_owned(owner: str, mind_id: str, grant_id: str) -> None:
-    """The person disconnects an app: its tokens stop working on the next request."""
-    minds.owned_mind(owner, mind_id)
-    if not revoke(mind_id, grant_id, audit.by_user(owner), "user"):
-        raise NotFound(f"No connected app {grant_id[:80]!r} on this mind.")

@@ -32,8 +32,8 @@ from synapse.oauth.grants import (
     new_secret,
     put,
     refresh_key,
-    revoke_reused,
 )
+from synapse.oauth.revocation import revoke_reused
 from synapse.storage import tables
 
 CODE_LIFETIME = timedelta(minutes=5)
