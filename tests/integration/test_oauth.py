@@ -4,8 +4,10 @@ redirect URI, another resource, another mind, an expired token. None answers 500
 
 from __future__ import annotations
 
+import base64
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from synapse.core import clock
@@ -248,3 +250,12 @@ def test_a_grant_cannot_reach_another_mind(api: Api, flow: Flow, mind: MindHandl
     answer = api.call("POST", "/mcp", token=token, json_body=message, headers={"X-Mind-Id": other.id})
     result = answer.json()
     assert "error" in result or result["result"]["isError"], answer.text
+
+
+def test_a_client_sending_its_id_by_http_basic_is_understood(flow: Flow, mind: MindHandle) -> None:
+    code = flow.code(mind)
+    fields = {"grant_type": "authorization_code", "code": code, "code_verifier": flow.pkce.verifier}
+    basic = base64.b64encode(f"{flow.client_id}:unused-secret".encode()).decode()
+    headers = {"content-type": "application/x-www-form-urlencoded", "authorization": f"Basic {basic}"}
+    answer = flow.api.call("POST", "/oauth/token", raw_body=urlencode(fields).encode(), headers=headers)
+    assert answer.status == 200, answer.text

@@ -47,8 +47,16 @@ def endpoint(function: Callable[[Request], Response]) -> LambdaHandler:
 
 
 def parameters(request: Request) -> dict[str, str]:
-    """The request's OAuth parameters: its form (or JSON) body."""
-    return forms.body(request.raw_body(), request.headers.get("content-type", ""))
+    """The request's OAuth parameters: its form (or JSON) body, and the client_id of an HTTP Basic
+    `Authorization` (RFC 6749 §2.3.1), which a client registered as confidential elsewhere may send
+    even though Synapse issues no secret to check."""
+    fields = forms.body(request.raw_body(), request.headers.get("content-type", ""))
+    basic = forms.basic_client_id(request.headers.get("authorization", ""))
+    if basic and fields.setdefault("client_id", basic) != basic:
+        raise OAuthError(
+            "invalid_request", "client_id differs between the body and the Authorization header."
+        )
+    return fields
 
 
 def base(request: Request) -> str:

@@ -5,8 +5,10 @@ log unbounded."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote
 
 from synapse.oauth.errors import OAuthError
 
@@ -52,3 +54,17 @@ def required(fields: dict[str, str], name: str) -> str:
     if not value:
         raise OAuthError("invalid_request", f"{name} is required.")
     return value
+
+
+def basic_client_id(authorization: str) -> str | None:
+    """The client id of `Authorization: Basic base64(id:secret)` (each part form-encoded), or None."""
+    scheme, _, encoded = authorization.strip().partition(" ")
+    if scheme.lower() != "basic" or not encoded.strip():
+        return None
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise OAuthError(
+            "invalid_client", "The Basic Authorization header is not base64 of id:secret."
+        ) from None
+    return unquote(decoded.partition(":")[0]) or None
