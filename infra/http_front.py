@@ -60,6 +60,7 @@ CORS_ALLOW_HEADERS = (
     "idempotency-key",
     "x-mind-id",
     "x-mind-key",
+    "mcp-protocol-version",  # a browser MCP client (e.g. the MCP Inspector) sends it on /mcp
 )
 CORS_EXPOSE_HEADERS = ("idempotent-replayed", "location", "retry-after", "www-authenticate")
 CORS_MAX_AGE = 600
