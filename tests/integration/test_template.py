@@ -507,6 +507,7 @@ def test_authorizer_sample_with_a_valid_jwt_yields_its_user(dynamo: object) -> N
             "key_id": "",
             "mind_id": "",
             "hook_id": "",
+            "grant_id": "",
             "scopes": "read,write,delete",
         },
     }
@@ -830,6 +831,7 @@ def test_built_artifacts_serve_the_sample_events(invoke_built: BuiltInvoker) -> 
         "key_id": mind["mind_key"]["id"],
         "mind_id": mind["mind"]["id"],
         "hook_id": "",
+        "grant_id": "",
         "scopes": "read,write,delete",  # a new key's default scopes (issue 12)
     }
 

@@ -31,6 +31,9 @@ EXAMPLE_MIND_KEY = "mk_example" + "0" * 36
 EXAMPLE_WEBHOOK_ID = "wh_exampleWebhook00000000"
 EXAMPLE_HOOK_ID = "hook_exampleHook0000000000"
 EXAMPLE_PROPOSAL_ID = "prop_0006448e0f5c0000exampleProp"
+EXAMPLE_CLIENT_ID = "oc_exampleClient000000000"
+EXAMPLE_REQUEST_ID = "oar_exampleRequest0000000"
+EXAMPLE_GRANT_ID = "grant_exampleGrant0000000"
 EXAMPLE_HOOK_SECRET = "whsec_example" + "0" * 36
 # Signed with the local dev secret (settings.DEV_JWT_SECRET): valid only where that secret is in use.
 EXAMPLE_JWT = jwt.encode(
@@ -212,10 +215,60 @@ SAMPLES: dict[str, Sample] = {
     ),
     "mcp_get": Sample("GET", "/mcp", as_agent=True, headers={"accept": "text/event-stream"}),
     "mcp_delete": Sample("DELETE", "/mcp", as_agent=True),
+    "oauth_metadata": Sample("GET", "/.well-known/oauth-authorization-server", public=True),
+    "oauth_metadata_resource": Sample("GET", "/.well-known/oauth-protected-resource/mcp", public=True),
+    "oauth_metadata_resource_root": Sample("GET", "/.well-known/oauth-protected-resource", public=True),
+    "oauth_register": Sample(
+        "POST",
+        "/oauth/register",
+        public=True,
+        body={"client_name": "Claude", "redirect_uris": ["https://claude.ai/api/mcp/auth_callback"]},
+    ),
+    "oauth_authorize": Sample(
+        "GET",
+        "/oauth/authorize",
+        public=True,
+        query=(
+            f"response_type=code&client_id={EXAMPLE_CLIENT_ID}"
+            "&redirect_uri=https%3A%2F%2Fclaude.ai%2Fapi%2Fmcp%2Fauth_callback&state=st4te"
+            "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256"
+            f"&scope=read+write&resource=https%3A%2F%2F{HOST}%2Fmcp"
+        ),
+    ),
+    "oauth_token": Sample(
+        "POST",
+        "/oauth/token",
+        public=True,
+        body={
+            "grant_type": "authorization_code",
+            "code": "oac_example" + "0" * 32,
+            "client_id": EXAMPLE_CLIENT_ID,
+            "redirect_uri": "https://claude.ai/api/mcp/auth_callback",
+            "code_verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+        },
+    ),
+    "oauth_revoke": Sample("POST", "/oauth/revoke", public=True, body={"token": "ort_example" + "0" * 32}),
+    "get_oauth_request": Sample("GET", "/oauth/requests/{request_id}", {"request_id": EXAMPLE_REQUEST_ID}),
+    "decide_oauth_request": Sample(
+        "POST",
+        "/oauth/requests/{request_id}",
+        {"request_id": EXAMPLE_REQUEST_ID},
+        body={"approve": True, "mind_id": EXAMPLE_MIND_ID, "scopes": ["read", "write"]},
+    ),
+    "list_grants": Sample("GET", "/minds/{mind_id}/grants", MIND),
+    "revoke_grant": Sample(
+        "DELETE", "/minds/{mind_id}/grants/{grant_id}", {**MIND, "grant_id": EXAMPLE_GRANT_ID}
+    ),
 }
 
 # A function serving several routes has one sample per extra route, named here by its route key.
-ROUTE_SAMPLES = {"GET /console": "console_page", "GET /mcp": "mcp_get", "DELETE /mcp": "mcp_delete"}
+ROUTE_SAMPLES = {
+    "GET /console": "console_page",
+    "GET /mcp": "mcp_get",
+    "DELETE /mcp": "mcp_delete",
+    "GET /.well-known/oauth-protected-resource/mcp": "oauth_metadata_resource",
+    "GET /.well-known/oauth-protected-resource": "oauth_metadata_resource_root",
+}
 
 # The authorizer sees every request before its handler (never the body); its sample is a person
 # listing a mind's memories with a JWT.
