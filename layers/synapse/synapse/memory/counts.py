@@ -106,17 +106,22 @@ def _tally(item: dict[str, Any]) -> Tally:
     return Tally(int(item.get("n", 0)), int(item.get("v", 0)), int(item.get("low", 0)))
 
 
-def stored(mind_id: str, categories: frozenset[str] | None, tag: str | None) -> Tally:
-    """Counts of the mind's stored memories (expired included) matching the filters: ≤ 8 items read."""
+def stored(mind_id: str, categories: frozenset[str] | None, tag: str | None) -> dict[str, Tally]:
+    """Counts of the mind's stored memories (expired included) matching the filters, per category
+    that has any: ≤ 8 items read, one query."""
     prefix = tag_counters_prefix(tag) if tag is not None else CATEGORY_PREFIX
-    total = Tally()
+    found: dict[str, Tally] = {}
     for items, _ in tables.query_pages(
         TableName=tables.memories_table(),
         KeyConditionExpression="pk = :mind AND begins_with(sk, :prefix)",
         ExpressionAttributeValues=tables.values(mind=mind_id, prefix=prefix),
     ):
         for item in items:
-            category = str(item["sk"])[len(prefix) :]
-            if categories is None or category in categories:
-                total += _tally(item)
-    return total
+            category, tally = str(item["sk"])[len(prefix) :], _tally(item)
+            if (categories is None or category in categories) and tally.n > 0:
+                found[category] = tally
+    return found
+
+
+def total(tallies: dict[str, Tally]) -> Tally:
+    return sum(tallies.values(), Tally())

@@ -24,7 +24,7 @@ from synapse.core import clock
 from synapse.memory import counts
 from synapse.memory.counts import Tally
 from synapse.memory.items import memory_from_item
-from synapse.memory.kinds import Category, Memory
+from synapse.memory.kinds import Memory
 from synapse.memory.reads import category_clause, not_expired
 from synapse.minds import minds
 from synapse.recall import text
@@ -33,7 +33,6 @@ from synapse.recall.relevant import relevant_memories
 from synapse.storage import tables
 
 LOW_RANK = "3#"  # recall_sk starts with the priority rank; 3 is low
-CATEGORIES = frozenset(c.value for c in Category)
 # The first page asks for what the answer can use; later pages for this many.
 PAGE = 100
 
@@ -103,11 +102,13 @@ def _recall_streams(
     return merged("recall_sk < :low"), merged("begins_with(recall_sk, :low)")
 
 
-def _expired(mind_id: str, query: RecallQuery, now: str) -> Tally:
+def _expired(mind_id: str, query: RecallQuery, now: str, categories: frozenset[str]) -> Tally:
     """Counts of the selection's expired memories not swept yet: the counters still count them,
-    recall does not show them. The sweep takes them out of `category_expiring` (and the counters)."""
+    recall does not show them. The sweep takes them out of `category_expiring` (and the counters).
+    Only `categories`, those whose counters count a memory, can hold one: a typical mind uses a few
+    of the twelve, and each one left out is a query saved."""
     found = Tally()
-    for category in sorted(query.categories or CATEGORIES):
+    for category in sorted(categories):
         params = {
             "TableName": tables.memories_table(),
             "IndexName": "category_expiring",
@@ -127,7 +128,8 @@ def recall_of(mind_id: str, query: RecallQuery, at: datetime | None = None) -> t
     moment = at or clock.now()
     now = clock.to_iso(moment)
     name = minds.get_mind(mind_id).name
-    active = counts.stored(mind_id, query.categories, query.tag) - _expired(mind_id, query, now)
+    stored = counts.stored(mind_id, query.categories, query.tag)
+    active = counts.total(stored) - _expired(mind_id, query, now, frozenset(stored))
     relevant = relevant_memories(mind_id, query)
     others, low = _recall_streams(mind_id, query, now, min(query.limit + 1, PAGE))
     return text.compose(mind_id, name, active, others, low, query.limit, query.max_chars, relevant)
