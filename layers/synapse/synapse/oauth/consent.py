@@ -49,7 +49,11 @@ def requested_scopes(raw: str | None) -> list[str]:
 
 def start(params: dict[str, str], base: str) -> str:
     """The consent page's URL for a valid request; OAuthError (answered here) or RedirectableError."""
-    client = clients.require(params.get("client_id"))
+    client = clients.find(params.get("client_id") or "")
+    if client is None:  # a 400, not the token endpoint's 401: no client credential was presented
+        raise OAuthError(
+            "invalid_request", "client_id is not a registered client (or its registration expired)."
+        )
     redirect_uri = clients.matching_redirect(client, params.get("redirect_uri"))
     if redirect_uri is None:
         raise OAuthError("invalid_request", "redirect_uri is not one this client registered.")
