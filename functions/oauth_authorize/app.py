@@ -9,4 +9,4 @@ from synapse.oauth import consent, forms
 @oauth.endpoint
 def handler(request: Request) -> Response:
     params = forms.query(request.event.get("rawQueryString") or "")
-    return oauth.redirect(consent.start(params, oauth.base(request)))
+    return oauth.redirect(consent.start(params, oauth.base(request), oauth.caller(request)))

@@ -23,11 +23,12 @@ from synapse.minds import minds
 from synapse.minds.keys import SCOPES
 from synapse.oauth import clients, tokens, urls
 from synapse.oauth.errors import OAuthError, RedirectableError
-from synapse.storage import tables
+from synapse.storage import ratelimit, tables
 
 REQUEST_PREFIX = "oar_"
 REQUEST_LIFETIME = timedelta(minutes=10)
 MAX_STATE_CHARS = 1024
+REQUESTS_PER_CALLER_PER_MINUTE = 30
 S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 
 
@@ -47,8 +48,9 @@ def requested_scopes(raw: str | None) -> list[str]:
     return [scope for scope in SCOPES if scope in named] or list(SCOPES)
 
 
-def start(params: dict[str, str], base: str) -> str:
-    """The consent page's URL for a valid request; OAuthError (answered here) or RedirectableError."""
+def start(params: dict[str, str], base: str, caller: str) -> str:
+    """The consent page's URL for a valid request; OAuthError (answered here) or RedirectableError.
+    Each stored request is bounded per caller, like registrations: nobody signs in to send one."""
     client = clients.find(params.get("client_id") or "")
     if client is None:  # a 400, not the token endpoint's 401: no client credential was presented
         raise OAuthError(
@@ -76,6 +78,7 @@ def start(params: dict[str, str], base: str) -> str:
     resource = params.get("resource") or urls.resource(base)
     if resource.rstrip("/") != urls.resource(base):
         raise refuse("invalid_target", f"resource must be {urls.resource(base)}.")
+    ratelimit.admit(f"oauth-authorize:{caller}", REQUESTS_PER_CALLER_PER_MINUTE, "Authorization requests")
     moment = clock.now()
     request_id = new_id(REQUEST_PREFIX)
     item = {
