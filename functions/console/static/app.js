@@ -1,5 +1,6 @@
 // The console's shell: sign-in, the mind picker, the hash router (#/queue, #/browse, #/memory/<id>,
-// #/expiring, #/recall, #/minds, #/access) and the progress indicator.
+// #/expiring, #/recall, #/minds, #/access, and #/connect/<request_id>, an app's OAuth consent) and
+// the progress indicator.
 
 import { all, on, session } from "./api.js";
 import { finishCognito, loadConfig, signInView } from "./auth.js";
@@ -13,11 +14,15 @@ import * as recall from "./views/recall.js";
 import * as minds from "./views/minds.js";
 import * as access from "./views/access.js";
 
-const ROUTES = { queue, browse, memory, expiring, recall, minds, access };
+// The consent page is loaded only when an app sends someone to it: the queue does not pay for it.
+const connect = { render: async (page, ctx) => (await import("./views/connect.js")).render(page, ctx) };
+const ROUTES = { queue, browse, memory, expiring, recall, minds, access, connect };
 const TITLES = {
   queue: "Review queue", browse: "Browse and search", memory: "Memory", expiring: "Expiring soon",
-  recall: "Recall preview", minds: "Minds", access: "Keys, hooks and webhooks",
+  recall: "Recall preview", minds: "Minds", access: "Keys, hooks and webhooks", connect: "Connect an app",
 };
+// Pages that work without a mind: the consent page offers to create one itself.
+const MINDLESS = ["minds", "connect"];
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -79,7 +84,7 @@ async function route() {
   main.setAttribute("aria-busy", "true");
   const page = h("div", { class: "page" });
   try {
-    if (!state.mind && !["minds"].includes(name)) {
+    if (!state.mind && !MINDLESS.includes(name)) {
       clear(main).append(h("div", { class: "page" },
         h("h1", {}, TITLES[name]),
         h("p", {}, "You have no mind yet. ", h("a", { href: "#/minds" }, "Create one"), " to start.")));
@@ -102,10 +107,11 @@ async function route() {
 
 function showSignIn(problem) {
   document.body.classList.add("signed-out");
+  const purpose = parseHash().name === "connect" ? "An app asks to use one of your minds: sign in to answer it." : null;
   clear(main).append(signInView(config, async (error) => {
     if (error) { showSignIn(describe(error)); return; }
     await start();
-  }, problem));
+  }, problem, purpose));
   const heading = main.querySelector("h1");
   if (heading) { heading.tabIndex = -1; heading.focus(); }
 }

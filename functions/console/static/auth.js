@@ -1,12 +1,14 @@
 // Signing a person in. Locally (make run) one click fetches the runner's dev JWT; with a Cognito
 // stack the hosted UI's authorization-code flow with PKCE; otherwise the person pastes a JWT.
-// The token is kept in sessionStorage only; the code_verifier too, until the code is exchanged.
+// The token is kept in sessionStorage only; the code_verifier too, until the code is exchanged, and
+// the page the person was on (an app's consent, #/connect/…), which the hosted UI's return drops.
 
 import { api, session } from "./api.js";
 import { field, h } from "./dom.js";
 
 const VERIFIER = "synapse.console.pkce";
 const STATE = "synapse.console.state";
+const RETURN = "synapse.console.return";
 
 export async function loadConfig() {
   return api.get("/console/config.json", { mind: false, token: "" });
@@ -32,6 +34,8 @@ async function startCognito(cognito) {
   const state = randomText(16);
   sessionStorage.setItem(VERIFIER, verifier);
   sessionStorage.setItem(STATE, state);
+  if (location.hash.startsWith("#/")) sessionStorage.setItem(RETURN, location.hash);
+  else sessionStorage.removeItem(RETURN);
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
   const params = new URLSearchParams({
     response_type: "code",
@@ -45,16 +49,20 @@ async function startCognito(cognito) {
   location.assign(`${cognito.domain}/oauth2/authorize?${params}`);
 }
 
-// Back from the hosted UI with ?code=…&state=…: exchange the code, then drop it from the address bar.
+// Back from the hosted UI with ?code=…&state=…: exchange the code, drop it from the address bar, and
+// put back the page the person left from (/console comes back without its #/…).
 export async function finishCognito(config) {
   const params = new URLSearchParams(location.search);
   const code = params.get("code");
   if (!code || !config.cognito) return false;
   const expected = sessionStorage.getItem(STATE);
   const verifier = sessionStorage.getItem(VERIFIER);
+  const back = sessionStorage.getItem(RETURN);
   sessionStorage.removeItem(STATE);
   sessionStorage.removeItem(VERIFIER);
-  history.replaceState(null, "", redirectUri() + location.hash);
+  sessionStorage.removeItem(RETURN);
+  const hash = location.hash || (back && back.startsWith("#/") ? back : "");
+  history.replaceState(null, "", redirectUri() + hash);
   if (!verifier || params.get("state") !== expected) throw new Error("The sign-in answer did not match this tab; sign in again.");
   const response = await fetch(`${config.cognito.domain}/oauth2/token`, {
     method: "POST",
@@ -75,7 +83,7 @@ export async function finishCognito(config) {
   return true;
 }
 
-export function signInView(config, onSignedIn, problem) {
+export function signInView(config, onSignedIn, problem, purpose) {
   const options = [];
   if (config.dev_signin) {
     options.push(
@@ -125,6 +133,7 @@ export function signInView(config, onSignedIn, problem) {
   );
   return h("div", { class: "signin" },
     h("h1", {}, "Sign in to the Synapse console"),
+    purpose ? h("p", { class: "lede" }, purpose) : null,
     problem ? h("p", { class: "error", role: "alert" }, problem) : null,
     options);
 }

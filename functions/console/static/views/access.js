@@ -1,6 +1,6 @@
 // Access to the shown mind: Mind Keys with scopes (a new key is shown once, with a copy button),
-// inbound hooks, outbound webhooks with their recent deliveries, and the setting for agent writes
-// to verified memories.
+// the apps connected over OAuth (revocable), inbound hooks, outbound webhooks with their recent
+// deliveries, and the settings for agent writes to verified memories and of critical priority.
 
 import { all, api } from "../api.js";
 import { append, clear, field, h, when } from "../dom.js";
@@ -8,13 +8,18 @@ import { announce, busyButton, confirmDialog, loading, showError } from "../ui.j
 import { optional, who } from "./common.js";
 
 const SCOPES = ["read", "write", "delete"];
+const REVOKED_BECAUSE = {
+  refresh_token_reused: "a refresh token was used twice, so its tokens may have been stolen",
+  client: "the app disconnected itself",
+};
 
 export async function render(page, ctx) {
   const mind = ctx.state.mind;
   const base = `/minds/${mind.id}`;
-  const [current, keys, hooks, webhooks, audit] = await Promise.all([
+  const [current, keys, grants, hooks, webhooks, audit] = await Promise.all([
     api.get(base, { mind: false }),
     all(`${base}/keys`, "keys", { limit: 100 }, 5),
+    optional(all(`${base}/grants`, "grants", { limit: 100 }, 5), null),
     all(`${base}/hooks`, "hooks", { limit: 100 }, 5),
     all(`${base}/webhooks`, "webhooks", { limit: 100 }, 5),
     optional(api.get(`${base}/audit`, { query: { limit: 20 }, mind: false }), null),
@@ -23,26 +28,36 @@ export async function render(page, ctx) {
   append(page, 
     h("h1", {}, `Access to ${mind.name}`),
     keysSection(base, keys, again),
+    appsSection(base, grants, again),
     settingSection(base, current),
+    criticalSection(base, current),
     hooksSection(hooks),
     webhooksSection(base, webhooks),
-    auditSection(audit, keys, hooks));
+    auditSection(audit, keys, hooks, grants || []));
 }
 
 // What an audit event was about, in words: key "label", hook "label", a webhook's URL, a rename.
 function subject(target) {
   if (target.key_id) return `key “${target.label || target.key_id}”${target.scopes ? ` (${target.scopes.join(", ")})` : ""}`;
   if (target.hook_id) return `hook “${target.label || target.hook_id}”`;
+  if (target.grant_id) {
+    const app = `app “${target.client_name || target.client_id || target.grant_id}”`;
+    return `${app}${target.scopes ? ` (${target.scopes.join(", ")})` : ""}${target.reason && target.reason !== "user" ? `: ${REVOKED_BECAUSE[target.reason] || target.reason}` : ""}`;
+  }
   if (target.webhook_id) return `webhook ${target.url || target.webhook_id}`;
   if (target.to) return `“${target.from}” → “${target.to}”`;
   if (target.settings) return Object.entries(target.settings).map(([k, v]) => `${k} = ${v}`).join(", ");
   return "";
 }
 
-function auditSection(audit, keys, hooks) {
+function auditSection(audit, keys, hooks, grants) {
   const section = h("section", { "aria-labelledby": "audit-title" }, h("h2", { id: "audit-title" }, "Recent changes to access"));
   if (!audit) return append(section, h("p", { class: "muted" }, "This deployment keeps no audit yet."));
-  const names = new Map([...keys.map((k) => [k.id, `key “${k.label || k.id}”`]), ...hooks.map((x) => [x.id, `hook “${x.label || x.id}”`])]);
+  const names = new Map([
+    ...keys.map((k) => [k.id, `key “${k.label || k.id}”`]),
+    ...hooks.map((x) => [x.id, `hook “${x.label || x.id}”`]),
+    ...grants.map((g) => [g.id, `app “${g.client_name || g.client_id}”`]),
+  ]);
   const events = audit.events || [];
   return append(section, events.length
     ? h("ol", { class: "plain audit", "aria-label": "Newest first" }, events.map((event) => {
@@ -100,6 +115,39 @@ function keysSection(base, keys, again) {
     form);
 }
 
+// Apps connected over OAuth (docs/agents.md): each is a grant on this mind with its scopes; revoking
+// stops its tokens at once, and the app must ask again.
+function appsSection(base, grants, again) {
+  const section = h("section", { "aria-labelledby": "apps-title" }, h("h2", { id: "apps-title" }, "Connected apps"));
+  if (!grants) return append(section, h("p", { class: "muted" }, "This deployment does not connect apps over OAuth yet."));
+  if (!grants.length) return append(section, h("p", { class: "muted" }, "No app is connected. An app such as Claude connects through its connector settings, and you approve it here in the console."));
+  const alerts = h("div", { class: "alerts" });
+  const rows = grants.map((grant) => {
+    const name = grant.client_name || grant.client_id;
+    const revoke = h("button", { type: "button", class: "danger" }, "Revoke");
+    revoke.addEventListener("click", async () => {
+      if (!await confirmDialog({ title: `Disconnect ${name}?`, text: `Its tokens stop working at once; to use this mind again, ${name} must ask you again.`, action: "Revoke", danger: true })) return;
+      await busyButton(revoke, async () => {
+        await api.del(`${base}/grants/${encodeURIComponent(grant.id)}`, { mind: false });
+        announce(`Disconnected ${name}.`);
+        again();
+      }, alerts, "Could not revoke");
+    });
+    return h("tr", {},
+      h("th", { scope: "row" }, name, h("br"), h("small", { class: "muted" }, grant.client_id)),
+      h("td", {}, grant.redirect_host || "—"),
+      h("td", {}, (grant.scopes || []).join(", ")),
+      h("td", {}, when(grant.created_at)),
+      h("td", {}, grant.last_used_at ? when(grant.last_used_at) : "never"),
+      h("td", {}, revoke));
+  });
+  return append(section, alerts,
+    h("div", { class: "table-wrap" }, h("table", {},
+      h("caption", {}, "Apps you allowed to use this mind (the name is the app's own)"),
+      h("thead", {}, h("tr", {}, ["App", "Sends back to", "Scopes", "Connected", "Last used", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, rows))));
+}
+
 function showKeyOnce(reveal, made, again) {
   const value = h("input", { type: "text", readonly: true, value: made.key, id: "new-key-value", class: "secret" });
   const copy = h("button", { type: "button" }, "Copy");
@@ -151,6 +199,33 @@ function settingSection(base, current) {
   });
   section.append(form);
   return section;
+}
+
+// Whether an agent (a key, a hook or a connected app) may make a memory critical.
+function criticalSection(base, current) {
+  const settings = current.settings || {};
+  if (!settings.agent_writes_critical) return null; // an older stack: no such setting
+  const alerts = h("div", { class: "alerts" });
+  const options = [
+    ["allow", "Allow: an agent's critical memory is stored as critical (default)"],
+    ["propose", "Propose: store it at high, and put critical in the review queue for you"],
+    ["deny", "Deny: refuse an agent's write that makes a memory critical"],
+  ];
+  const radios = options.map(([value, text]) => {
+    const radio = h("input", { type: "radio", name: "agent_writes_critical", value, id: `critical-${value}`, checked: settings.agent_writes_critical === value });
+    return h("div", { class: "check" }, radio, h("label", { for: radio.id }, text));
+  });
+  const save = h("button", { type: "submit" }, "Save critical setting");
+  const form = h("form", {}, h("fieldset", {}, h("legend", {}, "When an agent makes a memory critical (critical memories open every recall)"), radios), save);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const chosen = form.querySelector("input[name=agent_writes_critical]:checked").value;
+    busyButton(save, async () => {
+      await api.patch(base, { agent_writes_critical: chosen }, { mind: false });
+      announce("Setting saved.");
+    }, alerts, "Could not save the setting");
+  });
+  return h("section", { "aria-labelledby": "critical-title" }, h("h2", { id: "critical-title" }, "Critical priority by agents"), alerts, form);
 }
 
 function hooksSection(hooks) {

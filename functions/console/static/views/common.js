@@ -27,8 +27,9 @@ export async function labels(mindId) {
 export function who(changedBy, names) {
   if (!changedBy) return "";
   if (changedBy.source === "user") return changedBy.user_id ? `person ${changedBy.user_id}` : "a person";
-  const id = changedBy.key_id || changedBy.hook_id;
+  const id = changedBy.key_id || changedBy.hook_id || changedBy.grant_id;
   if (id && names && names.has(id)) return `agent via ${names.get(id)}`;
+  if (changedBy.grant_id) return `agent via app ${changedBy.grant_id}`;
   if (changedBy.hook_id) return `agent via hook ${changedBy.hook_id}`;
   if (changedBy.key_id) return `agent via key ${changedBy.key_id}`;
   return "an agent";
