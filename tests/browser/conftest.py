@@ -9,16 +9,19 @@ Without chromium or axe-core the tests skip, except in CI (CI=true), where they 
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import requests
-from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Route, ViewportSize, sync_playwright
 
 from tests.support.runner import RunningService, running
 
@@ -43,6 +46,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+HOSTED_UI_ORIGIN = "https://auth.console-test.invalid"
+# A runner whose console offers a hosted UI too (answered by HostedUi: no Cognito here).
+HOSTED_UI = {"SYNAPSE_CONSOLE_COGNITO_DOMAIN": HOSTED_UI_ORIGIN, "SYNAPSE_JWT_CLIENT_ID": "console-client"}
 DESKTOP = ViewportSize(width=1280, height=800)
 PHONE = ViewportSize(width=360, height=740)
 
@@ -149,6 +155,35 @@ class Console:
             self.page.wait_for_timeout(100)  # layout settles after the resize
             self.page.screenshot(path=str(SCREENSHOTS / f"{name}-{suffix}.png"), animations="disabled")
         self.page.set_viewport_size(DESKTOP)
+
+
+class HostedUi:
+    """A stand-in for Cognito's hosted UI, answered by the browser's request routing: it sends the
+    browser back with a code at once, and its token endpoint checks the PKCE pair before handing out
+    the runner's JWT. `asked` is what the console's authorize request said."""
+
+    def __init__(self, page: Page, runner: RunningService) -> None:
+        self.runner = runner
+        self.asked: dict[str, str] = {}
+        page.route(f"{HOSTED_UI_ORIGIN}/oauth2/authorize?*", self._authorize)
+        page.route(f"{HOSTED_UI_ORIGIN}/oauth2/token", self._token)
+
+    def _authorize(self, route: Route) -> None:
+        params = dict(parse_qsl(urlsplit(route.request.url).query))
+        self.asked.update(params)
+        back = f"{params['redirect_uri']}?code=the-code&state={params['state']}"
+        route.fulfill(status=302, headers={"Location": back})
+
+    def _token(self, route: Route) -> None:
+        form = dict(parse_qsl(route.request.post_data or ""))
+        digest = hashlib.sha256(form["code_verifier"].encode()).digest()
+        assert base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == self.asked["code_challenge"]
+        assert form["code"] == "the-code" and form["grant_type"] == "authorization_code"
+        assert form["client_id"] == "console-client" and form["redirect_uri"] == self.asked["redirect_uri"]
+        route.fulfill(
+            json={"access_token": self.runner.jwt, "token_type": "Bearer"},
+            headers={"Access-Control-Allow-Origin": self.runner.url},
+        )
 
 
 @pytest.fixture

@@ -4,19 +4,16 @@ weight and time to interactive."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import re
 import time
 from collections.abc import Iterator
-from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import requests
-from playwright.sync_api import BrowserContext, Locator, Route, expect
+from playwright.sync_api import BrowserContext, Locator, expect
 
-from tests.browser.conftest import Console, Mind
+from tests.browser.conftest import HOSTED_UI, Console, HostedUi, Mind
 from tests.support.runner import RunningService, running
 
 PAGES = [
@@ -27,8 +24,6 @@ PAGES = [
     ("#/recall", "Recall preview"),
     ("#/minds", "Minds"),
 ]
-HOSTED_UI_ORIGIN = "https://auth.console-test.invalid"
-HOSTED_UI = {"SYNAPSE_CONSOLE_COGNITO_DOMAIN": HOSTED_UI_ORIGIN, "SYNAPSE_JWT_CLIENT_ID": "console-client"}
 FIRST_LOAD_BUDGET = 120_000  # bytes of the console's own files (HTML, CSS, JS, icon), uncompressed
 
 
@@ -45,27 +40,8 @@ def test_signing_in_through_the_hosted_ui_uses_the_code_flow_with_pkce(
     console: Console, runner: RunningService
 ) -> None:
     # Given a hosted UI (answered here) that checks the PKCE pair and hands out the runner's JWT
-    asked: dict[str, str] = {}
-
-    def authorize(route: Route) -> None:
-        params = dict(parse_qsl(urlsplit(route.request.url).query))
-        asked.update(params)
-        back = f"{params['redirect_uri']}?code=the-code&state={params['state']}"
-        route.fulfill(status=302, headers={"Location": back})
-
-    def token(route: Route) -> None:
-        form = dict(parse_qsl(route.request.post_data or ""))
-        digest = hashlib.sha256(form["code_verifier"].encode()).digest()
-        assert base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == asked["code_challenge"]
-        assert form["code"] == "the-code" and form["grant_type"] == "authorization_code"
-        assert form["client_id"] == "console-client" and form["redirect_uri"] == asked["redirect_uri"]
-        route.fulfill(
-            json={"access_token": runner.jwt, "token_type": "Bearer"},
-            headers={"Access-Control-Allow-Origin": runner.url},
-        )
-
-    console.page.route(f"{HOSTED_UI_ORIGIN}/oauth2/authorize?*", authorize)
-    console.page.route(f"{HOSTED_UI_ORIGIN}/oauth2/token", token)
+    hosted = HostedUi(console.page, runner)
+    asked = hosted.asked
     # When the person chooses "Sign in" (the hosted UI) on the sign-in page
     console.open()
     console.page.get_by_role("button", name="Sign in", exact=True).click()
