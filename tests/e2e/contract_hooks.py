@@ -5,15 +5,17 @@ Each generated request gets the credential its operation takes (synapse.openapi.
 a person's JWT for JWT-only routes, the JWT or the mind's Mind Key (chosen per request) where either
 works; a hook delivery is signed with the hook's secret (most of the time: a few stay as generated,
 so a bad signature is exercised too). Path ids point at things seeded in the mind (a memory, a
-proposal, hooks, webhooks), so requests reach the handlers' logic instead of a 404; destructive
-operations get their own spare ids, so deleting a mind, key, hook, webhook or memory never removes
-what the rest of the run uses.
+proposal, hooks, webhooks, OAuth authorization requests, a grant), so requests reach the handlers'
+logic instead of a 404; destructive operations get their own spare ids, so deleting a mind, key,
+hook, webhook, grant or memory never removes what the rest of the run uses.
 
 A request schemathesis means to be valid (positive data, which the service must accept) gets what no
 schema can state, because it depends on the service's state, as its ids do: a `cursor` the service
 issued for that very query (the next page of the same request with limit=1), or none when there is
-no next page; a webhook URL whose host resolves, and to an address this run may call (the generated
-URL with its host and port made `localhost:9`); in an update of the seeded memory, its own category
+no next page; an OAuth client that is registered (and its redirect URI), a decision for a mind of
+the person's, and once per grant type a code (with its PKCE verifier) or refresh token the service
+issued; a webhook URL whose host resolves, and to an address this run may call (the generated URL
+with its host and port made `localhost:9`); in an update of the seeded memory, its own category
 and key (they cannot change); and always a valid signature. Where either credential works, a body
 that names its `source` is sent with that source's credential (a JWT writes as `user`).
 
@@ -54,7 +56,12 @@ _PATH_IDS = {
     ("*", "*", "hook_id"): "hook",
     ("DELETE", "*", "webhook_id"): "spare_webhook",
     ("*", "*", "webhook_id"): "webhook",
+    ("GET", "*", "request_id"): "oauth_request",
+    ("POST", "*", "request_id"): "spare_oauth_request",  # a decision answers it: the rest are 404
+    ("*", "*", "grant_id"): "spare_grant",
 }
+# The seeded code and refresh token, each for the first valid request of its grant type (they work once).
+_UNUSED = {"authorization_code": "oauth_code", "refresh_token": "oauth_refresh_token"}
 
 
 def _seeded_id(method: str, path: str, name: str) -> str | None:
@@ -121,6 +128,28 @@ def _callable_url(case: Any) -> None:
         case.body["url"] = urlunsplit(parts._replace(netloc="localhost:9"))
 
 
+def _oauth_client(case: Any, method: str, path: str) -> None:
+    """An OAuth request names the seeded client (and its redirect URI), a decision the seeded mind,
+    and the first token request of each grant type the seeded code (with its verifier) or refresh
+    token, as an id in a path is the seeded one."""
+    if (method, path) == ("GET", "/oauth/authorize") and case.query is not None:
+        case.query["client_id"] = SEEDED["oauth_client"]
+        case.query["redirect_uri"] = SEEDED["oauth_redirect_uri"]
+    elif (method, path) == ("POST", "/oauth/token") and isinstance(case.body, dict):
+        case.body["client_id"] = SEEDED["oauth_client"]
+        unused = _UNUSED.pop(str(case.body.get("grant_type")), None)
+        if unused == "oauth_code":
+            case.body |= {"code": SEEDED[unused], "code_verifier": SEEDED["oauth_verifier"]}
+            if "redirect_uri" in case.body:
+                case.body["redirect_uri"] = SEEDED["oauth_redirect_uri"]
+        elif unused is not None:
+            case.body["refresh_token"] = SEEDED[unused]
+        if unused is not None and "resource" in case.body:
+            case.body["resource"] = SEEDED["url"] + "/mcp"
+    elif path == "/oauth/requests/{request_id}" and isinstance(case.body, dict) and "mind_id" in case.body:
+        case.body["mind_id"] = SEEDED["mind"]
+
+
 @schemathesis.hook
 def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
     method, path = case.operation.method.upper(), case.operation.path
@@ -148,6 +177,8 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
         _callable_url(case)
     if positive and (method, path) == ("PUT", "/memory/{id}"):
         _same_category_and_key(case)
+    if positive and path.startswith("/oauth/"):
+        _oauth_client(case, method, path)
     if auth == "signed":
         _sign(case, headers, always=positive)
         case.headers = headers

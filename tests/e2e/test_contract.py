@@ -10,6 +10,8 @@ that does not tell the truth: fix that, never exclude the operation or the check
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import subprocess
@@ -17,6 +19,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
@@ -38,6 +41,12 @@ CHECKS = ",".join(
 ACCEPTED = ["2xx", "304", "404", "409", "412"]
 # MCP's Streamable HTTP has a client GET /mcp for a server stream and DELETE it to end a session; a
 # stateless server's answer to both is the protocol's own 405, whatever the request.
+# OAuth's endpoints answer by the state of what a request names, as a 404 does for an id: the
+# authorization endpoint always redirects, to the consent page or with the error (the client and
+# redirect URI are the seeded ones, contract_hooks.py), bounded per caller per minute (429: the run
+# is one caller); registrations are bounded so too; the token endpoint's invalid_grant (400) is
+# its "no such code or refresh token" (one it never issued, or issued and used: each works once,
+# so no seed can serve a run); its client is the seeded one.
 CONFIG = f"""
 [checks.positive_data_acceptance]
 expected-statuses = {json.dumps(ACCEPTED)}
@@ -45,6 +54,18 @@ expected-statuses = {json.dumps(ACCEPTED)}
 [[operations]]
 include-name = ["GET /mcp", "DELETE /mcp"]
 checks.positive_data_acceptance.expected-statuses = ["405"]
+
+[[operations]]
+include-name = ["GET /oauth/authorize"]
+checks.positive_data_acceptance.expected-statuses = ["302", "429"]
+
+[[operations]]
+include-name = ["POST /oauth/register"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "429"]
+
+[[operations]]
+include-name = ["POST /oauth/token"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400"]
 """
 # Per operation, per phase: bounded so the whole run stays well under three minutes on two cores.
 MAX_EXAMPLES = 10
@@ -74,9 +95,76 @@ def _post(service: RunningService, path: str, body: dict[str, Any], **headers: s
     return created
 
 
+REDIRECT = "http://127.0.0.1:9/callback"
+VERIFIER = "contract-" + "v" * 40  # PKCE: the seeded codes' verifier
+CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest()).decode().rstrip("=")
+
+
+def _authorization_request(service: RunningService, client_id: str) -> str:
+    """A pending authorization request's id (oar_…), as the consent page gets it."""
+    params = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": CHALLENGE,
+        "code_challenge_method": "S256",
+    }
+    answer = requests.get(service.url + "/oauth/authorize", params=params, allow_redirects=False, timeout=30)
+    assert answer.status_code == 302, answer.text
+    return str(answer.headers["Location"]).rsplit("/", 1)[1]
+
+
+def _code(service: RunningService, client_id: str, mind_id: str) -> str:
+    """An authorization code for the mind, as the consent page's approval gives the app."""
+    request_id = _authorization_request(service, client_id)
+    approval: dict[str, Any] = {"approve": True, "mind_id": mind_id, "scopes": ["read", "write"]}
+    answer = requests.post(
+        f"{service.url}/oauth/requests/{request_id}",
+        json=approval,
+        headers={"Authorization": f"Bearer {service.jwt}"},
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text
+    return parse_qs(urlsplit(answer.json()["redirect_to"]).query)["code"][0]
+
+
+def _tokens(service: RunningService, client_id: str, code: str) -> dict[str, Any]:
+    form = {"grant_type": "authorization_code", "code": code, "client_id": client_id}
+    answer = requests.post(f"{service.url}/oauth/token", data={**form, "code_verifier": VERIFIER}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    tokens: dict[str, Any] = answer.json()
+    return tokens
+
+
+def _oauth(service: RunningService, mind_id: str) -> dict[str, str]:
+    """A registered client, two pending authorization requests, a code, a refresh token, and a
+    grant to revoke: each code and token works once, so the first valid request of each kind gets
+    them (the rest get the 400 or 404 of one used)."""
+    client = _post(service, "/oauth/register", {"client_name": "Contract", "redirect_uris": [REDIRECT]})
+    client_id = client["client_id"]
+    pending = [_authorization_request(service, client_id) for _ in range(2)]
+    refresh = _tokens(service, client_id, _code(service, client_id, mind_id))["refresh_token"]
+    _tokens(service, client_id, _code(service, client_id, mind_id))
+    grants = requests.get(
+        f"{service.url}/minds/{mind_id}/grants",
+        headers={"Authorization": f"Bearer {service.jwt}"},
+        timeout=30,
+    ).json()["grants"]
+    return {
+        "oauth_client": client_id,
+        "oauth_redirect_uri": REDIRECT,
+        "oauth_verifier": VERIFIER,
+        "oauth_code": _code(service, client_id, mind_id),
+        "oauth_refresh_token": refresh,
+        "spare_grant": grants[0]["id"],  # newest first: the one whose refresh token was not kept
+        "oauth_request": pending[0],
+        "spare_oauth_request": pending[1],
+    }
+
+
 def seed(service: RunningService) -> dict[str, str]:
-    """A mind with a memory, a proposal, keys, hooks and webhooks; a spare of each for the destructive
-    operations."""
+    """A mind with a memory, a proposal, keys, hooks and webhooks, an OAuth client and its pending
+    authorization requests; a spare of each for the destructive operations."""
     mind = _post(service, "/minds", {"name": "Contract"})
     spare_mind = _post(service, "/minds", {"name": "Spare"})
     mind_id = mind["mind"]["id"]
@@ -120,6 +208,7 @@ def seed(service: RunningService) -> dict[str, str]:
         "rotated_hook": hooks[2]["id"],
         "webhook": webhooks[0]["id"],
         "spare_webhook": webhooks[1]["id"],
+        **_oauth(service, mind_id),
     }
 
 

@@ -53,16 +53,27 @@ def test_operation_ids_are_unique() -> None:
     assert len(ids) == len(set(ids))
 
 
+OAUTH_ENDPOINTS = {"/oauth/register", "/oauth/authorize", "/oauth/token", "/oauth/revoke"}
+
+
 def test_every_error_answer_is_the_error_envelope() -> None:
-    # (MCP's answers, but the credential's 401, are JSON-RPC error objects instead)
+    # (MCP's answers, but the credential's 401, are JSON-RPC error objects instead; OAuth's
+    # endpoints answer OAuth's error body, but for the 413, 414, 429 and 431 answered before they start)
     document = openapi.document()
     envelope = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     json_rpc = {"application/json": {"schema": {"$ref": "#/components/schemas/JsonRpcAnswer"}}}
+    oauth = {"application/json": {"schema": {"$ref": "#/components/schemas/OAuthErrorAnswer"}}}
     for path, item in document["paths"].items():
         for method, operation in item.items():
             errors = {s: r for s, r in operation["responses"].items() if int(s) >= 400}
             authenticated = bool(operation["security"]) or "Synapse-Signature" in json.dumps(operation)
             assert not authenticated or "401" in errors, f"{method} {path} documents no 401"
+            if path in OAUTH_ENDPOINTS:
+                expected = {
+                    status: envelope if status in ("413", "414", "429", "431") else oauth for status in errors
+                }
+                assert {status: answer["content"] for status, answer in errors.items()} == expected, path
+                continue
             expected = {status: json_rpc if path == "/mcp" else envelope for status in errors}
             expected["401"] = envelope
             assert {status: answer["content"] for status, answer in errors.items()} == {

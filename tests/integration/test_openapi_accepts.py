@@ -16,6 +16,7 @@ from synapse.webhooks import bodies, ssrf
 
 from tests.support.api import Api, MindHandle, memory_body
 from tests.support.checks import as_user
+from tests.support.oauth import Flow
 
 DOCUMENT = json.loads(openapi.render())
 
@@ -190,3 +191,117 @@ def test_a_search_needs_a_letter_or_digit_as_the_document_says(
     pattern = _parameter("get", "/memory/search", "q")
     assert bool(pattern.search(q)) is valid
     assert (api.call("GET", "/memory/search", query={"q": q}, **as_user(mind)).status == 200) is valid
+
+
+# ---------------------------------------------------------------- OAuth
+
+
+REDIRECT_URIS = ["https://claude.ai/api/mcp/auth_callback", "https://a.example:8443/cb?x=1", "https://a.b"]
+REDIRECT_URIS += ["http://127.0.0.1:9/callback", "http://localhost/cb", "http://[::1]:33418/", "https://x?y"]
+REDIRECT_URIS += ["http://example.com/cb", "https://a.example/cb#frag", "https://user@a.example/", "ftp://a"]
+REDIRECT_URIS += ["https://a.example:65536/", "https://", "http://127.0.0.2/", "javascript:alert(1)", ""]
+
+
+@pytest.mark.parametrize("uri", REDIRECT_URIS)
+def test_a_redirect_uri_the_document_allows_is_registered_and_one_it_does_not_is_refused(
+    api: Api, uri: str
+) -> None:
+    valid = _body_schema("ClientMetadata").is_valid({"redirect_uris": [uri]})
+    answer = api.call("POST", "/oauth/register", json_body={"redirect_uris": [uri]})
+    assert answer.status == (201 if valid else 400), (uri, answer.text)
+
+
+@pytest.mark.parametrize(
+    ("fields", "valid"),
+    [
+        ({"client_name": "Claude"}, True),
+        ({"client_name": "x" * 100, "grant_types": ["refresh_token"], "response_types": ["code"]}, True),
+        ({"token_endpoint_auth_method": "client_secret_basic"}, True),  # answered as none
+        ({"client_name": "x" * 101}, False),
+        ({"client_name": "   "}, False),
+        ({"client_name": None}, False),
+        ({"grant_types": ["client_credentials"]}, False),
+        ({"response_types": ["token"]}, False),
+        ({"grant_types": None}, False),
+    ],
+)
+def test_client_metadata_is_what_the_document_says(api: Api, fields: dict[str, Any], valid: bool) -> None:
+    body = {"redirect_uris": ["https://a.example/cb"], **fields}
+    assert _body_schema("ClientMetadata").is_valid(body) is valid
+    answer = api.call("POST", "/oauth/register", json_body=body)
+    assert answer.status == (201 if valid else 400), (fields, answer.text)
+
+
+VERIFIERS = ["a" * 43, "A-._~9" * 20 + "abcdefgh", "a" * 128, "a" * 42, "a" * 129, "a" * 42 + "+", "é" * 43]
+
+
+@pytest.mark.parametrize("verifier", VERIFIERS)
+def test_a_code_verifier_the_document_allows_is_checked_against_the_challenge(
+    api: Api, mind: MindHandle, verifier: str
+) -> None:
+    # Given a code whose challenge no verifier here matches
+    flow = Flow(api)
+    form = {"grant_type": "authorization_code", "client_id": flow.client_id, "code_verifier": verifier}
+    valid = _body_schema("TokenRequest").is_valid({**form, "code": "oac_x"})
+    answer = flow.exchange(flow.code(mind), code_verifier=verifier)
+    # Then one of the documented shape reaches the comparison; another is refused for its shape
+    described = answer.json()["error_description"]
+    assert answer.status == 400 and ("does not match" in described) is valid, (verifier, described)
+
+
+MIND = "<the person's mind>"
+
+
+@pytest.mark.parametrize(
+    ("body", "valid"),
+    [
+        ({"approve": False}, True),
+        ({"approve": True, "mind_id": MIND, "scopes": ["delete", "read"]}, True),
+        ({"approve": True, "scopes": ["read"]}, False),
+        ({"approve": True, "mind_id": MIND, "scopes": []}, False),
+        ({"approve": True, "mind_id": MIND, "scopes": ["read", "admin"]}, False),
+        ({"approve": True, "mind_id": MIND}, False),
+        ({"approve": "yes"}, False),
+        ({}, False),
+    ],
+)
+def test_a_consent_decision_is_what_the_document_says(
+    api: Api, mind: MindHandle, body: dict[str, Any], valid: bool
+) -> None:
+    body = {name: mind.id if value == MIND else value for name, value in body.items()}
+    assert _body_schema("ConsentDecision").is_valid(body) is valid
+    answer = api.call("POST", f"/oauth/requests/{Flow(api).request_id()}", token=mind.jwt, json_body=body)
+    assert answer.status == (200 if valid else 422), (body, answer.text)
+
+
+def _required_headers(method: str, path: str, status: int) -> dict[str, Any]:
+    documented = DOCUMENT["paths"][path][method]["responses"][str(status)].get("headers", {})
+    return {name: header["schema"] for name, header in documented.items() if header["required"]}
+
+
+def test_the_oauth_answers_carry_the_headers_the_document_states(api: Api, mind: MindHandle) -> None:
+    # Given a client through the flow: registered, redirected, tokens issued, then revoked
+    flow = Flow(api)
+    registered = api.call("POST", "/oauth/register", json_body={"redirect_uris": ["https://a.example/cb"]})
+    redirected = flow.authorize()
+    issued = flow.exchange(flow.code(mind))
+    revoked = api.call(
+        "POST",
+        "/oauth/revoke",
+        raw_body=f"token={issued.json()['refresh_token']}".encode(),
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    answers = {
+        ("post", "/oauth/register", 201): registered,
+        ("get", "/oauth/authorize", 302): redirected,
+        ("post", "/oauth/token", 200): issued,
+        ("post", "/oauth/revoke", 200): revoked,
+    }
+    # Then each carries every header the document says it must, with the stated value
+    for (method, path, status), answer in answers.items():
+        assert answer.status == status, (path, answer.text)
+        required = _required_headers(method, path, status)
+        assert {"Cache-Control", "Pragma"} <= set(required), path
+        for name, schema in required.items():
+            assert name in answer.headers, (path, name)
+            assert "const" not in schema or answer.headers[name] == schema["const"], (path, name)

@@ -7,7 +7,9 @@ credential, answers of each operation).
 `python -m synapse.openapi.document`), which the `GET /openapi.json` function serves as it is. A
 test fails when a route has no operation here or the committed file differs from `render()`.
 
-Adding a route: add its `Op` to `OPERATIONS` under its (method, path), then run `make openapi`.
+Adding a route: add its `Op` to `OPERATIONS` under its (method, path) (OAuth's routes: to
+`synapse.openapi.oauth.OPERATIONS`, their models in `synapse.openapi.oauth_models`), then run
+`make openapi`.
 `Op(operationId, summary, tag, credential, {status: answer}, body model, params, extra error statuses)`:
 credential is "user" (JWT only), "either" (JWT or Mind Key; these also take X-Mind-Id), "public" or
 "signed"; an answer is a model of `synapse.openapi.schemas`, TEXT, a list of content types, or None.
@@ -27,7 +29,7 @@ from synapse.memory.kinds import Category
 from synapse.memory.model import KeyCreate, MemoryPatch, MemoryWrite, MindPatch, MindWrite
 from synapse.memory.proposals import Status
 from synapse.memory.restore import RestoreRequest
-from synapse.openapi import jsonrpc
+from synapse.openapi import jsonrpc, oauth
 from synapse.openapi import schemas as S
 from synapse.openapi.parts import (
     CATEGORIES,
@@ -342,6 +344,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors=(405,),
         error_answer=jsonrpc.JsonRpcAnswer,
     ),
+    **oauth.OPERATIONS,
 }
 
 

@@ -6,11 +6,11 @@ OpenAPI operation object, with every status it can answer and the error envelope
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 from pydantic.json_schema import models_json_schema
 
 from synapse.api import http, queries
@@ -59,9 +59,16 @@ class Op:
     body: type[Body] | type[BaseModel] | None = None  # a pydantic model only describes (MemoryBatch)
     params: tuple[Param, ...] = ()
     errors: tuple[int, ...] = ()
-    # The model of its error answers but the credential's 401 (always the Error envelope): MCP's are
-    # JSON-RPC error objects. None: the Error envelope.
+    # The model of its error answers but those in `enveloped` (the Error envelope): MCP's are JSON-RPC
+    # error objects, OAuth's RFC 6749 §5.2 bodies. None: the Error envelope.
     error_answer: type[BaseModel] | None = None
+    # The statuses answered with the Error envelope whatever `error_answer` says: the credential's
+    # 401; for OAuth, the 413 and 429 answered before its own handling starts.
+    enveloped: tuple[int, ...] = (401,)
+    media: str = "application/json"  # the request body's content type
+    # What a bad body is answered: OAuth's is a 400 for a body of another type or a bad field too.
+    body_errors: tuple[int, ...] = (413, 415, 422)
+    notes: dict[int, str] = field(default_factory=dict)  # a status's description, if not DESCRIPTIONS'
 
 
 def query(name: str, schema: dict[str, Any], description: str = "", required: bool = False) -> Param:
@@ -177,6 +184,7 @@ SECURITY_SCHEMES = {
 }
 DESCRIPTIONS = {
     200: "OK",
+    302: "Found: the browser goes to Location",
     304: "Not Modified: If-None-Match names the current ETag",
     201: "Created",
     202: "Accepted",
@@ -194,6 +202,7 @@ DESCRIPTIONS = {
     415: "Body not JSON",
     422: "A field breaks a rule",
     429: "Rate limited; see Retry-After",
+    431: "The request line and headers are too large (over 10 KiB on API Gateway)",
 }
 
 
@@ -220,7 +229,7 @@ def _error_statuses(method: str, path: str, op: Op) -> set[int]:
     if any(p.where == "query" for p in op.params) or op.body or addresses_mind:
         found.add(400)
     if op.body is not None:
-        found |= {413, 415, 422}
+        found |= set(op.body_errors)
     if method in ("POST", "PUT", "PATCH", "DELETE") and op.auth != "public":
         found.add(409)  # other writers kept the items busy through every retry
     return found
@@ -253,33 +262,56 @@ ERROR_HEADERS = {
 # The creations that answer where the new resource lives, and the bodies applied at most once per key.
 LOCATED = {("POST", "/minds"), ("POST", "/memory"), ("POST", "/minds/{mind_id}/webhooks")}
 REPLAYABLE = {("POST", "/memory/batch"), ("POST", "/hooks/{hook_id}")}
+# The OAuth answers that carry a secret or a one-time step, never to be cached (RFC 6749 §5.1).
+NO_STORE = {("POST", "/oauth/register"), ("GET", "/oauth/authorize"), ("POST", "/oauth/token")}
+NO_STORE |= {("POST", "/oauth/revoke")}
 LOCATION = {"Location": _header("The new resource's path.", STRING, required=True)}
+REDIRECT = {
+    "Location": _header(
+        "The consent page (<base>/console#/connect/oar_…), or the client's redirect_uri with"
+        " error, error_description and state.",
+        STRING,
+        required=True,
+    )
+}
 REPLAYED = {
     "Idempotent-Replayed": _header("`true` on the stored answer to a replayed Idempotency-Key.", STRING)
+}
+UNCACHED = {
+    "Cache-Control": _header("no-store", {"type": "string", "const": "no-store"}, required=True),
+    "Pragma": _header("no-cache", {"type": "string", "const": "no-cache"}, required=True),
 }
 
 
 def _success_headers(method: str, path: str, status: int) -> dict[str, Any]:
+    found: dict[str, Any] = {}
     if status == 201 and (method, path) in LOCATED:
-        return LOCATION
+        found |= LOCATION
+    if status == 302:
+        found |= REDIRECT
     if status == 200 and (method, path) in REPLAYABLE:
-        return REPLAYED
-    return {}
+        found |= REPLAYED
+    if (method, path) in NO_STORE:
+        found |= UNCACHED
+    return found
 
 
 def _responses(method: str, path: str, op: Op, refs: dict[Any, str]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for status, answer in sorted(op.ok.items()):
-        found[str(status)] = {"description": DESCRIPTIONS[status]}
+        found[str(status)] = {"description": op.notes.get(status, DESCRIPTIONS[status])}
         if answer is not None:
             found[str(status)]["content"] = _content(answer, refs)
         if headers := _success_headers(method, path, status):
             found[str(status)]["headers"] = headers
     for status in sorted(_error_statuses(method, path, op)):
-        model = op.error_answer if op.error_answer is not None and status != 401 else schemas.Error
+        model = (
+            op.error_answer if op.error_answer is not None and status not in op.enveloped else schemas.Error
+        )
         error = {JSON_TYPE: {"schema": {"$ref": refs[model]}}}
-        found[str(status)] = {"description": DESCRIPTIONS[status], "content": error}
-        if status in ERROR_HEADERS:
+        found[str(status)] = {"description": op.notes.get(status, DESCRIPTIONS[status]), "content": error}
+        # A 401 of OAuth's own (invalid_client) is no credential's challenge: no WWW-Authenticate
+        if status in ERROR_HEADERS and (status != 401 or model is schemas.Error):
             found[str(status)]["headers"] = ERROR_HEADERS[status]
     return found
 
@@ -287,6 +319,8 @@ def _responses(method: str, path: str, op: Op, refs: dict[Any, str]) -> dict[str
 def _required(body: type[Body] | type[BaseModel]) -> bool:
     if issubclass(body, Body):
         return bool(body.nothing_given) or any(field.required for field in body.declared.values())
+    if issubclass(body, RootModel):  # one of some models: each has its required fields
+        return True
     return any(field.is_required() for field in body.model_fields.values())
 
 
@@ -300,7 +334,7 @@ def operation(method: str, path: str, op: Op, refs: dict[Any, str]) -> dict[str,
             schema = {"oneOf": [{"$ref": refs[MemoryWrite]}, schema]}
         found["requestBody"] = {
             "required": _required(op.body),
-            "content": {JSON_TYPE: {"schema": schema}},
+            "content": {op.media: {"schema": schema}},
         }
     found["responses"] = _responses(method, path, op, refs)
     found["security"] = SECURITY[op.auth]
