@@ -259,3 +259,9 @@ def test_a_client_sending_its_id_by_http_basic_is_understood(flow: Flow, mind: M
     headers = {"content-type": "application/x-www-form-urlencoded", "authorization": f"Basic {basic}"}
     answer = flow.api.call("POST", "/oauth/token", raw_body=urlencode(fields).encode(), headers=headers)
     assert answer.status == 200, answer.text
+
+
+@pytest.mark.parametrize("uri", ["https://a b.example/cb", "https://[::1]x/cb", "https://:80/cb"])
+def test_a_redirect_uri_needs_a_real_host(api: Api, uri: str) -> None:
+    answer = api.call("POST", "/oauth/register", json_body={"redirect_uris": [uri]})
+    assert answer.status == 400 and answer.json()["error"] == "invalid_redirect_uri"

@@ -8,9 +8,10 @@ both rate and what it leaves behind (at most TOTAL_PER_MINUTE x 1,440 live unuse
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from synapse.core import clock
 from synapse.core.ids import looks_like_id, new_id
@@ -27,6 +28,11 @@ MAX_NAME_CHARS = 100
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 GRANT_TYPES = ("authorization_code", "refresh_token")
 UNNAMED = "An unnamed MCP client"
+# A DNS name or an IP literal (urlsplit gives the host of `[::1]` as `::1`): nothing with a space,
+# a second bracket or anything else a browser would not send the code to.
+_HOST = re.compile(
+    r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|[0-9a-f:.]{2,45}"
+)
 
 
 class Client(NamedTuple):
@@ -44,6 +50,17 @@ def is_loopback(uri: str) -> bool:
     return parts.scheme == "http" and (parts.hostname or "") in LOOPBACK_HOSTS
 
 
+def _valid_host(parts: SplitResult) -> bool:
+    """The authority is exactly a host (and a port): `https://[::1]x/` or `https://a b/` is not."""
+    host = parts.hostname or ""
+    shown = f"[{host}]" if ":" in host else host
+    port = f":{parts.port}" if parts.port is not None else ""
+    return bool(_HOST.fullmatch(host)) and parts.netloc.lower() in {
+        shown + port,
+        shown + (":" if port else ""),
+    }
+
+
 def _redirect_uri(value: Any) -> str:
     if not isinstance(value, str) or not 1 <= len(value) <= MAX_URI_CHARS:
         raise OAuthError(
@@ -58,7 +75,9 @@ def _redirect_uri(value: Any) -> str:
         raise OAuthError("invalid_redirect_uri", "redirect_uris: a redirect URI must not have a fragment.")
     if parts.username or parts.password:
         raise OAuthError("invalid_redirect_uri", "redirect_uris: a redirect URI must not carry credentials.")
-    if not parts.hostname or not (parts.scheme == "https" or is_loopback(value)):
+    if not _valid_host(parts):
+        raise OAuthError("invalid_redirect_uri", f"redirect_uris: {value[:100]!r} has no valid host.")
+    if not (parts.scheme == "https" or is_loopback(value)):
         raise OAuthError(
             "invalid_redirect_uri",
             f"redirect_uris: {value[:100]!r} must be https, or http on a loopback address"
