@@ -90,6 +90,22 @@ def test_another_users_mind_stays_hidden(api: Api, pool: CognitoPool) -> None:
     )
 
 
+def test_the_deployed_authorizer_reads_the_app_client_id_from_ssm(
+    api: Api, pool: CognitoPool, configure: Configure
+) -> None:
+    # Given the environment the template gives a function: the SSM parameter's name, not the id
+    parameter = "/synapse/synapse-dev/cognito-client-id"
+    boto3.client("ssm", region_name="us-east-1").put_parameter(
+        Name=parameter, Value=pool.client_id, Type="String"
+    )
+    configure(SYNAPSE_JWT_CLIENT_ID=None, SYNAPSE_JWT_CLIENT_ID_PARAMETER=parameter)
+    # Then alice's token of this client passes, and one of another client is still refused
+    assert create_mind(api, pool.sign_in("alice@example.com")["AccessToken"]).status == 201
+    other = pool.sign_in("alice@example.com", client_id=pool.add_client())
+    assert "app client" in refused(api, other["AccessToken"])
+    assert "app client" in refused(api, other["IdToken"])
+
+
 # ---------------------------------------------------------------- tokens that are refused
 
 

@@ -126,7 +126,10 @@ def test_every_code_uri_exists_with_its_handler_module() -> None:
 
 def _statements(policy: Any) -> list[dict[str, Any]]:
     """The policy's statements; one under `!If [condition, statement, !Ref AWS::NoValue]` counts as granted
-    (the audit asks what a function MAY do, in any AuthMode)."""
+    (the audit asks what a function MAY do, in any AuthMode), and so does a whole policy under one."""
+    if isinstance(policy, dict) and "Fn::If" in policy:
+        _, *branches = policy["Fn::If"]
+        return [s for branch in branches if branch != {"Ref": "AWS::NoValue"} for s in _statements(branch)]
     assert isinstance(policy, dict) and "Statement" in policy, (
         f"only inline policy documents can be audited for least privilege, not {policy!r}"
     )

@@ -147,14 +147,42 @@ def test_queue_triggers_have_a_maximum_concurrency() -> None:
 # ---------------------------------------------------------------- nothing has to exist before a deploy
 
 
+def _ssm_grants(mode: str = "cognito") -> dict[str, list[dict[str, Any]]]:
+    """Every IAM statement granting an ssm: action in a stack of this AuthMode, by function."""
+    grants: dict[str, list[dict[str, Any]]] = {}
+    for name, function in _functions().items():
+        for policy in _resolve(function["Properties"].get("Policies") or [], _auth_conditions(mode)):
+            for statement in policy["Statement"]:
+                actions = (
+                    statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+                )
+                if any(str(a).lower().startswith("ssm:") for a in actions):
+                    grants.setdefault(name, []).append(statement)
+    return grants
+
+
+def _stack_parameter_arn(name: dict[str, Any]) -> str:
+    """The ARN of an SSM parameter whose Name is this !Sub (a name starting with "/")."""
+    return "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter" + name["Fn::Sub"]
+
+
 def test_no_ssm_parameter_has_to_exist() -> None:
     # Given the template's text and every IAM statement in it
     text = template.TEMPLATE.read_text()
-    # Then nothing resolves an SSM parameter, takes one as a parameter type, or is granted SSM reads
+    # Then nothing resolves an SSM parameter or takes one as a parameter type
     assert "{{resolve:ssm" not in text
     assert not [p for p in template.load()["Parameters"].values() if "SSM" in str(p["Type"])]
-    assert "ssm:" not in json.dumps(template.load()).lower()
     assert not [name for name in _env() if name.endswith("_PARAM")]
+    # And the only SSM reads are GetParameter on parameters this stack creates, named by ARN
+    created = {
+        _stack_parameter_arn(p["Properties"]["Name"])
+        for p in template.resources("AWS::SSM::Parameter").values()
+    }
+    statements = [statement for found in _ssm_grants().values() for statement in found]
+    assert statements
+    for statement in statements:
+        assert statement["Action"] == "ssm:GetParameter", statement
+        assert statement["Resource"]["Fn::Sub"] in created, statement
 
 
 def test_every_secret_the_functions_read_is_generated_by_the_stack() -> None:
@@ -175,8 +203,8 @@ def test_every_secret_the_functions_read_is_generated_by_the_stack() -> None:
 
 def _granted_secrets(function: dict[str, Any], mode: str) -> set[str]:
     granted = set()
-    for policy in function["Properties"].get("Policies") or []:
-        for statement in _resolve(policy, _auth_conditions(mode))["Statement"]:
+    for policy in _resolve(function["Properties"].get("Policies") or [], _auth_conditions(mode)):
+        for statement in policy["Statement"]:
             actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
             if any(a.startswith("secretsmanager:") for a in actions):
                 assert actions == ["secretsmanager:GetSecretValue"], actions
@@ -242,7 +270,10 @@ def test_cognito_mode_creates_a_pool_whose_tokens_the_functions_verify() -> None
         env["SYNAPSE_JWT_ISSUER"]["Fn::Sub"]
         == "https://cognito-idp.${AWS::Region}.${AWS::URLSuffix}/${UserPool}"
     )
-    assert env["SYNAPSE_JWT_CLIENT_ID"] == {"Ref": "UserPoolClient"}
+    assert "SYNAPSE_JWT_CLIENT_ID" not in env  # the id itself is for local runs (no cycle: below)
+    parameter = _resources()["UserPoolClientIdParameter"]
+    assert parameter["Properties"]["Value"] == {"Ref": "UserPoolClient"}
+    assert env["SYNAPSE_JWT_CLIENT_ID_PARAMETER"] == parameter["Properties"]["Name"]
     assert env["SYNAPSE_JWT_SECRET_ARN"] == ""
 
 
@@ -253,7 +284,7 @@ def test_oidc_mode_uses_the_providers_parameters_and_creates_no_pool() -> None:
     assert env["SYNAPSE_JWKS_URL"] == {"Ref": "JwksUrl"}
     assert env["SYNAPSE_JWT_ISSUER"] == {"Ref": "JwtIssuer"}
     assert env["SYNAPSE_JWT_AUDIENCE"] == {"Ref": "JwtAudience"}
-    assert env["SYNAPSE_JWT_CLIENT_ID"] == ""
+    assert env["SYNAPSE_JWT_CLIENT_ID_PARAMETER"] == ""
 
 
 def test_shared_secret_mode_signs_with_a_generated_secret_and_no_jwks() -> None:
@@ -415,11 +446,175 @@ def test_a_custom_domain_is_optional_and_then_the_only_way_in() -> None:
     assert "HasDomain" in json.dumps(template.load()["Outputs"]["ApiUrl"])
 
 
+# ---------------------------------------------------------------- the console signs in on the first deploy
+
+_CONSOLE_NAMES = {
+    "HttpApi": "a1b2c3d4e5",
+    "AWS::Region": "eu-west-1",
+    "AWS::URLSuffix": "amazonaws.com",
+    "DomainName": "api.example.com",
+    "CallbackUrls": ["http://localhost:8976/callback", "https://app.example.com/cb"],
+}
+
+
+def _evaluate(value: Any, names: dict[str, Any]) -> Any:
+    """Ref, Fn::Sub, Fn::Join and Fn::Split as CloudFormation computes them, with these values."""
+    if isinstance(value, list):
+        return [_evaluate(v, names) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "Ref" in value:
+        return names[value["Ref"]]
+    if "Fn::Join" in value:
+        separator, items = value["Fn::Join"]
+        return separator.join(_evaluate(items, names))
+    if "Fn::Split" in value:
+        separator, text = value["Fn::Split"]
+        return _evaluate(text, names).split(separator)
+    text, local = (value["Fn::Sub"], {}) if isinstance(value["Fn::Sub"], str) else value["Fn::Sub"]
+    known = {**names, **{k: _evaluate(v, names) for k, v in local.items()}}
+    return re.sub(r"\$\{([\w:]+)\}", lambda found: str(known[found[1]]), text)
+
+
+@pytest.mark.parametrize("has_domain", [False, True])
+def test_the_app_client_knows_the_consoles_url_from_the_first_deploy(has_domain: bool) -> None:
+    # Given the stack, with the execute-api URL or a custom domain
+    conditions = {**_auth_conditions("cognito"), "HasDomain": has_domain}
+    client = _resolve(_resources()["UserPoolClient"]["Properties"], conditions)
+    api_url = _evaluate(_resolve(template.load()["Outputs"]["ApiUrl"]["Value"], conditions), _CONSOLE_NAMES)
+    # Then Cognito may send the code back to the console at the API's own URL - exactly the
+    # redirect_uri auth.js sends (origin + path of the page at /console) - and to CallbackUrls
+    console = f"{api_url}/console"
+    assert console == (
+        "https://api.example.com/console"
+        if has_domain
+        else "https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/console"
+    )
+    assert (
+        "`${location.origin}${location.pathname}`"
+        in (template.ROOT / "functions/console/static/auth.js").read_text()
+    )
+    expected = [*_CONSOLE_NAMES["CallbackUrls"], console]
+    assert _evaluate(client["CallbackURLs"], _CONSOLE_NAMES) == expected
+    assert _evaluate(client["LogoutURLs"], _CONSOLE_NAMES) == expected
+
+
+def _names_in(value: Any) -> set[str]:
+    """Logical ids a value names: Ref, Fn::GetAtt, and ${X} or ${X.Attribute} in Fn::Sub."""
+    found: set[str] = set()
+    if isinstance(value, list):
+        for item in value:
+            found |= _names_in(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key == "Ref" and isinstance(item, str):
+                found.add(item)
+            elif key == "Fn::GetAtt":
+                found.add(str(item[0]))
+            elif key == "Fn::Sub":
+                text, local = (item, {}) if isinstance(item, str) else item
+                found |= {n.split(".")[0] for n in re.findall(r"\$\{([^}!]+)\}", text)} - set(local)
+                found |= _names_in(local)
+            else:
+                found |= _names_in(item)
+    return found
+
+
+def test_only_the_authorizer_and_the_console_learn_the_client_id() -> None:
+    # Given what every function is given (its own properties and the globals)
+    client = {"UserPoolClient", "UserPoolClientIdParameter"}
+    # Then none names the app client or its parameter (that would close the cycle below)
+    assert not _names_in(_globals()) & client
+    assert not [name for name, f in _functions().items() if _names_in(f) & client]
+    # And only the two that check or hand out the id may read it, on exactly its parameter's ARN
+    arn = _stack_parameter_arn(_resources()["UserPoolClientIdParameter"]["Properties"]["Name"])
+    grants = _ssm_grants()
+    assert sorted(grants) == ["AuthorizerFunction", "ConsoleFunction"]
+    assert all(s["Resource"] == {"Fn::Sub": arn} for found in grants.values() for s in found)
+    # In cognito mode only: the other modes have no client id
+    assert _ssm_grants("oidc") == _ssm_grants("shared-secret") == {}
+
+
+def _dependencies(document: dict[str, Any]) -> dict[str, set[str]]:
+    """Who waits for whom at deploy, with the edges SAM adds: a function gets the globals, and an
+    HttpApi waits for every function routed on it (its generated routes name their ARNs). A name SAM
+    generates (HttpApiApiGatewayDefaultStage, XFunctionRole) counts as the resource it comes from."""
+    resources = document["Resources"]
+    function_globals = document.get("Globals", {}).get("Function", {})
+
+    def owner(name: str) -> str | None:
+        if name in resources:
+            return name
+        prefixes = [r for r in resources if name.startswith(r)]
+        return max(prefixes, key=len) if prefixes else None
+
+    graph: dict[str, set[str]] = {name: set() for name in resources}
+    for name, resource in resources.items():
+        body = {k: v for k, v in resource.items() if k != "DependsOn"}
+        depends = resource.get("DependsOn", [])
+        named = _names_in(body) | ({depends} if isinstance(depends, str) else set(depends))
+        if resource["Type"] == "AWS::Serverless::Function":
+            events = resource["Properties"].get("Events") or {}
+            routes = {k: e for k, e in events.items() if e["Type"] == "HttpApi"}
+            body["Properties"] = {
+                **resource["Properties"],
+                "Events": {k: e for k, e in events.items() if k not in routes},
+            }
+            named = _names_in(body) | _names_in(function_globals) | named - _names_in(list(routes.values()))
+            for route in routes.values():
+                api = route["Properties"]["ApiId"]["Ref"]
+                graph.setdefault(api, set()).add(name)
+        graph[name] |= {o for o in map(owner, named) if o is not None and o != name}
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One dependency cycle, or [] (depth-first search, iterative)."""
+    state: dict[str, int] = {}
+    for start in graph:
+        if start in state:
+            continue
+        path, todo = [start], [iter(sorted(graph[start]))]
+        state[start] = 1
+        while todo:
+            following = next(todo[-1], None)
+            if following is None:
+                state[path.pop()] = 2
+                todo.pop()
+            elif state.get(following) == 1:
+                return [*path[path.index(following) :], following]
+            elif following not in state:
+                state[following] = 1
+                path.append(following)
+                todo.append(iter(sorted(graph[following])))
+    return []
+
+
+def test_the_stack_has_no_dependency_cycle() -> None:
+    # Given who waits for whom (CloudFormation refuses a cycle only at deploy; sam validate passes it)
+    graph = _dependencies(template.load())
+    # Then the app client, which names the HttpApi, is not waited for by anything the HttpApi needs
+    assert "HttpApi" in graph["UserPoolClient"]
+    assert _cycle(graph) == []
+
+
+def test_the_cycle_check_finds_the_cycle_a_client_id_reference_makes() -> None:
+    # Given the template as it would be with the id itself in the functions' environment
+    document = json.loads(json.dumps(template.load()))
+    document["Globals"]["Function"]["Environment"]["Variables"]["SYNAPSE_JWT_CLIENT_ID"] = {
+        "Ref": "UserPoolClient"
+    }
+    # Then the walk sees the cycle through the HttpApi
+    cycle = _cycle(_dependencies(document))
+    assert {"UserPoolClient", "HttpApi"} <= set(cycle)
+
+
 # ---------------------------------------------------------------- the template's env is what the code reads
 
 _DEPLOYED = {
     "AWS::Region": "eu-west-1",
     "AWS::URLSuffix": "amazonaws.com",
+    "AWS::StackName": "synapse-dev",
     "UserPool": "eu-west-1_AbCdEf123",
     "UserPoolClient": "5example0client0id0abcdefg",
     "KeyPepperSecret": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:KeyPepperSecret-AbCdEf",
@@ -473,12 +668,12 @@ def test_the_settings_accept_the_environment_each_auth_mode_deploys(
             "cognito",
             pool_issuer,
             f"{pool_issuer}/.well-known/jwks.json",
-            _DEPLOYED["UserPoolClient"],
+            "/synapse/synapse-dev/cognito-client-id",
         ),
-        "oidc": ("oidc", _DEPLOYED["JwtIssuer"], _DEPLOYED["JwksUrl"], None),
-        "shared-secret": ("shared-secret", _DEPLOYED["JwtIssuer"], "", None),
+        "oidc": ("oidc", _DEPLOYED["JwtIssuer"], _DEPLOYED["JwksUrl"], ""),
+        "shared-secret": ("shared-secret", _DEPLOYED["JwtIssuer"], "", ""),
     }[mode]
-    assert (read.auth_mode, read.jwt_issuer, read.jwks_url, read.jwt_client_id) == expected
+    assert (read.auth_mode, read.jwt_issuer, read.jwks_url, read.jwt_client_id_parameter) == expected
     assert read.key_pepper_arn == _DEPLOYED["KeyPepperSecret"]
     assert read.jwt_secret_arn == (_DEPLOYED["JwtSecret"] if mode == "shared-secret" else "")
     assert read.jwt_algorithms == (("HS256",) if mode == "shared-secret" else ("RS256", "ES256"))

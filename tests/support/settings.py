@@ -1,8 +1,9 @@
 """Changing the service's configuration inside one test.
 
 Settings are read once per process (`get_settings` is cached), so a test that needs other JWT
-settings patches the environment and clears the caches (settings, JWKS clients, and powertools'
-secret cache with its Secrets Manager client), and the fixture clears them again after.
+settings patches the environment and clears the caches (settings, the app client id read from SSM,
+JWKS clients, and powertools' secret cache with its Secrets Manager client), and the fixture clears
+them again after.
 Use it with `from tests.support.settings import configure_fixture as configure_fixture`.
 """
 
@@ -13,13 +14,14 @@ from collections.abc import Callable, Iterator
 import pytest
 from aws_lambda_powertools.utilities import parameters
 from synapse.auth import tokens
-from synapse.core.settings import Settings, get_settings
+from synapse.core.settings import Settings, get_settings, read_parameter
 
 Configure = Callable[..., Settings]
 
 
 def _forget() -> None:
     get_settings.cache_clear()
+    read_parameter.cache_clear()
     tokens._jwks_client.cache_clear()
     parameters.clear_caches()  # also drops the provider, whose boto3 client may belong to another moto
 

@@ -4,6 +4,11 @@ Secrets come from env vars locally and from AWS Secrets Manager in AWS (the `*_S
 name a secret whose SecretString is the value). They are read on use through powertools parameters,
 whose cache keeps a value for `SYNAPSE_SECRETS_MAX_AGE` seconds: a function that never needs a secret
 never calls Secrets Manager, and a rotated secret is picked up within that time, without a cold start.
+
+Cognito's app client id comes from `SYNAPSE_JWT_CLIENT_ID` locally and, in AWS, from the SSM parameter
+`SYNAPSE_JWT_CLIENT_ID_PARAMETER` names (the template cannot hand the id itself to the functions without
+a dependency cycle: docs/console.md#signing-in). It is read on the first use and kept for the
+container's life: it changes only when the client is replaced.
 """
 
 import os
@@ -29,6 +34,15 @@ def read_secret(arn: str, max_age: int) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+@cache
+def read_parameter(name: str) -> str:
+    """An SSM parameter's value, read once per container (a failed read is not kept: tried again next use)."""
+    import boto3
+
+    found = boto3.client("ssm").get_parameter(Name=name)["Parameter"]["Value"]
+    return str(found)
+
+
 class Settings(NamedTuple):
     """A NamedTuple, not a dataclass: building a dataclass compiles its methods at import, ~1.5 ms of
     every cold start for this one (issue 14). The module does without `from __future__ import
@@ -52,7 +66,9 @@ class Settings(NamedTuple):
     # Who signs people's JWTs (AUTH_MODES): a Cognito pool (its app client id checked), any OIDC
     # provider (JWKS, issuer, audience), or this deployment's own HS256 secret.
     auth_mode: str = "shared-secret"
-    jwt_client_id: str | None = None
+    # The app client id (SYNAPSE_JWT_CLIENT_ID), or the SSM parameter holding it: `jwt_client_id`.
+    jwt_client_id_value: str | None = None
+    jwt_client_id_parameter: str = ""
     secrets_max_age: int = SECRETS_MAX_AGE_DEFAULT
     # Where the per-mind FTS5 snapshots live: EFS (/mnt/index) in AWS, a local folder otherwise.
     index_dir: str = ""
@@ -86,6 +102,16 @@ class Settings(NamedTuple):
             return DEV_KEY_PEPPER.encode()
         raise RuntimeError("SYNAPSE_KEY_PEPPER or SYNAPSE_KEY_PEPPER_SECRET_ARN must be set")
 
+    @property
+    def jwt_client_id(self) -> str | None:
+        """The Cognito app client people's tokens must be issued to; SSM is asked only on first use,
+        so a function that never checks a Cognito token never calls it."""
+        if self.jwt_client_id_value:
+            return self.jwt_client_id_value
+        if self.jwt_client_id_parameter:
+            return read_parameter(self.jwt_client_id_parameter)
+        return None
+
 
 def _algorithms(raw: str, using_jwks: bool) -> tuple[str, ...]:
     default = "RS256,ES256" if using_jwks else "HS256"
@@ -117,16 +143,21 @@ def _jwks_url(mode: str, issuer: str) -> str:
     return url
 
 
-def _client_id(mode: str) -> str | None:
-    client_id = _env("SYNAPSE_JWT_CLIENT_ID") or None
-    if mode == "cognito" and (client_id is None or not _env("SYNAPSE_JWT_ISSUER")):
-        raise RuntimeError("SYNAPSE_AUTH_MODE=cognito needs SYNAPSE_JWT_ISSUER and SYNAPSE_JWT_CLIENT_ID")
-    return client_id
+def _client_id(mode: str) -> tuple[str | None, str]:
+    """The app client id, or the name of the SSM parameter holding it (either will do in cognito mode)."""
+    client_id, parameter = _env("SYNAPSE_JWT_CLIENT_ID") or None, _env("SYNAPSE_JWT_CLIENT_ID_PARAMETER")
+    if mode == "cognito" and (not (client_id or parameter) or not _env("SYNAPSE_JWT_ISSUER")):
+        raise RuntimeError(
+            "SYNAPSE_AUTH_MODE=cognito needs SYNAPSE_JWT_ISSUER and SYNAPSE_JWT_CLIENT_ID"
+            " (or SYNAPSE_JWT_CLIENT_ID_PARAMETER, an SSM parameter holding it)"
+        )
+    return client_id, parameter
 
 
 @cache
 def get_settings() -> Settings:
     auth_mode = _auth_mode()
+    client_id, client_id_parameter = _client_id(auth_mode)
     jwks_url = _jwks_url(auth_mode, _env("SYNAPSE_JWT_ISSUER"))
     return Settings(
         memories_table=_env("SYNAPSE_MEMORIES_TABLE", "synapse-memories"),
@@ -145,7 +176,8 @@ def get_settings() -> Settings:
         data_dir=_env("SYNAPSE_DATA_DIR", ".synapse"),
         allow_dev_secrets=_env("SYNAPSE_ALLOW_DEV_SECRETS").lower() in {"1", "true", "yes"},
         auth_mode=auth_mode,
-        jwt_client_id=_client_id(auth_mode),
+        jwt_client_id_value=client_id,
+        jwt_client_id_parameter=client_id_parameter,
         secrets_max_age=int(_env("SYNAPSE_SECRETS_MAX_AGE") or SECRETS_MAX_AGE_DEFAULT),
         index_dir=_env("SYNAPSE_INDEX_DIR") or os.path.join(_env("SYNAPSE_DATA_DIR", ".synapse"), "index"),
         webhook_queue_url=_env("SYNAPSE_WEBHOOK_QUEUE_URL"),
