@@ -21,10 +21,11 @@ What happens, in order:
    the signal (`StopSignals`): GNU make forwards a SIGTERM to its child, so `make run` killed as a
    process group gets two back to back, and a handler that took a lock could deadlock in itself.
 
-It prints the URL, a dev JWT for `local-user` and a curl line that creates a mind, then one access
-line per request (`SYNAPSE_LOCAL_LOG=access`, the default: the handlers' warnings and errors still
-show, their INFO lines and metrics do not; `SYNAPSE_LOCAL_LOG=json` prints those as Lambda does). It
-never prints or logs a Mind Key, request bodies or query strings.
+It prints the URL, the MCP endpoint (`<url>/mcp`), a dev JWT for `local-user` and a curl line that
+creates a mind, then one access line per request (`SYNAPSE_LOCAL_LOG=access`, the default: the
+handlers' warnings and errors still show, their INFO lines and metrics do not;
+`SYNAPSE_LOCAL_LOG=json` prints those as Lambda does). It never prints or logs a Mind Key, request
+bodies or query strings.
 """
 
 from __future__ import annotations
@@ -309,7 +310,8 @@ def banner(url: str, token: str | None, storage: str) -> str:
         f"Synapse is running on {url}",
         f"Console: {url}/console" + (" (one-click dev sign-in)" if token is not None else ""),
         f"DynamoDB: {storage}",
-        f"MCP: {url}/mcp (Streamable HTTP; a Mind Key as Authorization: Bearer mk_…, docs/agents.md)",
+        f"MCP: {url}/mcp (Streamable HTTP: a Mind Key as Authorization: Bearer mk_…, "
+        "or a client's OAuth sign-in; docs/agents.md)",
         f"Webhook delivery to loopback: {loopback}",
         "",
     ]

@@ -15,6 +15,10 @@ MODULE_MAX_LINES = 400
 FUNCTION_MAX_LINES = 60
 ENTRY_DECORATORS = {"endpoint", "public_endpoint", "entry_point"}
 HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
+# The one module that imports layer modules inside its functions, on purpose: each MCP tool loads its
+# own on first call, so /mcp's cold start does without them (issue 22, tests/unit/test_mcp_imports.py).
+# Not a cycle's hiding place: import-linter checks those imports' direction like any other.
+DEFERRED_FOR_COLD_START = {"synapse/mcp/calls.py"}
 
 
 def _layer_modules() -> list[Path]:
@@ -91,8 +95,9 @@ def test_every_layer_import_is_at_module_level(path: Path) -> None:
         for node in tree.body
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
     ]
-    # Then none is deferred into a function or hidden behind TYPE_CHECKING (both dodge a cycle)
-    assert deferred == [] and guarded == []
+    # Then none is deferred into a function (outside the cold-start exception) or hidden behind
+    # TYPE_CHECKING (both dodge a cycle)
+    assert (deferred == [] or _name(path) in DEFERRED_FOR_COLD_START) and guarded == []
 
 
 @pytest.mark.parametrize(

@@ -11,19 +11,13 @@ import hashlib
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from synapse.api.queries import parse_within
 from synapse.auth.principal import Principal
 from synapse.core.errors import NotFound, Unprocessable
 from synapse.mcp.schema import RECALL_QUERY_MAX
-from synapse.memory import history, reads, store, writes
-from synapse.memory.model import MemoryPatch, MemoryWrite
-from synapse.memory.selections import TagQuery
-from synapse.recall import reads as recall_reads
-from synapse.recall import text
-from synapse.recall.query import RecallQuery
-from synapse.search import service
-from synapse.search.filters import SearchFilters
-from synapse.webhooks import batch
+
+# Each tool imports the layer modules it runs (memory, recall, search with sqlite3, webhooks) when it
+# is called, not when /mcp's handler is imported: a cold start answers initialize and tools/list
+# without them, and a call loads only its own tool's (issue 22; tests/unit/test_mcp_imports.py).
 
 DEFAULT_CATEGORY = "note"
 KEY_DIGEST_CHARS = 16
@@ -59,21 +53,28 @@ def _proposal_note(proposal: dict[str, Any]) -> str:
     )
 
 
-def _shown(stored: store.Stored) -> dict[str, Any]:
-    shown = stored.memory.public()
-    if stored.proposal is not None:
-        shown["note"] = _proposal_note(stored.proposal)
-    return shown
+def _shown(public: dict[str, Any], proposal: dict[str, Any] | None) -> dict[str, Any]:
+    """A stored memory as the model reads it, with a note when the change waits for review."""
+    if proposal is not None:
+        public["note"] = _proposal_note(proposal)
+    return public
 
 
 def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
+    from synapse.memory import store
+    from synapse.memory.model import MemoryWrite
+
     write = MemoryWrite.from_body(write_body(arguments))
     principal = caller.principal
     stored = store.store(caller.mind_id, write, principal.writer(None), changed_by=principal.changed_by())
-    return _shown(stored)
+    return _shown(stored.memory.public(), stored.proposal)
 
 
 def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
+    from synapse.memory import store
+    from synapse.memory.model import MemoryWrite
+    from synapse.webhooks import batch
+
     principal = caller.principal
 
     def store_one(write: MemoryWrite) -> store.Stored:
@@ -98,6 +99,10 @@ def _tag(raw: str | None) -> str | None:
 
 
 def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
+    from synapse.recall import reads as recall_reads
+    from synapse.recall import text
+    from synapse.recall.query import RecallQuery
+
     asked = (arguments.get("query") or "").strip()[:RECALL_QUERY_MAX]
     query = RecallQuery(
         categories=frozenset(arguments.get("category") or ()) or None,
@@ -109,6 +114,9 @@ def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
 
 
 def search(caller: Caller, arguments: dict[str, Any]) -> Result:
+    from synapse.search import service
+    from synapse.search.filters import SearchFilters
+
     filters = SearchFilters(tag=_tag(arguments.get("tag")), category=arguments.get("category"))
     page = service.search(caller.mind_id, arguments["query"], filters, arguments.get("limit", 10))
     hits = [
@@ -121,10 +129,15 @@ def search(caller: Caller, arguments: dict[str, Any]) -> Result:
 
 
 def fetch(caller: Caller, arguments: dict[str, Any]) -> Result:
+    from synapse.memory import writes
+
     return writes.read_by_id(caller.mind_id, arguments["id"]).public()
 
 
 def by_tag(caller: Caller, arguments: dict[str, Any]) -> Result:
+    from synapse.memory import reads
+    from synapse.memory.selections import TagQuery
+
     tag = _tag(arguments["tag"])
     assert tag is not None
     categories = frozenset(arguments.get("category") or ()) or None
@@ -134,16 +147,21 @@ def by_tag(caller: Caller, arguments: dict[str, Any]) -> Result:
 
 
 def update(caller: Caller, arguments: dict[str, Any]) -> Result:
+    from synapse.memory import store
+    from synapse.memory.model import MemoryPatch
+
     fields = {name: value for name, value in arguments.items() if name != "id"}
     patch = MemoryPatch.from_body(fields)
     principal = caller.principal
     stored = store.update(
         caller.mind_id, arguments["id"], patch, principal.writer(None), changed_by=principal.changed_by()
     )
-    return _shown(stored)
+    return _shown(stored.memory.public(), stored.proposal)
 
 
 def forget(caller: Caller, arguments: dict[str, Any]) -> Result:
+    from synapse.memory import store, writes
+
     memory_id = arguments.get("id")
     category, key = arguments.get("category"), arguments.get("key")
     if not memory_id:
@@ -165,12 +183,17 @@ def forget(caller: Caller, arguments: dict[str, Any]) -> Result:
 
 
 def list_expiring(caller: Caller, arguments: dict[str, Any]) -> Result:
+    from synapse.api.queries import parse_within
+    from synapse.memory import reads
+
     within = parse_within(arguments.get("within", "7d"))
     page = reads.expiring(caller.mind_id, within, arguments.get("limit", 20), arguments.get("cursor"))
     return {"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor}
 
 
 def memory_history(caller: Caller, arguments: dict[str, Any]) -> Result:
+    from synapse.memory import history
+
     page = history.history(
         caller.mind_id, arguments["id"], arguments.get("limit", 20), arguments.get("cursor")
     )
@@ -193,4 +216,7 @@ TOOLS: dict[str, Tool] = {
 
 def recall_text(caller: Caller) -> str:
     """The synapse://recall resource: the mind's whole recall text."""
+    from synapse.recall import reads as recall_reads
+    from synapse.recall.query import RecallQuery
+
     return recall_reads.recall_of(caller.mind_id, RecallQuery()).text
