@@ -80,7 +80,13 @@ def client() -> Any:
         "dynamodb",
         region_name=settings.region,
         endpoint_url=settings.dynamodb_endpoint,
-        config=Config(retries={"max_attempts": 4, "mode": "standard"}, connect_timeout=2, read_timeout=10),
+        # 32 connections: the expiry sweep's threads (memory.sweep.WORKERS) share this client.
+        config=Config(
+            retries={"max_attempts": 4, "mode": "standard"},
+            connect_timeout=2,
+            read_timeout=10,
+            max_pool_connections=32,
+        ),
     )
 
 
