@@ -148,6 +148,7 @@ def run(
     tally: Counter[str] = Counter({"buckets": 0, "swept": 0, "skipped": 0, "conflict": 0})
     tally.update({"shards": 0, "deferred": 0, "failed": 0})
     before = sum(tables.reads.values())
+    tables.client()  # made once here: threads racing the cache would each build one
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(shards)))) as pool:
         futures = [(shard, pool.submit(sweep_shard, shard, now, deadline)) for shard in shards]
         for shard, future in futures:
