@@ -18,13 +18,17 @@ the bucket, and never `swept_at`. `guard` gives that write what it needs to stay
 condition on the swept state, the counters to move from, the moved tag copies to delete).
 
 How the sweep finds its work without reading the whole table: every memory item with an
-`expires_at` carries `expiry_bucket` = the hour of max(expires_at, the write's updated_at), and the
-sparse GSI `expiry_sweep` (expiry_bucket, expires_at) lists only those not swept. A run reads the
-buckets from its watermark to the current hour, so its cost follows what expires.
+`expires_at` carries `expiry_bucket` = `<hour>#<shard>`: the hour of max(expires_at, the write's
+updated_at) and one of `SHARDS` shards chosen by a stable hash of the mind id. The sparse GSI
+`expiry_sweep` (expiry_bucket, expires_at) lists only those not swept. A run reads, shard by shard
+(in parallel, `sweep`), the buckets from that shard's watermark to the current hour, so its cost
+follows what expires and no key is shared by every mind. Items written before the shards carry the
+bare hour (`bucket_key(hour, None)`): the sweep reads those keys too, as one more shard (docs/deploy.md).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
@@ -40,6 +44,15 @@ SWEEP_INDEX = "expiry_sweep"
 # Tag copies of swept memories sort after every live copy of their tag (recall_sk starts 0-3).
 SWEPT_TAG_MARK = "~"
 BUCKET_WIDTH = timedelta(hours=1)
+# Shards per hour. One GSI partition takes ~1,000 write units/s. At the 5,000 writes/s the model
+# (docs/scaling.md, issue 23) peaks at, a common relative expiry ("+24h") can send every one of
+# them to the same hour; each costs the index up to 2 writes (a rewrite moving its bucket is a
+# delete and a put, the sweep another delete): 10,000/s on one key, 10x what a partition takes.
+# 32 shards put ~312/s on each (a third of the limit), so even twice that peak, or a shard drawing
+# 50 % more than its share, stays under it. The sweep reads 32 + 1 (legacy) keys per hour: 33
+# queries per hour read, a few per run. A single mind cannot overload its shard: its own base-table
+# partition (the mind id) takes the same ~1,000 writes/s.
+SHARDS = 32
 
 
 def bucket_of(moment: datetime) -> str:
@@ -47,14 +60,28 @@ def bucket_of(moment: datetime) -> str:
     return clock.to_iso(moment)[:13]
 
 
+def shard_of(mind_id: str) -> int:
+    """The mind's shard: a hash stable across processes and releases (not Python's `hash`)."""
+    digest = hashlib.blake2b(mind_id.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % SHARDS
+
+
+def bucket_key(hour: str, shard: int | None) -> str:
+    """The sweep index's partition key: `2026-12-01T13#07`, or the bare hour for the legacy shard
+    (None): what items written before the shards carry."""
+    return hour if shard is None else f"{hour}#{shard:02d}"
+
+
 def item_attributes(memory: Memory) -> dict[str, str]:
     """What a memory item carries for the sweep: its bucket, when it has an expiry time.
 
     The bucket is that of the later of expiry and this write, so a write of an already expired
-    memory lands in a bucket the sweep still reads (it re-reads the previous hour too)."""
+    memory lands in a bucket the sweep still reads (it re-reads the previous hour too); its shard
+    is the mind's, so one hour's expiries spread over `SHARDS` keys."""
     if memory.expires_at is None:
         return {}
-    return {BUCKET: max(memory.expires_at, memory.updated_at)[:13]}
+    hour = max(memory.expires_at, memory.updated_at)[:13]
+    return {BUCKET: bucket_key(hour, shard_of(memory.mind_id))}
 
 
 def swept_tag_sk(tag: str, old_recall_sk: str) -> str:

@@ -71,6 +71,7 @@ reads: Counter[str] = Counter()
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
+_RETRIES: Any = {"max_attempts": 4, "mode": "standard"}  # a pool of 32: the expiry sweep threads share it
 
 
 @cache
@@ -80,7 +81,7 @@ def client() -> Any:
         "dynamodb",
         region_name=settings.region,
         endpoint_url=settings.dynamodb_endpoint,
-        config=Config(retries={"max_attempts": 4, "mode": "standard"}, connect_timeout=2, read_timeout=10),
+        config=Config(retries=_RETRIES, connect_timeout=2, read_timeout=10, max_pool_connections=32),
     )
 
 

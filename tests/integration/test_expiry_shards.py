@@ -1,0 +1,167 @@
+"""The expiry sweep over its shards: shards swept in any order, one failing, or left for lack of
+time miss nothing; each has its own watermark; memories written before the shards are swept too."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from synapse.core import clock
+from synapse.memory import expiry, kinds, model, store, sweep
+from synapse.minds import minds
+from synapse.storage import tables
+
+from infra import template
+from infra.gateway import LambdaContext, load_handler
+from tests.support import events as sample_events
+from tests.support.clock import EXPIRY_START, MovableClock
+from tests.support.clock import moved_fixture as moved_fixture
+
+T0 = EXPIRY_START
+SOON = clock.to_iso(T0 + timedelta(hours=1))
+
+
+@pytest.fixture
+def memories(dynamo: object, moved: MovableClock) -> dict[str, tuple[str, str]]:
+    """12 minds, each with one memory expiring in an hour; the clock then moved 2 h on.
+
+    Returns memory id -> (mind id, item sk)."""
+    stored: dict[str, tuple[str, str]] = {}
+    for i in range(12):
+        mind, _ = minds.create_mind("owner", f"Mind {i}")
+        moved.advance(seconds=1)
+        body = {"category": "fact", "key": f"k{i}", "content": "soon gone", "tags": ["t"], "expires_at": SOON}
+        done = store.store(mind.id, model.MemoryWrite.from_body(body), kinds.Source.USER)
+        stored[done.memory.id] = (mind.id, tables.memory_sk("fact", f"k{i}"))
+    moved.advance(hours=2)
+    return stored
+
+
+def unswept(memories: dict[str, tuple[str, str]]) -> set[str]:
+    return {
+        memory_id
+        for memory_id, (mind_id, sk) in memories.items()
+        if expiry.SWEPT_AT not in (tables.get(tables.memories_table(), {"pk": mind_id, "sk": sk}) or {})
+    }
+
+
+def shard_of(memories: dict[str, tuple[str, str]], memory_id: str) -> int:
+    return expiry.shard_of(memories[memory_id][0])
+
+
+def watermark(shard: int | None) -> Any:
+    state = tables.get(tables.memories_table(), sweep.state_key(shard))
+    return None if state is None else state["from"]
+
+
+def put_watermark(shard: int | None, hour: str) -> None:
+    item = {**sweep.state_key(shard), "from": hour}
+    tables.client().put_item(TableName=tables.memories_table(), Item=tables.dump(item))
+
+
+def test_the_minds_spread_over_shards_and_every_shard_is_swept(memories: dict[str, Any]) -> None:
+    # Given expired memories of 12 minds, in several shards
+    used = {shard_of(memories, m) for m in memories}
+    assert len(used) > 1
+    # When the sweep runs
+    tally = sweep.run()
+    # Then it swept all of them, reading every shard and the legacy one
+    assert (tally["swept"], tally["failed"], tally["shards"]) == (12, 0, expiry.SHARDS + 1)
+    assert unswept(memories) == set()
+    # And every shard's watermark is at the previous hour
+    previous = expiry.bucket_of(clock.now() - expiry.BUCKET_WIDTH)
+    assert {watermark(shard) for shard in sweep.ALL_SHARDS} == {previous}
+
+
+def test_shards_swept_in_any_order_miss_nothing(memories: dict[str, Any]) -> None:
+    # Given expired memories in several shards
+    # When the shards run one at a time, in reverse order, each in its own run
+    for shard in reversed(sweep.ALL_SHARDS):
+        sweep.run(shards=[shard])
+    # Then every memory was swept, each by its own shard's run
+    assert unswept(memories) == set()
+    assert sweep.run()["swept"] == 0
+
+
+def test_a_failing_shard_keeps_its_watermark_and_the_next_run_sweeps_it(
+    memories: dict[str, Any], moved: MovableClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given one shard whose index reads fail, and a watermark the previous run left for it
+    broken = shard_of(memories, next(iter(memories)))
+    hour_before = expiry.bucket_of(T0)
+    for shard in sweep.ALL_SHARDS:
+        put_watermark(shard, hour_before)
+    real_due = sweep._due
+
+    def due(bucket: str, now: str) -> Any:
+        if bucket.endswith(f"#{broken:02d}"):
+            raise RuntimeError("throttled")
+        return real_due(bucket, now)
+
+    monkeypatch.setattr(sweep, "_due", due)
+    # When the sweep runs
+    tally = sweep.run()
+    # Then that shard counts as failed, its memories stay, and its watermark did not move
+    in_broken = {m for m in memories if shard_of(memories, m) == broken}
+    assert tally["failed"] == 1 and tally["swept"] == len(memories) - len(in_broken)
+    assert unswept(memories) == in_broken
+    assert watermark(broken) == hour_before
+    # And every other shard's watermark moved on
+    previous = expiry.bucket_of(clock.now() - expiry.BUCKET_WIDTH)
+    assert {watermark(s) for s in sweep.ALL_SHARDS if s != broken} == {previous}
+    # When the reads work again, hours later
+    monkeypatch.setattr(sweep, "_due", real_due)
+    moved.advance(hours=5)
+    # Then the next run sweeps what that shard held
+    assert sweep.run()["swept"] == len(in_broken)
+    assert unswept(memories) == set()
+
+
+def test_a_run_out_of_time_starts_no_shard_and_moves_no_watermark(memories: dict[str, Any]) -> None:
+    # Given a run whose deadline has passed before it starts
+    tally = sweep.run(deadline=0.0)
+    # Then it deferred every shard, swept nothing and wrote no watermark
+    assert (tally["deferred"], tally["swept"]) == (expiry.SHARDS + 1, 0)
+    assert {watermark(shard) for shard in sweep.ALL_SHARDS} == {None}
+    # And the next run sweeps everything
+    assert sweep.run()["swept"] == len(memories)
+
+
+def test_memories_written_before_the_shards_are_swept(memories: dict[str, Any]) -> None:
+    # Given memories as the unsharded release wrote them (the bare hour as bucket), and its watermark
+    for mind_id, sk in memories.values():
+        tables.client().update_item(
+            TableName=tables.memories_table(),
+            Key=tables.dump({"pk": mind_id, "sk": sk}),
+            UpdateExpression=f"SET {expiry.BUCKET} = :hour",
+            ExpressionAttributeValues=tables.values(hour=SOON[:13]),
+        )
+    put_watermark(None, expiry.bucket_of(T0))
+    # When the sharded sweep runs
+    tally = sweep.run()
+    # Then it sweeps them all from the legacy keys, and moves the old watermark on
+    assert (tally["swept"], tally["failed"]) == (len(memories), 0)
+    assert unswept(memories) == set()
+    assert watermark(None) == expiry.bucket_of(clock.now() - expiry.BUCKET_WIDTH)
+
+
+def test_the_scheduled_function_fails_when_a_shard_failed(
+    memories: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a shard whose index reads fail
+    resource = template.resources("AWS::Serverless::Function")["ExpirySweepFunction"]
+    handler = load_handler(template.ROOT / resource["Properties"]["CodeUri"], "app.handler")
+    broken, real_due = shard_of(memories, next(iter(memories))), sweep._due
+    monkeypatch.setattr(
+        sweep, "_due", lambda b, now: _raise() if b.endswith(f"#{broken:02d}") else real_due(b, now)
+    )
+    # When the scheduled function runs
+    # Then it fails (its errors alarm sees it), after sweeping the other shards
+    with pytest.raises(RuntimeError, match="1 shard"):
+        handler(sample_events.load("expiry_sweep"), LambdaContext("ExpirySweepFunction"))
+    assert unswept(memories) == {m for m in memories if shard_of(memories, m) == broken} != set()
+
+
+def _raise() -> Any:
+    raise RuntimeError("throttled")
