@@ -18,9 +18,8 @@ def handler(request: Request) -> Response:
     body = request.json_object(batch.MAX_BODY_BYTES)
     mind_id, principal = request.mind_id(), request.principal
 
-    def store_one(write: MemoryWrite) -> store.Stored:
-        source = principal.writer(write.source)
-        return store.store(mind_id, write, source, changed_by=principal.changed_by())
+    def store_one(write: MemoryWrite) -> store.Request:
+        return store.Request(mind_id, write, principal.writer(write.source), principal.changed_by())
 
     answer = batch.store_batch(mind_id, body, key, store_one)
     return answered(answer)

@@ -7,12 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from synapse.memory import store, writes
+from synapse.storage import batch_reads, tables
 
 from infra.gateway import HttpResponse
 from tests.support.api import Api, MindHandle, memory_body
 from tests.support.checks import as_agent, as_user, assert_error
 from tests.support.races import race
-from tests.support.tables import mind_items
+from tests.support.tables import MEMORIES, MINDS, mind_items, scan
 
 
 def memories(n: int, prefix: str = "fact") -> list[dict[str, Any]]:
@@ -206,3 +208,176 @@ def test_concurrent_retries_of_a_batch_apply_it_once(api: Api, dynamo: Any) -> N
     assert sum(a.headers.get("Idempotent-Replayed") != "true" for a in done) == 1
     # And each memory was stored once
     assert versions(dynamo, mind) == {f"fact_{i}": 1 for i in range(5)}
+
+
+# ---------------------------------------------------------------- shared reads and transactions
+# A batch is stored with one read and a few shared transactions (`store.store_many`); what it leaves
+# must be what the same items sent one after the other with POST /memory leave.
+
+
+def footprint(dynamo: Any, mind: MindHandle) -> dict[str, Any]:
+    """What a mind's writes left, without ids and times: memories, counters, revisions, tag copies."""
+    found = scan(dynamo, MEMORIES)
+    mine = [item for item in found if item["pk"] == mind.id]
+    by_id = {item["id"]: item["key"] for item in mine if item["sk"].startswith("MEM#")}
+    mind_item = next(i for i in scan(dynamo, MINDS) if i["pk"] == f"MIND#{mind.id}" and i["sk"] == "MIND")
+    fields = ("category", "key", "content", "tags", "priority", "version", "verified", "source")
+    return {
+        "memories": sorted(tuple(str(i.get(f)) for f in fields) for i in mine if i["sk"].startswith("MEM#")),
+        "counters": {
+            i["sk"]: (int(i.get("n", 0)), int(i.get("v", 0)), int(i.get("low", 0)))
+            for i in mine
+            if i["sk"].startswith(("NCAT#", "NTAG#"))
+        },
+        "revisions": sorted(
+            (by_id.get(i["memory"]["id"], "?"), int(i["version"]), i["change"])
+            for i in mine
+            if i["sk"].startswith("REV#")
+        ),
+        "proposals": sorted((i["key"], i["status"]) for i in mine if i["sk"].startswith("PROP#")),
+        "tag_copies": len([i for i in mine if i["sk"].startswith("TAG#")]),
+        "memory_count": int(mind_item.get("memory_count", 0)),
+    }
+
+
+def mixed_items() -> list[dict[str, Any]]:
+    """New memories, a key sent three times, an invalid item, a tag and priority change of a stored
+    memory, and an agent's rewrite of a verified memory (a proposal)."""
+    return [
+        memory_body(key="a", content="first a", tags=["x", "y"]),
+        memory_body(key="dup", content="dup one", tags=["x"]),
+        memory_body(key="b", content="b", priority="low"),
+        memory_body(key="dup", content="dup two", tags=["y"], priority="low"),
+        memory_body(key="Bad Key", content="invalid"),
+        memory_body(key="stored", content="stored, changed", tags=["z"], priority="low"),
+        memory_body(key="verified_one", content="an agent's rewrite"),
+        memory_body(key="dup", content="dup three", tags=["x", "z"]),
+    ]
+
+
+def seeded_mind(api: Api) -> MindHandle:
+    mind = api.create_mind()
+    assert api.store(mind, as_agent=True, key="stored", content="stored", tags=["x"]).status == 201
+    assert api.store(mind, key="verified_one", content="a person wrote this").status == 201
+    return mind
+
+
+def test_a_batch_leaves_what_the_same_items_stored_one_by_one_leave(api: Api, dynamo: Any) -> None:
+    # Given two minds holding the same memories
+    one_by_one, batched = seeded_mind(api), seeded_mind(api)
+    # When one gets the mixed items with POST /memory each, the other in one batch
+    singles = [api.call("POST", "/memory", json_body=item, **as_agent(one_by_one)) for item in mixed_items()]
+    answer = send(api, {"memories": mixed_items()}, as_agent(batched)).json()
+    # Then each item's status is that of its POST /memory, in order
+    expected = {201: "created", 200: "replaced", 202: "proposed", 422: "error"}
+    assert [r["status"] for r in answer["results"]] == [expected[s.status] for s in singles]
+    assert [r["status"] for r in answer["results"]] == [
+        "created", "created", "created", "replaced", "error", "replaced", "proposed", "replaced"
+    ]  # fmt: skip
+    # And the key sent three times was created, then replaced twice, in the order sent
+    dups = [r["memory"] for r in answer["results"] if r.get("memory", {}).get("key") == "dup"]
+    assert [m["version"] for m in dups] == [1, 2, 3] and len({m["id"] for m in dups}) == 1
+    # And both minds hold the same memories, counters, revisions, proposals and tag copies
+    assert footprint(dynamo, batched) == footprint(dynamo, one_by_one)
+
+
+def test_a_key_sent_twice_in_one_batch_keeps_the_later_item(api: Api, dynamo: Any) -> None:
+    mind = api.create_mind()
+    items = [memory_body(key="city", content="Berlin"), memory_body(key="city", content="Hamburg")]
+    results = send(api, {"memories": items}, as_agent(mind)).json()["results"]
+    assert [(r["status"], r["memory"]["version"]) for r in results] == [("created", 1), ("replaced", 2)]
+    stored = api.call("GET", f"/memory/{results[0]['memory']['id']}", **as_agent(mind)).json()
+    assert stored["content"] == "Hamburg"
+    assert footprint(dynamo, mind)["memory_count"] == 1
+
+
+def test_a_retried_batch_with_duplicates_is_answered_as_the_first_time(api: Api, dynamo: Any) -> None:
+    mind = api.create_mind()
+    body = {"memories": [memory_body(key="k", content=str(i)) for i in range(3)]}
+    first = send(api, body, as_agent(mind), key="dups-1")
+    again = send(api, body, as_agent(mind), key="dups-1")
+    assert again.json() == first.json() and again.headers.get("Idempotent-Replayed") == "true"
+    assert versions(dynamo, mind) == {"k": 3}
+
+
+def test_a_batch_too_big_for_one_transaction_is_split_and_counted_exactly(
+    api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given 100 memories with 20 tags each (22+ actions apiece: far over one transaction's 100)
+    mind = api.create_mind()
+    tags = [f"t{i}" for i in range(20)]
+    items = [memory_body(key=f"m_{i}", content=f"memory {i}", tags=tags) for i in range(100)]
+    sizes: list[int] = []
+    real = tables.transact
+
+    def counted(ops: list[dict[str, Any]]) -> None:
+        sizes.append(len(ops))
+        real(ops)
+
+    monkeypatch.setattr(tables, "transact", counted)
+    # When they are sent in one batch
+    answer = send(api, {"memories": items}, as_agent(mind)).json()
+    # Then all are created, in transactions of at most 100 actions, and every counter is exact
+    assert answer["summary"] == {"created": 100, "replaced": 0, "proposed": 0, "failed": 0}
+    assert len(sizes) > 1 and max(sizes) <= writes.MAX_ACTIONS
+    counters = footprint(dynamo, mind)["counters"]
+    assert counters["NCAT#fact"] == (100, 0, 0)
+    assert all(counters[f"NTAG#{len(t):02d}:{t}#fact"] == (100, 0, 0) for t in tags)
+    assert footprint(dynamo, mind)["memory_count"] == 100
+
+
+def test_a_lost_race_inside_a_batch_is_stored_as_one_by_one(
+    api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a batch whose read is followed, before its write, by another writer creating one key
+    mind = api.create_mind()
+    real = batch_reads.batch_get
+
+    def read_then_race(table: str, keys: Any) -> Any:
+        found = real(table, keys)
+        monkeypatch.setattr(batch_reads, "batch_get", real)
+        assert api.store(mind, as_agent=True, key="fact_3", content="written meanwhile").status == 201
+        return found
+
+    monkeypatch.setattr(batch_reads, "batch_get", read_then_race)
+    # When the batch is applied
+    results = send(api, {"memories": memories(6)}, as_agent(mind)).json()["results"]
+    # Then the raced item replaces what the other writer stored, and the others are created
+    assert [r["status"] for r in results] == ["created"] * 3 + ["replaced"] + ["created"] * 2
+    assert results[3]["memory"]["version"] == 2
+    assert versions(dynamo, mind) == {**{f"fact_{i}": 1 for i in range(6)}, "fact_3": 2}
+    assert (
+        footprint(dynamo, mind)["memory_count"] == 6
+        and footprint(dynamo, mind)["counters"]["NCAT#fact"][0] == 6
+    )
+
+
+def test_one_item_failing_to_store_leaves_the_others_stored(
+    api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a batch whose shared transaction is cancelled, and whose item 2 then fails on its own
+    mind = api.create_mind()
+    real_commit, real_store = writes.commit, store.store
+    shared = {"failed": False}
+
+    def cancelled_once(ops: Any, mind_op_index: Any = None) -> None:
+        if not shared["failed"]:
+            shared["failed"] = True
+            raise writes.Retry
+        real_commit(ops, mind_op_index)
+
+    def failing(mind_id: str, write: Any, *args: Any, **kwargs: Any) -> Any:
+        if write.key == "fact_2":
+            raise RuntimeError("storage broke")
+        return real_store(mind_id, write, *args, **kwargs)
+
+    monkeypatch.setattr(writes, "commit", cancelled_once)
+    monkeypatch.setattr(store, "store", failing)
+    # When the batch is applied
+    body = send(api, {"memories": memories(5)}, as_agent(mind)).json()
+    # Then item 2 is an error of ours and the other four are stored, in order
+    assert [r["status"] for r in body["results"]] == ["created", "created", "error", "created", "created"]
+    assert body["results"][2]["error"]["code"] == "internal_error"
+    assert body["summary"] == {"created": 4, "replaced": 0, "proposed": 0, "failed": 1}
+    assert set(versions(dynamo, mind)) == {"fact_0", "fact_1", "fact_3", "fact_4"}
+    assert footprint(dynamo, mind)["memory_count"] == 4

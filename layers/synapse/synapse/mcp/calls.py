@@ -77,8 +77,8 @@ def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
 
     principal = caller.principal
 
-    def store_one(write: MemoryWrite) -> store.Stored:
-        return store.store(caller.mind_id, write, principal.writer(None), changed_by=principal.changed_by())
+    def store_one(write: MemoryWrite) -> store.Request:
+        return store.Request(caller.mind_id, write, principal.writer(None), principal.changed_by())
 
     answer = batch.apply_all([write_body(item) for item in arguments["memories"]], store_one)
     if answer["summary"]["proposed"]:

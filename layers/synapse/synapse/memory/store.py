@@ -10,9 +10,13 @@ becomes a proposal instead, and so may an agent's write of critical priority (`p
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, NamedTuple
+
+from botocore.exceptions import ClientError
 
 from synapse.core import clock
 from synapse.core.errors import PreconditionFailed
@@ -23,7 +27,7 @@ from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory, Source
 from synapse.memory.selections import ListFilters
 from synapse.memory.writes import ChangedBy
-from synapse.storage import cursor, tables
+from synapse.storage import batch_reads, cursor, tables
 
 LIST_READ_BUDGET = 1000  # items one GET /memory may read before it answers with a cursor
 
@@ -55,35 +59,69 @@ def _proposing(
     return proposals.proposal_ops(memory, proposed, by, at)
 
 
-def _create(candidate: Memory, source: Source, by: ChangedBy, at: datetime) -> Stored:
+class _Plan(NamedTuple):
+    """One write ready to commit: its transaction operations, where the mind's count is among them
+    (`writes.commit`), and what it leaves once committed."""
+
+    ops: list[dict[str, Any]]
+    mind_op_index: int | None
+    stored: Stored
+
+
+def _committed(plan: _Plan) -> Stored:
+    writes.commit(plan.ops, plan.mind_op_index)
+    return plan.stored
+
+
+def _create(candidate: Memory, source: Source, by: ChangedBy, at: datetime) -> _Plan:
     """A new memory with its revision; an agent's at critical may be created at high with a
     proposal of critical, or refused (`proposals.review`)."""
     applied, proposed = proposals.review(None, candidate, source)
     assert applied is not None  # nothing of a new memory is protected: only its priority may wait
     proposal_ops, proposal, memory = _proposing(applied, proposed, by, at)
     ops = [*history.revision_ops(memory, Change.CREATED, by, at), *proposal_ops, *writes.create_ops(memory)]
-    writes.commit(ops, mind_op_index=len(ops) - 1)
-    return Stored(memory, created=True, proposal=proposal)
+    return _Plan(ops, len(ops) - 1, Stored(memory, created=True, proposal=proposal))
 
 
 def _change(
     current: Memory, candidate: Memory, source: Source, by: ChangedBy, at: datetime, change: Change
-) -> Stored:
+) -> _Plan:
     """Apply `candidate` over `current` with its revision, or propose it, or apply part of it and
     propose the rest (see `proposals.review`)."""
     applied, proposed = proposals.review(current, candidate, source)
     if applied is None:
         assert proposed is not None
         ops, whole, marked = proposals.propose_ops(current, proposed, by, at)
-        writes.commit(ops)
-        return Stored(marked, created=False, proposal=whole)
+        return _Plan(ops, None, Stored(marked, created=False, proposal=whole))
     # A change applied beside a pending proposal keeps it pending (its accept then sees the new version)
     kept = replace(applied, pending_proposal=current.pending_proposal)
     proposal_ops, proposal, memory = _proposing(kept, proposed, by, at)
-    writes.commit(
-        writes.replace_ops(current, memory) + history.revision_ops(memory, change, by, at) + proposal_ops
-    )
-    return Stored(memory, created=False, proposal=proposal)
+    ops = writes.replace_ops(current, memory) + history.revision_ops(memory, change, by, at) + proposal_ops
+    return _Plan(ops, None, Stored(memory, created=False, proposal=proposal))
+
+
+class Request(NamedTuple):
+    """One memory to store as `store` stores it: for `store_many`."""
+
+    mind_id: str
+    write: WriteFields
+    source: Source
+    changed_by: ChangedBy | None = None
+
+    def by(self) -> ChangedBy:
+        return self.changed_by or writes.default_changed_by(self.source.value)
+
+    def sk(self) -> tuple[str, str]:
+        return self.mind_id, tables.memory_sk(self.write.category.value, self.write.key)
+
+
+def _stored_over(request: Request, current: Memory | None, moment: datetime) -> _Plan:
+    """The plan of storing `request` over `current`, the memory its (category, key) holds now."""
+    if current is None:
+        new = new_memory(request.mind_id, request.write, request.source, moment)
+        return _create(new, request.source, request.by(), moment)
+    candidate = replaced(current, request.write, request.source, moment)
+    return _change(current, candidate, request.source, request.by(), moment, Change.REPLACED)
 
 
 def store(
@@ -95,18 +133,78 @@ def store(
 ) -> Stored:
     """Create, or replace by (category, key). Never creates a duplicate, whatever the race.
 
-    The one per-item apply of POST /memory, POST /memory/batch and hook deliveries."""
-    by = changed_by or writes.default_changed_by(source.value)
+    The one per-item apply of POST /memory, and of a batch's item whose shared write failed
+    (`store_many`)."""
+    request = Request(mind_id, write, source, changed_by)
 
     def attempt() -> Stored:
-        moment = at or clock.now()
         current = writes.read_by_key(mind_id, write.category.value, write.key)
-        if current is None:
-            return _create(new_memory(mind_id, write, source, moment), source, by, moment)
-        candidate = replaced(current, write, source, moment)
-        return _change(current, candidate, source, by, moment, Change.REPLACED)
+        return _committed(_stored_over(request, current, at or clock.now()))
 
     return writes.retrying(attempt)
+
+
+Outcome = Stored | Exception
+"""What one request of `store_many` came to: what it stored, or why not (as `store` raised it)."""
+
+
+def _alone(request: Request) -> Outcome:
+    try:
+        return store(request.mind_id, request.write, request.source, changed_by=request.changed_by)
+    except Exception as error:  # the caller reports it as that item's error, as it would from `store`
+        return error
+
+
+def _rounds(requests: Sequence[Request]) -> list[list[int]]:
+    """The requests' indexes by how often their (category, key) came before: a key sent twice is
+    stored the second time over the first (replaced), as when stored one after the other."""
+    seen: Counter[tuple[str, str]] = Counter()
+    rounds: list[list[int]] = []
+    for index, request in enumerate(requests):
+        occurrence = seen[request.sk()]
+        seen[request.sk()] += 1
+        if occurrence == len(rounds):
+            rounds.append([])
+        rounds[occurrence].append(index)
+    return rounds
+
+
+def _store_round(requests: Sequence[Request], indexes: list[int], outcomes: dict[int, Outcome]) -> None:
+    """Requests with distinct keys: one consistent BatchGetItem, then their writes packed into as
+    few transactions as fit (`writes.groups`). A transaction that fails applied nothing (a lost
+    race, a gone mind, a refused condition): its requests are then stored one by one, exactly as
+    `store` would, so each gets its own answer."""
+    items = batch_reads.batch_get(tables.memories_table(), [requests[i].sk() for i in indexes])
+    plans: dict[int, _Plan] = {}
+    for index in indexes:
+        found = items.get(requests[index].sk())
+        try:
+            current = memory_from_item(found) if found else None
+            plans[index] = _stored_over(requests[index], current, clock.now())
+        except Exception as error:  # refused on review (e.g. an agent's critical): that item's answer
+            outcomes[index] = error
+    for group in writes.groups([(index, plan.ops) for index, plan in plans.items()]):
+        try:
+            writes.commit(group.ops)
+        except (writes.Retry, ClientError):  # nothing applied: each on its own, with its own retries
+            outcomes.update((index, _alone(requests[index])) for index in group.members)
+        except Exception as error:  # e.g. Contention (outcome unknown): what `store` would have raised
+            outcomes.update((index, error) for index in group.members)
+        else:
+            outcomes.update((index, plans[index].stored) for index in group.members)
+
+
+def store_many(requests: Sequence[Request]) -> list[Outcome]:
+    """Each request stored as `store` stores it, answered in order, with far fewer round trips: one
+    read for all and a few shared transactions instead of a read and a transaction each (issue 23).
+
+    The same rules hold as for `store` one after the other: a key sent twice is created then
+    replaced; revisions, proposals and counters are those of each write (counters summed per
+    transaction); a failed shared transaction falls back to `store` per item."""
+    outcomes: dict[int, Outcome] = {}
+    for indexes in _rounds(requests):
+        _store_round(requests, indexes, outcomes)
+    return [outcomes[index] for index in range(len(requests))]
 
 
 def update(
@@ -127,7 +225,7 @@ def update(
             )
         moment = clock.now()
         candidate = patched(current, patch, source, moment)
-        return _change(current, candidate, source, by, moment, Change.UPDATED)
+        return _committed(_change(current, candidate, source, by, moment, Change.UPDATED))
 
     return writes.retrying(attempt)
 

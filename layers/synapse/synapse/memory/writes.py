@@ -10,10 +10,12 @@ duplicate, no lost version, no half-written fan-out, never a change without its 
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from decimal import Decimal
+from typing import Any, NamedTuple
 
 from botocore.exceptions import ClientError
 
@@ -183,6 +185,143 @@ def remove_ops(old: Memory) -> list[dict[str, Any]]:
         *counts.operations(old.mind_id, guard.counted, None),
         count_memories(old.mind_id, -1),
     ]
+
+
+# ---------------------------------------------------------------- shared transactions
+#
+# A batch's writes (`store.store_many`) share transactions: DynamoDB takes up to 100 actions and
+# 4 MB in one, but never two actions on one item. Counters (`ADD` updates: the category and tag
+# counters, the mind's memory_count) are what writes of one mind share, so they are summed into one
+# action per item; any other item met twice closes the transaction and opens the next.
+
+MAX_ACTIONS = 100
+MAX_BYTES = 3_000_000  # of request JSON, which is larger than DynamoDB's item sizes: below its 4 MB
+
+
+class Group(NamedTuple):
+    """One shared transaction: the indexes of the writes it holds and its operations."""
+
+    members: list[int]
+    ops: list[dict[str, Any]]
+
+
+def _item_of(operation: dict[str, Any]) -> str:
+    kind, body = next(iter(operation.items()))
+    key = body["Key"] if kind != "Put" else {name: body["Item"][name] for name in ("pk", "sk")}
+    return json.dumps([body["TableName"], key], sort_keys=True)
+
+
+def _additions(operation: dict[str, Any]) -> dict[str, Decimal] | None:
+    """A counter update's (path: amount) when `operation` is one that can be summed with others of
+    its item (`ADD` of numbers and nothing else, its condition without values), else None."""
+    body = operation.get("Update")
+    if body is None or not body["UpdateExpression"].startswith("ADD "):
+        return None
+    condition = body.get("ConditionExpression", "")
+    if "#" in condition or ":" in condition:
+        return None
+    clauses = [clause.split(" ") for clause in body["UpdateExpression"][4:].split(", ")]
+    values = body.get("ExpressionAttributeValues", {})
+    if any(len(clause) != 2 for clause in clauses) or set(values) != {value for _, value in clauses}:
+        return None
+    if any("N" not in values[value] for _, value in clauses):
+        return None
+    names = body.get("ExpressionAttributeNames", {})
+    return {names.get(path, path): Decimal(values[value]["N"]) for path, value in clauses}
+
+
+class _Sum:
+    """The counter updates of one item within a group, summed."""
+
+    def __init__(self, operation: dict[str, Any]) -> None:
+        self.template = operation["Update"]
+        self.amounts: dict[str, Decimal] = {}
+
+    def add(self, additions: dict[str, Decimal]) -> None:
+        for path, amount in additions.items():
+            self.amounts[path] = self.amounts.get(path, Decimal(0)) + amount
+
+    def matches(self, operation: dict[str, Any]) -> bool:
+        return bool(
+            operation["Update"].get("ConditionExpression") == self.template.get("ConditionExpression")
+        )
+
+    def operation(self) -> dict[str, Any] | None:
+        paths = sorted(path for path, amount in self.amounts.items() if amount)
+        condition = self.template.get("ConditionExpression")
+        if not paths and condition is None:
+            return None  # the writes' changes cancel out
+        paths = paths or sorted(self.amounts)[:1]
+        body = {key: value for key, value in self.template.items() if not key.startswith("Expression")}
+        body["UpdateExpression"] = "ADD " + ", ".join(f"#a{i} :a{i}" for i in range(len(paths)))
+        body["ExpressionAttributeNames"] = {f"#a{i}": path for i, path in enumerate(paths)}
+        body["ExpressionAttributeValues"] = {
+            f":a{i}": {"N": str(self.amounts[path])} for i, path in enumerate(paths)
+        }
+        return {"Update": body}
+
+
+class _Packing:
+    def __init__(self) -> None:
+        self.members: list[int] = []
+        self.plain: list[dict[str, Any]] = []
+        self.items: set[str] = set()
+        self.sums: dict[str, _Sum] = {}
+        self.size = 0
+
+    def fits(self, ops: list[dict[str, Any]]) -> bool:
+        """Whether these operations join without a second action on an item or a limit passed."""
+        new_sums: set[str] = set()
+        plain = 0
+        for operation in ops:
+            item = _item_of(operation)
+            summed = self.sums.get(item)
+            if item in self.items:
+                return False
+            additions = _additions(operation)
+            if summed is not None:
+                if additions is None or not summed.matches(operation):
+                    return False
+            elif additions is None:
+                plain += 1
+            else:
+                new_sums.add(item)
+        size = self.size + sum(len(json.dumps(operation)) for operation in ops)
+        return len(self.plain) + plain + len(self.sums) + len(new_sums) <= MAX_ACTIONS and size <= MAX_BYTES
+
+    def add(self, member: int, ops: list[dict[str, Any]]) -> None:
+        self.members.append(member)
+        self.size += sum(len(json.dumps(operation)) for operation in ops)
+        for operation in ops:
+            item, additions = _item_of(operation), _additions(operation)
+            if additions is not None:
+                self.sums.setdefault(item, _Sum(operation)).add(additions)
+            else:
+                self.plain.append(operation)
+                self.items.add(item)
+
+    def group(self) -> Group:
+        summed = [op for op in (s.operation() for s in self.sums.values()) if op is not None]
+        return Group(self.members, self.plain + summed)
+
+
+def groups(writes: list[tuple[int, list[dict[str, Any]]]]) -> list[Group]:
+    """`writes` (an index and the operations of its own transaction), in order, packed into as few
+    transactions as fit. A write that fits nowhere else (too many actions) is a group of its own,
+    with its operations as they are."""
+    packed: list[Group] = []
+    current = _Packing()
+    for member, ops in writes:
+        if current.members and not current.fits(ops):
+            packed.append(current.group())
+            current = _Packing()
+        if not current.members and not current.fits(ops):
+            packed.append(Group([member], ops))
+            continue
+        current.add(member, ops)
+    if current.members:
+        packed.append(current.group())
+    return packed
 
 
 # ---------------------------------------------------------------- commit and retry

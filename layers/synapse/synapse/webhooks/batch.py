@@ -1,4 +1,4 @@
-"""A batch of memories, each stored on its own: shared by hook deliveries (`receive`) and
+"""A batch of memories, each with its own answer: shared by hook deliveries (`receive`) and
 `POST /memory/batch`, so both answer the same shape and apply the same rules.
 
     {"results": [{"index": 0, "status": "created" | "replaced" | "proposed" | "error",
@@ -6,7 +6,9 @@
      "summary": {"created": n, "replaced": n, "proposed": n, "failed": n}}
 
 One item's failure (validation, a refused source, a storage error) is that item's `error`; the
-others are still stored. `store_batch` applies a body at most once per `Idempotency-Key`.
+others are still stored. Items are stored together (`store.store_many`: one read, a few shared
+transactions), with the answers and effects of storing them one after the other. `store_batch`
+applies a body at most once per `Idempotency-Key`.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ MAX_BODY_BYTES = 1024 * 1024
 MAX_DETAILS_PER_ITEM = 5
 MAX_TEXT_CHARS = 200
 
-StoreOne = Callable[[MemoryWrite], store.Stored]
-"""Stores one validated memory for the caller (its mind, its source); raises SynapseError to refuse."""
+StoreOne = Callable[[MemoryWrite], store.Request]
+"""How the caller stores one validated memory (its mind, its source, who): raises SynapseError to
+refuse it. The batch's requests are then stored together (`store.store_many`)."""
 
 
 def items(body: dict[str, Any]) -> list[Any]:
@@ -81,29 +84,45 @@ def _summary(stored: store.Stored) -> dict[str, Any]:
     }
 
 
-def apply(index: int, item: Any, store_one: StoreOne) -> dict[str, Any]:
-    """One item's result: validated like `POST /memory`'s body, then stored by `store_one`."""
+def _prepared(index: int, item: Any, store_one: StoreOne) -> store.Request | dict[str, Any]:
+    """One item validated like `POST /memory`'s body and checked by `store_one`, or its error result."""
     try:
         if not isinstance(item, dict):
             raise Unprocessable(
                 "body: each memory must be a JSON object",
                 details=[{"field": "body", "rule": "type", "message": "must be a JSON object"}],
             )
-        stored = store_one(MemoryWrite.from_body(item))
-    except SynapseError as error:
-        return {"index": index, "status": "error", "error": _error(error)}
-    except Exception:
-        logger.exception("Batch item failed", extra={"index": index})
-        failure = SynapseError("Something went wrong on our side storing this memory; send it again.")
-        return {"index": index, "status": "error", "error": _error(failure)}
-    if stored.proposal is not None:  # an agent's change to a verified memory, waiting for review
-        return {"index": index, "status": "proposed", "memory": _summary(stored), "proposal": stored.proposal}
-    return {"index": index, "status": "created" if stored.created else "replaced", "memory": _summary(stored)}
+        return store_one(MemoryWrite.from_body(item))
+    except Exception as error:
+        return _failed(index, error)
+
+
+def _failed(index: int, error: Exception) -> dict[str, Any]:
+    if not isinstance(error, SynapseError):
+        logger.error("Batch item failed", extra={"index": index}, exc_info=error)
+        error = SynapseError("Something went wrong on our side storing this memory; send it again.")
+    return {"index": index, "status": "error", "error": _error(error)}
+
+
+def _result(index: int, outcome: store.Outcome) -> dict[str, Any]:
+    if isinstance(outcome, Exception):
+        return _failed(index, outcome)
+    if outcome.proposal is not None:  # an agent's change to a verified memory, waiting for review
+        proposal = outcome.proposal
+        return {"index": index, "status": "proposed", "memory": _summary(outcome), "proposal": proposal}
+    status = "created" if outcome.created else "replaced"
+    return {"index": index, "status": status, "memory": _summary(outcome)}
 
 
 def apply_all(memories: list[Any], store_one: StoreOne) -> dict[str, Any]:
-    """Every item applied in order: `{"results": [...], "summary": {...}}`."""
-    results = [apply(index, item, store_one) for index, item in enumerate(memories)]
+    """Every item validated, then the valid ones stored together (`store.store_many`: as if one
+    after the other, in order): `{"results": [...], "summary": {...}}`, one result per item in order."""
+    prepared = [_prepared(index, item, store_one) for index, item in enumerate(memories)]
+    requests = [(index, p) for index, p in enumerate(prepared) if isinstance(p, store.Request)]
+    outcomes = store.store_many([request for _, request in requests])
+    results = [p for p in prepared if not isinstance(p, store.Request)]
+    results += [_result(index, outcome) for (index, _), outcome in zip(requests, outcomes, strict=True)]
+    results.sort(key=lambda result: int(result["index"]))
     summary = {
         "created": sum(r["status"] == "created" for r in results),
         "replaced": sum(r["status"] == "replaced" for r in results),

@@ -78,10 +78,10 @@ def _store_agent(mind_id: str, hook_id: str) -> batch.StoreOne:
     revisions and proposals name the hook."""
     changed_by = {"source": Source.AGENT.value, "hook_id": hook_id}
 
-    def store_one(write: MemoryWrite) -> store.Stored:
+    def store_one(write: MemoryWrite) -> store.Request:
         if write.source not in (None, Source.AGENT):
             raise Forbidden("source: a hook stores what an agent learned; it cannot write as 'user'.")
-        return store.store(mind_id, write, Source.AGENT, changed_by=changed_by)
+        return store.Request(mind_id, write, Source.AGENT, changed_by)
 
     return store_one
 
