@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.sweep:
         swept = orphans.sweep()
-        print(f"removed the indexes of {len(swept)} deleted minds: {' '.join(swept) or '-'}")
+        print(f"removed the indexes of {len(swept.removed)} deleted minds: {' '.join(swept.removed) or '-'}")
     elif not args.mind_ids:
         parser.error("give mind ids to rebuild, or --sweep")
     failed = 0

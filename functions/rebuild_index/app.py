@@ -1,15 +1,23 @@
-"""Rebuild a mind's index from DynamoDB ({"mind_id": ...}); {"sweep": true} removes deleted minds' indexes."""
+"""Rebuild a mind's index from DynamoDB ({"mind_id": ...}); {"sweep": true} (the daily schedule)
+removes deleted minds' indexes, resuming where the last run stopped (synapse.search.orphans)."""
 
+import time
 from typing import Any
 
 from synapse.core.observability import entry_point
 from synapse.search import orphans, rebuild
 
+MARGIN_MS = 60_000  # stop this long before the timeout (at most half the time); the next run resumes
+
 
 @entry_point(log_event=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    if event.get("sweep"):
-        return {"status": "swept", "removed": orphans.sweep()}
+    if event.get("sweep") or event.get("detail-type") == "Scheduled Event":
+        remaining = context.get_remaining_time_in_millis()
+        deadline = time.monotonic() + (remaining - min(MARGIN_MS, remaining // 2)) / 1000
+        folders = int(event.get("folders", orphans.FOLDERS_PER_RUN))
+        swept = orphans.sweep(out_of_time=lambda: time.monotonic() > deadline, folders=folders)
+        return {"status": "swept", **swept.as_dict()}
     mind_id = str(event.get("mind_id") or "")
     if not orphans.mind_exists(mind_id):
         removed = orphans.remove_mind(mind_id)

@@ -36,3 +36,9 @@ def mind_items(client: Any, mind_id: str) -> dict[str, list[dict[str, Any]]]:
         elif sk.startswith(tables.TAG_PREFIX):
             kinds["tag"].append(item)
     return kinds
+
+
+def left_of_mind(client: Any, mind_id: str) -> list[dict[str, Any]]:
+    """Minds-table items naming the mind, except its index-drop marker: deleting a mind leaves that
+    one on purpose (the orphan sweep reads it; `ttl` removes it), see `search.index_drops`."""
+    return [i for i in scan(client, MINDS) if mind_id in str(i) and not i["pk"].startswith("DROPINDEX#")]

@@ -9,13 +9,15 @@ from synapse.core.ids import looks_like_id
 from synapse.memory import store
 from synapse.minds import audit, keys, minds
 from synapse.oauth import revocation
+from synapse.search import index_drops
 from synapse.storage import tables
 from synapse.webhooks import hooks, subscriptions
 
 
 def delete_mind(owner: str, mind_id: str) -> None:
     """The mind first (memory writes and new keys need it, and the search indexer takes its absence
-    as the order to drop the index), then its keys, connected apps and hooks, then every memory item.
+    as the order to drop the index), then a marker for the orphan sweep, then its keys, connected
+    apps and hooks, then every memory item.
 
     A tombstone naming the owner outlives the mind until the purge is done, so a DELETE cut short
     (say a Lambda timeout on a large mind) can be sent again and finishes the job instead of
@@ -32,6 +34,9 @@ def delete_mind(owner: str, mind_id: str) -> None:
         marker = {**tombstone, "deleted_by": owner, "deleted_at": clock.to_iso(clock.now())}
         tables.client().put_item(TableName=tables.minds_table(), Item=tables.dump(marker))
         minds.forget_mind(owner, mind_id)  # and counted off the owner's minds
+    # Once the mind item is gone (so the sweep never meets a marker of a live mind), and on every
+    # retry too: the orphan sweep finds the index folder to remove from it, without listing EFS.
+    index_drops.record(mind_id)
     keys.delete_all(mind_id)
     revocation.delete_all(mind_id)
     audit.delete_all(mind_id)
