@@ -39,6 +39,7 @@ from synapse.storage import tables
 CODE_LIFETIME = timedelta(minutes=5)
 ACCESS_LIFETIME = timedelta(hours=1)
 REFRESH_LIFETIME = timedelta(days=30)  # renewed by each rotation: an app in use stays connected
+REFRESH_REUSED = "The refresh token was already used: the grant is revoked; connect again."
 VERIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
@@ -161,15 +162,7 @@ def exchange_code(fields: dict[str, str]) -> dict[str, Any]:
         "scopes": grant["scopes"],
     }
     operations = [
-        {
-            "Update": {
-                "TableName": tables.minds_table(),
-                "Key": tables.dump(code_key(digest)),
-                "UpdateExpression": "SET used_by = :grant",
-                "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(used_by)",
-                "ExpressionAttributeValues": tables.values(grant=grant["id"]),
-            }
-        },
+        _use_once(code_key(digest), "used_by", grant["id"]),
         {
             "ConditionCheck": {
                 "TableName": tables.minds_table(),
@@ -197,9 +190,7 @@ def refresh(fields: dict[str, str]) -> dict[str, Any]:
         raise OAuthError("invalid_grant", "The refresh token is not valid, has expired, or was revoked.")
     if item.get("used"):
         revoke_reused(item["mind_id"], item["grant_id"], "refresh_token_reused")
-        raise OAuthError(
-            "invalid_grant", "The refresh token was already used: the grant is revoked; connect again."
-        )
+        raise OAuthError("invalid_grant", REFRESH_REUSED)
     grant = tables.get(tables.minds_table(), grant_key(item["mind_id"], item["grant_id"]))
     if grant is None or grant.get("refresh_hash") != digest:
         raise OAuthError("invalid_grant", "The refresh token was revoked.")
@@ -210,15 +201,7 @@ def refresh(fields: dict[str, str]) -> dict[str, Any]:
         scopes = [scope for scope in scopes if scope in asked] or scopes
     answer, token_operations, hashes = _tokens(grant, scopes, clock.now())
     operations = [
-        {
-            "Update": {
-                "TableName": tables.minds_table(),
-                "Key": tables.dump(refresh_key(digest)),
-                "UpdateExpression": "SET used = :yes",
-                "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(used)",
-                "ExpressionAttributeValues": tables.values(yes=True),
-            }
-        },
+        _use_once(refresh_key(digest), "used", True),
         *token_operations,
         delete(access_key(grant["access_hash"])),
         {
@@ -237,10 +220,21 @@ def refresh(fields: dict[str, str]) -> dict[str, Any]:
         _transact(operations, "")
     except OAuthError:  # another refresh with the same token won the race: that is a reuse
         revoke_reused(item["mind_id"], item["grant_id"], "refresh_token_reused")
-        raise OAuthError(
-            "invalid_grant", "The refresh token was already used: the grant is revoked; connect again."
-        ) from None
+        raise OAuthError("invalid_grant", REFRESH_REUSED) from None
     return answer
+
+
+def _use_once(key: dict[str, str], attribute: str, value: Any) -> dict[str, Any]:
+    """The operation that marks a code or refresh token used, only if it was not: its one use."""
+    return {
+        "Update": {
+            "TableName": tables.minds_table(),
+            "Key": tables.dump(key),
+            "UpdateExpression": f"SET {attribute} = :value",
+            "ConditionExpression": f"attribute_exists(pk) AND attribute_not_exists({attribute})",
+            "ExpressionAttributeValues": tables.values(value=value),
+        }
+    }
 
 
 def _transact(operations: list[dict[str, Any]], refusal: str) -> None:
