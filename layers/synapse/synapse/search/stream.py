@@ -213,8 +213,10 @@ def index_stream(event: dict[str, Any], base: Path | None = None) -> dict[str, A
     # Writers made in sorted mind order: the order in which their locks are asked for.
     work = [(Writer(mind_id, base), minds[mind_id]) for mind_id in sorted(minds)]
     results: list[MindResult] = []
-    if work:
-        workers = min(get_settings().index_writers, len(work))
+    workers = min(get_settings().index_writers, len(work))
+    if workers <= 1:  # one mind (or one writer allowed): on this thread, no pool to start
+        results = [index_mind(writer, mind_records) for writer, mind_records in work]
+    else:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="index") as pool:
             tasks = [
                 pool.submit(contextvars.copy_context().run, index_mind, writer, mind_records)
