@@ -20,6 +20,8 @@ DEV_KEY_PEPPER = "synapse-local-dev-pepper-change-me-0123456789"
 FORBIDDEN_ALGORITHMS = frozenset({"none", ""})
 AUTH_MODES = ("cognito", "oidc", "shared-secret")
 SECRETS_MAX_AGE_DEFAULT = 300
+# Minds an indexer invocation writes at once (threads: each mostly waits on EFS round trips).
+INDEX_WRITERS_DEFAULT = 16
 
 
 def _env(name: str, default: str = "") -> str:
@@ -72,6 +74,7 @@ class Settings(NamedTuple):
     secrets_max_age: int = SECRETS_MAX_AGE_DEFAULT
     # Where the per-mind FTS5 snapshots live: EFS (/mnt/index) in AWS, a local folder otherwise.
     index_dir: str = ""
+    index_writers: int = INDEX_WRITERS_DEFAULT
     # Outbound webhooks: the delivery queue and its dead-letter queue (SQS URLs; empty locally, where
     # the runner's in-process queue stands in), and the loopback opt-in for local runs and tests only.
     webhook_queue_url: str = ""
@@ -180,6 +183,7 @@ def get_settings() -> Settings:
         jwt_client_id_parameter=client_id_parameter,
         secrets_max_age=int(_env("SYNAPSE_SECRETS_MAX_AGE") or SECRETS_MAX_AGE_DEFAULT),
         index_dir=_env("SYNAPSE_INDEX_DIR") or os.path.join(_env("SYNAPSE_DATA_DIR", ".synapse"), "index"),
+        index_writers=max(1, int(_env("SYNAPSE_INDEX_WRITERS") or INDEX_WRITERS_DEFAULT)),
         webhook_queue_url=_env("SYNAPSE_WEBHOOK_QUEUE_URL"),
         webhook_dead_letter_url=_env("SYNAPSE_WEBHOOK_DEAD_LETTER_URL"),
         webhooks_allow_loopback=_env("SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK").lower() in {"1", "true", "yes"},

@@ -125,9 +125,16 @@ def open_read_only(path: Path) -> sqlite3.Connection:
 
 @contextlib.contextmanager
 def writer_lock(folder: Path) -> Iterator[None]:
-    """One writer per mind at a time: concurrent indexer invocations and a rebuild take turns."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / LOCK, "a+") as handle:
+    """One writer per mind at a time: concurrent indexer invocations and a rebuild take turns.
+
+    The folder is created only when the lock file cannot be opened: on EFS every call is a round trip.
+    """
+    try:
+        handle = open(folder / LOCK, "a+")  # noqa: SIM115 - closed below, after the unlock
+    except FileNotFoundError:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / LOCK, "a+")  # noqa: SIM115
+    with handle:
         fcntl.lockf(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -162,19 +169,50 @@ def _fsync(path: Path) -> None:
 
 
 def open_append(generation: Path) -> sqlite3.Connection:
-    """The current base, opened to append a batch to its log. Caller holds the writer lock."""
-    db = configure(sqlite3.connect(generation, isolation_level=None, check_same_thread=False))
+    """The current base, opened to append a batch to its log. Caller holds the writer lock.
+
+    Through `unix-none`, like the readers: the writer lock is what keeps writers apart, so SQLite's
+    own file locks (7 fcntl calls per batch, each a round trip on EFS) would guard nothing more.
+    """
+    uri = f"file:{quote(str(generation))}?vfs=unix-none"
+    db = configure(sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False))
     db.execute("PRAGMA wal_autocheckpoint = 0")
     db.execute("PRAGMA synchronous = OFF")  # one fsync of the log before CURRENT moves
     db.execute("PRAGMA temp_store = MEMORY")  # each change's savepoint journal
     return db
 
 
+HEADER_BYTES = 100
+
+
+def read_header(generation: Path) -> bytes | None:
+    """The database header of a generation (None if the file is gone): one open tells whether it
+    exists, whether it is in log mode, and its size."""
+    try:
+        with open(generation, "rb") as handle:
+            return handle.read(HEADER_BYTES)
+    except FileNotFoundError:
+        return None
+
+
+def header_is_log_mode(header: bytes) -> bool:
+    return len(header) >= 20 and header[18:20] == b"\x02\x02"
+
+
+def header_size(header: bytes) -> int | None:
+    """The database's size in bytes from its header (a base never changes once published), or None
+    when the header's page count is not known to be valid (written by a SQLite before 3.7)."""
+    if len(header) < HEADER_BYTES or header[92:96] != header[24:28]:
+        return None
+    page_size = int.from_bytes(header[16:18], "big")
+    return (65536 if page_size == 1 else page_size) * int.from_bytes(header[28:32], "big")
+
+
 def is_log_mode(generation: Path) -> bool:
     """Whether the file is a WAL-mode database (bases built before logs were used are not)."""
     with open(generation, "rb") as handle:
         header = handle.read(20)
-    return len(header) == 20 and header[18:20] == b"\x02\x02"
+    return header_is_log_mode(header)
 
 
 def log_bytes(generation: Path) -> int:
@@ -185,31 +223,41 @@ def log_bytes(generation: Path) -> int:
 
 
 def _swap_pointer(folder: Path, text: str) -> None:
+    """Write the new text beside CURRENT, fsync it through the same descriptor, rename it over
+    CURRENT, fsync the folder (so the rename survives a crash)."""
     pointer = folder / f"{CURRENT}.{uuid.uuid4().hex}.tmp"
-    pointer.write_text(text)
-    _fsync(pointer)
+    fd = os.open(pointer, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, text.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     os.replace(pointer, folder / CURRENT)
     with contextlib.suppress(OSError):
         _fsync(folder)
 
 
-def publish_log(folder: Path, generation: Path) -> str:
+def publish_log(folder: Path, generation: Path, pointer: str | None = None) -> str:
     """Publish what the log of the current base now holds. Caller holds the lock.
 
     CURRENT becomes "<base name> <n>", n counting the batches appended to this base: a new text on
-    every publish, which is how a reader knows to open the generation again.
+    every publish, which is how a reader knows to open the generation again. `pointer` is CURRENT's
+    text as the caller read it under the lock (read again if not given).
     """
     _fsync(log_of(generation))
-    name, _, count = pointer_text(folder).partition(" ")
+    name, _, count = (pointer_text(folder) if pointer is None else pointer).partition(" ")
     appended = int(count) + 1 if name == generation.name and count.isdigit() else 1
     text = f"{generation.name} {appended}"
     _swap_pointer(folder, text)
     return text
 
 
-def needs_compaction(generation: Path) -> bool:
+def needs_compaction(generation: Path, base_size: int | None = None) -> bool:
+    """`base_size`: the base's size if known (from its header), saving a stat."""
     size = log_bytes(generation)
-    return size > COMPACT_MIN_BYTES and size > COMPACT_RATIO * generation.stat().st_size
+    if size <= COMPACT_MIN_BYTES:
+        return False
+    return size > COMPACT_RATIO * (generation.stat().st_size if base_size is None else base_size)
 
 
 def compact_into(generation: Path, temp: Path) -> None:

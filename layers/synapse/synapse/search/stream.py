@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from synapse.core.observability import logger, metrics
+from synapse.core.settings import get_settings
 from synapse.memory import expiry
 from synapse.search import generations, orphans
 from synapse.search.documents import Change, Doc, Unindexable
@@ -48,8 +51,22 @@ def change_from_record(record: dict[str, Any]) -> Change | None:
     return change
 
 
+def mind_of(record: dict[str, Any], base: Path | None = None) -> str | None:
+    """The mind of a memory record (None for other items, and for records staging will fail)."""
+    try:
+        keys = tables.load((record.get("dynamodb") or {}).get("Keys") or {})
+        mind_id = keys.get("pk")
+        if not is_memory_item(keys) or not isinstance(mind_id, str) or expiry.is_sweep_record(record):
+            return None
+        generations.mind_dir(mind_id, base)  # refuses an id that is no folder name
+    except (Unindexable, TypeError, ValueError, AttributeError):
+        return None
+    return mind_id
+
+
 class StreamBatch:
-    """One invocation's records: a writer per mind, one published generation per mind.
+    """Records of many minds staged one after another, every mind's writer held until `publish`: how
+    the benches build an index through the record path (the indexer's batch is `index_stream`).
 
     A mind that no longer exists (its mind item is gone, so it is being or has been deleted) has
     its index files removed and its records skipped: that is how deleting a mind deletes its index.
@@ -64,16 +81,7 @@ class StreamBatch:
         self._stack = contextlib.ExitStack()
 
     def _mind_of(self, record: dict[str, Any]) -> str | None:
-        """The mind of a memory record (None for other items, and for records staging will fail)."""
-        try:
-            keys = tables.load((record.get("dynamodb") or {}).get("Keys") or {})
-            mind_id = keys.get("pk")
-            if not is_memory_item(keys) or not isinstance(mind_id, str) or expiry.is_sweep_record(record):
-                return None
-            generations.mind_dir(mind_id, self.base)  # refuses an id that is no folder name
-        except (Unindexable, TypeError, ValueError, AttributeError):
-            return None
-        return mind_id
+        return mind_of(record, self.base)
 
     def prepare(self, records: Iterable[dict[str, Any]]) -> None:
         """Drop minds that are gone, then take every remaining mind's writer lock in sorted order:
@@ -116,37 +124,111 @@ class StreamBatch:
         self.writers.clear()
 
 
-def _stage_all(batch: StreamBatch, records: list[dict[str, Any]]) -> list[str]:
-    """Stage every record; the sequence numbers of those that raised (each is logged)."""
+# A mind's records of a batch, each with its position in the batch.
+Positioned = list[tuple[int, dict[str, Any]]]
+
+
+class MindResult(NamedTuple):
+    """What one mind's share of a batch did: the positions (in the batch) of its records that
+    failed, the changes it applied and whether it published a generation."""
+
+    failed: list[int]
+    applied: int
+    published: bool
+
+
+def _failed_sequence(record: dict[str, Any]) -> str:
+    return str((record.get("dynamodb") or {}).get("SequenceNumber"))
+
+
+def _apply_records(writer: Writer, records: Positioned) -> list[int]:
+    """Apply a mind's records in stream order; the positions of those that raised (each is logged)."""
     failed = []
-    for record in records:
+    for position, record in records:
         try:
-            batch.stage(record)
+            change = change_from_record(record)
+            if change is not None:
+                writer.apply(change)
         except Exception:
             logger.exception("indexer: a stream record failed", extra={"event_id": record.get("eventID")})
-            failed.append(str((record.get("dynamodb") or {}).get("SequenceNumber")))
+            failed.append(position)
     return failed
 
 
-def index_stream(event: dict[str, Any]) -> dict[str, Any]:
-    """The indexer: apply a stream batch, publish once per mind, report the records that failed.
+def index_mind(writer: Writer, records: Positioned) -> MindResult:
+    """One mind's records of a batch, under its writer lock, as one published transaction.
 
-    Records that cannot be applied are reported (`batchItemFailures`, Lambda's partial batch
-    response: every record is tried, as powertools' BatchProcessor did, without its import cost) so
-    Lambda retries from them and finally hands them to the on-failure destination; a failure to
-    publish fails the whole batch, which is safe to retry because applying is idempotent.
+    A mind that no longer exists (checked when the batch removes memories of it, or before its first
+    generation is created, so a late replay never resurrects a deleted mind's index) has its index
+    files removed and its records skipped. If the mind cannot be written or published, its records
+    are all reported as failed: nothing of them was published, and the other minds are unaffected.
     """
-    batch = StreamBatch()
-    records = event.get("Records") or []
+    removing = any(record.get("eventName") == "REMOVE" for _, record in records)
     try:
-        batch.prepare(records)
-        failed = _stage_all(batch, records)
-        published = batch.publish()
-        applied = sum(writer.changed for writer in batch.writers.values())
-    finally:
-        batch.close()
-    metrics.add_metric(name="IndexChangesApplied", unit=MetricUnit.Count, value=applied)
+        with writer:
+            gone = (removing or not writer.indexed) and not orphans.mind_exists(writer.mind_id)
+            if not gone:
+                failed = _apply_records(writer, records)
+                published = writer.publish() is not None
+        if gone:  # after the lock is let go, as every remover does
+            orphans.remove_after_writer(writer.mind_id, writer.base)
+            return MindResult([], 0, False)
+    except Exception:
+        logger.exception("indexer: a mind's batch failed", extra={"mind_id": writer.mind_id})
+        return MindResult([position for position, _ in records], 0, False)
+    return MindResult(failed, writer.changed if published else 0, published)
+
+
+def _by_mind(records: list[dict[str, Any]], base: Path | None) -> tuple[dict[str, Positioned], list[int]]:
+    """Each mind's records with their positions, in stream order; and the positions of records of no
+    mind that fail (a record of no mind that is not indexed, such as a tag copy, is skipped)."""
+    minds: dict[str, Positioned] = {}
+    failed = []
+    for position, record in enumerate(records):
+        mind_id = mind_of(record, base)
+        if mind_id is not None:
+            minds.setdefault(mind_id, []).append((position, record))
+            continue
+        try:
+            change_from_record(record)
+        except Exception:
+            logger.exception("indexer: a stream record failed", extra={"event_id": record.get("eventID")})
+            failed.append(position)
+    return minds, failed
+
+
+def index_stream(event: dict[str, Any], base: Path | None = None) -> dict[str, Any]:
+    """The indexer: apply a stream batch, one transaction and one publish per mind, report the
+    records that failed.
+
+    Minds are written at once, up to `index_writers` of them (threads: a mind's work is mostly EFS
+    round trips, and SQLite lets go of the GIL while it waits), each holding only its own writer
+    lock, so no two batches can wait on each other in a cycle. Records that cannot be applied, and
+    every record of a mind that could not be published, are reported (`batchItemFailures`, Lambda's
+    partial batch response) so Lambda retries from the first of them and finally hands them to the
+    on-failure destination; retrying is safe because applying is idempotent.
+    """
+    records = event.get("Records") or []
+    minds, failed = _by_mind(records, base)
+    # Writers made in sorted mind order: the order in which their locks are asked for.
+    work = [(Writer(mind_id, base), minds[mind_id]) for mind_id in sorted(minds)]
+    results: list[MindResult] = []
+    workers = min(get_settings().index_writers, len(work))
+    if workers <= 1:  # one mind (or one writer allowed): on this thread, no pool to start
+        results = [index_mind(writer, mind_records) for writer, mind_records in work]
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="index") as pool:
+            tasks = [
+                pool.submit(contextvars.copy_context().run, index_mind, writer, mind_records)
+                for writer, mind_records in work
+            ]
+            results = [task.result() for task in tasks]
+    for result in results:
+        failed.extend(result.failed)
     metrics.add_metric(
-        name="IndexGenerationsPublished", unit=MetricUnit.Count, value=sum(map(bool, published.values()))
+        name="IndexChangesApplied", unit=MetricUnit.Count, value=sum(r.applied for r in results)
     )
-    return {"batchItemFailures": [{"itemIdentifier": sequence} for sequence in failed]}
+    metrics.add_metric(
+        name="IndexGenerationsPublished", unit=MetricUnit.Count, value=sum(r.published for r in results)
+    )
+    return {"batchItemFailures": [{"itemIdentifier": _failed_sequence(records[n])} for n in sorted(failed)]}

@@ -28,6 +28,7 @@ class Writer:
 
     def __init__(self, mind_id: str, base: Path | None = None) -> None:
         self.mind_id = mind_id
+        self.base = base
         self.folder = generations.mind_dir(mind_id, base)
         self.changed = 0
         self.rebuilt = False  # the batch goes to a new base built from the table (a new index format)
@@ -36,13 +37,23 @@ class Writer:
         self._temp: Path | None = None
         self._appending: Path | None = None  # the base whose log this batch goes to
         self._db: sqlite3.Connection | None = None
+        self.pointer = ""  # CURRENT's text when the lock was taken
+        self._base_size: int | None = None
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the mind had a published generation when the lock was taken."""
+        return bool(generations.base_name(self.pointer))
 
     def __enter__(self) -> Writer:
         self._lock.__enter__()
         try:
-            current = generations.current_generation(self.folder)
-            if current is not None and current.exists():
-                self._open_next(current)
+            self.pointer = generations.pointer_text(self.folder)
+            name = generations.base_name(self.pointer)
+            current = self.folder / name if name else None
+            header = None if current is None else generations.read_header(current)
+            if current is not None and header is not None:
+                self._open_next(current, header)
             else:
                 self._temp = generations.temp_path(self.folder)
                 self._db = generations.open_build(self._temp)
@@ -55,11 +66,12 @@ class Writer:
             raise
         return self
 
-    def _open_next(self, current: Path) -> None:
+    def _open_next(self, current: Path, header: bytes) -> None:
         """The next generation on top of `current`: its log, or a copy of a base from before logs;
         a whole new base from the table when `current` is of another index format."""
-        if generations.is_log_mode(current):
+        if generations.header_is_log_mode(header):
             self._appending = current
+            self._base_size = generations.header_size(header)
             self._db = generations.open_append(current)
         else:
             self._temp = generations.temp_path(self.folder)
@@ -103,8 +115,8 @@ class Writer:
         self._db.close()
         self._db = None
         if self._appending is not None:
-            generations.publish_log(self.folder, self._appending)
-            if generations.needs_compaction(self._appending):
+            generations.publish_log(self.folder, self._appending, self.pointer)
+            if generations.needs_compaction(self._appending, self._base_size):
                 try:
                     self.compacted = _compact(self.folder, self._appending)
                 except (OSError, sqlite3.Error) as error:  # the batch is published; the next one retries
