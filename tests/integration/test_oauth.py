@@ -5,6 +5,7 @@ redirect URI, another resource, another mind, an expired token. None answers 500
 from __future__ import annotations
 
 import base64
+import re
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
@@ -12,8 +13,10 @@ from urllib.parse import urlencode
 import pytest
 from synapse.core import clock
 from synapse.oauth import clients
+from synapse.openapi.oauth_models import REDIRECT_URI
 
 from tests.support.api import Api, MindHandle
+from tests.support.clock import frozen_clock_fixture as frozen_clock_fixture
 from tests.support.clock import ticking_clock_fixture as ticking_clock_fixture
 from tests.support.oauth import BASE, RESOURCE, Flow, mcp, query_of
 
@@ -218,7 +221,8 @@ def test_registration_refuses_bad_metadata(api: Api, body: dict[str, Any]) -> No
     }
 
 
-def test_registrations_from_one_caller_are_bounded(api: Api) -> None:
+def test_registrations_from_one_caller_are_bounded(api: Api, frozen_clock: None) -> None:
+    # (one instant: a minute boundary between the calls would start a new window)
     body = {"redirect_uris": ["https://ok.example/cb"]}
     statuses = [api.call("POST", "/oauth/register", json_body=body).status for _ in range(12)]
     assert statuses.count(201) == 10 and statuses[-1] == 429
@@ -230,7 +234,9 @@ def test_deleting_the_mind_removes_its_grants(api: Api, flow: Flow, mind: MindHa
     assert mcp(api, token).status == 401
 
 
-def test_registrations_from_all_callers_are_bounded_too(api: Api, monkeypatch: Any) -> None:
+def test_registrations_from_all_callers_are_bounded_too(
+    api: Api, monkeypatch: Any, frozen_clock: None
+) -> None:
     monkeypatch.setattr(clients, "PER_CALLER_PER_MINUTE", 100)
     monkeypatch.setattr(clients, "TOTAL_PER_MINUTE", 3)
     body = {"redirect_uris": ["https://ok.example/cb"]}
@@ -265,3 +271,12 @@ def test_a_client_sending_its_id_by_http_basic_is_understood(flow: Flow, mind: M
 def test_a_redirect_uri_needs_a_real_host(api: Api, uri: str) -> None:
     answer = api.call("POST", "/oauth/register", json_body={"redirect_uris": [uri]})
     assert answer.status == 400 and answer.json()["error"] == "invalid_redirect_uri"
+
+
+@pytest.mark.parametrize(
+    "uri", ["https://hKs..-h:65130/A\u00c0", "https://b?", "https://g", "https://-:0/x", "http://127.0.0.1?L"]
+)
+def test_a_redirect_uri_the_openapi_document_allows_is_accepted(api: Api, uri: str) -> None:
+    assert re.fullmatch(REDIRECT_URI, uri)
+    answer = api.call("POST", "/oauth/register", json_body={"redirect_uris": [uri]})
+    assert answer.status == 201, answer.text
