@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 import pytest
 from synapse.core import clock
-from synapse.oauth import clients
+from synapse.oauth import clients, consent
 from synapse.openapi.oauth_models import REDIRECT_URI
 
 from tests.support.api import Api, MindHandle
@@ -280,3 +280,30 @@ def test_a_redirect_uri_the_openapi_document_allows_is_accepted(api: Api, uri: s
     assert re.fullmatch(REDIRECT_URI, uri)
     answer = api.call("POST", "/oauth/register", json_body={"redirect_uris": [uri]})
     assert answer.status == 201, answer.text
+
+
+def test_authorization_requests_from_one_caller_are_bounded(
+    flow: Flow, monkeypatch: Any, frozen_clock: None
+) -> None:
+    monkeypatch.setattr(consent, "REQUESTS_PER_CALLER_PER_MINUTE", 2)
+    assert [flow.authorize().status for _ in range(3)] == [302, 302, 429]
+
+
+def test_a_code_expires_after_five_minutes(flow: Flow, mind: MindHandle, monkeypatch: Any) -> None:
+    code = flow.code(mind)
+    later = clock.now() + timedelta(minutes=6)
+    monkeypatch.setattr(clock, "now", lambda: later)
+    answer = flow.exchange(code)
+    assert answer.status == 400 and answer.json()["error"] == "invalid_grant"
+
+
+def test_the_app_revokes_itself_with_its_refresh_token(api: Api, flow: Flow, mind: MindHandle) -> None:
+    tokens = flow.tokens(mind)
+    form = urlencode({"token": tokens["refresh_token"]}).encode()
+    answer = api.call(
+        "POST", "/oauth/revoke", raw_body=form, headers={"content-type": "application/x-www-form-urlencoded"}
+    )
+    assert answer.status == 200
+    assert mcp(api, tokens["access_token"]).status == 401
+    events = api.call("GET", f"/minds/{mind.id}/audit", token=mind.jwt).json()["events"]
+    assert events[0]["action"] == "grant.revoked" and events[0]["target"]["reason"] == "client"
