@@ -30,6 +30,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from runner import create_mind  # noqa: E402 - bench/runner.py, this folder's shared runner helpers
+
 from tests.support.runner import start_runner  # noqa: E402
 
 SIZE = 100
@@ -73,15 +75,8 @@ def one_round(store: str, work: Path) -> tuple[float, float, float]:
     sequential stores, of a batch creating 100, of a batch replacing those 100."""
     runner = start_runner(work / "data", work / "runner.log", {"SYNAPSE_LOCAL_STORE": store}, timeout=180)
     try:
-        made = requests.post(
-            runner.url + "/minds",
-            json={"name": "Batch Bench"},
-            headers={"Authorization": f"Bearer {runner.jwt}"},
-            timeout=120,
-        )
-        made.raise_for_status()
         session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {made.json()['mind_key']['key']}"
+        session.headers["Authorization"] = f"Bearer {create_mind(runner)}"
 
         def post(path: str, body: dict[str, Any], expect: int) -> Any:
             answer = session.post(runner.url + path, json=body, timeout=120)
