@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pricing
 from bench_env import BENCH_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,7 +78,7 @@ class Meter:
             # AWS: the items read summed, then rounded up to 4 KB, 0.5 each (eventually consistent);
             # Local rounds each item. Filtered-out items are priced like the returned ones.
             found = parsed.get("Items") or []
-            size = sum(_size(item) for item in found)
+            size = sum(pricing.size(item) for item in found)
             if found:
                 size = size * parsed.get("ScannedCount", len(found)) // len(found)
             self.read += max(1, -(-size // 4096)) * 0.5
@@ -103,65 +104,6 @@ class Meter:
 
 
 METER = Meter()
-
-
-# ---------------------------------------------------------------- write units from the stream
-# DynamoDB Local under-reports TransactWriteItems (not every item, no GSI), so the Memories table's
-# write units come from its stream instead: each record's old and new image, priced by AWS's rules
-# (1 WRU per started KB of the larger image; per GSI the item is or was in: 1 per KB of the
-# projection, 2 when its key changed; x2 inside a transaction). The Minds table's, from Local.
-
-
-def _value_size(value: dict[str, Any]) -> int:
-    kind, inner = next(iter(value.items()))
-    if kind in {"S", "B"}:
-        return len(str(inner).encode())
-    if kind == "N":
-        return len(str(inner)) // 2 + 2
-    if kind in {"BOOL", "NULL"}:
-        return 1
-    if kind == "L":
-        return 3 + sum(1 + _value_size(v) for v in inner)
-    if kind == "M":
-        return 3 + sum(1 + len(k.encode()) + _value_size(v) for k, v in inner.items())
-    return sum(len(str(v)) for v in inner)  # sets
-
-
-def _size(image: dict[str, Any], names: set[str] | None = None) -> int:
-    return sum(len(k.encode()) + _value_size(v) for k, v in image.items() if names is None or k in names)
-
-
-def _units(size: int) -> int:
-    return max(1, -(-size // 1024))
-
-
-def _gsi_units(old: dict[str, Any] | None, new: dict[str, Any] | None, gsi: dict[str, Any]) -> int:
-    keys = [k["AttributeName"] for k in gsi["KeySchema"]]
-    projection = gsi["Projection"]
-    names = None
-    if projection["ProjectionType"] != "ALL":
-        names = {"pk", "sk", *keys, *projection.get("NonKeyAttributes", [])}
-    inside = [image is not None and all(k in image for k in keys) for image in (old, new)]
-    if inside == [True, True] and old is not None and new is not None:
-        if all(old[k] == new[k] for k in keys):
-            changed = any(old.get(n) != new.get(n) for n in (names or set(old) | set(new)))
-            return _units(max(_size(old, names), _size(new, names))) if changed else 0
-        return _units(_size(old, names)) + _units(_size(new, names))
-    return sum(
-        _units(_size(image, names))
-        for image, there in zip((old, new), inside, strict=True)
-        if there and image
-    )
-
-
-def stream_write_units(records: list[dict[str, Any]], gsis: list[dict[str, Any]], factor: int) -> float:
-    total = 0
-    for record in records:
-        body = record["dynamodb"]
-        old, new = body.get("OldImage"), body.get("NewImage")
-        base = _units(max(_size(old or {}), _size(new or {})))
-        total += base + sum(_gsi_units(old, new, gsi) for gsi in gsis)
-    return float(total * factor)
 
 
 @dataclass
@@ -323,7 +265,7 @@ def run(memories: int, requests: int, endpoint: str, template: Any) -> int:
                 request(i)
             handler_ms = times["total"] - times.get("authorizer", 0)
             handler_cpu = cpu["total"] - cpu.get("authorizer", 0)
-            written = stream_write_units(writes.poll(), gsis, 2 if METER.transactions else 1)
+            written = pricing.stream_write_units(writes.poll(), gsis, 2 if METER.transactions else 1)
             results.setdefault(name, []).append(
                 Sample(
                     METER.read,
@@ -353,7 +295,7 @@ def stored_bytes(memories: int) -> float:
             TableName=tables.memories_table(), **({"ExclusiveStartKey": start} if start else {})
         )
         for item in page["Items"]:
-            total += _size(item) + 100
+            total += pricing.size(item) + 100
             for gsi in gsis:
                 keys = [k["AttributeName"] for k in gsi["KeySchema"]]
                 if all(k in item for k in keys):
@@ -361,7 +303,7 @@ def stored_bytes(memories: int) -> float:
                     names = None
                     if projection["ProjectionType"] != "ALL":
                         names = {"pk", "sk", *keys, *projection.get("NonKeyAttributes", [])}
-                    total += _size(item, names) + 100
+                    total += pricing.size(item, names) + 100
         start = page.get("LastEvaluatedKey")
         if not start:
             return total / memories

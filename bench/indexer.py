@@ -178,6 +178,13 @@ def _digest(root: Path) -> list[list[Any]]:
     return rows
 
 
+def _process_io() -> dict[str, int]:
+    """This process's bytes passed to read()/write() so far (Linux): the index files' traffic, which
+    SQLite's own C calls make and Python cannot wrap. Nothing else reads or writes during a batch."""
+    lines = Path("/proc/self/io").read_text().splitlines()
+    return {name: int(value) for name, value in (line.split(": ") for line in lines)}
+
+
 def child(args: argparse.Namespace) -> dict[str, Any]:
     """One side of the comparison, in this process: seed, then the measured batches under the model."""
     root = Path(tempfile.mkdtemp(prefix="indexer-bench-"))
@@ -223,6 +230,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
                 )
         batches.append(records)
     model.install()
+    io_before = _process_io()
     started, cpu = time.perf_counter(), time.process_time()
     try:
         for records in batches:
@@ -230,6 +238,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
         model.uninstall()
+    io_after = _process_io()
     total = sum(map(len, batches))
     mind_batches = sum(len({r["dynamodb"]["Keys"]["pk"]["S"] for r in records}) for records in batches)
     return {
@@ -237,6 +246,8 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         "wall_s": wall,
         "cpu_s": cpu,
         "per_mind_batch": {kind: count / mind_batches for kind, count in model.counts.items()},
+        "bytes_written": io_after["wchar"] - io_before["wchar"],
+        "bytes_read": io_after["rchar"] - io_before["rchar"],
         "digest": _digest(root),
     }
 
@@ -267,6 +278,8 @@ def _line(name: str, side: dict[str, Any]) -> str:
         f"fsync {per['fsync']:.2f}  locks {per['lock']:.2f}  opens {per['open']:.2f}  stats {per['stat']:.2f}"
         f"  renames {per['rename']:.2f}  mkdir {per['mkdir']:.2f}  | CPU {cpu_ms:.2f} ms/rec"
         f" (ceiling {ceiling:,.0f} rec/s at {LAMBDA_MEMORY_MB} MB)"
+        f" | per record: {side['bytes_written'] / side['records'] / 1000:.1f} kB written,"
+        f" {side['bytes_read'] / side['records'] / 1000:.1f} kB read"
     )
 
 
