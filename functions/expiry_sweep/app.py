@@ -1,4 +1,5 @@
-"""Every 15 minutes: expired memories out of recall's and by-tag's indexes (synapse.memory.sweep)."""
+"""Every 15 minutes, one invocation per shard group: expired memories out of recall's and by-tag's
+indexes (synapse.memory.sweep)."""
 
 import time
 from typing import Any
@@ -14,7 +15,7 @@ MARGIN_MS = 20_000  # stop this long before the timeout (at most half the time);
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     remaining = context.get_remaining_time_in_millis()
     deadline = time.monotonic() + (remaining - min(MARGIN_MS, remaining // 2)) / 1000
-    tally = sweep.run(deadline=deadline)
+    tally = sweep.run(deadline=deadline, shards=sweep.shards_for(event))
     logger.info("expiry sweep run", extra=tally)
     metrics.add_metric(name="ExpiredMemoriesSwept", unit=MetricUnit.Count, value=tally["swept"])
     if tally["failed"]:  # the others' watermarks moved; fail the run so the errors alarm sees it

@@ -3,12 +3,13 @@ time miss nothing; each has its own watermark; memories written before the shard
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from synapse.core import clock
-from synapse.memory import expiry, kinds, model, store, sweep
+from synapse.memory import counts, expiry, kinds, model, store, sweep
 from synapse.minds import minds
 from synapse.storage import tables
 
@@ -156,11 +157,77 @@ def test_the_scheduled_function_fails_when_a_shard_failed(
     monkeypatch.setattr(
         sweep, "_due", lambda b, now: _raise() if b.endswith(f"#{broken:02d}") else real_due(b, now)
     )
-    # When the scheduled function runs
-    # Then it fails (its errors alarm sees it), after sweeping the other shards
+    # When the scheduled function runs for that shard's group
+    group = broken % sweep.GROUPS
+    # Then it fails (its errors alarm sees it), after sweeping the group's other shards
     with pytest.raises(RuntimeError, match="1 shard"):
-        handler(sample_events.load("expiry_sweep"), LambdaContext("ExpirySweepFunction"))
-    assert unswept(memories) == {m for m in memories if shard_of(memories, m) == broken} != set()
+        handler({"group": group}, LambdaContext("ExpirySweepFunction"))
+    left = {
+        m
+        for m in memories
+        if shard_of(memories, m) == broken or shard_of(memories, m) % sweep.GROUPS != group
+    }
+    assert unswept(memories) == left and any(shard_of(memories, m) == broken for m in left)
+
+
+# ---------------------------------------------------------------- groups: one invocation each
+
+
+def test_the_groups_split_the_shards_and_the_template_schedules_each_one() -> None:
+    # Given the shard groups
+    groups = [sweep.group_shards(g) for g in range(sweep.GROUPS)]
+    # Then every shard, the legacy one included, is in exactly one group, and they are even
+    assert sorted(map(str, (s for g in groups for s in g))) == sorted(map(str, sweep.ALL_SHARDS))
+    assert {len(g) for g in groups} <= {expiry.SHARDS // sweep.GROUPS, expiry.SHARDS // sweep.GROUPS + 1}
+    # And the template schedules one invocation per group, all on the same period
+    resource = template.resources("AWS::Serverless::Function")["ExpirySweepFunction"]
+    schedules = [e["Properties"] for e in resource["Properties"]["Events"].values()]
+    assert sorted(json.loads(p["Input"])["group"] for p in schedules) == list(range(sweep.GROUPS))
+    assert {p["Schedule"] for p in schedules} == {"rate(15 minutes)"}
+
+
+def test_each_group_sweeps_only_its_shards_and_all_groups_sweep_everything(
+    memories: dict[str, Any],
+) -> None:
+    # Given expired memories in several shards
+    for group in reversed(range(sweep.GROUPS)):
+        # When one group's invocation runs
+        tally = sweep.run(shards=sweep.shards_for({"group": group}))
+        # Then it swept its shards' memories, and moved only its shards' watermarks
+        mine = {m for m in memories if shard_of(memories, m) % sweep.GROUPS == group}
+        assert tally["swept"] == len(mine) and unswept(memories).isdisjoint(mine)
+        assert {s for s in sweep.ALL_SHARDS if watermark(s) is not None} >= set(sweep.group_shards(group))
+    # And after every group ran, nothing is left
+    assert unswept(memories) == set()
+
+
+@pytest.mark.parametrize("event", [{"group": -1}, {"group": 8}, {"group": "0"}, {"group": True}])
+def test_an_invocation_naming_no_valid_group_is_refused(event: dict[str, Any]) -> None:
+    # Given an invocation by hand with a bad group
+    # Then it is refused before sweeping anything
+    with pytest.raises(ValueError, match="group"):
+        sweep.shards_for(event)
+
+
+def test_an_invocation_naming_no_group_sweeps_every_shard() -> None:
+    # Given a schedule's event without an input (an invocation by hand, the local stack)
+    event = {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
+    # Then every shard is swept
+    assert sweep.shards_for(event) == sweep.ALL_SHARDS
+
+
+def test_a_shard_sweeps_its_memories_on_several_threads(dynamo: object, moved: MovableClock) -> None:
+    # Given 20 expired memories in one mind (one shard)
+    mind, _ = minds.create_mind("owner", "Busy")
+    for i in range(20):
+        body = {"category": "fact", "key": f"k{i}", "content": "gone", "tags": ["a", "b"], "expires_at": SOON}
+        store.store(mind.id, model.MemoryWrite.from_body(body), kinds.Source.USER)
+    moved.advance(hours=2)
+    # When the shard is swept 8 memories at a time
+    tally = sweep.sweep_shard(expiry.shard_of(mind.id), clock.now(), threads=8)
+    # Then all 20 are swept, and the mind's counters count none of them
+    assert (tally["swept"], tally["conflict"]) == (20, 0)
+    assert counts.total(counts.stored(mind.id, None, None)).n == 0
 
 
 def _raise() -> Any:

@@ -273,12 +273,13 @@ def test_the_schedule_sample_sweeps_within_the_policy(
     moved.advance(hours=2)
     resource = template.resources("AWS::Serverless::Function")["ExpirySweepFunction"]
     handler = load_handler(template.ROOT / resource["Properties"]["CodeUri"], "app.handler")
-    # When the scheduled function gets its sample event
+    # When the scheduled function gets the sample event, for the group of the mind's shard
+    event = {**sample_events.load("expiry_sweep"), "group": expiry.shard_of(mind.id) % sweep.GROUPS}
     with _dynamodb_calls() as needs:
-        tally = handler(sample_events.load("expiry_sweep"), LambdaContext("ExpirySweepFunction"))
+        tally = handler(event, LambdaContext("ExpirySweepFunction"))
     # Then it sweeps them, touching DynamoDB only as its policy allows
     assert tally["swept"] == 3
     assert needs and _not_granted("ExpirySweepFunction", needs) == []
-    # And its schedule is in the template
+    # And its schedules are in the template, one per group
     events_of = resource["Properties"]["Events"]
-    assert [e["Type"] for e in events_of.values()] == ["Schedule"]
+    assert [e["Type"] for e in events_of.values()] == ["Schedule"] * sweep.GROUPS

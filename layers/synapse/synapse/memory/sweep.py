@@ -1,11 +1,15 @@
 """The scheduled expiry sweep: expired memories out of recall's and by-tag's indexes (see `expiry`).
 
 The sparse `expiry_sweep` index is keyed by hour x shard (`expiry.bucket_key`), plus the legacy
-unsharded hours of items written before the shards. One run sweeps every shard, `WORKERS` at a
-time on a bounded thread pool; a shard reads its buckets (an hour each) from its own watermark (one
-item per shard) to the current hour, and sweeps each expired memory in its own transaction
-conditioned on the version it read. It never scans the table: what it reads is what expired since
-the last run, plus the few memories a concurrent write put back.
+unsharded hours of items written before the shards. The shards are split into `GROUPS` groups, one
+scheduled invocation each (template.yaml: one schedule per group), because one Python process sweeps
+at most about 1 / (its CPU per memory) memories a second whatever its threads: botocore's work per
+call holds the GIL (bench/scale.py measures it). An invocation sweeps its group's shards on a
+bounded thread pool, `WORKERS` threads shared between the shards and, within a shard, the memories
+of each page it reads. A shard reads its buckets (an hour each) from its own watermark (one item per
+shard) to the current hour, and sweeps each expired memory in its own transaction conditioned on
+the version it read. It never scans the table: what it reads is what expired since the last run,
+plus the few memories a concurrent write put back.
 
 A shard's watermark moves to the previous hour (a write committing just after its bucket was read
 is picked up by the next run) or to the oldest bucket it could not finish. Shards are independent:
@@ -35,10 +39,32 @@ from synapse.storage import tables
 FIRST_RUN_LOOKBACK = timedelta(hours=24)
 # Every shard, then the legacy one (None: the bare hours written before the shards).
 ALL_SHARDS: tuple[int | None, ...] = (*range(expiry.SHARDS), None)
-# Threads per run. Sweeping a memory is a GetItem and a transaction, ~15 ms of DynamoDB latency
-# and little CPU: 16 threads make ~1,000 memories/s (bench/sweep.py), and 16 connections stay
-# within the shared client's pool (`tables.client`).
+# Threads per invocation. Sweeping a memory is a GetItem and a transaction: ~16 ms of DynamoDB
+# latency and ~5 ms of CPU, so a few threads already make one process CPU-bound (~200/s); 16 keep
+# it there while some wait, and stay within the shared client's pool (`tables.client`).
 WORKERS = 16
+# Invocations per scheduled sweep (template.yaml has one schedule per group). 8 x ~200/s sustains
+# ~1,500 expirations/s (bench/scale.py), against the 1,000/s of 5,000 writes/s with a fifth expiring.
+GROUPS = 8
+
+
+def group_shards(group: int, groups: int = GROUPS) -> tuple[int | None, ...]:
+    """The shards one invocation sweeps: every `groups`-th from `group`, the legacy one in group 0."""
+    if not 0 <= group < groups:
+        raise ValueError(f"group must be in 0..{groups - 1}, not {group}")
+    found: tuple[int | None, ...] = tuple(s for s in range(expiry.SHARDS) if s % groups == group)
+    return (*found, None) if group == 0 else found
+
+
+def shards_for(event: dict[str, Any]) -> tuple[int | None, ...]:
+    """What a scheduled invocation sweeps: its `group`'s shards, or every shard when none is named
+    (an invocation by hand, the local stack)."""
+    group = event.get("group")
+    if group is None:
+        return ALL_SHARDS
+    if not isinstance(group, int) or isinstance(group, bool):
+        raise ValueError(f"group must be an integer, not {group!r}")
+    return group_shards(group)
 
 
 def state_key(shard: int | None) -> dict[str, str]:
@@ -92,8 +118,8 @@ def sweep_one(pk: str, sk: str, now: datetime) -> str:
     return "swept"
 
 
-def _due(bucket: str, now: str) -> Iterator[dict[str, Any]]:
-    return tables.query_all(
+def _due(bucket: str, now: str) -> Iterator[tuple[list[dict[str, Any]], Any]]:
+    return tables.query_pages(
         TableName=tables.memories_table(),
         IndexName=expiry.SWEEP_INDEX,
         KeyConditionExpression=f"{expiry.BUCKET} = :bucket AND expires_at <= :now",
@@ -105,8 +131,23 @@ def _past(deadline: float | None) -> bool:
     return deadline is not None and time.monotonic() > deadline
 
 
-def sweep_shard(shard: int | None, now: datetime, deadline: float | None = None) -> Counter[str]:
-    """One shard from its watermark to now; its watermark moves only when this returns."""
+def _sweep_page(keys: list[dict[str, Any]], now: datetime, deadline: float | None, threads: int) -> list[str]:
+    """Outcomes of a page of due keys, `threads` at a time; "late" for those the deadline left."""
+
+    def one(key: dict[str, Any]) -> str:
+        return "late" if _past(deadline) else sweep_one(str(key["pk"]), str(key["sk"]), now)
+
+    if threads <= 1 or len(keys) <= 1:
+        return [one(key) for key in keys]
+    with ThreadPoolExecutor(max_workers=min(threads, len(keys))) as pool:
+        return list(pool.map(one, keys))
+
+
+def sweep_shard(
+    shard: int | None, now: datetime, deadline: float | None = None, threads: int = 1
+) -> Counter[str]:
+    """One shard from its watermark to now, `threads` memories at a time; its watermark moves only
+    when this returns."""
     tally: Counter[str] = Counter()
     if _past(deadline):
         tally["deferred"] += 1  # not started: the next run takes it from its watermark
@@ -118,13 +159,13 @@ def sweep_shard(shard: int | None, now: datetime, deadline: float | None = None)
     for hour in _buckets(min(start, resume), now):
         tally["buckets"] += 1
         unfinished = False
-        for key in _due(expiry.bucket_key(hour, shard), stamp):
+        for page, _ in _due(expiry.bucket_key(hour, shard), stamp):
+            outcomes = Counter(_sweep_page(page, now, deadline, threads))
+            unfinished |= bool(outcomes.pop("late", 0) or outcomes["conflict"])
+            tally.update(outcomes)
             if _past(deadline):
                 unfinished = True
                 break
-            outcome = sweep_one(str(key["pk"]), str(key["sk"]), now)
-            tally[outcome] += 1
-            unfinished |= outcome == "conflict"
         if unfinished:
             resume = min(resume, hour)
             if _past(deadline):
@@ -142,15 +183,18 @@ def run(
     shards: Sequence[int | None] = ALL_SHARDS,
     workers: int = WORKERS,
 ) -> dict[str, int]:
-    """One sweep of `shards` on at most `workers` threads; stops starting shards, and sweeping, at
-    `deadline` (monotonic). A shard that raises is counted in `failed` and keeps its watermark."""
+    """One sweep of `shards` on at most `workers` threads (split between the shards in flight and
+    the memories within each); stops starting shards, and sweeping, at `deadline` (monotonic). A
+    shard that raises is counted in `failed` and keeps its watermark."""
     now = at or clock.now()
     tally: Counter[str] = Counter({"buckets": 0, "swept": 0, "skipped": 0, "conflict": 0})
     tally.update({"shards": 0, "deferred": 0, "failed": 0})
     before = sum(tables.reads.values())
     tables.client()  # made once here: threads racing the cache would each build one
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(shards)))) as pool:
-        futures = [(shard, pool.submit(sweep_shard, shard, now, deadline)) for shard in shards]
+    in_flight = max(1, min(workers, len(shards)))
+    with ThreadPoolExecutor(max_workers=in_flight) as pool:
+        threads = max(1, workers // in_flight)
+        futures = [(shard, pool.submit(sweep_shard, shard, now, deadline, threads)) for shard in shards]
         for shard, future in futures:
             tally["shards"] += 1
             try:
