@@ -11,6 +11,12 @@ A shard's watermark moves to the previous hour (a write committing just after it
 is picked up by the next run) or to the oldest bucket it could not finish. Shards are independent:
 one that fails, or that the run has no time left to start, keeps its watermark and the next run
 takes it up, whatever order shards ran in.
+
+How far behind the sweep is (`lag_seconds`, alarmed on as `LAG_METRIC`): from the start of the
+oldest hour a shard's next run starts from to now, read back from the watermarks once the shards are
+done. A shard that keeps up starts from the previous hour, so a healthy run reports 1-2 h (also with
+nothing to expire: the watermarks move on over empty hours); a shard that failed, was deferred or
+stopped for time in an older hour makes it 2 h or more.
 """
 
 from __future__ import annotations
@@ -39,6 +45,10 @@ ALL_SHARDS: tuple[int | None, ...] = (*range(expiry.SHARDS), None)
 # and little CPU: 16 threads make ~1,000 memories/s (bench/sweep.py), and 16 connections stay
 # within the shared client's pool (`tables.client`).
 WORKERS = 16
+# The sweep's metrics (namespace Synapse, dimension service): template.yaml's ExpirySweepLagAlarm
+# reads LAG_METRIC; a failed shard fails the run, which ExpirySweepErrorsAlarm sees.
+LAG_METRIC = "ExpirySweepLagSeconds"
+FAILED_METRIC = "ExpirySweepFailedShards"
 
 
 def state_key(shard: int | None) -> dict[str, str]:
@@ -46,8 +56,17 @@ def state_key(shard: int | None) -> dict[str, str]:
     return {"pk": "SWEEP", "sk": "EXPIRY" if shard is None else f"EXPIRY#{shard:02d}"}
 
 
+def _start_of(hour: str) -> datetime:
+    return datetime.fromisoformat(hour + ":00:00+00:00")
+
+
+def _next_start(state: dict[str, Any] | None, now: datetime) -> str:
+    """The hour a shard's next run starts from: its watermark, or a day back for a shard never swept."""
+    return str(state["from"]) if state else expiry.bucket_of(now - FIRST_RUN_LOOKBACK)
+
+
 def _buckets(start: str, now: datetime) -> Iterator[str]:
-    moment = datetime.fromisoformat(start + ":00:00+00:00")
+    moment = _start_of(start)
     while (bucket := expiry.bucket_of(moment)) <= expiry.bucket_of(now):
         yield bucket
         moment += expiry.BUCKET_WIDTH
@@ -113,7 +132,7 @@ def sweep_shard(shard: int | None, now: datetime, deadline: float | None = None)
         return tally
     stamp = clock.to_iso(now)
     state = tables.get(tables.memories_table(), state_key(shard))
-    start = str(state["from"]) if state else expiry.bucket_of(now - FIRST_RUN_LOOKBACK)
+    start = _next_start(state, now)
     resume = expiry.bucket_of(now - expiry.BUCKET_WIDTH)
     for hour in _buckets(min(start, resume), now):
         tally["buckets"] += 1
@@ -136,6 +155,16 @@ def sweep_shard(shard: int | None, now: datetime, deadline: float | None = None)
     return tally
 
 
+def _lag_of(shard: int | None, now: datetime) -> float | None:
+    """Seconds from the start of the hour this shard's next run starts from to `now` (None: unread)."""
+    try:
+        state = tables.get(tables.memories_table(), state_key(shard))
+    except Exception:  # the lag is a report: it must not fail the run it reports on
+        logger.exception("expiry sweep: a watermark could not be read", extra={"shard": shard})
+        return None
+    return (now - _start_of(_next_start(state, now))).total_seconds()
+
+
 def run(
     at: datetime | None = None,
     deadline: float | None = None,
@@ -143,7 +172,8 @@ def run(
     workers: int = WORKERS,
 ) -> dict[str, int]:
     """One sweep of `shards` on at most `workers` threads; stops starting shards, and sweeping, at
-    `deadline` (monotonic). A shard that raises is counted in `failed` and keeps its watermark."""
+    `deadline` (monotonic). A shard that raises is counted in `failed` and keeps its watermark.
+    `lag_seconds`: how far behind the oldest shard's watermark is (left out if none could be read)."""
     now = at or clock.now()
     tally: Counter[str] = Counter({"buckets": 0, "swept": 0, "skipped": 0, "conflict": 0})
     tally.update({"shards": 0, "deferred": 0, "failed": 0})
@@ -158,4 +188,7 @@ def run(
             except Exception:  # one shard's failure must not cost the others their run
                 logger.exception("expiry sweep shard failed", extra={"shard": shard})
                 tally["failed"] += 1
-    return {**tally, "items_read": sum(tables.reads.values()) - before}
+        read = sum(tables.reads.values()) - before  # what sweeping read, without the watermarks below
+        lags = [lag for lag in pool.map(lambda shard: _lag_of(shard, now), shards) if lag is not None]
+    lag = {"lag_seconds": int(max(lags))} if lags else {}
+    return {**tally, "items_read": read, **lag}
