@@ -18,6 +18,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     tally = sweep.run(deadline=deadline, shards=sweep.shards_for(event))
     logger.info("expiry sweep run", extra=tally)
     metrics.add_metric(name="ExpiredMemoriesSwept", unit=MetricUnit.Count, value=tally["swept"])
+    metrics.add_metric(name=sweep.FAILED_METRIC, unit=MetricUnit.Count, value=tally["failed"])
+    if "lag_seconds" in tally:
+        metrics.add_metric(name=sweep.LAG_METRIC, unit=MetricUnit.Seconds, value=tally["lag_seconds"])
     if tally["failed"]:  # the others' watermarks moved; fail the run so the errors alarm sees it
         raise RuntimeError(f"expiry sweep: {tally['failed']} shard(s) failed, retried next run")
     return tally

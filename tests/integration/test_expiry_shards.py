@@ -15,7 +15,7 @@ from synapse.storage import tables
 
 from infra import template
 from infra.gateway import LambdaContext, load_handler
-from tests.support import events as sample_events
+from tests.support import metrics as emitted
 from tests.support.clock import EXPIRY_START, MovableClock
 from tests.support.clock import moved_fixture as moved_fixture
 
@@ -232,3 +232,83 @@ def test_a_shard_sweeps_its_memories_on_several_threads(dynamo: object, moved: M
 
 def _raise() -> Any:
     raise RuntimeError("throttled")
+
+
+# ---------------------------------------------------------------- how far behind: the lag it reports
+
+
+def hours_behind(hour: str) -> int:
+    """The lag a run at the current clock reports for a shard whose next run starts from `hour`."""
+    return int((clock.now() - sweep._start_of(hour)).total_seconds())
+
+
+def test_a_run_that_keeps_up_reports_under_two_hours_even_with_nothing_to_expire(
+    dynamo: object, moved: MovableClock
+) -> None:
+    # Given a stack where nothing expires, swept for the first time, then every 15 minutes for 2 h
+    # (runs at every quarter of an hour, across hour boundaries)
+    lags = [sweep.run()["lag_seconds"]]
+    for _ in range(8):
+        moved.advance(minutes=15)
+        lags.append(sweep.run()["lag_seconds"])
+    # Then every run reports its watermarks at the previous hour: 1 to 2 h, under the alarm's 2 h
+    assert all(3600 <= lag < 7200 for lag in lags), lags
+    assert min(lags) == 3600 and max(lags) == 3600 + 45 * 60
+
+
+def test_a_failing_shard_makes_the_lag_grow_until_it_sweeps_again(
+    memories: dict[str, Any], moved: MovableClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given every shard's watermark at the hour before the memories expired, and one shard failing
+    hour_before = expiry.bucket_of(T0)
+    for shard in sweep.ALL_SHARDS:
+        put_watermark(shard, hour_before)
+    broken, real_due = shard_of(memories, next(iter(memories))), sweep._due
+    monkeypatch.setattr(
+        sweep, "_due", lambda b, now: _raise() if b.endswith(f"#{broken:02d}") else real_due(b, now)
+    )
+    # When the sweep runs, and again 5 hours later
+    first = sweep.run()
+    moved.advance(hours=5)
+    later = sweep.run()
+    # Then each reports the failed shard's watermark: over 2 h behind, then 5 h more
+    assert (first["failed"], first["lag_seconds"]) == (1, hours_behind(hour_before) - 5 * 3600)
+    assert first["lag_seconds"] > 7200
+    assert (later["failed"], later["lag_seconds"]) == (1, hours_behind(hour_before))
+    # And once the shard reads again, the lag is back under 2 h
+    monkeypatch.setattr(sweep, "_due", real_due)
+    assert sweep.run()["lag_seconds"] < 7200
+
+
+def test_a_run_out_of_time_reports_the_shards_it_left(memories: dict[str, Any]) -> None:
+    # Given a run whose deadline passed before it started any shard (none was ever swept)
+    tally = sweep.run(deadline=0.0)
+    # Then its lag is where the next run starts: a day back
+    assert tally["lag_seconds"] == hours_behind(expiry.bucket_of(clock.now() - sweep.FIRST_RUN_LOOKBACK))
+    assert tally["lag_seconds"] > 24 * 3600
+
+
+def test_the_scheduled_function_writes_its_lag_and_failed_shards(
+    memories: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the scheduled function and a shard whose reads fail, with a watermark 2 h back
+    resource = template.resources("AWS::Serverless::Function")["ExpirySweepFunction"]
+    handler = load_handler(template.ROOT / resource["Properties"]["CodeUri"], "app.handler")
+    hour_before = expiry.bucket_of(T0)
+    for shard in sweep.ALL_SHARDS:
+        put_watermark(shard, hour_before)
+    broken, real_due = shard_of(memories, next(iter(memories))), sweep._due
+    monkeypatch.setattr(
+        sweep, "_due", lambda b, now: _raise() if b.endswith(f"#{broken:02d}") else real_due(b, now)
+    )
+    capsys.readouterr()
+    # When it runs for that shard's group (and fails, for the errors alarm)
+    group = broken % sweep.GROUPS
+    with pytest.raises(RuntimeError):
+        handler({"group": group}, LambdaContext("ExpirySweepFunction"))
+    # Then it wrote how far behind the failed shard is, and that one shard failed
+    written = emitted.values(capsys.readouterr().out)
+    assert written[sweep.LAG_METRIC] == [hours_behind(hour_before)]
+    assert written[sweep.FAILED_METRIC] == [1]
+    in_group = [m for m in memories if shard_of(memories, m) % sweep.GROUPS == group]
+    assert written["ExpiredMemoriesSwept"] == [sum(1 for m in in_group if shard_of(memories, m) != broken)]

@@ -16,6 +16,7 @@ from synapse.storage import tables
 from infra import template
 from infra.gateway import LambdaContext, load_handler
 from tests.integration.test_template import _dynamodb_calls, _not_granted
+from tests.support import metrics as emitted
 from tests.support.api import Api
 from tests.support.index import index_root_fixture as index_root_fixture
 from tests.support.orphans import TimeRunsOut, gone_mind, index_folder, live_mind
@@ -168,3 +169,48 @@ def test_the_scheduled_sweep_stays_within_the_rebuild_functions_policy(api: Api,
     # Then it removed the folder, using only what its policy grants
     assert answer["status"] == "swept" and answer["removed"] == [mind.id]
     assert _not_granted("RebuildIndexFunction", needs) == []
+
+
+# ---------------------------------------------------------------- how far behind: the lag it reports
+
+
+def test_a_run_that_catches_up_reports_no_lag(dynamo: Any, index_root: Path) -> None:
+    # Given deletions on each of the last three days
+    for n in range(3):
+        index_drops.record(gone_mind(index_root), NOW - timedelta(days=n))
+    # When the daily sweep runs, and the next day again
+    runs = [orphans.sweep(folders=0, at=NOW + timedelta(days=d)) for d in range(2)]
+    # Then each caught up with the markers and reports no lag
+    assert [(r.markers_caught_up, r.lag_seconds) for r in runs] == [(True, 0), (True, 0)]
+
+
+def test_a_run_out_of_time_reports_the_age_of_the_day_it_stopped_in(dynamo: Any, index_root: Path) -> None:
+    # Given a sweep whose cursor is three days back, with a marker of that day still to handle
+    behind = NOW - timedelta(days=3)
+    index_drops.record(gone_mind(index_root), behind)
+    orphans._save(orphans.MARKERS_STATE, {"day": index_drops.day_of(behind), "after": {}}, behind)
+    # When a run runs out of time before handling it
+    swept = orphans.sweep(out_of_time=TimeRunsOut(0), folders=0, at=NOW)
+    # Then it reports how old that day is: 3 days and 12 hours, over the alarm's 2 days
+    assert not swept.markers_caught_up
+    assert swept.lag_seconds == int((NOW - orphans._start_of(index_drops.day_of(behind))).total_seconds())
+    assert swept.lag_seconds == (3 * 24 + 12) * 3600 > 2 * 24 * 3600
+    # And the run that catches up reports none
+    assert orphans.sweep(folders=0, at=NOW + timedelta(minutes=1)).lag_seconds == 0
+
+
+def test_the_scheduled_sweep_writes_its_lag_and_a_rebuild_writes_none(
+    api: Api, index_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the rebuild function, and a mind to rebuild
+    handler = load_handler(template.ROOT / "functions" / "rebuild_index", "app.handler")
+    mind = api.create_mind()
+    capsys.readouterr()
+    # When the daily sweep runs, then a rebuild
+    handler({"sweep": True}, LambdaContext("rebuild"))
+    swept = emitted.values(capsys.readouterr().out)
+    handler({"mind_id": mind.id}, LambdaContext("rebuild"))
+    rebuilt = emitted.values(capsys.readouterr().out)
+    # Then the sweep wrote its lag (caught up: 0), and the rebuild no metric of the sweep
+    assert swept[orphans.LAG_METRIC] == [0]
+    assert orphans.LAG_METRIC not in rebuilt

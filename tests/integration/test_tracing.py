@@ -195,3 +195,40 @@ def test_tracing_is_off_again_after_a_traced_test() -> None:
     assert "sqlite3" not in patcher._PATCHED_MODULES
     for patched in (sqlite3.connect, vars(botocore.client.BaseClient)["_make_api_call"]):
         assert not isinstance(patched, wrapt.ObjectProxy)
+
+
+def _parents(documents: list[dict[str, Any]]) -> dict[str, str]:
+    """Each subsegment's id -> its parent's id, whether it was sent inside its parent or on its own."""
+    parents: dict[str, str] = {}
+
+    def walk(document: dict[str, Any]) -> None:
+        for child in document.get("subsegments", []):
+            parents[child["id"]] = document["id"]
+            walk(child)
+
+    for document in documents:
+        if document.get("type") == "subsegment" and "parent_id" in document:
+            parents[document["id"]] = document["parent_id"]
+        walk(document)
+    return parents
+
+
+def test_the_indexers_threads_send_their_aws_calls_under_the_invocations_handler(
+    api: Api, tracing: Tracing, pump: Pump
+) -> None:
+    # Given three new minds with a memory each: one batch of three minds, written on the indexer's
+    # threads, each of which asks DynamoDB whether its new mind still exists (GetItem)
+    with tracing.invocation("writes"):
+        for n in range(3):
+            mind = api.create_mind(f"user-{n}")
+            assert api.store(mind, key="city", content="Visited Berlin").status == 201
+    # When the indexer indexes them in one invocation
+    with tracing.invocation("indexer"):
+        assert pump.run_once() >= 3
+    # Then the three GetItems are subsegments of the invocation's handler, not lost with the thread
+    indexer = tracing.traced("indexer")
+    (handler,) = [s for s in indexer if s["name"] == "## handler"]
+    reads = [s for s in indexer if is_aws(s, "dynamodb") and s.get("aws", {}).get("operation") == "GetItem"]
+    parents = _parents(tracing.emitter.documents)
+    assert len(reads) == 3, reads
+    assert {parents[s["id"]] for s in reads} == {handler["id"]}

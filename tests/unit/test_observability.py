@@ -163,24 +163,32 @@ def test_invocations_counting_on_many_threads_never_fail_on_the_shared_metric_se
 
 
 # A fresh interpreter: imports the service's observability, invokes an entry point with tracing off
-# (POWERTOOLS_TRACE_DISABLED, as in tests and `make run`), and prints whether the X-Ray SDK was loaded.
+# (POWERTOOLS_TRACE_DISABLED, as in tests and `make run`) that hands work to a thread as the indexer
+# does, and prints whether the X-Ray SDK was loaded and what the thread saw.
 _UNTRACED_INVOCATION = """
 import sys
-from synapse.core.observability import entry_point
+from concurrent.futures import ThreadPoolExecutor
+from synapse.core.observability import entry_point, in_this_invocation, logger
 from infra.gateway import LambdaContext
 imported = "aws_xray_sdk" in sys.modules
-entry_point()(lambda event, context: {})({}, LambdaContext("untraced"))
-print(imported, "aws_xray_sdk" in sys.modules)
+def handler(event, context):
+    logger.append_keys(mind_id="m_thread")
+    with ThreadPoolExecutor(1) as pool:
+        return {"seen": pool.submit(in_this_invocation(logger.get_current_keys)).result()["mind_id"]}
+seen = entry_point()(handler)({}, LambdaContext("untraced"))["seen"]
+print(imported, "aws_xray_sdk" in sys.modules, seen)
 """
 
 
 def test_with_tracing_off_the_x_ray_sdk_is_never_imported() -> None:
     # Given tracing off (the Tracer would import the X-Ray SDK, the costliest import of a cold start)
     env = {**os.environ, "POWERTOOLS_TRACE_DISABLED": "true", "PYTHONPATH": os.pathsep.join(sys.path)}
-    # When a fresh process imports the observability module and runs an invocation
+    # When a fresh process imports the observability module and runs an invocation that hands work
+    # to another thread
     done = subprocess.run(  # noqa: S603 - our interpreter, fixed code
         [sys.executable, "-c", _UNTRACED_INVOCATION], env=env, capture_output=True, text=True, check=False
     )
-    # Then neither the import nor the invocation loaded the SDK
+    # Then neither the import nor the invocation loaded the SDK, and the thread ran in the
+    # invocation's logger keys
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "False"]
+    assert done.stdout.split() == ["False", "False", "m_thread"]

@@ -9,8 +9,12 @@ decides) an invocation runs untraced and the SDK is never imported.
 Logger keys belong to the invocation, not the process: the local runner serves every function from
 one process on many threads, so `logger.append_keys` (and the Lambda context keys `entry_point`
 adds) go to powertools' thread-safe keys, a ContextVar each thread holds on its own. Each log line
-names its own function and request; on Lambda (one invocation per process) nothing changes."""
+names its own function and request; on Lambda (one invocation per process) nothing changes.
 
+Work an invocation hands to its own threads (`in_this_invocation`) carries both: the context
+variables (those logger keys) and, when traced, the X-Ray entity, which the SDK keeps per thread."""
+
+import contextvars
 import functools
 import threading
 from collections.abc import Callable, Iterable
@@ -82,6 +86,40 @@ def service_tracer() -> Tracer:
         if _tracer is None:
             _tracer = Tracer(service=SERVICE, patch_modules=TRACED_MODULES)
         return _tracer
+
+
+def _trace_entity() -> tuple[Any, Any] | None:
+    """(recorder, the calling thread's segment or subsegment) when this invocation is traced; None
+    otherwise, without importing the X-Ray SDK (the Tracer exists only once a traced call built it)."""
+    if _tracer is None or not tracing_enabled():
+        return None
+    recorder: Any = _tracer.provider
+    entity = recorder.get_trace_entity()
+    return None if entity is None else (recorder, entity)
+
+
+def in_this_invocation[**P, R](work: Callable[P, R]) -> Callable[P, R]:
+    """`work`, to be run on another thread as part of the calling one's invocation: with a copy of
+    its context variables (the logger's invocation keys) and, when traced, its X-Ray entity, so the
+    AWS calls the thread makes are subsegments of the invocation's handler. A thread starts without
+    the X-Ray SDK's entity (it is thread-local): in Lambda its calls would hang off a facade segment
+    of their own beside the handler's, elsewhere they would not be recorded at all. Call it on the
+    submitting thread, once per task (a context cannot be entered by two threads at once)."""
+    context = contextvars.copy_context()
+    traced = _trace_entity()
+
+    @functools.wraps(work)
+    def carried(*args: P.args, **kwargs: P.kwargs) -> R:
+        if traced is None:
+            return context.run(work, *args, **kwargs)
+        recorder, entity = traced
+        recorder.set_trace_entity(entity)
+        try:
+            return context.run(work, *args, **kwargs)
+        finally:
+            recorder.clear_trace_entities()  # the thread may serve another task next
+
+    return carried
 
 
 def _cold_start() -> bool:

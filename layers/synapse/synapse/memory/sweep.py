@@ -15,6 +15,12 @@ A shard's watermark moves to the previous hour (a write committing just after it
 is picked up by the next run) or to the oldest bucket it could not finish. Shards are independent:
 one that fails, or that the run has no time left to start, keeps its watermark and the next run
 takes it up, whatever order shards ran in.
+
+How far behind the sweep is (`lag_seconds`, alarmed on as `LAG_METRIC`): from the start of the
+oldest hour a shard's next run starts from to now, read back from the watermarks once the shards are
+done. A shard that keeps up starts from the previous hour, so a healthy run reports 1-2 h (also with
+nothing to expire: the watermarks move on over empty hours); a shard that failed, was deferred or
+stopped for time in an older hour makes it 2 h or more.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from botocore.exceptions import ClientError
 
 from synapse.core import clock
 from synapse.core.errors import Contention
-from synapse.core.observability import logger
+from synapse.core.observability import in_this_invocation, logger
 from synapse.memory import counts, expiry, writes
 from synapse.memory.items import memory_from_item
 from synapse.storage import tables
@@ -67,13 +73,28 @@ def shards_for(event: dict[str, Any]) -> tuple[int | None, ...]:
     return group_shards(group)
 
 
+# The sweep's metrics (namespace Synapse, dimension service): template.yaml's ExpirySweepLagAlarm
+# reads LAG_METRIC; a failed shard fails the run, which ExpirySweepErrorsAlarm sees.
+LAG_METRIC = "ExpirySweepLagSeconds"
+FAILED_METRIC = "ExpirySweepFailedShards"
+
+
 def state_key(shard: int | None) -> dict[str, str]:
     """The shard's watermark item; the legacy shard keeps the one the unsharded sweep wrote."""
     return {"pk": "SWEEP", "sk": "EXPIRY" if shard is None else f"EXPIRY#{shard:02d}"}
 
 
+def _start_of(hour: str) -> datetime:
+    return datetime.fromisoformat(hour + ":00:00+00:00")
+
+
+def _next_start(state: dict[str, Any] | None, now: datetime) -> str:
+    """The hour a shard's next run starts from: its watermark, or a day back for a shard never swept."""
+    return str(state["from"]) if state else expiry.bucket_of(now - FIRST_RUN_LOOKBACK)
+
+
 def _buckets(start: str, now: datetime) -> Iterator[str]:
-    moment = datetime.fromisoformat(start + ":00:00+00:00")
+    moment = _start_of(start)
     while (bucket := expiry.bucket_of(moment)) <= expiry.bucket_of(now):
         yield bucket
         moment += expiry.BUCKET_WIDTH
@@ -140,7 +161,7 @@ def _sweep_page(keys: list[dict[str, Any]], now: datetime, deadline: float | Non
     if threads <= 1 or len(keys) <= 1:
         return [one(key) for key in keys]
     with ThreadPoolExecutor(max_workers=min(threads, len(keys))) as pool:
-        return list(pool.map(one, keys))
+        return [future.result() for future in [pool.submit(in_this_invocation(one), key) for key in keys]]
 
 
 def sweep_shard(
@@ -154,7 +175,7 @@ def sweep_shard(
         return tally
     stamp = clock.to_iso(now)
     state = tables.get(tables.memories_table(), state_key(shard))
-    start = str(state["from"]) if state else expiry.bucket_of(now - FIRST_RUN_LOOKBACK)
+    start = _next_start(state, now)
     resume = expiry.bucket_of(now - expiry.BUCKET_WIDTH)
     for hour in _buckets(min(start, resume), now):
         tally["buckets"] += 1
@@ -177,6 +198,16 @@ def sweep_shard(
     return tally
 
 
+def _lag_of(shard: int | None, now: datetime) -> float | None:
+    """Seconds from the start of the hour this shard's next run starts from to `now` (None: unread)."""
+    try:
+        state = tables.get(tables.memories_table(), state_key(shard))
+    except Exception:  # the lag is a report: it must not fail the run it reports on
+        logger.exception("expiry sweep: a watermark could not be read", extra={"shard": shard})
+        return None
+    return (now - _start_of(_next_start(state, now))).total_seconds()
+
+
 def run(
     at: datetime | None = None,
     deadline: float | None = None,
@@ -185,7 +216,8 @@ def run(
 ) -> dict[str, int]:
     """One sweep of `shards` on at most `workers` threads (split between the shards in flight and
     the memories within each); stops starting shards, and sweeping, at `deadline` (monotonic). A
-    shard that raises is counted in `failed` and keeps its watermark."""
+    shard that raises is counted in `failed` and keeps its watermark. `lag_seconds`: how far
+    behind the oldest of these shards' watermarks is (left out if none could be read)."""
     now = at or clock.now()
     tally: Counter[str] = Counter({"buckets": 0, "swept": 0, "skipped": 0, "conflict": 0})
     tally.update({"shards": 0, "deferred": 0, "failed": 0})
@@ -194,7 +226,8 @@ def run(
     in_flight = max(1, min(workers, len(shards)))
     with ThreadPoolExecutor(max_workers=in_flight) as pool:
         threads = max(1, workers // in_flight)
-        futures = [(shard, pool.submit(sweep_shard, shard, now, deadline, threads)) for shard in shards]
+        sweeps = [(shard, in_this_invocation(sweep_shard)) for shard in shards]
+        futures = [(shard, pool.submit(sweep, shard, now, deadline, threads)) for shard, sweep in sweeps]
         for shard, future in futures:
             tally["shards"] += 1
             try:
@@ -202,4 +235,7 @@ def run(
             except Exception:  # one shard's failure must not cost the others their run
                 logger.exception("expiry sweep shard failed", extra={"shard": shard})
                 tally["failed"] += 1
-    return {**tally, "items_read": sum(tables.reads.values()) - before}
+        read = sum(tables.reads.values()) - before  # what sweeping read, without the watermarks below
+        lags = [lag for lag in pool.map(lambda shard: _lag_of(shard, now), shards) if lag is not None]
+    lag = {"lag_seconds": int(max(lags))} if lags else {}
+    return {**tally, "items_read": read, **lag}

@@ -13,6 +13,8 @@ whose memories were all deleted before it leaves no such record, so a scheduled 
   after its cursor (`SWEEP#ORPHANS / FOLDERS`), checked 100 at a time; past the last name it
   starts again from the first. One stream over the directory (names only, no stat, no DynamoDB call
   per entry) picks them.
+- **Lag.** `lag_seconds` (alarmed on as `LAG_METRIC`) is the age of the oldest marker the run may
+  have left unhandled: 0 when it caught up, else from the start of the cursor's day.
 
 A folder is removed only when a strongly consistent read finds no mind item (ids are never reused,
 and a mind's item is written before any of its memories, so before its folder), after waiting for
@@ -44,6 +46,8 @@ DAY_GRACE = timedelta(hours=1)
 FOLDERS_PER_RUN = 100_000  # 1M folders: a full background pass every 10 daily runs
 CHECK_BATCH = 100  # one BatchGetItem
 DAY_DONE = "~"  # a shard's cursor once its (closed) day was read to the end; sorts after MIND#…
+# Namespace Synapse, dimension service: template.yaml's OrphanSweepLagAlarm reads it.
+LAG_METRIC = "OrphanSweepLagSeconds"
 
 
 def never() -> bool:
@@ -101,6 +105,7 @@ class Swept:
     folders_checked: int = 0
     markers_caught_up: bool = False
     background_passes: int = 0
+    lag_seconds: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.__dict__, "removed": list(self.removed)}
@@ -159,6 +164,7 @@ def sweep_markers(base: Path, out_of_time: Callable[[], bool], now: datetime, sw
                 continue
             if not _sweep_shard(day, shard, slot, cursor, base, out_of_time, swept):
                 cursor.save()
+                swept.lag_seconds = int((now - _start_of(cursor.day)).total_seconds())
                 return
             if _closed(day, now):
                 cursor.after[slot] = DAY_DONE

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import contextvars
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any, NamedTuple
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from synapse.core.observability import logger, metrics
+from synapse.core.observability import in_this_invocation, logger, metrics
 from synapse.core.settings import get_settings
 from synapse.memory import expiry
 from synapse.search import generations, orphans
@@ -203,7 +202,8 @@ def index_stream(event: dict[str, Any], base: Path | None = None) -> dict[str, A
 
     Minds are written at once, up to `index_writers` of them (threads: a mind's work is mostly EFS
     round trips, and SQLite lets go of the GIL while it waits), each holding only its own writer
-    lock, so no two batches can wait on each other in a cycle. Records that cannot be applied, and
+    lock, so no two batches can wait on each other in a cycle; each thread runs in the invocation's
+    logger keys and trace (`in_this_invocation`). Records that cannot be applied, and
     every record of a mind that could not be published, are reported (`batchItemFailures`, Lambda's
     partial batch response) so Lambda retries from the first of them and finally hands them to the
     on-failure destination; retrying is safe because applying is idempotent.
@@ -219,7 +219,7 @@ def index_stream(event: dict[str, Any], base: Path | None = None) -> dict[str, A
     else:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="index") as pool:
             tasks = [
-                pool.submit(contextvars.copy_context().run, index_mind, writer, mind_records)
+                pool.submit(in_this_invocation(index_mind), writer, mind_records)
                 for writer, mind_records in work
             ]
             results = [task.result() for task in tasks]
