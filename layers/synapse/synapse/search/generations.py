@@ -38,10 +38,14 @@ from synapse.core.settings import get_settings
 from synapse.search.documents import Unindexable
 
 GRACE_SECONDS = 300.0
-# A new base is built when the log passes this share of the base (and COMPACT_MIN_BYTES): every
-# reader reads the whole log when it opens a generation, the base is copied once per compaction.
-COMPACT_RATIO = 0.25
-COMPACT_MIN_BYTES = 4 << 20
+# A new base is built when the log passes this share of the base (and COMPACT_MIN_BYTES). Every
+# reader reads the whole log when it opens a generation; a compaction copies the base. With L bytes
+# of log per change (~31 kB for one change, bench/scale.py) and threshold T = max(min, ratio x base),
+# a change writes L + base x L / T (at most L x (1 + 1/ratio) = 3L here) and a cold open reads at
+# most base + T: 1.5x the base above 512 kB, 2.7x for a 100-memory mind. The floor used to be 4 MB:
+# a small mind's every cold open read up to 29x its base (issue 23).
+COMPACT_RATIO = 0.5
+COMPACT_MIN_BYTES = 256 << 10
 LOG_SUFFIX = "-wal"
 STALE_TEMP_SECONDS = 3600.0
 CURRENT = "CURRENT"
