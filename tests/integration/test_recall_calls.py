@@ -4,12 +4,18 @@ byte what it was before the calls were cut."""
 from __future__ import annotations
 
 import os
+from collections import Counter
+from typing import Any
 
 import pytest
+from synapse.recall import reads
+from synapse.recall.query import RecallQuery
+from synapse.storage import tables
 
 from infra.stream_pump import Pump
 from tests.support import recall_matrix
 from tests.support.api import Api
+from tests.support.calls import counted_calls
 from tests.support.clock import MovableClock
 from tests.support.clock import moved_fixture as moved_fixture
 from tests.support.index import index_root_fixture as index_root_fixture
@@ -31,3 +37,20 @@ def test_recall_matrix_answers_byte_for_byte_what_it_did(api: Api, moved: Movabl
     for state, cases in expected.items():
         for case, was in zip(found[state], cases, strict=True):
             assert case == was, (state, was["query"])
+
+
+def _recall_calls(mind_id: str, **query: Any) -> tuple[Counter[str], int]:
+    """The DynamoDB calls and items read of one recall, from the layer (so no rate-limit write)."""
+    before = sum(tables.reads.values())
+    with counted_calls() as calls:
+        reads.recall_of(mind_id, RecallQuery(**query))
+    return calls, sum(tables.reads.values()) - before
+
+
+def test_a_default_recall_of_a_typical_mind_makes_three_calls(api: Api, moved: MovableClock) -> None:
+    # Given a mind of 100 memories: six categories, low ones, expired ones the sweep has not taken
+    mind = recall_matrix.typical_mind(api, moved)
+    # When an agent recalls it without filters
+    calls, read = _recall_calls(mind.id)
+    # Then it takes three calls: head and counters, the expired not swept, the recall index
+    assert calls == {"Query": 1, "Query:mind_expiring": 1, "Query:recall": 1}

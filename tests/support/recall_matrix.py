@@ -129,3 +129,13 @@ def recorded() -> dict[str, list[dict[str, Any]]]:
 
 def record(found: dict[str, list[dict[str, Any]]]) -> None:
     GOLDEN.write_text(json.dumps(found, indent=1, ensure_ascii=False) + "\n")
+
+
+def typical_mind(api: Api, moved: MovableClock, count: int = 100) -> MindHandle:
+    """A mind of `count` memories over six categories, a few tags, some low, some unverified, some
+    expired a day ago and not swept yet, some expiring next week: the clock stands a day on."""
+    moved.at = EXPIRY_START
+    mind = api.create_mind(name="Typical mind")
+    stock(api, mind, moved, count)
+    moved.at = EXPIRY_START + timedelta(days=1)
+    return mind
