@@ -4,9 +4,11 @@ byte what it was before the calls were cut."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 from collections import Counter
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from synapse.memory import expiry, sweep
 from synapse.minds import heads, minds
 from synapse.recall import reads, text
 from synapse.recall.query import RecallQuery
+from synapse.search import readers
 from synapse.storage import tables
 
 from infra.stream_pump import Pump
@@ -95,14 +98,27 @@ def test_a_filtered_recall_of_a_typical_mind_makes_one_call_per_stream_beside_th
     assert +calls == +Counter({**base, **expected}) and "Query:recall" not in calls
 
 
-def test_a_recall_for_q_searches_beside_the_other_calls(api: Api, moved: MovableClock, pump: Pump) -> None:
-    # Given the typical mind, indexed for search
+def test_a_recall_for_q_searches_beside_the_other_calls(
+    api: Api, moved: MovableClock, pump: Pump, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the typical mind, indexed for search, and the search index's opens counted
     mind = recall_matrix.typical_mind(api, moved)
     pump.run_once()
-    # When it is recalled for the user's message
+    opened: list[Path] = []
+    open_generation = readers.open_generation
+
+    def counted_open(path: Path) -> sqlite3.Connection:
+        opened.append(path)
+        return open_generation(path)
+
+    monkeypatch.setattr(readers, "open_generation", counted_open)
+    # When it is recalled twice for the user's message
     calls, _, answer = _recall_calls(mind.id, q="docker deployment")
+    again = _recall_calls(mind.id, q="docker deployment")[2]
     # Then the search's one BatchGetItem comes on top of the three calls
-    assert calls == {**DEFAULT_CALLS, "BatchGetItem": 1} and answer.relevant
+    assert calls == {**DEFAULT_CALLS, "BatchGetItem": 1} and answer.relevant == again.relevant != ()
+    # And the search ran on the caller's thread, whose open reader the second recall reused
+    assert len(opened) == 1
 
 
 def test_the_header_the_expired_and_the_first_page_are_read_at_the_same_time(

@@ -13,8 +13,9 @@ from the search index) are shown after the critical ones.
 Calls for a default recall of a typical mind (one whose selection fits the first page): 3, made
 together on a small pool (head and counters, expired not swept, the first page of the recall
 index); a category filter adds one per further category, a tag filter reads the Minds item for the
-name (4); `q` adds the search's BatchGetItem, also in parallel. A mind created before heads costs
-a GetItem and a heal once (`minds.heads`).
+name (4); `q` adds the search's BatchGetItem, made meanwhile on the calling thread (whose search
+readers stay open from one request to the next). A mind created before heads costs a GetItem and a
+heal once (`minds.heads`). Later pages are read on the calling thread as `text` asks for them.
 
 Expired memories are skipped one by one only until the expiry sweep (`memory.expiry`,
 `memory.sweep`) takes them out of these indexes, so what a read pays for them is what expired since
@@ -42,7 +43,7 @@ from synapse.storage import tables
 # The first page asks for what the answer can use (limit + 1, so the default limit of 100 learns
 # from one page whether everything fits); later pages for this many.
 PAGE = text.DEFAULT_LIMIT + 1
-# Head and counters, expired not swept, search for q, and the first pages of the memories.
+# Head and counters, expired not swept, the first page of the memories (one per asked category).
 WORKERS = 4
 
 
@@ -87,9 +88,9 @@ def recall_of(mind_id: str, query: RecallQuery, at: datetime | None = None) -> t
     with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="recall") as pool:
         heading = _submit(pool, _name_and_stored, mind_id, query)
         expired = _submit(pool, _expired, mind_id, query, moment)
-        relevant = _submit(pool, relevant_memories, mind_id, query) if query.q else None
         others, low = recall_streams(mind_id, query, now, min(query.limit + 1, PAGE), pool)
+        # On this thread, meanwhile: the search's open readers are kept per thread (`search.readers`).
+        relevant = relevant_memories(mind_id, query)
         name, stored = heading.result()
         active = _active(stored, expired.result())
-        found = relevant.result() if relevant is not None else []
-        return text.compose(mind_id, name, active, others, low, query.limit, query.max_chars, found)
+        return text.compose(mind_id, name, active, others, low, query.limit, query.max_chars, relevant)
