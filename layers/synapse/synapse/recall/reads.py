@@ -16,6 +16,9 @@ index); a category filter adds one per further category, a tag filter reads the 
 name (4); `q` adds the search's BatchGetItem, made meanwhile on the calling thread (whose search
 readers stay open from one request to the next). A mind created before heads costs a GetItem and a
 heal once (`minds.heads`). Later pages are read on the calling thread as `text` asks for them.
+The one query for the unswept expired covers the whole mind, so a filtered recall also reads the
+other categories' (small projected items, dropped here), where it read only its own: what expired
+since the last sweep, minutes' worth.
 
 Expired memories are skipped one by one only until the expiry sweep (`memory.expiry`,
 `memory.sweep`) takes them out of these indexes, so what a read pays for them is what expired since
