@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from typing import Any
 
+from synapse.memory import expiry
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
 from synapse.memory.reads import category_clause, not_expired
@@ -100,8 +101,8 @@ def _tagged(mind_id: str, query: RecallQuery, now: str, size: int, pool: Executo
     def pairs(items: list[dict[str, Any]]) -> list[Pair]:
         return [(str(i["sk"])[len(prefix) :], memory_from_item(i["memory"])) for i in items]
 
-    # Live copies only: ranks 0-3; the swept ones (`~`) sort after them.
-    whole = params("pk = :mind AND sk BETWEEN :lo AND :hi", lo=prefix + "0", hi=prefix + "3~")
+    lo, hi = expiry.live_tag_bounds(str(query.tag))  # ranks 0-3: the swept copies sort after them
+    whole = params("pk = :mind AND sk BETWEEN :lo AND :hi", lo=lo, hi=hi)
     low = params("pk = :mind AND begins_with(sk, :low)", low=prefix + LOW_RANK)
     chunks = (
         (pairs(items), last) for items, last in _pages(whole, _submit(pool, {**whole, "Limit": size}), size)
