@@ -5,9 +5,11 @@ left-out line need counts of the whole selection while it reads only what it pri
 counts cannot come from reading the memories. Each mind holds one counter item per category
 (`NCAT#<category>`) and one per (tag, category) (`NTAG#<len>:<tag>#<category>`), with
 `n` (memories), `v` (verified ones) and `low` (low-priority ones). A filter's counts are then
-at most 8 items. The counters include expired memories until the expiry sweep takes them out
-(`expiry`, `sweep`: expiry is the passing of time, not a write); readers subtract the expired ones
-not swept yet, which they find through the `category_expiring` index.
+at most 8 items. The mind's head (`minds.heads`, sk `NCAT`, its name) sorts right before the
+category counters, so recall reads both in one query (`stored_with_head`). The counters include
+expired memories until the expiry sweep takes them out (`expiry`, `sweep`: expiry is the passing of
+time, not a write); readers subtract the expired ones not swept yet, which they find, for the whole
+mind in one query, through the `mind_expiring` index (`expiry.expired_not_swept`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections import Counter
 from typing import Any
 
 from synapse.memory.kinds import Memory
+from synapse.minds import heads
 from synapse.storage import tables
 
 CATEGORY_PREFIX = "NCAT#"
@@ -106,6 +109,15 @@ def _tally(item: dict[str, Any]) -> Tally:
     return Tally(int(item.get("n", 0)), int(item.get("v", 0)), int(item.get("low", 0)))
 
 
+def _counted(
+    items: list[dict[str, Any]], prefix: str, categories: frozenset[str] | None, found: dict[str, Tally]
+) -> None:
+    for item in items:
+        category, tally = str(item["sk"])[len(prefix) :], _tally(item)
+        if (categories is None or category in categories) and tally.n > 0:
+            found[category] = tally
+
+
 def stored(mind_id: str, categories: frozenset[str] | None, tag: str | None) -> dict[str, Tally]:
     """Counts of the mind's stored memories (expired included) matching the filters, per category
     that has any: ≤ 8 items read, one query."""
@@ -116,11 +128,31 @@ def stored(mind_id: str, categories: frozenset[str] | None, tag: str | None) -> 
         KeyConditionExpression="pk = :mind AND begins_with(sk, :prefix)",
         ExpressionAttributeValues=tables.values(mind=mind_id, prefix=prefix),
     ):
-        for item in items:
-            category, tally = str(item["sk"])[len(prefix) :], _tally(item)
-            if (categories is None or category in categories) and tally.n > 0:
-                found[category] = tally
+        _counted(items, prefix, categories, found)
     return found
+
+
+# The mind's head (`minds.heads`) sorts right before the category counters, and nothing else between.
+HEAD_RANGE = (heads.HEAD_SK, CATEGORY_PREFIX[:-1] + chr(ord(CATEGORY_PREFIX[-1]) + 1))  # NCAT .. NCAT$
+
+
+def stored_with_head(
+    mind_id: str, categories: frozenset[str] | None
+) -> tuple[dict[str, Any] | None, dict[str, Tally]]:
+    """The mind's head (None for a mind created before heads) and `stored(mind_id, categories,
+    None)`, in one query of ≤ 9 items, read consistently: a rename shows at once, as it did when
+    recall read the Minds item."""
+    head: dict[str, Any] | None = None
+    found: dict[str, Tally] = {}
+    for items, _ in tables.query_pages(
+        TableName=tables.memories_table(),
+        KeyConditionExpression="pk = :mind AND sk BETWEEN :head AND :end",
+        ExpressionAttributeValues=tables.values(mind=mind_id, head=HEAD_RANGE[0], end=HEAD_RANGE[1]),
+        ConsistentRead=True,
+    ):
+        head = head or next((i for i in items if i["sk"] == heads.HEAD_SK), None)
+        _counted([i for i in items if i["sk"] != heads.HEAD_SK], CATEGORY_PREFIX, categories, found)
+    return head, found
 
 
 def total(tallies: dict[str, Tally]) -> Tally:

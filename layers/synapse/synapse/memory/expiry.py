@@ -6,12 +6,13 @@ therefore takes it out of what they read, in one transaction conditioned on its 
 concurrent write wins, and the memory's version and updated_at stay as they are):
 
 - `recall_sk` and `mind_category` are removed, so it leaves the `recall` and `category_recall`
-  GSIs (and `category_expiring`, which recall counts the not-yet-swept expired ones from);
+  GSIs (and `category_expiring`, which recall no longer reads; a later release drops it);
 - each tag copy `TAG#<len>:<tag>#<recall_sk>` moves to `TAG#<len>:<tag>#~<recall_sk>`, after every
   live copy of the tag, where only by-tag's `include_expired=true` reads;
 - its counters (`counts`) stop counting it: they count the memories not swept;
 - `swept_at` (when) and `swept_sk` (its recall_sk then) are set; `expiry_bucket` is removed, so it
-  leaves the sweep's own index.
+  leaves the sweep's own index and `mind_expiring` (pk, expiry_bucket), from which recall counts a
+  mind's expired memories not swept yet in one query (`expired_not_swept`).
 
 Any later write puts the memory back: `items.memory_item` always writes recall_sk, mind_category and
 the bucket, and never `swept_at`. `guard` gives that write what it needs to stay exact (its
@@ -29,7 +30,7 @@ bare hour (`bucket_key(hour, None)`): the sweep reads those keys too, as one mor
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -41,6 +42,7 @@ SWEPT_AT = "swept_at"
 SWEPT_SK = "swept_sk"
 BUCKET = "expiry_bucket"
 SWEEP_INDEX = "expiry_sweep"
+MIND_INDEX = "mind_expiring"  # recall's count of a mind's expired memories not swept yet
 # Tag copies of swept memories sort after every live copy of their tag (recall_sk starts 0-3).
 SWEPT_TAG_MARK = "~"
 BUCKET_WIDTH = timedelta(hours=1)
@@ -82,6 +84,24 @@ def item_attributes(memory: Memory) -> dict[str, str]:
         return {}
     hour = max(memory.expires_at, memory.updated_at)[:13]
     return {BUCKET: bucket_key(hour, shard_of(memory.mind_id))}
+
+
+def expired_not_swept(mind_id: str, moment: datetime) -> Iterator[dict[str, Any]]:
+    """The mind's memories expired at `moment` that the sweep has not taken out yet (category, tags,
+    verified, priority, expires_at), in one query of GSI `mind_expiring` (pk, expiry_bucket): the
+    bucket is on exactly the memories with an expiry that are not swept, and its hour is that of
+    max(expires_at, updated_at), so every one expired by now is in a bucket before the next hour
+    (`<hour>#<shard>` and the legacy bare `<hour>` both sort below it). What it reads beyond the
+    answer is what expires later this hour."""
+    return tables.query_all(
+        TableName=tables.memories_table(),
+        IndexName=MIND_INDEX,
+        KeyConditionExpression=f"pk = :mind AND {BUCKET} < :next_hour",
+        FilterExpression="expires_at <= :now",
+        ExpressionAttributeValues=tables.values(
+            mind=mind_id, next_hour=bucket_of(moment + BUCKET_WIDTH), now=clock.to_iso(moment)
+        ),
+    )
 
 
 def swept_tag_sk(tag: str, old_recall_sk: str) -> str:

@@ -1,4 +1,4 @@
-"""The reads of memories by tag and by expiry (recall's is `recall.reads`), and the query pieces
+"""The reads of memories by tag and by expiry (recall's is `recall.streams`), and the query pieces
 both share.
 
 Each reads an index already in the order it answers in and stops when the answer is full, so
@@ -28,7 +28,7 @@ def _bad(name: str, rule: str, message: str) -> BadRequest:
     return BadRequest(f"{name}: {message}", details=[{"field": name, "rule": rule, "message": message}])
 
 
-# ---------------------------------------------------------------- shared query pieces (recall.reads too)
+# ---------------------------------------------------------------- shared query pieces (recall.streams too)
 
 
 def not_expired(path: str) -> str:

@@ -14,7 +14,7 @@ from synapse.core import clock
 from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id, new_id
 from synapse.core.settings import get_limits
-from synapse.minds import audit, keys, limits
+from synapse.minds import audit, heads, keys, limits
 from synapse.storage import pages, tables
 
 AGENT_WRITES_TO_VERIFIED = ("propose", "unverify")
@@ -193,8 +193,8 @@ def list_minds(owner: str, limit: int = pages.DEFAULT_LIMIT, after: str | None =
 
 
 def create_mind(owner: str, name: str) -> tuple[Mind, dict[str, Any]]:
-    """A mind and its first Mind Key, in one transaction that counts the user's minds (at most
-    SYNAPSE_MAX_MINDS_PER_USER) and starts the mind's own counts."""
+    """A mind, its head (`heads`) and its first Mind Key, in one transaction that counts the user's
+    minds (at most SYNAPSE_MAX_MINDS_PER_USER) and starts the mind's own counts."""
     now = clock.to_iso(clock.now())
     mind = Mind(id=new_id("m_"), name=name, owner=owner, created_at=now, updated_at=now, memory_count=0)
     counts = {"key_count": 1, "hook_count": 0, "webhook_count": 0}
@@ -209,7 +209,8 @@ def create_mind(owner: str, name: str) -> tuple[Mind, dict[str, Any]]:
         }
     }
     counted = limits.minds_of(owner, get_limits().max_minds_per_user)
-    limits.transact_counted(counted, +1, [put_mind, *key_ops], NotFound("No such user."))
+    operations = [put_mind, heads.put_operation(mind.id, name), *key_ops]
+    limits.transact_counted(counted, +1, operations, NotFound("No such user."))
     return mind, shown_key
 
 
@@ -238,8 +239,9 @@ def update_mind(
     history_retention_days: int | None = None,
     agent_writes_critical: str | None = None,
 ) -> Mind:
-    """Rename the mind and/or change its settings, with an audit event per kind of change in the
-    same transaction. What is left out (None) or already so is not written."""
+    """Rename the mind and/or change its settings, with an audit event per kind of change (and, for a
+    rename, the head `heads`) in the same transaction. What is left out (None) or already so is not
+    written."""
     mind = owned_mind(owner, mind_id)
     renamed = name is not None and name != mind.name
     wanted = MindSettings(
@@ -272,6 +274,8 @@ def update_mind(
     )
     if changed:
         events.append(audit.put_operation(mind_id, "mind.settings_changed", by, {"settings": changed}))
+    if renamed:
+        events.append(heads.put_operation(mind_id, str(name)))  # recall reads the name from it
     try:
         tables.transact([update, *events])
     except tables.client().exceptions.TransactionCanceledException as error:

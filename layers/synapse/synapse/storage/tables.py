@@ -5,14 +5,15 @@ Memories table (pk = mind id):
   ID#<memory id>                 pointer from id to the memory's sort key (strongly consistent lookup)
   TAG#<len>:<tag>#<recall order>  one copy per tag, in recall order (by-tag and tag-filtered recall)
   TAG#<len>:<tag>#~<recall order> the copy of a memory the expiry sweep took out (`memory.expiry`)
-  NCAT#<category>                counters n / v / low of the category's memories (see `counts`)
+  NCAT                           the mind's head: its name, read with the counters (`minds.heads`)
+  NCAT#<category>                counters n / v / low of the category's memories (`counts`)
   NTAG#<len>:<tag>#<category>    the same counters for one tag within one category
   REV#<memory id>#<version>      a revision: the memory after one change (`memory.history`); `ttl`
   PROP#<proposal id>             an agent's change to a verified memory, for review (`memory.proposals`)
 GSIs over memory items only (sparse): `recall` (pk, recall_sk), `created` (pk, created_sk),
 `expiring` (pk, expires_at), `category_recall` (mind_category, recall_sk); for the expiry sweep
-(`memory.expiry`): `expiry_sweep` (expiry_bucket, expires_at), `category_expiring` (mind_category,
-expires_at). SWEEP / EXPIRY: the sweep's watermark (`memory.sweep`).
+(`memory.expiry`): `expiry_sweep` (expiry_bucket, expires_at), `mind_expiring` (pk, expiry_bucket;
+recall's unswept expired), `category_expiring` (unread now). SWEEP / EXPIRY: the sweep's watermark.
 
 Minds table:
   MIND#<mind id> / MIND          the mind (owner, name, memory_count; key_count, hook_count,
@@ -66,8 +67,7 @@ from synapse.core.settings import get_settings
 
 Item = dict[str, Any]
 
-# Items read per DynamoDB call (ScannedCount), so benchmarks can show cost against answer size.
-reads: Counter[str] = Counter()
+reads: Counter[str] = Counter()  # items read per call (ScannedCount): cost against answer size
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
