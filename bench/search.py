@@ -491,7 +491,7 @@ def publishing(base: Path, mind_id: str, size: int) -> dict[str, float]:
     folder = base / mind_id
     generation = generations.current_generation(folder)
     assert generation is not None
-    bound = max(generations.COMPACT_MIN_BYTES, generations.COMPACT_RATIO * generation.stat().st_size)
+    bound = generations.compaction_threshold(generation.stat().st_size)
     timings, written = [], []
     held, generations.COMPACT_MIN_BYTES = generations.COMPACT_MIN_BYTES, 1 << 62
     try:

@@ -156,7 +156,7 @@ def test_a_batch_that_grows_the_log_past_its_bound_compacts_it(
 ) -> None:
     # Given a log bound every batch passes
     monkeypatch.setattr(generations, "COMPACT_MIN_BYTES", 0)
-    monkeypatch.setattr(generations, "COMPACT_RATIO", 0.0)
+    monkeypatch.setattr(generations, "COMPACT_SCALE_BYTES", 0)
     # When a batch is published
     with Writer(MIND, base) as writer:
         writer.apply(Change.upsert(doc(999, "zeta")))
@@ -185,7 +185,7 @@ def test_a_reader_of_generation_n_keeps_working_while_n_plus_1_is_published(
     assert ids(base, "kappa OR lambda") == ["mem_0002"]
     # When a compaction then publishes a new base (the old one stays for the grace period)
     monkeypatch.setattr(generations, "COMPACT_MIN_BYTES", 0)
-    monkeypatch.setattr(generations, "COMPACT_RATIO", 0.0)
+    monkeypatch.setattr(generations, "COMPACT_SCALE_BYTES", 0)
     apply_batch(MIND, [Change.upsert(doc(3, "mu", version=2))], base)
     generations.collect_garbage(base / MIND)
     # Then the held reader still answers the same

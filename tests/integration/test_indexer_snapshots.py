@@ -75,7 +75,7 @@ def test_superseded_generations_go_after_the_grace_period(
 ) -> None:
     # Given a base whose log a second batch outgrows (every log does, here), so a new base replaces it
     monkeypatch.setattr(generations, "COMPACT_MIN_BYTES", 0)
-    monkeypatch.setattr(generations, "COMPACT_RATIO", 0.0)
+    monkeypatch.setattr(generations, "COMPACT_SCALE_BYTES", 0)
     folder = tmp_path / MIND
     apply_batch(MIND, [Change.upsert(doc("mem_a", "one"))], tmp_path)
     apply_batch(MIND, [Change.upsert(doc("mem_a", "two", version=2))], tmp_path)

@@ -10,8 +10,9 @@ Layout under the index root (EFS in AWS, a local folder otherwise):
 
 A batch is appended to the current base's log as one SQLite WAL transaction: only the pages it
 changed are written. The base is never checkpointed (every connection disables checkpoint-on-close,
-and the writer auto-checkpoints never), so the log only grows; when it passes COMPACT_RATIO of the
-base, the writer builds a new base (base + log checkpointed into a copy) and publishes it.
+and the writer auto-checkpoints never), so the log only grows; when it passes the base's
+`compaction_threshold`, the writer builds a new base (base + log checkpointed into a copy) and
+publishes it.
 
 Readers open a generation read-only through the `unix-none` VFS in exclusive locking mode: SQLite
 then keeps the log's index in private memory (no `-shm`, no locks, nothing to coordinate over NFS)
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import math
 import os
 import re
 import shutil
@@ -38,13 +40,16 @@ from synapse.core.settings import get_settings
 from synapse.search.documents import Unindexable
 
 GRACE_SECONDS = 300.0
-# A new base is built when the log passes this share of the base (and COMPACT_MIN_BYTES). Every
-# reader reads the whole log when it opens a generation; a compaction copies the base. With L bytes
-# of log per change (~31 kB for one change, bench/scale.py) and threshold T = max(min, ratio x base),
-# a change writes L + base x L / T (at most L x (1 + 1/ratio) = 3L here) and a cold open reads at
-# most base + T: 1.5x the base above 512 kB, 2.7x for a 100-memory mind. The floor used to be 4 MB:
-# a small mind's every cold open read up to 29x its base (issue 23).
-COMPACT_RATIO = 0.5
+# A new base is built when the log passes T = max(COMPACT_MIN_BYTES, sqrt(COMPACT_SCALE_BYTES x
+# base)). Every reader reads the whole log when it opens a generation (on average T / 2 of it, as
+# the log fills from empty); a compaction copies the base. With L bytes of log per change (~31 kB,
+# bench/scale.py), a change writes L + base x L / T and a cold open reads at most base + T. EFS
+# bills writes at twice reads, so with w changes per cold search the bytes billed per change are
+# least at T = sqrt(4 (w / s) L base): at the ~2.3 writes per search of docs/benchmarks.md's mix,
+# sqrt(~290 kB x base). That bounds a cold open at 2.7x the base for a 100-memory mind (the floor),
+# 1.4x at 1,000 memories and under 1.1x from 10,000, where a cold open used to read up to 29x (a
+# 4 MB floor) and a large mind's log a quarter of its base (issue 23, docs/scaling.md).
+COMPACT_SCALE_BYTES = 256 << 10
 COMPACT_MIN_BYTES = 256 << 10
 LOG_SUFFIX = "-wal"
 STALE_TEMP_SECONDS = 3600.0
@@ -256,12 +261,17 @@ def publish_log(folder: Path, generation: Path, pointer: str | None = None) -> s
     return text
 
 
+def compaction_threshold(base_size: int) -> float:
+    """The log size past which a base of `base_size` bytes is compacted (see COMPACT_SCALE_BYTES)."""
+    return max(COMPACT_MIN_BYTES, math.sqrt(COMPACT_SCALE_BYTES * base_size))
+
+
 def needs_compaction(generation: Path, base_size: int | None = None) -> bool:
     """`base_size`: the base's size if known (from its header), saving a stat."""
     size = log_bytes(generation)
     if size <= COMPACT_MIN_BYTES:
         return False
-    return size > COMPACT_RATIO * (generation.stat().st_size if base_size is None else base_size)
+    return size > compaction_threshold(generation.stat().st_size if base_size is None else base_size)
 
 
 def compact_into(generation: Path, temp: Path) -> None:
