@@ -207,19 +207,26 @@ def run(memories: int, requests: int, endpoint: str, template: Any) -> int:
         }
         ids.append(call("POST", "/memory", body)["id"])
     pumps = [Pump.connect("bench-memories", endpoint, function=name) for name in stream_functions()]
-    stream_cost: dict[str, list[tuple[float, float, int, float]]] = {}
+    stream_cost: dict[str, list[tuple[float, float, int, float, float]]] = {}
 
     def drain() -> None:
         for pump in pumps:
             while True:
                 METER.reset()
-                started = time.perf_counter()
+                sizes, started = file_sizes(DATA), time.perf_counter()
                 records = pump.run_once()
                 if not records:
                     break
                 spent = (time.perf_counter() - started) * 1000
+                written = bytes_written(sizes, file_sizes(DATA))
                 stream_cost.setdefault(pump.name, []).append(
-                    (METER.read / records, METER.write / records, METER.calls, spent / records)
+                    (
+                        METER.read / records,
+                        METER.write / records,
+                        METER.calls,
+                        spent / records,
+                        written / records,
+                    )
                 )
 
     drain()
@@ -281,6 +288,16 @@ def run(memories: int, requests: int, endpoint: str, template: Any) -> int:
     return 0
 
 
+def file_sizes(root: Path) -> dict[Path, int]:
+    return {path: path.stat().st_size for path in root.rglob("*.sqlite*") if path.is_file()}
+
+
+def bytes_written(before: dict[Path, int], after: dict[Path, int]) -> int:
+    """What the index files grew by: the log frames appended and every base written (EFS bills
+    the bytes written; a log only grows, a base is written once)."""
+    return sum(max(0, size - before.get(path, 0)) for path, size in after.items())
+
+
 def stored_bytes(memories: int) -> float:
     """What DynamoDB bills as storage for the Memories table, per memory: every item (memory, pointer,
     tag copies, counters, revisions) and every GSI entry, each with its 100 bytes of overhead."""
@@ -310,7 +327,7 @@ def stored_bytes(memories: int) -> float:
 
 
 def report(
-    results: dict[str, list[Any]], stream_cost: dict[str, list[tuple[float, float, int, float]]]
+    results: dict[str, list[Any]], stream_cost: dict[str, list[tuple[float, float, int, float, float]]]
 ) -> None:
     def med(values: list[float]) -> float:
         return statistics.median(values)
@@ -333,7 +350,8 @@ def report(
     for name, batches in stream_cost.items():
         print(
             f"{name:30} RRU {med([b[0] for b in batches]):.2f}  WRU {med([b[1] for b in batches]):.2f}"
-            f"  ms {med([b[3] for b in batches]):.1f} per record"
+            f"  ms {med([b[3] for b in batches]):.1f}"
+            f"  index kB written {med([b[4] for b in batches]) / 1000:.1f} per record"
         )
 
 
