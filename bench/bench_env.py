@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 BENCH_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
@@ -16,3 +19,27 @@ BENCH_ENV = {
     "POWERTOOLS_SERVICE_NAME": "synapse",
     "POWERTOOLS_METRICS_NAMESPACE": "Synapse",
 }
+
+
+@contextmanager
+def moto_tables() -> Iterator[None]:
+    """In-process moto holding the template's tables under the bench's names, with the layer's
+    DynamoDB client made inside it (and dropped after)."""
+    import boto3
+    from moto import mock_aws
+    from synapse.storage import tables
+
+    from infra import motofix, template
+
+    motofix.apply()
+    with mock_aws():
+        tables.client.cache_clear()
+        names = {
+            "MemoriesTable": BENCH_ENV["SYNAPSE_MEMORIES_TABLE"],
+            "MindsTable": BENCH_ENV["SYNAPSE_MINDS_TABLE"],
+        }
+        template.create_tables(boto3.client("dynamodb", region_name="us-east-1"), names)
+        try:
+            yield
+        finally:
+            tables.client.cache_clear()

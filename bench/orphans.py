@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench_env import BENCH_ENV
+from bench_env import BENCH_ENV, moto_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
@@ -31,15 +31,11 @@ DATA = Path(tempfile.mkdtemp(prefix="synapse-orphans-"))
 os.environ.update({**BENCH_ENV, "POWERTOOLS_LOG_LEVEL": "WARNING", "SYNAPSE_INDEX_DIR": str(DATA / "index")})
 os.environ.pop("SYNAPSE_DYNAMODB_ENDPOINT", None)
 
-import boto3  # noqa: E402
-from moto import mock_aws  # noqa: E402
 from synapse.core import clock  # noqa: E402
 from synapse.core.ids import new_id  # noqa: E402
 from synapse.lifecycle import mind_deletion  # noqa: E402
 from synapse.search import generations, index_drops, orphans  # noqa: E402
 from synapse.storage import tables  # noqa: E402
-
-from infra import motofix, template  # noqa: E402
 
 GET_MS, BATCH_GET_MS, QUERY_MS, PUT_MS = 3.0, 10.0, 5.0, 5.0  # DynamoDB round trips (assumed)
 READDIR_ENTRIES_PER_CALL, EFS_METADATA_MS = 1000, 1.0  # NFS READDIRPLUS per call, EFS latency (assumed)
@@ -114,13 +110,7 @@ def delete(owner: str, ids: list[str], lost: int) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    motofix.apply()
-    with mock_aws():
-        tables.client.cache_clear()
-        template.create_tables(
-            boto3.client("dynamodb", region_name="us-east-1"),
-            {"MemoriesTable": "bench-memories", "MindsTable": "bench-minds"},
-        )
+    with moto_tables():
         scale = FULL / args.minds
         calls = Calls()
         for label in ("before", "after"):

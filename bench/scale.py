@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import pricing
-from bench_env import BENCH_ENV
+from bench_env import BENCH_ENV, moto_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "1760cfb"  # the last commit before issue 23's work
@@ -266,19 +266,7 @@ def compaction() -> dict[str, float]:
 
 
 def child(args: argparse.Namespace) -> dict[str, Any]:
-    import boto3
-    from moto import mock_aws
-    from synapse.storage import tables
-
-    from infra import motofix, template
-
-    motofix.apply()
-    with mock_aws():
-        tables.client.cache_clear()
-        template.create_tables(
-            boto3.client("dynamodb", region_name="us-east-1"),
-            {"MemoriesTable": "bench-memories", "MindsTable": "bench-minds"},
-        )
+    with moto_tables():
         result = {"writes": write_units(), "recall": recall_calls(), "sweep": sweep_model(args.sweep_minds)}
     return {**result, "compaction": compaction()}
 

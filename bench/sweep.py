@@ -30,17 +30,15 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from bench_env import BENCH_ENV
+from bench_env import BENCH_ENV, moto_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
 os.environ.update({**BENCH_ENV, "POWERTOOLS_LOG_LEVEL": "WARNING"})
 os.environ.pop("SYNAPSE_DYNAMODB_ENDPOINT", None)
 
-import boto3  # noqa: E402
-from moto import mock_aws  # noqa: E402
 
-from infra import motofix, template  # noqa: E402
+from infra import motofix  # noqa: E402
 
 # Typical in-region latency per DynamoDB operation, in ms (p50 order of magnitude, not a promise).
 LATENCY_MS = {"GetItem": 4.0, "Query": 6.0, "PutItem": 6.0, "UpdateItem": 6.0, "TransactWriteItems": 12.0}
@@ -105,21 +103,14 @@ def populate(minds: int) -> Any:
 def one_run(minds: int, workers: int, scale: float) -> tuple[float, dict[str, int]]:
     """Memories swept per second by one run with `workers` threads, on a fresh table."""
     from synapse.memory import sweep
-    from synapse.storage import tables
 
-    with mock_aws():
-        tables.client.cache_clear()
-        template.create_tables(
-            boto3.client("dynamodb", region_name="us-east-1"),
-            {"MemoriesTable": "bench-memories", "MindsTable": "bench-minds"},
-        )
+    with moto_tables():
         at = populate(minds)
         inject_latency(scale)
         calls.clear()
         started = time.perf_counter()
         tally = sweep.run(at=at, workers=workers)
         seconds = time.perf_counter() - started
-        tables.client.cache_clear()
     return tally["swept"] / seconds, {**tally, "seconds_x1000": round(seconds * 1000), **calls}
 
 
@@ -151,7 +142,8 @@ def main() -> int:
         f"local stack's own time per memory (botocore + moto, 1 thread, no latency): {cpu * 1000:.1f} ms,"
         f" so this machine caps"
         f" the model at ~{1 / cpu:,.0f} memories/s whatever the threads;\n"
-        f"on AWS (latency only): {args.workers} threads / ({per_memory * 1000:.0f} ms GetItem + transaction)"
+        f"on AWS, latency only (the CPU per memory, which holds the GIL, caps it lower: bench/scale.py):"
+        f" {args.workers} threads / ({per_memory * 1000:.0f} ms GetItem + transaction)"
         f" = {args.workers / per_memory:,.0f} memories/s per invocation"
     )
     return 0

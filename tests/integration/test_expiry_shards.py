@@ -153,10 +153,7 @@ def test_the_scheduled_function_fails_when_a_shard_failed(
     # Given a shard whose index reads fail
     resource = template.resources("AWS::Serverless::Function")["ExpirySweepFunction"]
     handler = load_handler(template.ROOT / resource["Properties"]["CodeUri"], "app.handler")
-    broken, real_due = shard_of(memories, next(iter(memories))), sweep._due
-    monkeypatch.setattr(
-        sweep, "_due", lambda b, now: _raise() if b.endswith(f"#{broken:02d}") else real_due(b, now)
-    )
+    broken = fail_reads_of_one_shard(memories, monkeypatch)
     # When the scheduled function runs for that shard's group
     group = broken % sweep.GROUPS
     # Then it fails (its errors alarm sees it), after sweeping the group's other shards
@@ -234,6 +231,15 @@ def _raise() -> Any:
     raise RuntimeError("throttled")
 
 
+def fail_reads_of_one_shard(memories: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> int:
+    """Makes every index read of the first memory's shard fail; returns that shard."""
+    broken, real_due = shard_of(memories, next(iter(memories))), sweep._due
+    monkeypatch.setattr(
+        sweep, "_due", lambda b, now: _raise() if b.endswith(f"#{broken:02d}") else real_due(b, now)
+    )
+    return broken
+
+
 # ---------------------------------------------------------------- how far behind: the lag it reports
 
 
@@ -263,10 +269,7 @@ def test_a_failing_shard_makes_the_lag_grow_until_it_sweeps_again(
     hour_before = expiry.bucket_of(T0)
     for shard in sweep.ALL_SHARDS:
         put_watermark(shard, hour_before)
-    broken, real_due = shard_of(memories, next(iter(memories))), sweep._due
-    monkeypatch.setattr(
-        sweep, "_due", lambda b, now: _raise() if b.endswith(f"#{broken:02d}") else real_due(b, now)
-    )
+    fail_reads_of_one_shard(memories, monkeypatch)
     # When the sweep runs, and again 5 hours later
     first = sweep.run()
     moved.advance(hours=5)
@@ -276,7 +279,7 @@ def test_a_failing_shard_makes_the_lag_grow_until_it_sweeps_again(
     assert first["lag_seconds"] > 7200
     assert (later["failed"], later["lag_seconds"]) == (1, hours_behind(hour_before))
     # And once the shard reads again, the lag is back under 2 h
-    monkeypatch.setattr(sweep, "_due", real_due)
+    monkeypatch.undo()
     assert sweep.run()["lag_seconds"] < 7200
 
 
@@ -297,10 +300,7 @@ def test_the_scheduled_function_writes_its_lag_and_failed_shards(
     hour_before = expiry.bucket_of(T0)
     for shard in sweep.ALL_SHARDS:
         put_watermark(shard, hour_before)
-    broken, real_due = shard_of(memories, next(iter(memories))), sweep._due
-    monkeypatch.setattr(
-        sweep, "_due", lambda b, now: _raise() if b.endswith(f"#{broken:02d}") else real_due(b, now)
-    )
+    broken = fail_reads_of_one_shard(memories, monkeypatch)
     capsys.readouterr()
     # When it runs for that shard's group (and fails, for the errors alarm)
     group = broken % sweep.GROUPS
