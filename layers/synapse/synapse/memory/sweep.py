@@ -46,11 +46,12 @@ FIRST_RUN_LOOKBACK = timedelta(hours=24)
 # Every shard, then the legacy one (None: the bare hours written before the shards).
 ALL_SHARDS: tuple[int | None, ...] = (*range(expiry.SHARDS), None)
 # Threads per invocation. Sweeping a memory is a GetItem and a transaction: ~16 ms of DynamoDB
-# latency and ~5 ms of CPU, so a few threads already make one process CPU-bound (~200/s); 16 keep
-# it there while some wait, and stay within the shared client's pool (`tables.client`).
+# latency and ~2.3 ms of CPU (bench/scale.py), so ~8 threads already make one process CPU-bound
+# (~430/s); 16 keep it there while some wait, within the shared client's pool (`tables.client`).
 WORKERS = 16
-# Invocations per scheduled sweep (template.yaml has one schedule per group). 8 x ~200/s sustains
-# ~1,500 expirations/s (bench/scale.py), against the 1,000/s of 5,000 writes/s with a fifth expiring.
+# Invocations per scheduled sweep (template.yaml has one schedule per group). 8 x ~430/s for 98 %
+# of the time sustains ~3,400 expirations/s (bench/scale.py), against the 1,000/s of 5,000 writes/s
+# with a fifth expiring (docs/scaling.md).
 GROUPS = 8
 
 
