@@ -27,13 +27,13 @@ the last sweep.
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
 from synapse.core import clock
+from synapse.core.observability import in_this_invocation
 from synapse.memory import counts, expiry
 from synapse.memory.counts import Tally
 from synapse.minds import heads, minds
@@ -51,7 +51,7 @@ WORKERS = 4
 
 
 def _submit[T](pool: Executor, call: Callable[..., T], *args: Any) -> Future[T]:
-    return pool.submit(contextvars.copy_context().run, call, *args)
+    return pool.submit(in_this_invocation(call), *args)
 
 
 def _name_and_stored(mind_id: str, query: RecallQuery) -> tuple[str, dict[str, Tally]]:

@@ -15,12 +15,12 @@ header's calls.
 
 from __future__ import annotations
 
-import contextvars
 import heapq
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from typing import Any
 
+from synapse.core.observability import in_this_invocation
 from synapse.memory import expiry
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
@@ -82,7 +82,7 @@ class _Split:
 
 
 def _submit(pool: Executor, params: dict[str, Any]) -> Future[Page]:
-    return pool.submit(contextvars.copy_context().run, _page, params)
+    return pool.submit(in_this_invocation(_page), params)
 
 
 def _tagged(mind_id: str, query: RecallQuery, now: str, size: int, pool: Executor) -> _Split:
