@@ -67,12 +67,19 @@ def test_export_then_import_into_an_empty_mind_reproduces_every_memory(
     env = {"SYNAPSE_URL": runner.url, "SYNAPSE_MIND_KEY": target.key}
     imported = run_cli("import", str(out), env=env)
     assert imported.returncode == 0, imported.stderr
-    assert imported.stdout.strip() == "200 created, 0 replaced, 0 failed"
+    assert imported.stdout.strip() == "200 created, 0 replaced, 200 kept unverified, 0 failed"
     # Then the new mind holds the same memories, field for field
     assert snapshot(target.agent) == before
     # And importing again replaces rather than duplicates
     again = run_cli("--json", "import", str(out), env=env)
-    assert json.loads(again.stdout) == {"created": 0, "replaced": 200, "proposed": 0, "failed": 0}
+    assert json.loads(again.stdout) == {
+        "created": 0,
+        "replaced": 200,
+        "unverified": 200,
+        "verified": 0,
+        "proposed": 0,
+        "failed": 0,
+    }
     assert snapshot(target.agent) == before
 
 
@@ -87,7 +94,7 @@ def test_import_reports_what_failed_and_exits_non_zero(
     env = {"SYNAPSE_URL": runner.url, "SYNAPSE_MIND_KEY": mind.key}
     result = run_cli("import", str(source), env=env)
     assert result.returncode == 1
-    assert result.stdout.strip() == "1 created, 0 replaced, 1 failed"
+    assert result.stdout.strip() == "1 created, 0 replaced, 1 kept unverified, 1 failed"
     assert "failed memory_0001" not in result.stderr and "Not Snake" in result.stderr
     not_json = tmp_path / "not.jsonl"
     not_json.write_text("{oops\n", encoding="utf-8")

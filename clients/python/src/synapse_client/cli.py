@@ -14,16 +14,17 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import IO, Any
 
 import httpx
 from pydantic import BaseModel
 
-from synapse_client import ops, transfer
+from synapse_client import importers, ops, transfer
 from synapse_client._core import Call
 from synapse_client.client import Synapse
 from synapse_client.config import Settings, resolve
@@ -307,27 +308,56 @@ def cmd_export(client: Synapse, args: argparse.Namespace, out: Output) -> None:
 
 
 def cmd_import(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    if args.verify and client.credentials.token is None:
+        raise SynapseError(
+            "--verify needs a person's JWT (--token or SYNAPSE_TOKEN): a Mind Key cannot vouch for "
+            "memories. Import with the Mind Key without --verify (they arrive unverified), or as the person."
+        )
     progress = Progress("imported")
     with ExitStack() as stack:
-        source = sys.stdin if args.file == "-" else stack.enter_context(open(args.file, encoding="utf-8"))
+        if args.source:
+            if args.file == "-":
+                raise SynapseError(f"--from {args.source} reads a file or folder, not stdin")
+            try:
+                found = importers.read(args.source, Path(args.file))
+            except (ValueError, OSError) as error:
+                raise SynapseError(f"{args.file}: {error}") from None
+            for warning in found.warnings:
+                print(f"  warning: {warning}", file=sys.stderr)
+            records: Iterable[dict[str, Any]] = found.records
+        else:
+            source = sys.stdin if args.file == "-" else stack.enter_context(open(args.file, encoding="utf-8"))
+            records = transfer.read_lines(source)
         try:
-            report = transfer.import_records(client, transfer.read_lines(source), progress, args.parallel)
+            report = transfer.import_records(client, records, progress, args.parallel, verify=args.verify)
         except ValueError as error:
             raise SynapseError(f"{args.file}: {error}") from None
     progress.done()
     for record, result in report.errors[:20]:
         reason = result.error.message if result.error else "failed"
         print(f"  failed {record.get('category')}/{record.get('key')}: {reason}", file=sys.stderr)
+    if report.lost_verification:
+        print(
+            f"  note: {report.lost_verification} memories verified in the file arrive unverified: a Mind "
+            "Key cannot vouch for them. Import with a person's JWT to keep them verified.",
+            file=sys.stderr,
+        )
+    if report.key_id:
+        print(f"  agent-sourced memories were written with key {report.key_id}, now revoked", file=sys.stderr)
     summary = {
         "created": report.created,
         "replaced": report.replaced,
+        "unverified": report.unverified,
+        "verified": report.verified,
         "proposed": report.proposed,
         "failed": report.failed,
     }
     if out.as_json:
         out.json(summary)
     else:
-        out.line(", ".join(f"{n} {name}" for name, n in summary.items() if n or name != "proposed"))
+        names = {"unverified": "kept unverified", "verified": "verified by you"}
+        shown = [(name, n) for name, n in summary.items() if n or name not in ("proposed", "verified")]
+        out.line(", ".join(f"{n} {names.get(name, name)}" for name, n in shown))
     if report.failed:
         raise SystemExit(1)
 
@@ -454,8 +484,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="file to write (default: stdout)")
     p.set_defaults(run=cmd_export)
 
-    p = sub.add_parser("import", help="store the memories of a JSON Lines export (by category and key)")
-    p.add_argument("file", help="the export file, or - for stdin")
+    p = sub.add_parser(
+        "import",
+        help="store the memories of an export, or of another tool (--from), by category and key",
+        description="Agent-sourced memories (and every other tool's) arrive as an agent's, unverified; "
+        "with a person's JWT, their own verified memories stay verified. See docs/importing.md.",
+    )
+    p.add_argument("file", help="the export file, or - for stdin; with --from, the tool's file or folder")
+    p.add_argument("--from", dest="source", choices=importers.FORMATS, help="read another tool's format")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="(JWT) vouch for the agent-sourced memories too: each is verified by you, as the history says",
+    )
     p.add_argument(
         "--parallel",
         type=int,

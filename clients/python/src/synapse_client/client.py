@@ -110,7 +110,7 @@ class Synapse(_Base):
         token: str | None = None,
         mind_id: str | None = None,
         retry: Retry | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
         http: httpx.Client | None = None,
     ) -> None:
         super().__init__(url, mind_key=mind_key, token=token, mind_id=mind_id, retry=retry)
@@ -146,6 +146,10 @@ class Synapse(_Base):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def with_mind_key(self, mind_key: str) -> Synapse:
+        """A client of the same service, retries and timeout that calls with `mind_key` (an agent)."""
+        return Synapse(self.url, mind_key=mind_key, retry=self.retry, timeout=self._http.timeout)
 
     def find(self, category: str, key: str) -> Memory | None:
         """The memory stored under (category, key), expired ones included, or None (reads the category)."""
