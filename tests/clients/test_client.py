@@ -356,7 +356,6 @@ def test_the_async_twin_retries_the_same_way(
     limited: RunningService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clients = new_mind(limited)
-    use_up_the_minute(limited, clients)
     waits: list[float] = []
 
     async def record(seconds: float) -> None:
@@ -367,8 +366,14 @@ def test_the_async_twin_retries_the_same_way(
             limited.url, mind_key=clients.key, retry=Retry(attempts=1, max_wait=61)
         ) as agent:
             monkeypatch.setattr(agent, "_sleep", record)
-            with pytest.raises(RateLimited):
-                await agent.recall()
+            for _ in range(2):  # a minute boundary right after using the minute up opens a new window
+                use_up_the_minute(limited, clients)
+                waits.clear()
+                try:
+                    await agent.recall()
+                except RateLimited:
+                    return
+            raise AssertionError("the retried recall was never refused")
 
     asyncio.run(scenario())
     assert len(waits) == 1
