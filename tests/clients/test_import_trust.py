@@ -137,6 +137,25 @@ def test_verify_makes_the_person_vouch_for_the_agent_ones(
     assert ("verified", "user") in changes
 
 
+def test_an_agents_memory_verified_elsewhere_arrives_unverified_unless_the_person_vouches(
+    runner: RunningService, mind: MindClients, tmp_path: Path
+) -> None:
+    # Given an export holding an agent's memory someone verified in the mind it came from
+    source = write(tmp_path / "vouched.jsonl", [exported("checked_elsewhere", "agent", True)])
+    # When a person imports it without --verify
+    result = run_cli("import", str(source), env=person_env(runner, mind))
+    # Then it arrives as an agent's, unverified, and the CLI says a verification was not kept
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1 created, 0 replaced, 1 kept unverified, 0 failed"
+    assert "1 memories verified in the file arrive unverified" in result.stderr
+    assert stored(mind.person)["checked_elsewhere"] == ("agent", False)
+    # When they import it again with --verify
+    again = run_cli("import", "--verify", str(source), env=person_env(runner, mind))
+    # Then the person vouches for it
+    assert again.returncode == 0, again.stderr
+    assert stored(mind.person)["checked_elsewhere"] == ("agent", True)
+
+
 def test_a_mind_key_import_says_the_persons_memories_arrive_unverified(
     runner: RunningService, mind: MindClients, tmp_path: Path
 ) -> None:

@@ -338,8 +338,8 @@ def cmd_import(client: Synapse, args: argparse.Namespace, out: Output) -> None:
         print(f"  failed {record.get('category')}/{record.get('key')}: {reason}", file=sys.stderr)
     if report.lost_verification:
         print(
-            f"  note: {report.lost_verification} memories verified in the file arrive unverified: a Mind "
-            "Key cannot vouch for them. Import with a person's JWT to keep them verified.",
+            f"  note: {report.lost_verification} memories verified in the file arrive unverified: only a"
+            " person can vouch (import with a JWT; add --verify for those an agent wrote).",
             file=sys.stderr,
         )
     if report.key_id:

@@ -107,9 +107,10 @@ class Writers:
     every other record (an agent's, or another tool's, which carries no `source`) through a Mind Key
     made for this import with only the `write` scope, so it arrives `source: agent, verified: false`,
     attributed to that key in its revisions and the mind's audit (key.created / key.revoked). The key
-    is made on the first such record and revoked by `close`, also when the import fails. An agent's
-    memory that was verified in the file, and with `verify` every agent-sourced one, is then verified
-    with the JWT (`POST /memory/{id}/verify`: `verified_by` is the person; its revision says so).
+    is made on the first such record and revoked by `close`, also when the import fails. With `verify`
+    every agent-sourced one is then verified with the JWT (`POST /memory/{id}/verify`: `verified_by`
+    is the person; its revision says so). Without it, even an agent's memory verified in the file
+    arrives unverified: whoever verified it there is not the person importing, who must say so.
     With a Mind Key everything is written with it and nothing can be verified.
 
     Why a key rather than a server flag: a write with a JWT is a person's by definition (SPEC §1), and
@@ -146,7 +147,7 @@ class Writers:
         return minds[0].id
 
     def to_verify(self, record: dict[str, Any]) -> bool:
-        return self.person and not is_persons(record) and (self.verify or was_vouched(record))
+        return self.person and self.verify and not is_persons(record)
 
     def close(self) -> None:
         if self.key_id is not None and self.agent is not None:
