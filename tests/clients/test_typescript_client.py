@@ -1,0 +1,69 @@
+"""The TypeScript client (clients/typescript) against a real `make run`: `npm ci` from the committed
+lockfile (npm's cache makes a repeat offline-tolerant), its build (which fails when the generated
+types drift from openapi.json), then Node's own test runner with the runner's URL and a person's JWT
+in the environment. Skipped only where node or npm is missing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from tests.support.runner import ROOT, RunningService
+
+PACKAGE = ROOT / "clients" / "typescript"
+STAMP = PACKAGE / "node_modules" / ".synapse-package-lock.json"  # the lockfile it was installed from
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or shutil.which("npm") is None,
+    reason="the TypeScript client's tests need node and npm",
+)
+
+
+def npm(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 — npm from PATH, our own package
+        [str(shutil.which("npm")), *args],
+        cwd=PACKAGE,
+        env=(os.environ | (env or {})),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def installed() -> None:
+    """`npm ci` unless node_modules already holds exactly what package-lock.json pins."""
+    lock = (PACKAGE / "package-lock.json").read_bytes()
+    if STAMP.is_file() and STAMP.read_bytes() == lock:
+        return
+    done = npm("ci", "--prefer-offline", "--no-audit", "--no-fund")
+    assert done.returncode == 0, done.stdout + done.stderr
+    STAMP.write_bytes(lock)
+
+
+def test_the_typescript_client_passes_its_node_tests_against_the_runner(runner: RunningService) -> None:
+    # Given the package installed from its lockfile
+    installed()
+
+    # When its build and its node:test suite run against the runner
+    done = npm("test", env={"SYNAPSE_URL": runner.url, "SYNAPSE_JWT": runner.jwt})
+
+    # Then every test passed and none was skipped
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "# fail 0" in output, output
+    assert "# SKIP" not in output, output
+
+
+def test_the_committed_types_are_the_ones_openapi_json_generates() -> None:
+    # Given the package installed
+    installed()
+
+    # When the generator checks the committed file against openapi.json
+    done = npm("run", "check-types")
+
+    # Then it is up to date (else: `npm run generate` in clients/typescript, and commit)
+    assert done.returncode == 0, done.stdout + done.stderr
