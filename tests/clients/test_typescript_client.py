@@ -5,6 +5,7 @@ in the environment. Skipped only where node or npm is missing."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -37,11 +38,13 @@ def npm(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 def installed() -> None:
     """`npm ci` unless node_modules already holds exactly what package-lock.json pins."""
     lock = (PACKAGE / "package-lock.json").read_bytes()
-    if STAMP.is_file() and STAMP.read_bytes() == lock:
-        return
-    done = npm("ci", "--prefer-offline", "--no-audit", "--no-fund")
-    assert done.returncode == 0, done.stdout + done.stderr
-    STAMP.write_bytes(lock)
+    with (PACKAGE / "package.json").open("rb") as guard:  # one install at a time (xdist workers)
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        if STAMP.is_file() and STAMP.read_bytes() == lock:
+            return
+        done = npm("ci", "--prefer-offline", "--no-audit", "--no-fund")
+        assert done.returncode == 0, done.stdout + done.stderr
+        STAMP.write_bytes(lock)
 
 
 def test_the_typescript_client_passes_its_node_tests_against_the_runner(runner: RunningService) -> None:
@@ -58,12 +61,12 @@ def test_the_typescript_client_passes_its_node_tests_against_the_runner(runner: 
     assert "# SKIP" not in output, output
 
 
-def test_the_committed_types_are_the_ones_openapi_json_generates() -> None:
+def test_the_committed_types_and_tool_specs_are_what_their_sources_generate() -> None:
     # Given the package installed
     installed()
 
-    # When the generator checks the committed file against openapi.json
+    # When the generators check src/openapi.ts against openapi.json, src/mcp-tools.ts against mcp_tools.json
     done = npm("run", "check-types")
 
-    # Then it is up to date (else: `npm run generate` in clients/typescript, and commit)
+    # Then both are up to date (else: `npm run generate` in clients/typescript, and commit)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,97 @@
+// The Vercel AI SDK tools, driven end to end by the AI SDK's own mock language model against a
+// real `make run`: the model calls remember, recall, search and forget; the SDK runs the tools.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+
+import { generateText, stepCountIs } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+
+import { derivedKey, synapseTools } from "../dist/ai.js";
+import { newMind, NO_STACK } from "./support.mjs";
+
+const TABLE = JSON.parse(readFileSync(new URL("../../python/src/synapse_client/mcp_tools.json", import.meta.url)));
+const MCP = Object.fromEntries(TABLE.tools.map((tool) => [tool.name, tool]));
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
+
+/** A model that calls one tool per step, in `calls` order, then answers with text. */
+function scripted(calls) {
+  let step = 0;
+  return new MockLanguageModelV3({
+    doGenerate: async () => {
+      const call = calls[step++];
+      if (!call) {
+        return { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
+      }
+      const [toolName, input] = call;
+      return {
+        content: [{ type: "tool-call", toolCallId: `call_${step}`, toolName, input: JSON.stringify(input) }],
+        finishReason: { unified: "tool-calls", raw: "tool_calls" },
+        usage,
+        warnings: [],
+      };
+    },
+  });
+}
+
+describe("synapseTools", () => {
+  it("shares each tool's description and input schema with the MCP tools", () => {
+    const tools = synapseTools({ url: "http://127.0.0.1:9", mindKey: "mk_x" });
+    assert.deepEqual(Object.keys(tools), ["remember", "recall", "search", "forget"]);
+    for (const [name, made] of Object.entries(tools)) {
+      assert.equal(made.description, MCP[name].description);
+      assert.deepEqual(made.inputSchema.jsonSchema, MCP[name].inputSchema);
+    }
+  });
+
+  it("derives the MCP server's key for a memory stored without one", async () => {
+    // what synapse.mcp.calls.derived_key answers for the same arguments
+    assert.equal(await derivedKey("note", "Likes  TEA"), "note_50f5f279425da6b8");
+    assert.equal(await derivedKey("note", "Straße  ÉTÉ"), "note_1f54cd6425ce9ad1");
+    assert.match(await derivedKey("fact", "x"), /^fact_[0-9a-f]{16}$/);
+  });
+
+  it("lets a model remember, recall, search and forget", { skip: NO_STACK }, async () => {
+    const mind = await newMind("AI SDK tools");
+    const tools = synapseTools({ url: process.env.SYNAPSE_URL, mindKey: mind.key });
+    const model = scripted([
+      ["remember", { content: "The user's favourite tea is Darjeeling", category: "preference", key: "favourite_tea" }],
+      ["remember", { content: "Prefers window seats" }],
+      ["recall", { query: "what tea should I make?" }],
+    ]);
+    const first = await generateText({ model, tools, prompt: "Remember my tea", stopWhen: stepCountIs(5) });
+    const results = first.steps.flatMap((step) => step.toolResults);
+    assert.equal(results.length, 3);
+    assert.equal(results[0].output.key, "favourite_tea");
+    assert.equal(results[1].output.category, "note");
+    assert.equal(results[1].output.key, await derivedKey("note", "Prefers window seats"));
+    assert.match(results[2].output, /Darjeeling/);
+    assert.equal(first.text, "done");
+
+    let hits = [];
+    for (let tries = 0; tries < 50 && hits.length === 0; tries++) {
+      const searched = await generateText({
+        model: scripted([["search", { query: "Darjeeling" }]]),
+        tools,
+        prompt: "Which tea?",
+        stopWhen: stepCountIs(3),
+      });
+      hits = searched.steps.flatMap((step) => step.toolResults)[0].output.hits;
+      if (hits.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(hits[0].key, "favourite_tea");
+
+    const forgot = await generateText({
+      model: scripted([["forget", { category: "preference", key: "favourite_tea" }]]),
+      tools,
+      prompt: "Forget my tea",
+      stopWhen: stepCountIs(3),
+    });
+    const output = forgot.steps.flatMap((step) => step.toolResults)[0].output;
+    assert.deepEqual(output, { deleted: results[0].output.id, category: "preference", key: "favourite_tea" });
+    assert.equal(await mind.agent.find("preference", "favourite_tea"), null);
+  });
+});
