@@ -6,7 +6,7 @@ How a LangGraph item maps onto a Synapse memory (one mind: the client's):
   `preference`), otherwise `note`;
 - key: the item key in lowercase snake_case plus 10 hex digits of a hash of (namespace, key), so
   equal keys in different namespaces never collide (`("notes", "u1")`, `"Coffee order"` →
-  `coffee_order_3f…`);
+  `coffee_order_32632ed60f`);
 - tags: `langgraph`, one `ns:<prefix>` per namespace prefix (`ns:notes`, `ns:notes/u1`) for
   server-side filtering, and `lg:<hash>` naming the item (a get is one request);
 - content: JSON `{"namespace": [...], "key": "...", "value": {...}}`, so items read back exactly (tags
