@@ -84,3 +84,34 @@ def test_a_model_s_tool_calls_remember_recall_search_and_forget(mind: MindClient
     assert "No memory fact/home_city" in str(missing.content)
     refused = call(tool_set, "remember", {"content": "x", "key": "Not Snake"}, 7)
     assert refused.status == "error" and "key" in str(refused.content)
+
+
+def test_a_langgraph_agent_loop_with_a_fake_chat_model_calls_the_tools(mind: MindClients) -> None:
+    # Given langchain_core's fake chat model scripted to call remember, then recall, then answer
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    script = [
+        AIMessage("", tool_calls=[{"id": "c1", "name": "remember", "args": {"content": "Ada uses Neovim"}}]),
+        AIMessage("", tool_calls=[{"id": "c2", "name": "recall", "args": {"query": "editor"}}]),
+        AIMessage("Ada uses Neovim."),
+    ]
+    model = GenericFakeChatModel(messages=iter(script))
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", lambda state: {"messages": [model.invoke(state["messages"])]})
+    graph.add_node("tools", ToolNode(tools(mind.agent)))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition)
+    graph.add_edge("tools", "model")
+    # When the compiled graph runs the loop
+    out = graph.compile().invoke({"messages": [HumanMessage("I use Neovim")]})
+    # Then each tool answered its call, and the memory is in the mind
+    answers = {m.tool_call_id: str(m.content) for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert json.loads(answers["c1"])["content"] == "Ada uses Neovim"
+    assert "Ada uses Neovim" in answers["c2"]
+    assert out["messages"][-1].content == "Ada uses Neovim."
+    assert [memory.content for memory in mind.agent.list_memories(category="note").items] == [
+        "Ada uses Neovim"
+    ]
