@@ -67,6 +67,8 @@ def test_search_by_prefix_filter_query_and_list_namespaces(mind: MindClients) ->
     store.put(("notes", "u1"), "lunch", {"text": "likes ramen", "kind": "food"})
     store.put(("notes", "u2"), "deploy", {"text": "deploy on fridays never", "kind": "ops"})
     store.put(("project", "atlas"), "status", {"text": "atlas ships in june"})
+    foreign = ["langgraph", "ns:notes"]  # tagged like the store's, but not its JSON: skipped
+    mind.agent.remember("note", "foreign", "deploy notes written by another agent", tags=foreign)
     # When listing by prefix, with a value filter, and paging with offset
     assert {item.namespace for item in store.search(("notes",))} == {("notes", "u1"), ("notes", "u2")}
     assert [item.key for item in store.search(("notes", "u1"), filter={"kind": "food"})] == ["lunch"]

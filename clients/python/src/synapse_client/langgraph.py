@@ -13,7 +13,9 @@ How a LangGraph item maps onto a Synapse memory (one mind: the client's):
   are lowercased by Synapse; the JSON is the truth) and full-text search still reads the value's words.
 - `search(prefix, query=...)` is a Synapse search narrowed to the prefix's tag (hits carry its score);
   without `query` it lists the prefix's tag in recall order. `filter` compares top-level value fields
-  (equality, or `$eq`/`$ne`/`$gt`/`$gte`/`$lt`/`$lte`). A put's `ttl` (minutes) becomes `expires_at`.
+  (equality, or `$eq`/`$ne`/`$gt`/`$gte`/`$lt`/`$lte`). A put's `ttl` (minutes) becomes `expires_at`;
+  reads do not extend it (`refresh_ttl` is ignored), and `index` is ignored (Synapse indexes all text).
+- memories this store did not write (no JSON envelope) are skipped by search and list_namespaces.
 """
 
 from __future__ import annotations
