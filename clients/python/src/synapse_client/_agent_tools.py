@@ -1,0 +1,91 @@
+"""The four agent tools the framework adapters share (remember, recall, search, forget): names,
+LLM-facing descriptions and input schemas from mcp_tools.json (the MCP tools' own, so every
+framework's agent reads the same words), each done with the blocking client. No framework here."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from synapse_client.client import Synapse
+
+TABLE: dict[str, Any] = json.loads(resources.files("synapse_client").joinpath("mcp_tools.json").read_text())
+SPECS: dict[str, dict[str, Any]] = {tool["name"]: tool for tool in TABLE["tools"]}
+NAMES = ("remember", "recall", "search", "forget")
+RECALL_QUERY_MAX = 1000
+
+
+def derived_key(category: str, content: str) -> str:
+    """The key of a memory stored without one, as /mcp and `synapse mcp` derive it."""
+    normalized = " ".join(content.split()).casefold()
+    return f"{category}_{hashlib.sha256(normalized.encode()).hexdigest()[:16]}"
+
+
+def remember(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
+    category = a.get("category") or "note"
+    key = a.get("key") or derived_key(category, a["content"])
+    optional = {name: a.get(name) for name in ("tags", "priority", "confidence", "expires_at")}
+    memory = client.remember(category, key, a["content"], **optional)
+    shown: dict[str, Any] = memory.model_dump(mode="json")
+    if memory.pending_proposal:
+        shown["note"] = (
+            f"A person verified this memory: the change waits for their review ({memory.pending_proposal})."
+        )
+    return shown
+
+
+def recall(client: Synapse, a: dict[str, Any]) -> str:
+    asked = (a.get("query") or "").strip()[:RECALL_QUERY_MAX] or None
+    return client.recall(
+        category=a.get("category"), tag=a.get("tag"), max_chars=a.get("max_chars"), query=asked
+    ).text
+
+
+def search(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
+    found = client.search(
+        a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit") or 10
+    )
+    hits = [
+        {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "content": h.memory.content,
+         "tags": h.memory.tags, "score": h.score, "matched": h.matched, "coverage": h.coverage}
+        for h in found.items
+    ]  # fmt: skip
+    return {"terms": found.terms, "hits": hits}
+
+
+def forget(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
+    memory_id, category, key = a.get("id"), a.get("category"), a.get("key")
+    if not memory_id:
+        if not (category and key):
+            raise ValueError("id: give the memory's id, or both its category and key")
+        found = client.find(category, key)
+        if found is None:
+            raise ValueError(f"No memory {category}/{key} in this mind.")
+        memory_id = found.id
+    proposed = client.forget(memory_id)
+    if proposed is not None:
+        return {
+            "memory": proposed.model_dump(mode="json"),
+            "note": "A person verified this memory: the delete waits for their review.",
+        }
+    return {"deleted": memory_id}
+
+
+CALLS: dict[str, Callable[[Synapse, dict[str, Any]], Any]] = {
+    "remember": remember,
+    "recall": recall,
+    "search": search,
+    "forget": forget,
+}
+
+
+def run(client: Synapse, name: str, arguments: dict[str, Any]) -> Any:
+    """One tool call, arguments left out when None (frameworks fill optional ones with None)."""
+    given = {field: value for field, value in arguments.items() if value is not None}
+    unknown = sorted(set(given) - set(SPECS[name]["inputSchema"]["properties"]))
+    if unknown:
+        raise ValueError(f"{unknown[0][:80]}: not an argument of {name}")
+    return CALLS[name](client, given)
