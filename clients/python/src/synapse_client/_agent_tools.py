@@ -15,11 +15,12 @@ from synapse_client.client import Synapse
 TABLE: dict[str, Any] = json.loads(resources.files("synapse_client").joinpath("mcp_tools.json").read_text())
 SPECS: dict[str, dict[str, Any]] = {tool["name"]: tool for tool in TABLE["tools"]}
 NAMES = ("remember", "recall", "search", "forget")
-RECALL_QUERY_MAX = 1000
+RECALL_QUERY_MAX = 1000  # what recall's `query` sends as q (the layer's schema.RECALL_QUERY_MAX)
 
 
 def derived_key(category: str, content: str) -> str:
-    """The key of a memory stored without one, as /mcp and `synapse mcp` derive it."""
+    """The key of a memory stored without one, as /mcp derives it (synapse.mcp.calls.derived_key;
+    tests/unit/test_mcp_tools_drift.py compares them): `synapse mcp` and the adapters use this one."""
     normalized = " ".join(content.split()).casefold()
     return f"{category}_{hashlib.sha256(normalized.encode()).hexdigest()[:16]}"
 

@@ -10,7 +10,6 @@ error comes back as an MCP tool error carrying Synapse's own message.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -21,6 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as MCPTool
 
+from synapse_client._agent_tools import RECALL_QUERY_MAX, derived_key
 from synapse_client._core import VERSION
 from synapse_client.client import AsyncSynapse
 from synapse_client.config import Settings
@@ -29,16 +29,8 @@ from synapse_client.errors import SynapseError
 TABLE: dict[str, Any] = json.loads(resources.files("synapse_client").joinpath("mcp_tools.json").read_text())
 INSTRUCTIONS: str = TABLE["instructions"]
 TOOLS: dict[str, dict[str, Any]] = {tool["name"]: tool for tool in TABLE["tools"]}
-RECALL_QUERY_MAX = 1000  # what recall's `query` sends as q (the layer's schema.RECALL_QUERY_MAX)
-KEY_DIGEST_CHARS = 16
 
 Call = Callable[[AsyncSynapse, dict[str, Any]], Awaitable[Any]]
-
-
-def derived_key(category: str, content: str) -> str:
-    """The key of a memory stored without one, as /mcp derives it (synapse.mcp.calls.derived_key)."""
-    normalized = " ".join(content.split()).casefold()
-    return f"{category}_{hashlib.sha256(normalized.encode()).hexdigest()[:KEY_DIGEST_CHARS]}"
 
 
 def write_body(arguments: dict[str, Any]) -> dict[str, Any]:
