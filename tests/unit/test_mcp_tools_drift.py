@@ -24,8 +24,9 @@ def test_the_client_keeps_the_layers_tool_table() -> None:
 
 
 def test_the_stdio_server_lists_exactly_the_remote_tools() -> None:
+    from synapse_client._agent_tools import RECALL_QUERY_MAX, derived_key  # what the stdio server uses
     from synapse_client.config import Settings
-    from synapse_client.mcp_server import RECALL_QUERY_MAX, build, derived_key
+    from synapse_client.mcp_server import build
 
     server = build(Settings(url="http://127.0.0.1:9", mind_key="mk_x"))  # never called
     listed = anyio.run(server.list_tools)
