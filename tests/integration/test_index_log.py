@@ -225,3 +225,19 @@ def test_a_base_from_before_logs_is_replaced_by_one_with_a_log(tmp_path: Path) -
     assert second == tmp_path / MIND / "gen-000002.sqlite" and generations.is_log_mode(second)
     assert sorted(ids(tmp_path, "kappa OR lambda")) == ["mem_0001", "mem_0002"]
     assert apply_batch(MIND, [Change.upsert(doc(3, "mu"))], tmp_path) == second
+
+
+@pytest.mark.parametrize(
+    ("base_bytes", "most_read"),
+    [(150_000, 2.75), (1_500_000, 1.45), (15_000_000, 1.15), (150_000_000, 1.05)],
+)
+def test_a_cold_open_reads_a_bounded_multiple_of_the_base(base_bytes: int, most_read: float) -> None:
+    # Given a base of a 100- to 100,000-memory mind (1.5 kB of index per memory)
+    threshold = generations.compaction_threshold(base_bytes)
+    # Then the log it compacts at is never under the floor, and grows as the square root of the base
+    assert threshold >= generations.COMPACT_MIN_BYTES
+    assert threshold == max(
+        generations.COMPACT_MIN_BYTES, (generations.COMPACT_SCALE_BYTES * base_bytes) ** 0.5
+    )
+    # And a first open (base + the whole log) reads at most that multiple of the base (docs/scaling.md)
+    assert (base_bytes + threshold) / base_bytes <= most_read
