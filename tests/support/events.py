@@ -89,6 +89,14 @@ SAMPLES: dict[str, Sample] = {
     "list_keys": Sample("GET", "/minds/{mind_id}/keys", MIND),
     "revoke_key": Sample("DELETE", "/minds/{mind_id}/keys/{key_id}", {**MIND, "key_id": EXAMPLE_KEY_ID}),
     "mind_audit": Sample("GET", "/minds/{mind_id}/audit", MIND, query="limit=20"),
+    "backup_mind": Sample("GET", "/minds/{mind_id}/backup", MIND, query="limit=2000"),
+    "restore_mind": Sample(
+        "POST",
+        "/minds/{mind_id}/restore",
+        MIND,
+        query="last=true",
+        headers={"content-type": "application/x-ndjson"},
+    ),
     "store_memory": Sample(
         "POST",
         "/memory",

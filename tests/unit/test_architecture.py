@@ -48,6 +48,7 @@ def test_the_layer_is_one_package_per_concern() -> None:
         "minds",
         "oauth",
         "openapi",
+        "portability",
         "recall",
         "search",
         "storage",

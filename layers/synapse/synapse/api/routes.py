@@ -22,6 +22,8 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/minds/{mind_id}/keys"),
     ("DELETE", "/minds/{mind_id}/keys/{key_id}"),
     ("GET", "/minds/{mind_id}/audit"),
+    ("GET", "/minds/{mind_id}/backup"),
+    ("POST", "/minds/{mind_id}/restore"),
     ("POST", "/memory"),
     ("POST", "/memory/batch"),
     ("GET", "/memory"),

@@ -79,7 +79,7 @@ def _timed(mind_id: str, memory_id: str, version: int, ttl: int) -> dict[str, An
     )
 
 
-def _revision_put(
+def revision_put(
     memory: Memory, change: Change, changed_by: writes.ChangedBy, at: datetime, ttl: int | None = None
 ) -> dict[str, Any]:
     item = {
@@ -98,7 +98,7 @@ def revision_ops(
     memory: Memory, change: Change, changed_by: writes.ChangedBy, at: datetime
 ) -> list[dict[str, Any]]:
     """The revision of a change that leaves `memory`, and the clock of the one leaving the last 10."""
-    ops = [_revision_put(memory, change, changed_by, at)]
+    ops = [revision_put(memory, change, changed_by, at)]
     leaving = memory.version - KEEP_NEWEST
     if leaving >= 1:
         ops.append(_timed(memory.mind_id, memory.id, leaving, _epoch(at + _retention(memory.mind_id))))
@@ -109,7 +109,7 @@ def deleted_ops(old: Memory, changed_by: writes.ChangedBy, at: datetime) -> list
     """The `deleted` revision (version + 1) and 30 days for it and the 9 before it."""
     gone = replace(old, version=old.version + 1, updated_at=clock.to_iso(at))
     ttl = _epoch(at + DELETED_KEPT)
-    ops = [_revision_put(gone, Change.DELETED, changed_by, at, ttl)]
+    ops = [revision_put(gone, Change.DELETED, changed_by, at, ttl)]
     first = max(1, gone.version - KEEP_NEWEST + 1)
     return ops + [_timed(old.mind_id, old.id, version, ttl) for version in range(first, gone.version)]
 

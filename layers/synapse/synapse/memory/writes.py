@@ -262,7 +262,8 @@ class _Sum:
 
 
 class _Packing:
-    def __init__(self) -> None:
+    def __init__(self, max_actions: int = MAX_ACTIONS) -> None:
+        self.max_actions = max_actions
         self.members: list[int] = []
         self.plain: list[dict[str, Any]] = []
         self.items: set[str] = set()
@@ -287,7 +288,8 @@ class _Packing:
             else:
                 new_sums.add(item)
         size = self.size + sum(len(json.dumps(operation)) for operation in ops)
-        return len(self.plain) + plain + len(self.sums) + len(new_sums) <= MAX_ACTIONS and size <= MAX_BYTES
+        actions = len(self.plain) + plain + len(self.sums) + len(new_sums)
+        return actions <= self.max_actions and size <= MAX_BYTES
 
     def add(self, member: int, ops: list[dict[str, Any]]) -> None:
         self.members.append(member)
@@ -305,16 +307,16 @@ class _Packing:
         return Group(self.members, self.plain + summed)
 
 
-def groups(writes: list[tuple[int, list[dict[str, Any]]]]) -> list[Group]:
+def groups(writes: list[tuple[int, list[dict[str, Any]]]], max_actions: int = MAX_ACTIONS) -> list[Group]:
     """`writes` (an index and the operations of its own transaction), in order, packed into as few
-    transactions as fit. A write that fits nowhere else (too many actions) is a group of its own,
-    with its operations as they are."""
+    transactions as fit (at most `max_actions` each: less leaves room for the caller's own). A write
+    that fits nowhere else (too many actions) is a group of its own, with its operations as they are."""
     packed: list[Group] = []
-    current = _Packing()
+    current = _Packing(max_actions)
     for member, ops in writes:
         if current.members and not current.fits(ops):
             packed.append(current.group())
-            current = _Packing()
+            current = _Packing(max_actions)
         if not current.members and not current.fits(ops):
             packed.append(Group([member], ops))
             continue

@@ -30,6 +30,7 @@ ACTIONS = frozenset(
         "webhook.deleted",
         "mind.renamed",
         "mind.settings_changed",
+        "mind.restored",
         "grant.created",
         "grant.revoked",
     }

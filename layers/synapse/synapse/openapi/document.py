@@ -8,7 +8,8 @@ credential, answers of each operation).
 test fails when a route has no operation here or the committed file differs from `render()`.
 
 Adding a route: add its `Op` to `OPERATIONS` under its (method, path) (OAuth's routes: to
-`synapse.openapi.oauth.OPERATIONS`, their models in `synapse.openapi.oauth_models`), then run
+`synapse.openapi.oauth.OPERATIONS`, their models in `synapse.openapi.oauth_models`; backup and
+restore's: `synapse.openapi.portability`), then run
 `make openapi`.
 `Op(operationId, summary, tag, credential, {status: answer}, body model, params, extra error statuses)`:
 credential is "user" (JWT only), "either" (JWT or Mind Key; these also take X-Mind-Id), "public" or
@@ -29,7 +30,7 @@ from synapse.memory.kinds import Category
 from synapse.memory.model import KeyCreate, MemoryPatch, MemoryWrite, MindPatch, MindWrite
 from synapse.memory.proposals import Status
 from synapse.memory.restore import RestoreRequest
-from synapse.openapi import jsonrpc, oauth
+from synapse.openapi import jsonrpc, oauth, portability
 from synapse.openapi import schemas as S
 from synapse.openapi.parts import (
     CATEGORIES,
@@ -345,6 +346,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         error_answer=jsonrpc.JsonRpcAnswer,
     ),
     **oauth.OPERATIONS,
+    **portability.OPERATIONS,
 }
 
 

@@ -1,0 +1,18 @@
+"""GET /minds/{mind_id}/backup — a page of the mind's backup (docs/backup.md), for its owner."""
+
+from synapse.api.hooks import base_url
+from synapse.api.http import Request, Response, endpoint
+from synapse.minds import minds
+from synapse.portability import backup, format
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    owner = request.principal.require_user("back up a mind")
+    mind = minds.owned_mind(owner, request.path("mind_id"))  # the owner's check: one call
+    limit = request.query_int("limit", backup.DEFAULT_LINES, 1, backup.MAX_LINES)
+    page = backup.page(mind, owner, base_url(request), request.query_one("cursor"), limit)
+    headers = {"Content-Type": format.CONTENT_TYPE}
+    if page.next_cursor:
+        headers["X-Next-Cursor"] = page.next_cursor
+    return Response(200, page.body.decode("utf-8"), headers)

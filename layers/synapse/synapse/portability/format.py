@@ -1,0 +1,170 @@
+"""The backup format (docs/backup.md): versioned JSON Lines, each line numbered and chained.
+
+A backup is a stream of lines, each one JSON object with `n` (its number, from 1) and `kind`. Line
+1 is the header (format name and version, the backup's id, its source, counts), the last is the
+trailer (`kind: end`, how many lines came before it and how many of each kind). Every line after
+the first carries `prev`, the hex digest of the stream so far:
+
+    d_0 = b""        d_n = sha256(d_{n-1} || the bytes of line n, without its newline)
+
+so line n+1 vouches for line n's exact bytes and, through the chain, every line before it; the
+trailer's `prev` is the checksum of the whole stream. A reader checks it line by line, with no
+more state than the last digest, and names the first line that does not fit (`Checker`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from synapse.core.errors import Unprocessable
+
+FORMAT = "synapse-backup"
+VERSION = 1
+CONTENT_TYPE = "application/x-ndjson; charset=utf-8"
+HEADER, MIND, END = "header", "mind", "end"
+METADATA_KINDS = ("key", "hook", "webhook", "grant")
+DATA_KINDS = ("memory", "revision", "deleted", "proposal")
+COUNTED_KINDS = (MIND, *METADATA_KINDS, *DATA_KINDS)  # what the trailer counts
+KINDS = frozenset({HEADER, END, *COUNTED_KINDS})
+HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
+START = b""  # d_0
+
+
+def chained(previous: bytes, line: bytes) -> bytes:
+    """d_n from d_{n-1} and line n's bytes."""
+    return hashlib.sha256(previous + line).digest()
+
+
+def encode(n: int, kind: str, previous: bytes, fields: dict[str, Any]) -> bytes:
+    """Line n of the stream (without its newline): `n`, `kind`, `prev` (after line 1), then `fields`."""
+    record: dict[str, Any] = {"n": n, "kind": kind}
+    if n > 1:
+        record["prev"] = previous.hex()
+    record.update(fields)
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def lines_of(data: bytes) -> list[bytes]:
+    """The lines of a body or file piece: split on newlines, a final newline optional."""
+    parts = data.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    return parts
+
+
+# ---------------------------------------------------------------- refusing a stream
+
+
+def problem(line: int, rule: str, message: str) -> dict[str, Any]:
+    return {"line": line, "rule": rule, "message": message}
+
+
+class Refused(Unprocessable):
+    """A stream that is not a backup this server restores, naming the first line that is wrong."""
+
+    def __init__(self, line: int, rule: str, message: str) -> None:
+        super().__init__(f"line {line}: {message}", details=[problem(line, rule, message)])
+        self.line, self.rule = line, rule
+
+
+def parse(line: bytes, expected: int) -> dict[str, Any]:
+    """Line `expected` as a JSON object with the right `n` and a known `kind`."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise Refused(expected, "json", "is not a JSON object (cut short, or changed)") from None
+    if not isinstance(record, dict):
+        raise Refused(expected, "json", "is not a JSON object")
+    n = record.get("n")
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise Refused(expected, "sequence", "has no line number `n`")
+    if n != expected:
+        raise Refused(expected, "sequence", f"is numbered {n}: lines are missing, repeated or out of order")
+    if record.get("kind") not in KINDS:
+        raise Refused(expected, "kind", f"has an unknown kind {str(record.get('kind'))[:40]!r}")
+    return record
+
+
+def check_header(record: dict[str, Any]) -> None:
+    """Line 1 must be a header of this format and version."""
+    if record.get("kind") != HEADER:
+        raise Refused(1, "header", "is not the header: a backup starts with it")
+    if record.get("format") != FORMAT:
+        raise Refused(1, "format", f"is not a {FORMAT} header (format {str(record.get('format'))[:40]!r})")
+    if record.get("version") != VERSION:
+        shown = str(record.get("version"))[:20]
+        raise Refused(1, "version", f"is format version {shown}; this server reads version {VERSION}")
+    if not isinstance(record.get("backup_id"), str) or not isinstance(record.get("source"), dict):
+        raise Refused(1, "header", "lacks the backup's id or its source")
+
+
+def check_trailer(record: dict[str, Any], counts: dict[str, int]) -> None:
+    """The trailer must count the lines and kinds that came before it."""
+    n = int(record["n"])
+    if record.get("lines") != n - 1:
+        raise Refused(n, "count", f"counts {record.get('lines')} lines before it, but {n - 1} came")
+    stated = record.get("counts")
+    seen = {kind: count for kind, count in counts.items() if count}
+    if not isinstance(stated, dict) or {k: v for k, v in stated.items() if v} != seen:
+        raise Refused(n, "count", f"counts {stated}, but the stream holds {seen}")
+
+
+class Checker:
+    """Checks a stream line by line, from line `n` with the digest of the lines before it."""
+
+    def __init__(self, n: int = 1, digest: bytes = START, counts: dict[str, int] | None = None) -> None:
+        self.n, self.digest = n, digest
+        self.counts: dict[str, int] = dict(counts or {})
+        self.ended = False
+
+    def check(self, line: bytes) -> dict[str, Any]:
+        """The record of the next line, if it fits the stream so far; else `Refused` naming it."""
+        if self.ended:
+            raise Refused(self.n, "trailer", "comes after the trailer, which ends the stream")
+        record = parse(line, self.n)
+        if self.n == 1:
+            check_header(record)
+        elif record.get("prev") != self.digest.hex():
+            raise Refused(
+                self.n - 1,
+                "checksum",
+                f"does not match the checksum line {self.n} carries: changed, or a line is missing",
+            )
+        elif record["kind"] == HEADER:
+            raise Refused(self.n, "header", "is a second header")
+        kind = str(record["kind"])
+        if kind == END:
+            check_trailer(record, self.counts)
+            self.ended = True
+        elif kind != HEADER:
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+        self.digest = chained(self.digest, line)
+        self.n += 1
+        return record
+
+    def finish(self) -> None:
+        """At the end of the stream: the trailer must have come."""
+        if not self.ended:
+            raise Refused(self.n, "truncated", f"the stream ends after line {self.n - 1} without its trailer")
+
+
+class Summary(NamedTuple):
+    lines: int
+    counts: dict[str, int]
+    checksum: str
+    header: dict[str, Any]
+
+
+def verify(lines: Iterable[bytes]) -> Summary:
+    """Check a whole stream (e.g. a file's lines); `Refused` names the first bad line."""
+    checker = Checker()
+    header: dict[str, Any] = {}
+    for line in lines:
+        record = checker.check(line.rstrip(b"\n"))
+        header = header or record
+    checker.finish()
+    return Summary(checker.n - 1, checker.counts, checker.digest.hex(), header)

@@ -1,0 +1,325 @@
+"""POST /minds/{mind_id}/restore: a backup's lines into a new or empty mind, a chunk per request.
+
+A restore job item (`RESTORE` in the mind's partition of the Memories table) records the backup
+(its id and the digest of its header line), the next line to apply, the running digest and the
+counts so far. Every transaction that applies lines also moves the job on, conditioned on where it
+stood: what is applied and what the job says are never apart, so a request that fails part-way, or
+is sent twice, resumes exactly where the last commit left it, and nothing doubles.
+
+A line is applied only once the line after it has vouched for its bytes (the chain of
+`format`); so the last line of a chunk waits for the next chunk (the answer's `next_line`), except
+the trailer, which ends the stream. Each line is written with the store's own operations
+(`writes.create_ops` for a memory: item, id pointer, tag copies, counters, the mind's count;
+`history.revision_put` for a revision), so indexes, counters and search see a restored memory as
+they see a stored one. Memory and proposal ids are kept: they are scoped to the mind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any, NamedTuple
+
+from synapse.core import clock
+from synapse.core.errors import BadRequest, Conflict
+from synapse.memory import expiry, writes
+from synapse.minds import audit
+from synapse.minds.minds import Mind
+from synapse.portability import format, records
+from synapse.storage import tables
+
+JOB_SK = "RESTORE"
+MAX_BODY_BYTES = 1024 * 1024  # a chunk of lines; the local runner takes 1 MiB, Lambda 6 MB
+BUDGET_SECONDS = 10.0  # applying stops after this (the answer says where to go on); API Gateway: 29 s
+ROOM = 1  # each transaction's own action: moving the job on
+
+
+class Job(NamedTuple):
+    backup_id: str
+    header_sha: str
+    status: str
+    next_line: int
+    digest: bytes
+    counts: dict[str, int]
+    source: dict[str, Any]
+
+    def answer(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "backup_id": self.backup_id,
+            "next_line": self.next_line,
+            "counts": {kind: count for kind, count in sorted(self.counts.items()) if count},
+            "source": self.source,
+            "ids": "kept",
+        }
+
+
+def job_key(mind_id: str) -> dict[str, str]:
+    return {"pk": mind_id, "sk": JOB_SK}
+
+
+def read_job(mind_id: str) -> Job | None:
+    item = tables.get(tables.memories_table(), job_key(mind_id))
+    if item is None:
+        return None
+    return Job(
+        str(item["backup_id"]),
+        str(item["header_sha"]),
+        str(item["status"]),
+        int(item["next_line"]),
+        bytes.fromhex(str(item["digest"])),
+        {str(kind): int(count) for kind, count in (item.get("counts") or {}).items()},
+        dict(item.get("source") or {}),
+    )
+
+
+class Checked(NamedTuple):
+    """A line that fits the stream, with the digest and counts the stream has once it is applied."""
+
+    record: dict[str, Any]
+    digest: bytes
+    counts: dict[str, int]
+
+
+# ---------------------------------------------------------------- starting
+
+
+def _first_number(line: bytes) -> int | None:
+    """The number a chunk's first line carries (None if it has none: the checks then name it)."""
+    try:
+        record = json.loads(line)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    n = record.get("n") if isinstance(record, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
+
+
+def _holds_anything(mind: Mind) -> bool:
+    """Whether the mind has memories, revisions (deleted memories too) or proposals."""
+    if mind.memory_count:
+        return True
+    for prefix in (tables.MEMORY_PREFIX, "REV#", "PROP#"):
+        found, _ = next(
+            tables.query_pages(
+                TableName=tables.memories_table(),
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                ExpressionAttributeValues=tables.values(pk=mind.id, prefix=prefix),
+                ProjectionExpression="pk, sk",
+                Limit=1,
+            )
+        )
+        if found:
+            return True
+    return False
+
+
+def _start(mind: Mind, user: str, header: Checked, line: bytes) -> Job:
+    """The job, if the mind is empty (the Minds item's count checked in the same transaction)."""
+    if _holds_anything(mind):
+        raise Conflict(
+            "This mind is not empty: a backup restores into a new or empty mind (create one, or "
+            "delete what this one holds).",
+            details=[{"line": 1, "rule": "empty_mind"}],
+        )
+    record = header.record
+    job = Job(
+        str(record["backup_id"]),
+        hashlib.sha256(line).hexdigest(),
+        "running",
+        2,
+        header.digest,
+        {},
+        {**dict(record["source"]), "created_at": record.get("created_at")},
+    )
+    item = {
+        **job_key(mind.id),
+        **job._asdict(),
+        "digest": header.digest.hex(),
+        "started_at": clock.to_iso(clock.now()),
+        "by": audit.by_user(user),
+    }
+    empty = {
+        "ConditionCheck": {
+            "TableName": tables.minds_table(),
+            "Key": tables.dump(tables.mind_key(mind.id)),
+            "ConditionExpression": "attribute_exists(pk)"
+            " AND (attribute_not_exists(memory_count) OR memory_count = :zero)",
+            "ExpressionAttributeValues": tables.values(zero=0),
+        }
+    }
+    try:
+        tables.transact([empty, writes.put(item, "attribute_not_exists(pk)")])
+    except tables.client().exceptions.TransactionCanceledException:
+        raise Conflict(
+            "This mind changed as its restore began (written to, or restored by another "
+            "request): look at it again."
+        ) from None
+    return job
+
+
+def _resumed(job: Job, lines: list[bytes], first: int | None) -> int | None:
+    """The index in `lines` of the job's next line; None when nothing in them is new."""
+    if first == 1 and hashlib.sha256(lines[0]).hexdigest() != job.header_sha:
+        raise Conflict(
+            f"This mind is restored (or being restored) from another backup, {job.backup_id}: restore "
+            "this one into a new or empty mind.",
+            details=[{"line": 1, "rule": "other_backup", "backup_id": job.backup_id}],
+        )
+    if job.status == "done":
+        return None
+    if first is None or first > job.next_line:
+        raise Conflict(
+            f"The restore stands at line {job.next_line}: send the lines from there.",
+            details=[{"line": job.next_line, "rule": "resume"}],
+        )
+    offset = job.next_line - first
+    return offset if offset < len(lines) else None
+
+
+# ---------------------------------------------------------------- applying
+
+
+def _checked(lines: list[bytes], checker: format.Checker, last: bool) -> list[Checked]:
+    """The lines, each checked against the stream so far, the one a next line must vouch for held back."""
+    found = [Checked(checker.check(line), checker.digest, dict(checker.counts)) for line in lines]
+    if last:
+        checker.finish()
+    if found and found[-1].record["kind"] != format.END:
+        found.pop()
+    return found
+
+
+def _settings(mind_id: str, record: dict[str, Any]) -> list[dict[str, Any]]:
+    settings = record.get("settings")
+    names = ("agent_writes_to_verified", "history_retention_days", "agent_writes_critical")
+    if not isinstance(settings, dict) or not all(name in settings for name in names):
+        raise format.Refused(int(record["n"]), "mind", "lacks the mind's settings")
+    fields = {name: settings[name] for name in names}
+    return [
+        {
+            "Update": {
+                "TableName": tables.minds_table(),
+                "Key": tables.dump(tables.mind_key(mind_id)),
+                "UpdateExpression": "SET " + ", ".join(f"#{name} = :{name}" for name in names),
+                "ConditionExpression": "attribute_exists(pk)",
+                "ExpressionAttributeNames": {f"#{name}": name for name in names},
+                "ExpressionAttributeValues": tables.values(**fields),
+            }
+        }
+    ]
+
+
+def _memory(mind_id: str, record: dict[str, Any]) -> list[dict[str, Any]]:
+    memory = records.memory_in(mind_id, record.get("memory"), int(record["n"]))
+    ops = writes.create_ops(memory)
+    if memory.expires_at is not None:  # a bucket the sweep still reads (its updated_at is the backup's)
+        hour = max(memory.expires_at, clock.to_iso(clock.now()))[:13]
+        bucket = expiry.bucket_key(hour, expiry.shard_of(mind_id))
+        ops[0]["Put"]["Item"][expiry.BUCKET] = {"S": bucket}
+    return ops
+
+
+def _ops(mind_id: str, job: Job, record: dict[str, Any], user: str) -> list[dict[str, Any]]:
+    """What applying one line writes (metadata and `deleted` lines write nothing: they inform)."""
+    kind = record["kind"]
+    if kind == format.MIND:
+        return _settings(mind_id, record)
+    if kind == "memory":
+        return _memory(mind_id, record)
+    if kind == "revision":
+        return [records.revision_op(mind_id, record)]
+    if kind == "proposal":
+        return [writes.put(records.proposal_item(mind_id, record))]
+    if kind == format.END:
+        target = {"backup_id": job.backup_id, "source": job.source, "counts": record.get("counts")}
+        return [audit.put_operation(mind_id, "mind.restored", audit.by_user(user), target)]
+    return []
+
+
+def _moved_on(mind_id: str, start: int, upto: Checked) -> dict[str, Any]:
+    """The job's own action: from line `start` to the line after `upto`, with its digest and counts."""
+    done = upto.record["kind"] == format.END
+    sets = "next_line = :next, digest = :digest, #counts = :counts" + (
+        ", #status = :done, finished_at = :at" if done else ""
+    )
+    values: dict[str, Any] = {
+        "next": int(upto.record["n"]) + 1,
+        "digest": upto.digest.hex(),
+        "counts": upto.counts,
+        "start": start,
+    }
+    if done:
+        values.update(done="done", at=clock.to_iso(clock.now()))
+    return writes.update(
+        job_key(mind_id),
+        "SET " + sets,
+        values,
+        {"#counts": "counts", **({"#status": "status"} if done else {})},
+        condition="next_line = :start",
+    )
+
+
+def _commit(mind_id: str, ops: list[dict[str, Any]], first: int, last: int) -> bool:
+    """One transaction; False when the job had moved on (another request applied these lines)."""
+    try:
+        tables.transact(ops)
+    except tables.client().exceptions.TransactionCanceledException as error:
+        if tables.cancellation_codes(error)[-1:] == ["ConditionalCheckFailed"]:
+            return False
+        raise Conflict(
+            f"Lines {first}-{last} could not be restored: the mind changed meanwhile (a memory written "
+            "into it, or the mind deleted).",
+            details=[{"line": first, "rule": "mind_changed"}],
+        ) from None
+    return True
+
+
+def _apply(mind_id: str, job: Job, checked: list[Checked], user: str) -> Job:
+    """The checked lines in as few transactions as fit, each moving the job on; stops after the budget."""
+    deadline = time.monotonic() + BUDGET_SECONDS
+    planned = [(index, _ops(mind_id, job, line.record, user)) for index, line in enumerate(checked)]
+    for group in writes.groups(planned, writes.MAX_ACTIONS - ROOM):
+        upto = checked[group.members[-1]]
+        first = int(checked[group.members[0]].record["n"])
+        if not _commit(
+            mind_id, [*group.ops, _moved_on(mind_id, job.next_line, upto)], first, int(upto.record["n"])
+        ):
+            return read_job(mind_id) or job
+        done = upto.record["kind"] == format.END
+        job = job._replace(
+            next_line=int(upto.record["n"]) + 1,
+            digest=upto.digest,
+            counts=upto.counts,
+            status="done" if done else job.status,
+        )
+        if time.monotonic() > deadline:
+            break
+    return job
+
+
+def restore(mind: Mind, user: str, body: bytes, last: bool) -> dict[str, Any]:
+    """Apply a chunk of a backup's lines to `mind` (its owner's check is the caller's); the answer
+    says where the restore stands (`status` running or done, `next_line` to send next)."""
+    lines = format.lines_of(body)
+    if not lines:
+        raise BadRequest("The body holds no lines: send the backup's lines (application/x-ndjson).")
+    first = _first_number(lines[0])
+    job = read_job(mind.id)
+    if job is None:
+        if first is not None and first != 1:
+            raise Conflict(
+                "No restore is under way in this mind: send the backup from its first line.",
+                details=[{"line": 1, "rule": "resume"}],
+            )
+        checked = _checked(lines, format.Checker(), last)
+        if not checked:
+            return {"status": "running", "next_line": 1, "ids": "kept"}
+        job = _start(mind, user, checked[0], lines[0])
+        checked = checked[1:]
+    else:
+        offset = _resumed(job, lines, first)
+        if offset is None:
+            return job.answer()
+        checked = _checked(lines[offset:], format.Checker(job.next_line, job.digest, job.counts), last)
+    return _apply(mind.id, job, checked, user).answer()

@@ -1,0 +1,148 @@
+"""Builders for the backup and restore tests: a mind holding every kind of state, a backup taken
+page by page, a restore sent chunk by chunk, and a mind's partition as comparable items."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.gateway import HttpResponse
+from tests.support.api import Api, MindHandle
+from tests.support.checks import as_user, ok
+from tests.support.tables import MEMORIES, scan
+
+NDJSON = {"content-type": "application/x-ndjson"}
+
+
+def rich_mind(api: Api, user: str = "user-1") -> tuple[MindHandle, dict[str, str]]:
+    """A mind with verified and unverified, agent and user, expired, much-revised, deleted and
+    tagged memories, pending, accepted and rejected proposals, a second key, a hook and
+    non-default settings; returns it and the ids of its notable memories."""
+    mind = api.create_mind(user)
+    ok(
+        api.call(
+            "PATCH",
+            f"/minds/{mind.id}",
+            token=mind.jwt,
+            json_body={"history_retention_days": 45, "agent_writes_critical": "propose"},
+        )
+    )
+    ids: dict[str, str] = {}
+    ids["user"] = ok(api.store(mind, key="home_city", tags=["Home", "city"]), 201)["id"]
+    ids["agent"] = ok(api.store(mind, as_agent=True, key="coffee", content="Drinks flat whites"), 201)["id"]
+    ids["vouched"] = ok(
+        api.store(mind, as_agent=True, key="tea", content="Likes green tea", tags=["drinks"]), 201
+    )["id"]
+    ok(api.call("POST", f"/memory/{ids['vouched']}/verify", **as_user(mind)))
+    ids["expired"] = ok(
+        api.store(mind, as_agent=True, key="old_trip", content="In Rome", expires_at="2020-01-01T00:00:00Z"),
+        201,
+    )["id"]
+    ids["revised"] = ok(
+        api.store(mind, category="project", key="synapse", content="v1", priority="low"), 201
+    )["id"]
+    for version in range(2, 8):
+        ok(
+            api.call(
+                "PUT", f"/memory/{ids['revised']}", json_body={"content": f"v{version}"}, **as_user(mind)
+            )
+        )
+    ids["deleted"] = ok(api.store(mind, key="old_job", content="Worked at Acme", tags=["work"]), 201)["id"]
+    ok(
+        api.call(
+            "PUT", f"/memory/{ids['deleted']}", json_body={"content": "Worked at Acme, then"}, **as_user(mind)
+        )
+    )
+    assert api.call("DELETE", f"/memory/{ids['deleted']}", **as_user(mind)).status == 204
+    _proposals(api, mind, ids)
+    ok(
+        api.call(
+            "POST", f"/minds/{mind.id}/keys", token=mind.jwt, json_body={"label": "ci", "scopes": ["read"]}
+        ),
+        201,
+    )
+    ok(api.call("POST", f"/minds/{mind.id}/hooks", token=mind.jwt, json_body={"label": "zapier"}), 201)
+    return mind, ids
+
+
+def _proposals(api: Api, mind: MindHandle, ids: dict[str, str]) -> None:
+    """Agents' changes to verified memories: one accepted, one rejected, one left pending."""
+    for key, content in (
+        ("home_city", "Lives in Paris"),
+        ("tea", "Likes black tea"),
+        ("home_city", "Lives in Oslo"),
+    ):
+        answer = api.store(mind, as_agent=True, key=key, content=content)
+        assert answer.status == 202, answer.text
+    pending = ok(api.call("GET", "/proposals", query={"status": "pending"}, **as_user(mind)))["proposals"]
+    tea = next(p for p in pending if p["key"] == "tea")
+    ok(api.call("POST", f"/proposals/{tea['id']}/reject", **as_user(mind)))
+    ids["to_accept"] = ok(api.store(mind, as_agent=True, key="tea", content="Likes oolong"), 202)["proposal"][
+        "id"
+    ]
+    ok(api.call("POST", f"/proposals/{ids['to_accept']}/accept", **as_user(mind)))
+    assert (
+        api.store(mind, as_agent=True, key="coffee", content="Drinks espresso", priority="critical").status
+        < 300
+    )
+
+
+def backup(api: Api, mind: MindHandle, limit: int | None = None) -> bytes:
+    """The whole backup, page after page."""
+    data, cursor = b"", None
+    while True:
+        query = {k: v for k, v in (("cursor", cursor), ("limit", limit)) if v is not None}
+        answer = api.call("GET", f"/minds/{mind.id}/backup", token=mind.jwt, query=query)
+        assert answer.status == 200, answer.text
+        assert answer.headers["Content-Type"].startswith("application/x-ndjson")
+        data += answer.body
+        cursor = answer.headers.get("X-Next-Cursor")
+        if cursor is None:
+            return data
+
+
+def send(api: Api, mind: MindHandle, lines: list[bytes], last: bool = False) -> HttpResponse:
+    body = b"".join(line + b"\n" for line in lines)
+    query = {"last": "true"} if last else {}
+    return api.call(
+        "POST", f"/minds/{mind.id}/restore", token=mind.jwt, raw_body=body, headers=NDJSON, query=query
+    )
+
+
+def restore(api: Api, mind: MindHandle, data: bytes, chunk: int = 50) -> dict[str, Any]:
+    """Send the backup in chunks of `chunk` lines, each from the line the last answer asked for."""
+    lines = data.splitlines()
+    next_line = 1
+    while True:
+        part = lines[next_line - 1 : next_line - 1 + chunk]
+        answer = ok(send(api, mind, part, last=next_line - 1 + chunk >= len(lines)))
+        if answer["status"] == "done":
+            return answer
+        assert answer["next_line"] > next_line or len(part) < 2, answer
+        next_line = answer["next_line"]
+
+
+def partition(dynamo: Any, mind_id: str, *, as_mind: str | None = None) -> dict[str, dict[str, Any]]:
+    """The mind's Memories-table items by sort key, as comparable values (its id written as
+    `as_mind`'s, to compare a source with its restored copy), without what a restore may change
+    (docs/backup.md): the transaction token, the expiry sweep's bucket, the head (which holds the
+    mind's own name), the restore job, and counters at zero (which count nothing, as absent ones)."""
+
+    def same(value: Any) -> Any:
+        if isinstance(value, str) and as_mind:
+            return value.replace(mind_id, as_mind)
+        if isinstance(value, dict):
+            return {k: same(v) for k, v in value.items() if k not in {"txn", "expiry_bucket"}}
+        if isinstance(value, list):
+            return [same(v) for v in value]
+        return value
+
+    return {
+        str(item["sk"]): same(item)
+        for item in scan(dynamo, MEMORIES)
+        if item["pk"] == mind_id and item["sk"] not in {"NCAT", "RESTORE"} and not _zero_counter(item)
+    }
+
+
+def _zero_counter(item: dict[str, Any]) -> bool:
+    counter = str(item["sk"]).startswith(("NCAT#", "NTAG#"))
+    return counter and not any(item.get(name) for name in ("n", "v", "low"))
