@@ -20,40 +20,6 @@ def source(api: Api) -> tuple[MindHandle, dict[str, str]]:
     return backups.rich_mind(api)
 
 
-def listed(api: Api, mind: MindHandle, path: str, name: str, **query: Any) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    cursor = None
-    while True:
-        page = ok(
-            api.call("GET", path, query={**query, **({"cursor": cursor} if cursor else {})}, **as_user(mind))
-        )
-        found += page[name]
-        cursor = page["next_cursor"]
-        if not cursor:
-            return found
-
-
-def seen(api: Api, mind: MindHandle, ids: dict[str, str]) -> dict[str, Any]:
-    """What the API shows of a mind: memories, each memory's history (a deleted one's too),
-    proposals of every status, settings and counts; without the mind's id."""
-    memories = listed(api, mind, "/memory", "memories", include_expired="true", limit=100)
-    histories = {
-        memory_id: listed(api, mind, f"/memory/{memory_id}/history", "revisions", limit=100)
-        for memory_id in sorted({m["id"] for m in memories} | {ids["deleted"]})
-    }
-    shown = ok(api.call("GET", f"/minds/{mind.id}", token=mind.jwt))
-    everything = {
-        "memories": memories,
-        "histories": histories,
-        "proposals": listed(api, mind, "/proposals", "proposals", limit=100),
-        "settings": shown["settings"],
-        "memory_count": shown["memory_count"],
-        "recall": api.call("GET", "/memory/recall", **as_user(mind)).text.split("\n", 1)[1],
-        "by_tag": listed(api, mind, "/memory/by-tag", "memories", tag="drinks"),
-    }
-    return json.loads(json.dumps(everything).replace(mind.id, "<mind>"))
-
-
 def test_a_restored_mind_equals_its_source_item_by_item_and_as_the_api_shows_it(
     api: Api, dynamo: Any, source: tuple[MindHandle, dict[str, str]]
 ) -> None:
@@ -77,7 +43,7 @@ def test_a_restored_mind_equals_its_source_item_by_item_and_as_the_api_shows_it(
     # And every item of the mind's partition is the source's, the mind id aside (docs/backup.md)
     assert backups.partition(dynamo, target.id) == backups.partition(dynamo, mind.id, as_mind=target.id)
     # And the API shows the same memories, histories, proposals, settings, counts and recall
-    assert seen(api, target, ids) == seen(api, mind, ids)
+    assert backups.seen(api, target, ids) == backups.seen(api, mind, ids)
     # And the deleted memory can be restored in the copy as in the source
     restored = ok(
         api.call("POST", f"/memory/{ids['deleted']}/restore", json_body={"version": 1}, **as_user(target))

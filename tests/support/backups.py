@@ -3,7 +3,10 @@ page by page, a restore sent chunk by chunk, and a mind's partition as comparabl
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import httpx
 
 from infra.gateway import HttpResponse
 from tests.support.api import Api, MindHandle
@@ -146,3 +149,67 @@ def partition(dynamo: Any, mind_id: str, *, as_mind: str | None = None) -> dict[
 def _zero_counter(item: dict[str, Any]) -> bool:
     counter = str(item["sk"]).startswith(("NCAT#", "NTAG#"))
     return counter and not any(item.get(name) for name in ("n", "v", "low"))
+
+
+def listed(api: Api, mind: MindHandle, path: str, name: str, **query: Any) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = ok(
+            api.call("GET", path, query={**query, **({"cursor": cursor} if cursor else {})}, **as_user(mind))
+        )
+        found += page[name]
+        cursor = page["next_cursor"]
+        if not cursor:
+            return found
+
+
+def seen(api: Api, mind: MindHandle, ids: dict[str, str]) -> dict[str, Any]:
+    """What the API shows of a mind: memories, each memory's history (a deleted one's too),
+    proposals of every status, settings and counts; without the mind's id."""
+    memories = listed(api, mind, "/memory", "memories", include_expired="true", limit=100)
+    histories = {
+        memory_id: listed(api, mind, f"/memory/{memory_id}/history", "revisions", limit=100)
+        for memory_id in sorted({m["id"] for m in memories} | {ids["deleted"]})
+    }
+    shown = ok(api.call("GET", f"/minds/{mind.id}", token=mind.jwt))
+    everything = {
+        "memories": memories,
+        "histories": histories,
+        "proposals": listed(api, mind, "/proposals", "proposals", limit=100),
+        "settings": shown["settings"],
+        "memory_count": shown["memory_count"],
+        "recall": api.call("GET", "/memory/recall", **as_user(mind)).text.split("\n", 1)[1],
+        "by_tag": listed(api, mind, "/memory/by-tag", "memories", tag="drinks"),
+    }
+    return json.loads(json.dumps(everything).replace(mind.id, "<mind>"))
+
+
+class HttpApi(Api):
+    """`Api` over HTTP, against a running service (`make run`'s stack): every mind is its JWT's."""
+
+    def __init__(self, url: str, jwt: str) -> None:
+        self.http, self.jwt = httpx.Client(base_url=url, timeout=60), jwt
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        token: str | None = None,
+        json_body: Any = None,
+        raw_body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        query: dict[str, Any] | list[tuple[str, Any]] | None = None,
+    ) -> HttpResponse:
+        sent = {**(headers or {}), **({"authorization": f"Bearer {token}"} if token else {})}
+        answer = self.http.request(method, path, json=json_body, content=raw_body, headers=sent, params=query)
+        return HttpResponse(
+            answer.status_code, {k.title(): v for k, v in answer.headers.items()}, answer.content
+        )
+
+    def create_mind(self, user: str = "user-1", name: str = "Michael's Mind") -> MindHandle:
+        answer = self.call("POST", "/minds", token=self.jwt, json_body={"name": name})
+        assert answer.status == 201, answer.text
+        data = answer.json()
+        return MindHandle(data["mind"]["id"], self.jwt, data["mind_key"]["key"], data["mind_key"]["id"])

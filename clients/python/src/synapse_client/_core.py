@@ -37,6 +37,7 @@ class Call[T]:
     body: Any = None
     headers: Mapping[str, str] = field(default_factory=dict)
     idempotent: bool | None = None  # may a 502/503/504 be retried? (None: by method)
+    content: bytes | None = None  # a body sent as it is (not JSON), e.g. a backup's lines
 
     def retry_on_server_error(self) -> bool:
         return self.method in IDEMPOTENT_METHODS if self.idempotent is None else self.idempotent
@@ -147,7 +148,8 @@ def build(
         call.method,
         credentials.path(call.path),
         params=query(call.params),
-        json=call.body,
+        json=call.body if call.content is None else None,
+        content=call.content,
         headers=headers,
     )
 

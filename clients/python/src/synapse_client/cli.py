@@ -24,6 +24,7 @@ from typing import IO, Any
 import httpx
 from pydantic import BaseModel
 
+from synapse_client import backup as backups
 from synapse_client import importers, ops, transfer
 from synapse_client._core import Call
 from synapse_client.client import Synapse
@@ -137,15 +138,15 @@ class Output:
 class Progress:
     """Counts on stderr: rewritten in place on a terminal, a line per 1,000 otherwise."""
 
-    def __init__(self, verb: str, stream: IO[str] = sys.stderr) -> None:
-        self.verb, self.stream, self.shown = verb, stream, 0
+    def __init__(self, verb: str, stream: IO[str] = sys.stderr, unit: str = "memories") -> None:
+        self.verb, self.stream, self.shown, self.unit = verb, stream, 0, unit
         self.tty = stream.isatty()
 
     def __call__(self, count: int) -> None:
         if self.tty:
-            print(f"\r{self.verb} {count} memories", end="", file=self.stream, flush=True)
+            print(f"\r{self.verb} {count} {self.unit}", end="", file=self.stream, flush=True)
         elif count // 1000 > self.shown // 1000:
-            print(f"{self.verb} {count} memories", file=self.stream, flush=True)
+            print(f"{self.verb} {count} {self.unit}", file=self.stream, flush=True)
         self.shown = count
 
     def done(self) -> None:
@@ -305,6 +306,45 @@ def cmd_export(client: Synapse, args: argparse.Namespace, out: Output) -> None:
         count = transfer.export(client, target, progress)
     progress.done()
     print(f"exported {count} memories" + (f" to {args.out}" if args.out else ""), file=sys.stderr)
+
+
+def cmd_backup(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    progress = Progress("backed up", unit="lines")
+    if args.out in (None, "-"):
+        lines = backups.backup(client, sys.stdout.buffer, args.mind, progress)
+    else:
+        part = f"{args.out}.part"  # renamed once the trailer is in: a file named FILE is whole
+        with open(part, "wb") as target:
+            lines = backups.backup(client, target, args.mind, progress)
+        os.replace(part, args.out)
+    progress.done()
+    print(
+        f"backed up {lines} lines" + (f" to {args.out}" if args.out not in (None, "-") else ""),
+        file=sys.stderr,
+    )
+
+
+def cmd_restore(client: Synapse, args: argparse.Namespace, out: Output) -> None:
+    mind = args.mind
+    try:
+        with open(args.file, "rb") as file:
+            backups.check(file)  # before a mind is made for it
+    except backups.BrokenBackup as error:
+        raise SynapseError(f"{args.file}: {error}") from None
+    if args.new_mind:
+        mind = client.create_mind(args.new_mind).mind.id
+        print(f"created mind {mind}; if this stops, run again with --mind {mind} to go on", file=sys.stderr)
+    progress = Progress("restored", unit="lines")
+    try:
+        status = backups.restore(client, args.file, mind, progress)
+    except backups.BrokenBackup as error:
+        raise SynapseError(f"{args.file}: {error}") from None
+    progress.done()
+    if out.as_json:
+        return out.json(status)
+    counts = ", ".join(f"{count} {kind}" for kind, count in status.counts.items())
+    out.line(f"restored backup {status.backup_id} into {mind or client.mind_id}: {counts} (ids kept)")
+    return None
 
 
 def cmd_import(client: Synapse, args: argparse.Namespace, out: Output) -> None:
@@ -483,6 +523,18 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="every memory as JSON Lines (expired ones too)")
     p.add_argument("--out", help="file to write (default: stdout)")
     p.set_defaults(run=cmd_export)
+
+    p = sub.add_parser("backup", help="the mind's whole state as a backup file (JWT; docs/backup.md)")
+    p.add_argument("--mind", help="the mind (default: --mind-id / SYNAPSE_MIND_ID)")
+    p.add_argument("-o", "--out", help="file to write (default: stdout)")
+    p.set_defaults(run=cmd_backup)
+
+    p = sub.add_parser("restore", help="a backup file into a new or empty mind, exactly (JWT; resumes)")
+    p.add_argument("file", help="the backup file")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--mind", help="an empty mind to restore into (default: --mind-id / SYNAPSE_MIND_ID)")
+    where.add_argument("--new-mind", metavar="NAME", help="create a mind of this name and restore into it")
+    p.set_defaults(run=cmd_restore)
 
     p = sub.add_parser(
         "import",

@@ -213,6 +213,8 @@ class Synapse(_Base):
     delete_webhook = _sync(ops.delete_webhook)
     test_webhook = _sync(ops.test_webhook)
     webhook_deliveries = _sync(ops.webhook_deliveries)
+    backup_page = _sync(ops.backup_page)
+    restore_chunk = _sync(ops.restore_chunk)
     openapi = _sync(ops.openapi)
 
 
@@ -323,4 +325,6 @@ class AsyncSynapse(_Base):
     delete_webhook = _async(ops.delete_webhook)
     test_webhook = _async(ops.test_webhook)
     webhook_deliveries = _async(ops.webhook_deliveries)
+    backup_page = _async(ops.backup_page)
+    restore_chunk = _async(ops.restore_chunk)
     openapi = _async(ops.openapi)

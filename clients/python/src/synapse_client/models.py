@@ -219,6 +219,25 @@ class AuditEvent(Model):
     target: dict[str, Any] = {}
 
 
+class RestoreStatus(Model):
+    """Where a restore stands (docs/backup.md): `running` (send the lines from `next_line`) or `done`."""
+
+    status: Literal["running", "done"]
+    next_line: int
+    backup_id: str | None = None
+    counts: dict[str, int] = {}
+    source: dict[str, Any] = {}
+    ids: str = "kept"
+
+
+@dataclass(frozen=True)
+class BackupPage:
+    """One page of a backup: its lines (bytes, as sent) and the cursor of the next (None: the last)."""
+
+    lines: bytes
+    next_cursor: str | None
+
+
 @dataclass
 class Page[T]:
     """One page of a list; pass `next_cursor` back as `cursor` for the next (None: the last page)."""

@@ -13,6 +13,7 @@ import httpx
 from synapse_client._core import MIND, Call, escape, model, nothing, page, text
 from synapse_client.models import (
     AuditEvent,
+    BackupPage,
     BatchAnswer,
     CreatedMind,
     Hook,
@@ -24,6 +25,7 @@ from synapse_client.models import (
     ProposalDecision,
     Recall,
     RecallText,
+    RestoreStatus,
     Revision,
     SearchHit,
     SearchPage,
@@ -461,6 +463,32 @@ def webhook_deliveries(
         path,
         lambda response: [WebhookDelivery.model_validate(d) for d in response.json()["deliveries"]],
         params={"limit": limit},
+    )
+
+
+def _backup_page(response: httpx.Response) -> BackupPage:
+    return BackupPage(response.content, response.headers.get("x-next-cursor"))
+
+
+def backup_page(
+    mind_id: str | None = None, *, cursor: str | None = None, limit: int | None = None
+) -> Call[BackupPage]:
+    """A page of the mind's backup (docs/backup.md): its lines, and the cursor of the next page."""
+    params = {"cursor": cursor, "limit": limit}
+    return Call("GET", f"/minds/{_mind(mind_id)}/backup", _backup_page, params=params)
+
+
+def restore_chunk(lines: bytes, mind_id: str | None = None, *, last: bool = False) -> Call[RestoreStatus]:
+    """Lines of a backup into a new or empty mind, from the line the restore stands at; resent
+    safely (the restore job applies each line once)."""
+    return Call(
+        "POST",
+        f"/minds/{_mind(mind_id)}/restore",
+        model(RestoreStatus),
+        params={"last": True if last else None},
+        headers={"Content-Type": "application/x-ndjson"},
+        idempotent=True,
+        content=lines,
     )
 
 
