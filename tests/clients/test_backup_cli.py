@@ -55,3 +55,10 @@ def test_backup_and_restore_through_the_cli_reproduce_the_mind(
     changed.write_bytes(b"".join(line + b"\n" for line in lines))
     refused = run_cli("restore", str(changed), "--new-mind", "Never", env=env)
     assert refused.returncode == 1 and "line 9:" in refused.stderr, refused.stderr
+    # And a restore stopped part-way goes on where it stopped when `synapse restore` runs again
+    partial = api.create_mind(name="Partial")
+    first = ok(backups.send(api, partial, path.read_bytes().splitlines()[:12]))
+    assert (first["status"], first["next_line"]) == ("running", 12)
+    resumed = run_cli("restore", str(path), "--mind", partial.id, env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert backups.seen(api, partial, ids) == backups.seen(api, mind, ids)

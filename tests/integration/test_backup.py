@@ -4,6 +4,7 @@ resumable, and only goes into a new or empty mind."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -119,6 +120,37 @@ def test_broken_streams_are_refused_naming_the_line(
         assert error["details"][0]["line"] == line and error["details"][0]["rule"] == rule, (name, error)
         assert f"line {line}" in error["message"], name
     # And nothing of the stream was applied before the bad line's chunk
+    assert ok(api.call("GET", f"/minds/{target.id}", token=target.jwt))["memory_count"] == 0
+
+
+def _rechained(lines: list[bytes]) -> list[bytes]:
+    """The lines with their `prev` computed again: a stream edited by someone who knows the format."""
+    digest, out = b"", []
+    for line in lines:
+        record = json.loads(line)
+        if record["n"] > 1:
+            record["prev"] = digest.hex()
+        encoded = json.dumps(record, separators=(",", ":")).encode()
+        digest = hashlib.sha256(digest + encoded).digest()
+        out.append(encoded)
+    return out
+
+
+def test_a_well_chained_line_that_is_no_memory_is_refused_naming_it(
+    api: Api, source: tuple[MindHandle, dict[str, str]]
+) -> None:
+    # Given a backup whose chain is whole, but whose first memory has a priority that is none
+    mind, _ = source
+    lines = backups.backup(api, mind).splitlines()
+    at = next(i for i, line in enumerate(lines) if b'"kind":"memory"' in line)
+    record = json.loads(lines[at])
+    record["memory"]["priority"] = "urgent"
+    lines[at] = json.dumps(record).encode()
+    # When it is restored
+    target = api.create_mind(name="Target")
+    error = _sent(api, target, _rechained(lines))
+    # Then the memory's line is named, and no memory is written
+    assert error["details"][0]["line"] == at + 1 and error["details"][0]["rule"] == "memory", error
     assert ok(api.call("GET", f"/minds/{target.id}", token=target.jwt))["memory_count"] == 0
 
 

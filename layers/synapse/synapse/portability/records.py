@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from synapse.core import clock
+from synapse.core.ids import looks_like_id
 from synapse.memory import history, proposals
 from synapse.memory.items import memory_body, memory_from_item
-from synapse.memory.kinds import EDITABLE_FIELDS, Memory
+from synapse.memory.kinds import EDITABLE_FIELDS, KEY_PATTERN, Category, Memory, Priority, Source
 from synapse.portability.format import Refused
 
 PROPOSAL_ATTRIBUTES = (*proposals.PROPOSAL_FIELDS, "ttl")
@@ -63,11 +64,26 @@ def memory_in(mind_id: str, body: Any, line: int) -> Memory:
         raise Refused(line, "memory", "holds no memory")
     try:
         memory = memory_from_item({**body, "mind_id": mind_id})
-        if not all(isinstance(getattr(memory, name), str) for name in ("id", "category", "key", "content")):
-            raise TypeError("id, category, key and content must be text")
+        _check(memory)
         return memory
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise Refused(line, "memory", f"holds a memory that is not one ({error})") from None
+
+
+def _check(memory: Memory) -> None:
+    """What the store's own writes rely on: the closed vocabularies, a key, an id, a timestamp."""
+    Category(memory.category), Priority(memory.priority), Source(memory.source)  # ValueError if not
+    if not (isinstance(memory.key, str) and KEY_PATTERN.fullmatch(memory.key)):
+        raise ValueError("its key is not a key")
+    if not (isinstance(memory.id, str) and looks_like_id("mem_", memory.id)) or not isinstance(
+        memory.content, str
+    ):
+        raise TypeError("its id or content is not one")
+    if not all(isinstance(tag, str) for tag in memory.tags) or not isinstance(memory.verified, bool):
+        raise TypeError("its tags or verified flag are not ones")
+    for stamp in (memory.created_at, memory.updated_at, memory.expires_at, memory.verified_at):
+        if stamp is not None and (not isinstance(stamp, str) or clock.to_iso(clock.from_iso(stamp)) != stamp):
+            raise ValueError(f"{str(stamp)[:40]!r} is not a timestamp of ours")
 
 
 def revision_op(mind_id: str, record: dict[str, Any]) -> dict[str, Any]:
