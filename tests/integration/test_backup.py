@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+from synapse.portability import backup
 from synapse.portability import restore as restoring
 
 from tests.support import backups
@@ -22,10 +23,12 @@ def source(api: Api) -> tuple[MindHandle, dict[str, str]]:
 
 
 def test_a_restored_mind_equals_its_source_item_by_item_and_as_the_api_shows_it(
-    api: Api, dynamo: Any, source: tuple[MindHandle, dict[str, str]]
+    api: Api, dynamo: Any, source: tuple[MindHandle, dict[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a mind with every kind of state, and its backup taken in pages of 7 lines
+    # Given a mind with every kind of state, and its backup taken in pages of 7 lines, reading 2
+    # items per query (so each phase spans DynamoDB pages as a large mind's do)
     mind, ids = source
+    monkeypatch.setattr(backup, "READ_LIMIT", 2)
     data = backups.backup(api, mind, limit=7)
     # When it is restored into a new mind, 9 lines per request
     target = api.create_mind(name="Restored")

@@ -54,7 +54,7 @@ def _partition(mind_id: str, memories: int) -> Any:
         start = params.get("ExclusiveStartKey")
         first = int(start["sk"]["S"].rsplit("_", 1)[1]) + 1 if start else 0
         end = min(memories, first + params["Limit"])
-        last = {"pk": mind_id, "sk": f"MEM#fact#key_{end - 1:07d}"} if end < memories else None
+        last = tables.dump({"pk": mind_id, "sk": f"MEM#fact#key_{end - 1:07d}"}) if end < memories else None
         yield [_item(mind_id, i) for i in range(first, end)], last
 
     return query_pages

@@ -197,7 +197,7 @@ def _read(mind_id: str, state: State, writer: _Writer) -> State:
             if deleted is not None:
                 _deleted_line(writer, deleted)
             return writer.state(PHASES[PHASES.index(phase) + 1], state.backup_id, None, None)
-        after = str(last["sk"])
+        after = str(tables.load(last)["sk"])  # the raw LastEvaluatedKey
     return writer.state(phase, state.backup_id, after, deleted)
 
 
