@@ -4,9 +4,12 @@ second restore changes nothing, and a changed file is refused naming its line.""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
+
+from synapse_client.backup import check
 
 from tests.clients.conftest import run_cli
 from tests.support import backups
@@ -62,3 +65,14 @@ def test_backup_and_restore_through_the_cli_reproduce_the_mind(
     resumed = run_cli("restore", str(path), "--mind", partial.id, env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert backups.seen(api, partial, ids) == backups.seen(api, mind, ids)
+    # And a backup stopped part-way goes on from its last whole page when run again
+    first = api.call("GET", f"/minds/{mind.id}/backup", token=runner.jwt, query={"limit": 6})
+    resumed = tmp_path / "resumed.jsonl"
+    Path(f"{resumed}.part").write_bytes(first.body + b'{"n":7,"kind":"mem')  # cut mid-page: dropped
+    saved = {"cursor": first.headers["X-Next-Cursor"], "bytes": len(first.body), "lines": 6}
+    Path(f"{resumed}.part.cursor").write_text(json.dumps(saved))
+    done = run_cli("backup", "--mind", mind.id, "-o", str(resumed), env=env)
+    assert done.returncode == 0 and "going on from line 7" in done.stderr, done.stderr
+    with resumed.open("rb") as file, path.open("rb") as whole:
+        assert check(file).counts == check(whole).counts
+    assert not Path(f"{resumed}.part.cursor").exists()

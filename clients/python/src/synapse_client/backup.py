@@ -44,11 +44,18 @@ class Checked(NamedTuple):
 
 
 def backup(
-    client: Synapse, out: IO[bytes], mind_id: str | None = None, progress: Progress | None = None
+    client: Synapse,
+    out: IO[bytes],
+    mind_id: str | None = None,
+    progress: Progress | None = None,
+    *,
+    cursor: str | None = None,
+    lines: int = 0,
+    saved: Callable[[str, int], None] | None = None,
 ) -> int:
-    """Write the mind's whole backup to `out`, page after page; returns how many lines."""
-    cursor: str | None = None
-    lines = 0
+    """Write the mind's whole backup to `out`, page after page; returns how many lines. From
+    `cursor` (with `lines` already written) it goes on where an earlier run stopped; `saved` is
+    told each page's next cursor and the lines written, once they are in `out`."""
     while True:
         page = client.send(ops.backup_page(mind_id, cursor=cursor))
         out.write(page.lines)
@@ -58,6 +65,9 @@ def backup(
         if page.next_cursor is None:
             return lines
         cursor = page.next_cursor
+        if saved is not None:
+            out.flush()
+            saved(cursor, lines)
 
 
 def _record(line: bytes, n: int) -> dict[str, Any]:

@@ -308,20 +308,44 @@ def cmd_export(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     print(f"exported {count} memories" + (f" to {args.out}" if args.out else ""), file=sys.stderr)
 
 
+def _resumable(part: Path, state: Path) -> tuple[str | None, int, int]:
+    """Where an earlier `synapse backup -o FILE` stopped: its cursor, bytes and lines (or nothing)."""
+    try:
+        saved = json.loads(state.read_text(encoding="utf-8"))
+        cursor, size, lines = str(saved["cursor"]), int(saved["bytes"]), int(saved["lines"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, 0, 0
+    if not part.exists() or part.stat().st_size < size:
+        return None, 0, 0
+    return cursor, size, lines
+
+
 def cmd_backup(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     progress = Progress("backed up", unit="lines")
     if args.out in (None, "-"):
         lines = backups.backup(client, sys.stdout.buffer, args.mind, progress)
-    else:
-        part = f"{args.out}.part"  # renamed once the trailer is in: a file named FILE is whole
-        with open(part, "wb") as target:
-            lines = backups.backup(client, target, args.mind, progress)
-        os.replace(part, args.out)
+        progress.done()
+        print(f"backed up {lines} lines", file=sys.stderr)
+        return
+    # FILE.part until the trailer is in (a file named FILE is whole); FILE.part.cursor says where
+    # the next page starts, so a run stopped part-way goes on from there when run again.
+    part, state = Path(f"{args.out}.part"), Path(f"{args.out}.part.cursor")
+    cursor, size, done = _resumable(part, state)
+    if cursor is not None:
+        print(f"going on from line {done + 1} of {part}", file=sys.stderr)
+
+    def saved(next_cursor: str, lines: int) -> None:
+        record = {"cursor": next_cursor, "bytes": target.tell(), "lines": lines}
+        state.write_text(json.dumps(record), encoding="utf-8")
+
+    with part.open("r+b" if cursor is not None else "wb") as target:
+        target.truncate(size)
+        target.seek(size)
+        lines = backups.backup(client, target, args.mind, progress, cursor=cursor, lines=done, saved=saved)
+    os.replace(part, args.out)
+    state.unlink(missing_ok=True)
     progress.done()
-    print(
-        f"backed up {lines} lines" + (f" to {args.out}" if args.out not in (None, "-") else ""),
-        file=sys.stderr,
-    )
+    print(f"backed up {lines} lines to {args.out}", file=sys.stderr)
 
 
 def cmd_restore(client: Synapse, args: argparse.Namespace, out: Output) -> None:
