@@ -66,13 +66,13 @@ def test_backup_and_restore_through_the_cli_reproduce_the_mind(
     assert resumed.returncode == 0, resumed.stderr
     assert backups.seen(api, partial, ids) == backups.seen(api, mind, ids)
     # And a backup stopped part-way goes on from its last whole page when run again
-    first = api.call("GET", f"/minds/{mind.id}/backup", token=runner.jwt, query={"limit": 6})
-    resumed = tmp_path / "resumed.jsonl"
-    Path(f"{resumed}.part").write_bytes(first.body + b'{"n":7,"kind":"mem')  # cut mid-page: dropped
-    saved = {"cursor": first.headers["X-Next-Cursor"], "bytes": len(first.body), "lines": 6}
-    Path(f"{resumed}.part.cursor").write_text(json.dumps(saved))
-    done = run_cli("backup", "--mind", mind.id, "-o", str(resumed), env=env)
+    page = api.call("GET", f"/minds/{mind.id}/backup", token=runner.jwt, query={"limit": 6})
+    cut = tmp_path / "resumed.jsonl"
+    Path(f"{cut}.part").write_bytes(page.body + b'{"n":7,"kind":"mem')  # cut mid-page: dropped
+    saved = {"cursor": page.headers["X-Next-Cursor"], "bytes": len(page.body), "lines": 6}
+    Path(f"{cut}.part.cursor").write_text(json.dumps(saved))
+    done = run_cli("backup", "--mind", mind.id, "-o", str(cut), env=env)
     assert done.returncode == 0 and "going on from line 7" in done.stderr, done.stderr
-    with resumed.open("rb") as file, path.open("rb") as whole:
+    with cut.open("rb") as file, path.open("rb") as whole:
         assert check(file).counts == check(whole).counts
-    assert not Path(f"{resumed}.part.cursor").exists()
+    assert not Path(f"{cut}.part.cursor").exists()
