@@ -93,6 +93,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/minds/{mind_id}/backup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A page of the mind's backup (JSON Lines); X-Next-Cursor names the next page until the last */
+        get: operations["backupMind"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/minds/{mind_id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Restore a chunk of a backup's lines into a new or empty mind (resumable, idempotent) */
+        post: operations["restoreMind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/memory": {
         parameters: {
             query?: never;
@@ -828,6 +862,12 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * BackupLines
+         * @description Consecutive lines of a backup (JSON Lines, each with its `n`), from the line the restore
+         *     asked for (`next_line`); at most 1 MiB.
+         */
+        BackupLines: string;
         /**
          * BatchAnswer
          * @description One result per item, in order, and the counts.
@@ -1712,6 +1752,46 @@ export interface components {
         /** @description The body of `POST /memory/{id}/restore`: which revision to bring back. */
         RestoreRequest: {
             version: number;
+        };
+        /** RestoreStatus */
+        RestoreStatus: {
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "running" | "done";
+            /**
+             * Backup Id
+             * @default null
+             */
+            backup_id: string | null;
+            /**
+             * Next Line
+             * @description The line to send next (the last one sent waits for the one after it).
+             */
+            next_line: number;
+            /**
+             * Counts
+             * @description Lines applied so far, per kind.
+             */
+            counts?: {
+                [key: string]: number;
+            };
+            /**
+             * Source
+             * @description Where the backup came from (its header).
+             */
+            source?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Ids
+             * @description Memory and proposal ids are kept (they are scoped to the mind).
+             * @constant
+             */
+            ids: "kept";
+        } & {
+            [key: string]: unknown;
         };
         /** Revision */
         Revision: {
@@ -2695,6 +2775,198 @@ export interface operations {
             };
             /** @description No such thing in this mind */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    backupMind: {
+        parameters: {
+            query?: {
+                /** @description Lines per page (default 2000). */
+                limit?: number;
+                /** @description The previous page's X-Next-Cursor, as it came (any other is a 400). */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                mind_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Lines of the backup (synapse-backup v1), header first, trailer last. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing in this mind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    restoreMind: {
+        parameters: {
+            query?: {
+                /** @description These are the stream's last lines (a stream without its trailer is refused). */
+                last?: boolean;
+            };
+            header?: never;
+            path: {
+                mind_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": components["schemas"]["BackupLines"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RestoreStatus"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing in this mind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Another backup, a mind not empty, or lines from elsewhere than where the restore stands */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again (when other writers kept the items busy). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The chunk is over 1048576 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A line that is not the backup's (its details name it: line, rule) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
