@@ -215,3 +215,30 @@ def test_a_restore_that_fails_half_way_resumes_to_the_same_end_state(
     # Then the mind ends as a restore that never failed leaves it
     assert answer["status"] == "done"
     assert backups.partition(dynamo, target.id) == backups.partition(dynamo, mind.id, as_mind=target.id)
+
+
+def test_a_restore_takes_lines_from_its_owner_from_where_it_stands(
+    api: Api, source: tuple[MindHandle, dict[str, str]]
+) -> None:
+    # Given a backup and an empty mind
+    mind, _ = source
+    lines = backups.backup(api, mind).splitlines()
+    target = api.create_mind(name="Target")
+    path = f"/minds/{target.id}/restore"
+    body = b"\n".join(lines) + b"\n"
+    # Then JSON is not a backup's lines, an agent may not restore, and another user's mind is a 404
+    as_json = {"content-type": "application/json"}
+    assert_error(api.call("POST", path, token=target.jwt, raw_body=body, headers=as_json), 415)
+    assert api.call("POST", path, token=target.key, raw_body=body, headers=backups.NDJSON).status in (
+        401,
+        403,
+    )
+    stranger = api.create_mind("user-2", name="Stranger")
+    assert_error(api.call("POST", path, token=stranger.jwt, raw_body=body, headers=backups.NDJSON), 404)
+    # And before a restore has begun, lines from the middle are a 409 asking for line 1
+    error = assert_error(backups.send(api, target, lines[5:9]), 409)
+    assert error["details"] == [{"line": 1, "rule": "resume"}]
+    # And once it stands at line 4, lines from line 6 are a 409 asking for line 4
+    assert ok(backups.send(api, target, lines[:4]))["next_line"] == 4
+    error = assert_error(backups.send(api, target, lines[5:9]), 409)
+    assert error["details"] == [{"line": 4, "rule": "resume"}]

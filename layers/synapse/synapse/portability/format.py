@@ -17,8 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from synapse.core.errors import Unprocessable
 
@@ -150,21 +149,3 @@ class Checker:
         """At the end of the stream: the trailer must have come."""
         if not self.ended:
             raise Refused(self.n, "truncated", f"the stream ends after line {self.n - 1} without its trailer")
-
-
-class Summary(NamedTuple):
-    lines: int
-    counts: dict[str, int]
-    checksum: str
-    header: dict[str, Any]
-
-
-def verify(lines: Iterable[bytes]) -> Summary:
-    """Check a whole stream (e.g. a file's lines); `Refused` names the first bad line."""
-    checker = Checker()
-    header: dict[str, Any] = {}
-    for line in lines:
-        record = checker.check(line.rstrip(b"\n"))
-        header = header or record
-    checker.finish()
-    return Summary(checker.n - 1, checker.counts, checker.digest.hex(), header)
