@@ -81,7 +81,6 @@ class World:
         )
         assert stored.status == 201, stored.text
         self.memory_id = stored.json()["id"]
-        owner = {"token": mind.jwt}
         self.webhook_id = self._made(
             "POST", f"/minds/{mind.id}/webhooks", BODIES["POST /minds/{mind_id}/webhooks"]
         )
@@ -89,8 +88,8 @@ class World:
         pending = api.call(
             "POST",
             f"/minds/{mind.id}/invitations",
+            token=mind.jwt,
             json_body={"role": "viewer", "email": "x@example.com"},
-            **owner,
         )
         assert pending.status == 201, pending.text
         self.invitation_id = pending.json()["invitation"]["id"]
