@@ -9,7 +9,7 @@ from synapse.portability import backup, format
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("back up a mind")
-    mind = minds.owned_mind(owner, request.path("mind_id"))  # the owner's check: one call
+    mind = minds.get_mind(request.path("mind_id"))  # the owner role: ROUTE_ROLES, checked by endpoint
     limit = request.query_int("limit", backup.DEFAULT_LINES, 1, backup.MAX_LINES)
     page = backup.page(mind, owner, base_url(request), request.query_one("cursor"), limit)
     headers = {"Content-Type": format.CONTENT_TYPE}

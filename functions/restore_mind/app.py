@@ -11,7 +11,7 @@ LINE_TYPES = frozenset({"application/x-ndjson", "application/jsonl", ""})
 @endpoint
 def handler(request: Request) -> Response:
     owner = request.principal.require_user("restore a mind")
-    mind = minds.owned_mind(owner, request.path("mind_id"))  # the owner's check: one call
+    mind = minds.get_mind(request.path("mind_id"))  # the owner role: ROUTE_ROLES, checked by endpoint
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type not in LINE_TYPES:
         raise UnsupportedMediaType(f"Send the backup's lines as application/x-ndjson, not {content_type!r}.")
