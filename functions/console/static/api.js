@@ -45,6 +45,16 @@ export const session = {
     if (value) sessionStorage.setItem(MIND, value);
     else sessionStorage.removeItem(MIND);
   },
+  // The user id the API knows the person by (the JWT's sub), read from the token only to say "you":
+  // the API checks the token, the console never trusts this for anything else.
+  get userId() {
+    try {
+      const part = (this.token || "").split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+      return JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(part), (c) => c.charCodeAt(0)))).sub || null;
+    } catch {
+      return null;
+    }
+  },
 };
 
 export function query(params) {
