@@ -5,11 +5,12 @@
 
 export const ROLES = ["owner", "reviewer", "editor", "viewer"];
 
+// What each role may do, to follow "may": "A reviewer may read, write, verify…".
 export const ROLE_SAYS = {
-  owner: "everything: members and invitations, keys, hooks, webhooks, settings and deleting the mind",
-  reviewer: "read, write, verify, accept and reject proposed changes, restore revisions",
+  owner: "do everything, including managing members and invitations, keys, hooks, webhooks and settings, and deleting the mind",
+  reviewer: "read, write, verify, accept and reject proposed changes, and restore revisions",
   editor: "read and write; what an editor writes stays unverified until a reviewer verifies it",
-  viewer: "read only: recall, search, lists and history",
+  viewer: "only read (recall, search, lists and history)",
 };
 
 // The least role each action needs (the API's role table).

@@ -50,7 +50,7 @@ export async function render(page, ctx) {
   const role = roleOf(mind);
   append(page,
     h("h1", {}, `Members of ${mind.name}`),
-    h("p", { class: "lede" }, `You are ${aRole(role)} here: ${ROLE_SAYS[role]}.`),
+    h("p", { class: "lede" }, `You are ${aRole(role)} here: you may ${ROLE_SAYS[role]}.`),
     alerts,
     membersSection(ctx, base, members, owner, alerts, again),
     owner ? inviteSection(base, again) : null,
