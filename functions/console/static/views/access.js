@@ -53,9 +53,9 @@ function subject(target) {
     return `${app}${target.scopes ? ` (${target.scopes.join(", ")})` : ""}${target.reason && target.reason !== "user" ? `: ${REVOKED_BECAUSE[target.reason] || target.reason}` : ""}`;
   }
   if (target.webhook_id) return `webhook ${target.url || target.webhook_id}`;
-  if (target.invitation_id || target.user_id) {
-    const member = target.email || target.user_id || "someone";
-    return `${target.invitation_id ? "invitation for " : "member "}${member}${target.role ? ` (${target.role})` : ""}`;
+  if (target.invitation_id || target.user_id) { // member.* and invitation.*: whom, and the role
+    const change = target.to ? ` (${target.from} → ${target.to})` : target.role ? ` (${target.role})` : "";
+    return `${target.email || target.user_id || "someone"}${change}`;
   }
   if (target.to) return `“${target.from}” → “${target.to}”`;
   if (target.settings) return Object.entries(target.settings).map(([k, v]) => `${k} = ${v}`).join(", ");
