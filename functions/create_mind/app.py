@@ -1,12 +1,19 @@
-"""POST /minds — a new mind and its first Mind Key (shown once)."""
+"""POST /minds — a new mind, its creator as its owner, and its first Mind Key (shown once)."""
 
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory.model import MindWrite
 from synapse.minds import minds
+from synapse.teams import members
 
 
 @endpoint
 def handler(request: Request) -> Response:
-    owner = request.principal.require_user("create minds")
-    mind, key = minds.create_mind(owner, request.body(MindWrite).name)
-    return Response.json({"mind": mind.public(), "mind_key": key}, 201, {"Location": f"/minds/{mind.id}"})
+    principal = request.principal
+    owner = principal.require_user("create minds")
+
+    def founder(mind_id: str, at: str) -> members.Founding:
+        return members.founder(mind_id, owner, principal.verified_email(), at)
+
+    mind, key = minds.create_mind(owner, request.body(MindWrite).name, founder)
+    shown = {**mind.public(), "role": "owner"}
+    return Response.json({"mind": shown, "mind_key": key}, 201, {"Location": f"/minds/{mind.id}"})

@@ -1,5 +1,5 @@
 """DELETE /memory/{id} — the memory goes; its history stays 30 days, so it can be restored. An
-agent's delete of a verified memory becomes a proposal (202)."""
+agent's (or an editor's) delete of a verified memory becomes a proposal (202)."""
 
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
@@ -7,8 +7,10 @@ from synapse.memory import store
 
 @endpoint
 def handler(request: Request) -> Response:
-    principal = request.principal
-    stored = store.delete(request.mind_id(), request.path("id"), principal.changed_by(), principal.source)
+    principal, mind = request.principal, request.addressed()
+    stored = store.delete(
+        mind.mind_id, request.path("id"), principal.changed_by(), principal.source, mind.vouches
+    )
     if stored is not None:
         return Response.json({"proposal": stored.proposal, "memory": stored.memory.public()}, 202)
     return Response.empty()

@@ -1,4 +1,4 @@
-"""GET /minds/{mind_id}"""
+"""GET /minds/{mind_id} — the mind, with the caller's role on it."""
 
 from synapse.api.http import Request, Response, endpoint
 from synapse.minds import minds
@@ -6,5 +6,6 @@ from synapse.minds import minds
 
 @endpoint
 def handler(request: Request) -> Response:
-    owner = request.principal.require_user("read minds")
-    return Response.json(minds.owned_mind(owner, request.path("mind_id")).public())
+    request.principal.require_user("read minds")
+    role = request.mind_role()
+    return Response.json({**minds.get_mind(request.path("mind_id")).public(), "role": role})

@@ -1,11 +1,12 @@
-"""GET /minds — the caller's minds, with memory counts, oldest first, paginated."""
+"""GET /minds — the minds the caller is a member of, with their role and memory counts, oldest
+joined first, paginated."""
 
 from synapse.api.http import Request, Response, endpoint
-from synapse.minds import minds
+from synapse.teams import directory
 
 
 @endpoint
 def handler(request: Request) -> Response:
-    owner = request.principal.require_user("list minds")
-    page = minds.list_minds(owner, *request.page())
+    user = request.principal.require_user("list minds")
+    page = directory.list_minds(user, *request.page())
     return Response.json({"minds": [m.public() for m in page.items], "next_cursor": page.next_cursor})

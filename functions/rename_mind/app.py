@@ -17,4 +17,4 @@ def handler(request: Request) -> Response:
         history_retention_days=body.history_retention_days,
         agent_writes_critical=body.agent_writes_critical,
     )
-    return Response.json(mind.public())
+    return Response.json({**mind.public(), "role": request.mind_role()})

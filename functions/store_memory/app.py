@@ -1,5 +1,5 @@
 """POST /memory — create (201) or replace by (category, key) (200); an agent's change to a verified
-memory becomes a proposal (202)."""
+memory becomes a proposal (202), as does an editor's (a person who may not vouch)."""
 
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
@@ -9,9 +9,13 @@ from synapse.memory.model import MemoryWrite
 @endpoint
 def handler(request: Request) -> Response:
     write = request.body(MemoryWrite)
-    principal = request.principal
+    principal, mind = request.principal, request.addressed()
     stored = store.store(
-        request.mind_id(), write, principal.writer(write.source), changed_by=principal.changed_by()
+        mind.mind_id,
+        write,
+        principal.writer(write.source),
+        changed_by=principal.changed_by(),
+        vouches=mind.vouches,
     )
     if stored.proposal is not None:
         return Response.json({"proposal": stored.proposal, "memory": stored.memory.public()}, 202)

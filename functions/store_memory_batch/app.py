@@ -16,10 +16,11 @@ from synapse.webhooks import batch
 def handler(request: Request) -> Response:
     key = idempotency_key(request)
     body = request.json_object(batch.MAX_BODY_BYTES)
-    mind_id, principal = request.mind_id(), request.principal
+    mind, principal = request.addressed(), request.principal
 
     def store_one(write: MemoryWrite) -> store.Request:
-        return store.Request(mind_id, write, principal.writer(write.source), principal.changed_by())
+        source = principal.writer(write.source)
+        return store.Request(mind.mind_id, write, source, principal.changed_by(), mind.vouches)
 
-    answer = batch.store_batch(mind_id, body, key, store_one)
+    answer = batch.store_batch(mind.mind_id, body, key, store_one)
     return answered(answer)

@@ -1,5 +1,5 @@
-"""PUT /memory/{id} — partial update, conditional on If-Match; an agent's change to a verified
-memory becomes a proposal (202)."""
+"""PUT /memory/{id} — partial update, conditional on If-Match; an agent's (or an editor's) change to
+a verified memory becomes a proposal (202)."""
 
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
@@ -9,13 +9,15 @@ from synapse.memory.model import MemoryPatch
 @endpoint
 def handler(request: Request) -> Response:
     patch = request.body(MemoryPatch)
+    mind = request.addressed()
     stored = store.update(
-        request.mind_id(),
+        mind.mind_id,
         request.path("id"),
         patch,
         request.principal.writer(patch.source),
         request.if_match(),
         changed_by=request.principal.changed_by(),
+        vouches=mind.vouches,
     )
     if stored.proposal is not None:
         return Response.json({"proposal": stored.proposal, "memory": stored.memory.public()}, 202)

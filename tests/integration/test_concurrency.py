@@ -134,19 +134,19 @@ def test_deleting_a_memory_while_its_mind_is_deleted_is_a_404(
 ) -> None:
     # Given a memory whose mind a racing DELETE /minds removes right after this request checked it
     # (the mind item is gone, its memories not yet purged)
-    from synapse.minds import minds
     from synapse.storage import tables
+    from synapse.teams import roles
 
     mind = api.create_mind()
     memory = api.store(mind).json()
-    checked = minds.owned_mind
+    checked = roles.require
 
-    def checked_then_deleted(owner: str, mind_id: str) -> Any:
-        found = checked(owner, mind_id)
+    def checked_then_deleted(mind_id: str, user_id: str, needed: str) -> Any:
+        found = checked(mind_id, user_id, needed)
         dynamo.delete_item(TableName=MINDS, Key=tables.dump(tables.mind_key(mind_id)))
         return found
 
-    monkeypatch.setattr(minds, "owned_mind", checked_then_deleted)
+    monkeypatch.setattr(roles, "require", checked_then_deleted)
     # When the memory is deleted
     answer = api.call("DELETE", f"/memory/{memory['id']}", **as_user(mind))
     # Then it is a 404 (the mind is gone), not a 429 after retrying a write that can never succeed

@@ -249,19 +249,19 @@ def test_a_user_without_a_mind_gets_a_404_that_says_how_to_make_one(api: Api) ->
 def test_a_mind_deleted_while_a_key_is_made_or_it_is_renamed_is_a_404(
     api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a mind that disappears right after its ownership was checked (a racing DELETE)
-    from synapse.minds import minds
+    # Given a mind that disappears right after its owner's role was checked (a racing DELETE)
     from synapse.storage import tables
+    from synapse.teams import roles
 
     mind = api.create_mind()
-    checked = minds.owned_mind
+    checked = roles.require
 
-    def checked_then_deleted(owner: str, mind_id: str) -> Any:
-        found = checked(owner, mind_id)
+    def checked_then_deleted(mind_id: str, user_id: str, needed: str) -> Any:
+        found = checked(mind_id, user_id, needed)
         dynamo.delete_item(TableName=MINDS, Key=tables.dump(tables.mind_key(mind_id)))
         return found
 
-    monkeypatch.setattr(minds, "owned_mind", checked_then_deleted)
+    monkeypatch.setattr(roles, "require", checked_then_deleted)
     # When a key is made for it, or it is renamed
     made = api.call("POST", f"/minds/{mind.id}/keys", token=mind.jwt, json_body={"label": "late"})
     renamed = api.call("PATCH", f"/minds/{mind.id}", token=mind.jwt, json_body={"name": "late"})

@@ -310,6 +310,8 @@ def test_limit_parameters_are_wired_to_the_settings_the_code_reads() -> None:
     parameters = template.load()["Parameters"]
     wired = {
         "SYNAPSE_MAX_MINDS_PER_USER": ("MaxMindsPerUser", 100),
+        "SYNAPSE_MAX_MEMBERS_PER_MIND": ("MaxMembersPerMind", 50),
+        "SYNAPSE_MAX_PENDING_INVITATIONS": ("MaxPendingInvitations", 20),
         "SYNAPSE_MIND_RATE_LIMIT": ("MindRateLimitPerMinute", 600),
         "SYNAPSE_HOOK_RATE_LIMIT": ("HookRateLimitPerMinute", 120),
     }
@@ -626,6 +628,8 @@ _DEPLOYED = {
     "JwtAudience": "synapse",
     "JwtAlgorithms": "",
     "MaxMindsPerUser": "100",
+    "MaxMembersPerMind": "50",
+    "MaxPendingInvitations": "20",
     "MindRateLimitPerMinute": "600",
     "HookRateLimitPerMinute": "120",
     "LogLevel": "INFO",

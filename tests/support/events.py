@@ -34,6 +34,9 @@ EXAMPLE_PROPOSAL_ID = "prop_0006448e0f5c0000exampleProp"
 EXAMPLE_CLIENT_ID = "oc_exampleClient000000000"
 EXAMPLE_REQUEST_ID = "oar_exampleRequest0000000"
 EXAMPLE_GRANT_ID = "grant_exampleGrant0000000"
+EXAMPLE_MEMBER = "user-teammate"
+EXAMPLE_INVITATION_ID = "inv_exampleInvitation00000"
+EXAMPLE_INVITATION_TOKEN = "minv_example" + "0" * 36
 EXAMPLE_HOOK_SECRET = "whsec_example" + "0" * 36
 # Signed with the local dev secret (settings.DEV_JWT_SECRET): valid only where that secret is in use.
 EXAMPLE_JWT = jwt.encode(
@@ -259,6 +262,35 @@ SAMPLES: dict[str, Sample] = {
     "revoke_grant": Sample(
         "DELETE", "/minds/{mind_id}/grants/{grant_id}", {**MIND, "grant_id": EXAMPLE_GRANT_ID}
     ),
+    "list_members": Sample("GET", "/minds/{mind_id}/members", MIND),
+    "update_member": Sample(
+        "PATCH",
+        "/minds/{mind_id}/members/{user_id}",
+        {**MIND, "user_id": EXAMPLE_MEMBER},
+        body={"role": "reviewer"},
+    ),
+    "remove_member": Sample(
+        "DELETE", "/minds/{mind_id}/members/{user_id}", {**MIND, "user_id": EXAMPLE_MEMBER}
+    ),
+    "transfer_ownership": Sample(
+        "POST", "/minds/{mind_id}/transfer", MIND, body={"user_id": EXAMPLE_MEMBER, "keep_role": "reviewer"}
+    ),
+    "create_invitation": Sample(
+        "POST", "/minds/{mind_id}/invitations", MIND, body={"role": "editor", "email": "sam@example.com"}
+    ),
+    "list_invitations": Sample("GET", "/minds/{mind_id}/invitations", MIND),
+    "revoke_invitation": Sample(
+        "DELETE",
+        "/minds/{mind_id}/invitations/{invitation_id}",
+        {**MIND, "invitation_id": EXAMPLE_INVITATION_ID},
+    ),
+    "answer_invitation": Sample("POST", "/invitations/accept", body={"token": EXAMPLE_INVITATION_TOKEN}),
+    "answer_invitation_preview": Sample(
+        "POST", "/invitations/preview", body={"token": EXAMPLE_INVITATION_TOKEN}
+    ),
+    "answer_invitation_decline": Sample(
+        "POST", "/invitations/decline", body={"token": EXAMPLE_INVITATION_TOKEN}
+    ),
 }
 
 # A function serving several routes has one sample per extra route, named here by its route key.
@@ -268,6 +300,8 @@ ROUTE_SAMPLES = {
     "DELETE /mcp": "mcp_delete",
     "GET /.well-known/oauth-protected-resource/mcp": "oauth_metadata_resource",
     "GET /.well-known/oauth-protected-resource": "oauth_metadata_resource_root",
+    "POST /invitations/preview": "answer_invitation_preview",
+    "POST /invitations/decline": "answer_invitation_decline",
 }
 
 # The authorizer sees every request before its handler (never the body); its sample is a person

@@ -51,6 +51,7 @@ def test_the_layer_is_one_package_per_concern() -> None:
         "recall",
         "search",
         "storage",
+        "teams",
         "webhooks",
     }
     assert all((LAYER / name / "__init__.py").is_file() for name in top)

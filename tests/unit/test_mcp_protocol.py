@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from synapse.api.http import Request, Response
+from synapse.api.http import Addressed, Request, Response
 from synapse.auth.principal import Principal
 from synapse.mcp import arguments, calls, protocol, rpc, schema
 from synapse.memory.kinds import Source
@@ -22,7 +22,7 @@ BOTH = "application/json, text/event-stream"
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
 
-def no_mind() -> str:
+def no_mind() -> Addressed:
     raise AssertionError("these tests never reach a tool's body")
 
 

@@ -17,6 +17,30 @@ def test_route_table_equals_the_templates_routes() -> None:
     assert sorted(routes.ROUTES) == declared
 
 
+def test_every_route_of_the_template_has_a_role_rule() -> None:
+    # Given every route template.yaml declares
+    declared = {r.route_key for r in template.routes()}
+    # Then each has exactly one rule in ROUTE_ROLES: a role, or a marker saying it addresses no mind
+    assert sorted(declared - set(routes.ROUTE_ROLES)) == [], "add the route to ROUTE_ROLES"
+    assert sorted(set(routes.ROUTE_ROLES) - declared) == [], "a rule for a route that does not exist"
+    allowed = {"viewer", "editor", "reviewer", "owner", *routes.MARKERS}
+    assert {key: rule for key, rule in routes.ROUTE_ROLES.items() if rule not in allowed} == {}
+
+
+def test_a_route_without_the_authorizer_is_marked_public() -> None:
+    # Given the routes no authorizer guards (they authenticate themselves, or need no credential)
+    open_routes = {r.route_key for r in template.routes() if not r.authorized}
+    # Then none claims to check a person's role
+    assert {
+        key: routes.ROUTE_ROLES[key] for key in open_routes if routes.ROUTE_ROLES[key] != routes.PUBLIC
+    } == {}
+
+
+def test_a_route_missing_from_the_role_table_fails_closed() -> None:
+    assert routes.required_role("GET /not-a-route") == "owner"
+    assert routes.required_role("GET /minds") is None
+
+
 def test_the_template_sends_unmatched_requests_to_route_not_found() -> None:
     default = template.default_route()
     assert default is not None

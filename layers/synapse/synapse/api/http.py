@@ -29,8 +29,8 @@ from synapse.core.errors import (
 )
 from synapse.core.observability import LambdaHandler, entry_point, logger, metrics
 from synapse.core.settings import get_limits
-from synapse.minds import minds
 from synapse.storage import pages, ratelimit
+from synapse.teams import directory, roles
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32
@@ -111,6 +111,19 @@ class BodyModel[T](Protocol):
     def from_body(self, body: dict[str, Any], /) -> T: ...
 
 
+class Addressed(NamedTuple):
+    """The mind a request addresses, and the person's role on it (None: an agent's credential)."""
+
+    mind_id: str
+    role: str | None
+
+    @property
+    def vouches(self) -> bool | None:
+        """Whether the caller's writes are verified by them: None for an agent (its source says),
+        False for an editor (reviewed as an agent's), True for a reviewer or an owner."""
+        return None if self.role is None else roles.vouches(self.role)
+
+
 class Request(NamedTuple):
     event: dict[str, Any]
     headers: dict[str, str]
@@ -134,32 +147,49 @@ class Request(NamedTuple):
         return Principal.from_context(context.get("lambda"))
 
     def mind_id(self) -> str:
-        """The mind a memory request addresses; ownership is checked, a foreign mind is a 404.
-        Each call counts one request against the mind's rate (SYNAPSE_MIND_RATE_LIMIT, per minute)."""
-        mind_id = self._addressed_mind()
-        ratelimit.admit(f"mind:{mind_id}", get_limits().mind_rate_limit, "This mind")
-        return mind_id
+        """The mind a memory request addresses (`addressed`)."""
+        return self.addressed().mind_id
 
-    def _addressed_mind(self) -> str:
+    def addressed(self) -> Addressed:
+        """The mind a memory request addresses and the caller's role on it (None for an agent): a
+        mind the person is not a member of is a 404, too low a role for the route a 403
+        (`routes.ROUTE_ROLES`). Each call counts one request against the mind's rate
+        (SYNAPSE_MIND_RATE_LIMIT, per minute)."""
+        found = self._addressed_mind()
+        ratelimit.admit(f"mind:{found.mind_id}", get_limits().mind_rate_limit, "This mind")
+        return found
+
+    def _addressed_mind(self) -> Addressed:
         principal = self.principal
         requested = self.headers.get("x-mind-id") or self.query_one("mind_id")
         if not principal.is_user:
             if requested and requested != principal.mind_id:
                 raise NotFound(f"No mind {requested[:80]!r}.")
             assert principal.mind_id is not None
-            return principal.mind_id
+            return Addressed(principal.mind_id, None)
         user = principal.require_user("address a mind")
+        needed = routes.required_role(self.event.get("routeKey")) or roles.VIEWER
         if requested:
-            return minds.owned_mind(user, requested).id
+            return Addressed(requested, roles.require(requested, user, needed))
         try:
-            only = minds.only_mind(user)
-        except minds.TooMany:
+            only = directory.only_mind(user)
+        except directory.TooMany:
             raise BadRequest(
-                "You own several minds: name one with the X-Mind-Id header or the mind_id parameter."
+                "You are a member of several minds: name one with the X-Mind-Id header or the mind_id "
+                "parameter."
             ) from None
         if only is None:
             raise NotFound("You have no mind yet: create one with POST /minds.")
-        return only.id
+        return Addressed(only, roles.require(only, user, needed))
+
+    def mind_role(self) -> str | None:
+        """For a route with `{mind_id}` in its path: the person's role there, checked against the
+        route's rule (404 not a member, 403 too low); None for an agent or a route without a rule."""
+        principal = self.principal
+        needed = routes.required_role(self.event.get("routeKey"))
+        if needed is None or not principal.is_user or "mind_id" not in self.path_params:
+            return None
+        return roles.require(self.path("mind_id"), principal.require_user("address a mind"), needed)
 
     # ------------------------------------------------------------ input
 
@@ -294,6 +324,7 @@ def _wrap(function: Callable[[Request], Response], authenticated: bool) -> Lambd
             request = Request.from_event(event, request_id)
             if authenticated:  # a missing or bad credential is a 401 before anything else, then scope
                 request.principal.require_scope(routes.required_scope(event.get("routeKey")))
+                request.mind_role()  # and the role on the mind in the path (a 404 for a non-member)
             response = function(request)
         except SynapseError as error:
             response = error_response(error, request_id)

@@ -67,6 +67,16 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/oauth/requests/{request_id}"),
     ("GET", "/minds/{mind_id}/grants"),
     ("DELETE", "/minds/{mind_id}/grants/{grant_id}"),
+    ("GET", "/minds/{mind_id}/members"),
+    ("PATCH", "/minds/{mind_id}/members/{user_id}"),
+    ("DELETE", "/minds/{mind_id}/members/{user_id}"),
+    ("POST", "/minds/{mind_id}/transfer"),
+    ("POST", "/minds/{mind_id}/invitations"),
+    ("GET", "/minds/{mind_id}/invitations"),
+    ("DELETE", "/minds/{mind_id}/invitations/{invitation_id}"),
+    ("POST", "/invitations/preview"),
+    ("POST", "/invitations/accept"),
+    ("POST", "/invitations/decline"),
 )
 
 # What a Mind Key must hold to use a route (docs/auth.md "Scopes"), by API Gateway route key. Routes
@@ -87,6 +97,93 @@ ROUTE_SCOPES: dict[str, str] = {
     "POST /memory/batch": "write",
     "DELETE /memory/{id}": "delete",
 }
+
+
+# The role a person must hold on the mind a route addresses (docs/auth.md "Members and roles"), by
+# route key: viewer < editor < reviewer < owner. Every route of ROUTES is here (a unit test keeps it
+# so): a role, or a marker — PUBLIC (no credential, or it authenticates itself), SIGNED_IN (any
+# person: the route addresses no mind, or checks the mind itself, as OAuth consent does for owner).
+# A mind in the path (`{mind_id}`) is checked by `http.endpoint` before the handler runs, a mind in
+# `X-Mind-Id` / `mind_id` by `Request.mind_id`; not a member is a 404, too low a role a 403. An
+# agent's credential is held to its one mind and its scopes instead.
+PUBLIC, SIGNED_IN = "public", "signed-in"
+ROUTE_ROLES: dict[str, str] = {
+    "POST /minds": SIGNED_IN,
+    "GET /minds": SIGNED_IN,
+    "GET /minds/{mind_id}": "viewer",
+    "PATCH /minds/{mind_id}": "owner",
+    "DELETE /minds/{mind_id}": "owner",
+    "POST /minds/{mind_id}/keys": "owner",
+    "GET /minds/{mind_id}/keys": "owner",
+    "DELETE /minds/{mind_id}/keys/{key_id}": "owner",
+    "GET /minds/{mind_id}/audit": "owner",
+    "POST /memory": "editor",
+    "POST /memory/batch": "editor",
+    "GET /memory": "viewer",
+    "GET /memory/{id}": "viewer",
+    "PUT /memory/{id}": "editor",
+    "DELETE /memory/{id}": "editor",
+    "POST /memory/{id}/verify": "reviewer",
+    "GET /memory/{id}/history": "viewer",
+    "POST /memory/{id}/restore": "reviewer",
+    "GET /proposals": "viewer",
+    "GET /proposals/{id}": "viewer",
+    "POST /proposals/{id}/accept": "reviewer",
+    "POST /proposals/{id}/reject": "reviewer",
+    "GET /memory/recall": "viewer",
+    "GET /memory/by-tag": "viewer",
+    "GET /memory/expiring": "viewer",
+    "GET /memory/search": "viewer",
+    "POST /minds/{mind_id}/webhooks": "owner",
+    "GET /minds/{mind_id}/webhooks": "owner",
+    "PATCH /minds/{mind_id}/webhooks/{webhook_id}": "owner",
+    "DELETE /minds/{mind_id}/webhooks/{webhook_id}": "owner",
+    "POST /minds/{mind_id}/webhooks/{webhook_id}/test": "owner",
+    "GET /minds/{mind_id}/webhooks/{webhook_id}/deliveries": "owner",
+    "POST /minds/{mind_id}/hooks": "owner",
+    "GET /minds/{mind_id}/hooks": "owner",
+    "DELETE /minds/{mind_id}/hooks/{hook_id}": "owner",
+    "POST /minds/{mind_id}/hooks/{hook_id}/rotate": "owner",
+    "POST /hooks/{hook_id}": PUBLIC,
+    "GET /openapi.json": PUBLIC,
+    "GET /console": PUBLIC,
+    "GET /console/{proxy+}": PUBLIC,
+    # A person on /mcp addresses a mind as on /memory: reading needs viewer; each tool that writes
+    # or deletes needs editor (`mcp.rpc`).
+    "POST /mcp": "viewer",
+    "GET /mcp": PUBLIC,
+    "DELETE /mcp": PUBLIC,
+    "GET /.well-known/oauth-protected-resource": PUBLIC,
+    "GET /.well-known/oauth-protected-resource/mcp": PUBLIC,
+    "GET /.well-known/oauth-authorization-server": PUBLIC,
+    "POST /oauth/register": PUBLIC,
+    "GET /oauth/authorize": PUBLIC,
+    "POST /oauth/token": PUBLIC,
+    "POST /oauth/revoke": PUBLIC,
+    "GET /oauth/requests/{request_id}": SIGNED_IN,
+    "POST /oauth/requests/{request_id}": SIGNED_IN,  # approving for a mind needs its owner (oauth.consent)
+    "GET /minds/{mind_id}/grants": "owner",
+    "DELETE /minds/{mind_id}/grants/{grant_id}": "owner",
+    "GET /minds/{mind_id}/members": "viewer",
+    "PATCH /minds/{mind_id}/members/{user_id}": "owner",
+    # Any member may remove themselves (leave); removing another needs owner (teams.members.remove).
+    "DELETE /minds/{mind_id}/members/{user_id}": "viewer",
+    "POST /minds/{mind_id}/transfer": "owner",
+    "POST /minds/{mind_id}/invitations": "owner",
+    "GET /minds/{mind_id}/invitations": "owner",
+    "DELETE /minds/{mind_id}/invitations/{invitation_id}": "owner",
+    "POST /invitations/preview": SIGNED_IN,
+    "POST /invitations/accept": SIGNED_IN,
+    "POST /invitations/decline": SIGNED_IN,
+}
+MARKERS = frozenset({PUBLIC, SIGNED_IN})
+
+
+def required_role(route_key: str | None) -> str | None:
+    """The role a person needs on the mind the route addresses; None for a marker (no mind). A
+    route missing from the table (none is: a unit test checks) fails closed: owner."""
+    rule = ROUTE_ROLES.get(route_key or "", "owner")
+    return None if rule in MARKERS else rule
 
 
 def required_scope(route_key: str | None) -> str | None:

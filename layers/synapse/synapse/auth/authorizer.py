@@ -18,6 +18,7 @@ from synapse.memory.kinds import Source
 from synapse.minds import keys
 from synapse.oauth import grants, urls
 
+EMAIL_MAX_CHARS = 254
 MCP_ROUTES = frozenset({"POST /mcp", "GET /mcp", "DELETE /mcp"})
 
 
@@ -59,7 +60,13 @@ def authenticate(headers: dict[str, str], event: dict[str, Any]) -> Principal:
     if token.startswith(grants.ACCESS_PREFIX):
         return _connected_app(token, event)
     claims = decode_jwt(token)
-    return Principal(source=Source.USER, user_id=claims["sub"])
+    email = claims.get("email")
+    return Principal(
+        source=Source.USER,
+        user_id=claims["sub"],
+        email=email.strip() if isinstance(email, str) and 0 < len(email) <= EMAIL_MAX_CHARS else None,
+        email_verified=claims.get("email_verified") in (True, "true"),  # some providers send a string
+    )
 
 
 def authorize(event: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,8 @@ class Principal(NamedTuple):
     hook_id: str | None = None
     grant_id: str | None = None
     scopes: frozenset[str] = ALL_SCOPES
+    email: str | None = None  # a person's JWT `email` claim, when it carries one
+    email_verified: bool = False  # and its `email_verified` claim: only a verified email matches
 
     @classmethod
     def hook(cls, mind_id: str, hook_id: str) -> Principal:
@@ -50,6 +52,9 @@ class Principal(NamedTuple):
             raise Forbidden(f"This {kind} lacks the {scope!r} scope.", details=[{"scope": scope}])
 
     def to_context(self) -> dict[str, str]:
+        """The authorizer's context: strings only; `email` and `email_verified` only when known."""
+        verified = "true" if self.email_verified else ""
+        email = {"email": self.email, "email_verified": verified} if self.email else {}
         return {
             "source": self.source.value,
             "user_id": self.user_id or "",
@@ -58,6 +63,7 @@ class Principal(NamedTuple):
             "hook_id": self.hook_id or "",
             "grant_id": self.grant_id or "",
             "scopes": ",".join(scope for scope in SCOPES if scope in self.scopes),
+            **email,
         }
 
     @classmethod
@@ -74,7 +80,13 @@ class Principal(NamedTuple):
             hook_id=context.get("hook_id") or None,
             grant_id=context.get("grant_id") or None,
             scopes=ALL_SCOPES if source is Source.USER else _scopes(context.get("scopes")),
+            email=context.get("email") or None,
+            email_verified=str(context.get("email_verified", "")).lower() == "true",
         )
+
+    def verified_email(self) -> str | None:
+        """The person's email when their identity provider says it is verified, else None."""
+        return self.email if self.is_user and self.email and self.email_verified else None
 
     def require_user(self, action: str) -> str:
         if not self.is_user or not self.user_id:

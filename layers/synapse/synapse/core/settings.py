@@ -202,6 +202,8 @@ class Limits(NamedTuple):
     max_minds_per_user: int = 100  # SYNAPSE_MAX_MINDS_PER_USER
     mind_rate_limit: int = 0  # SYNAPSE_MIND_RATE_LIMIT: memory requests per minute per mind
     hook_rate_limit: int = 0  # SYNAPSE_HOOK_RATE_LIMIT: deliveries per minute per inbound hook
+    max_members_per_mind: int = 50  # SYNAPSE_MAX_MEMBERS_PER_MIND
+    max_pending_invitations: int = 20  # SYNAPSE_MAX_PENDING_INVITATIONS: per mind
 
 
 def _whole_number_env(name: str, default: int) -> int:
@@ -218,4 +220,6 @@ def get_limits() -> Limits:
         max_minds_per_user=_whole_number_env("SYNAPSE_MAX_MINDS_PER_USER", 100),
         mind_rate_limit=_whole_number_env("SYNAPSE_MIND_RATE_LIMIT", 0),
         hook_rate_limit=_whole_number_env("SYNAPSE_HOOK_RATE_LIMIT", 0),
+        max_members_per_mind=_whole_number_env("SYNAPSE_MAX_MEMBERS_PER_MIND", 50),
+        max_pending_invitations=_whole_number_env("SYNAPSE_MAX_PENDING_INVITATIONS", 20),
     )

@@ -11,6 +11,7 @@ from synapse.minds import audit, keys, minds
 from synapse.oauth import revocation
 from synapse.search import index_drops
 from synapse.storage import tables
+from synapse.teams import items, members
 from synapse.webhooks import hooks, subscriptions
 
 
@@ -19,21 +20,23 @@ def delete_mind(owner: str, mind_id: str) -> None:
     as the order to drop the index), then a marker for the orphan sweep, then its keys, connected
     apps and hooks, then every memory item.
 
-    A tombstone naming the owner outlives the mind until the purge is done, so a DELETE cut short
-    (say a Lambda timeout on a large mind) can be sent again and finishes the job instead of
-    leaving memories nobody can reach.
+    A tombstone naming who deleted it outlives the mind until the purge is done, and so do the
+    members (an owner's role is checked at the route), so a DELETE cut short (say a Lambda timeout
+    on a large mind) can be sent again by an owner and finishes the job instead of leaving memories
+    nobody can reach. The members and invitations go last.
     """
     tombstone = tables.mind_tombstone_key(mind_id)
     try:
-        minds.owned_mind(owner, mind_id)
+        items.materialise(mind_id)  # the owner's membership outlives the mind item, for a retry
+        mind = minds.get_mind(mind_id)
     except NotFound:
         left = tables.get(tables.minds_table(), tombstone) if looks_like_id("m_", mind_id) else None
-        if left is None or not minds.same_owner(str(left.get("deleted_by", "")), owner):
+        if left is None:
             raise
     else:
         marker = {**tombstone, "deleted_by": owner, "deleted_at": clock.to_iso(clock.now())}
         tables.client().put_item(TableName=tables.minds_table(), Item=tables.dump(marker))
-        minds.forget_mind(owner, mind_id)  # and counted off the owner's minds
+        minds.forget_mind(mind.owner, mind_id)  # and counted off its creator's minds
     # Once the mind item is gone (so the sweep never meets a marker of a live mind), and on every
     # retry too: the orphan sweep finds the index folder to remove from it, without listing EFS.
     index_drops.record(mind_id)
@@ -47,4 +50,5 @@ def delete_mind(owner: str, mind_id: str) -> None:
     # too, since a mind without memories sends no event through the stream that would set it.
     subscriptions.expire_orphans(mind_id, subscriptions.list_subscriptions(mind_id), clock.now())
     store.purge_mind(mind_id)
+    members.delete_all(mind_id)  # last: until now the owners may send the DELETE again
     tables.batch_delete(tables.minds_table(), [tombstone])

@@ -26,6 +26,7 @@ KEY_DIGEST_CHARS = 16
 class Caller(NamedTuple):
     principal: Principal
     mind_id: str
+    vouches: bool | None = None  # a person's writes: False for an editor (`http.Addressed.vouches`)
 
 
 Result = dict[str, Any] | str
@@ -66,7 +67,13 @@ def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
 
     write = MemoryWrite.from_body(write_body(arguments))
     principal = caller.principal
-    stored = store.store(caller.mind_id, write, principal.writer(None), changed_by=principal.changed_by())
+    stored = store.store(
+        caller.mind_id,
+        write,
+        principal.writer(None),
+        changed_by=principal.changed_by(),
+        vouches=caller.vouches,
+    )
     return _shown(stored.memory.public(), stored.proposal)
 
 
@@ -78,7 +85,9 @@ def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
     principal = caller.principal
 
     def store_one(write: MemoryWrite) -> store.Request:
-        return store.Request(caller.mind_id, write, principal.writer(None), principal.changed_by())
+        return store.Request(
+            caller.mind_id, write, principal.writer(None), principal.changed_by(), caller.vouches
+        )
 
     answer = batch.apply_all([write_body(item) for item in arguments["memories"]], store_one)
     if answer["summary"]["proposed"]:
@@ -154,7 +163,12 @@ def update(caller: Caller, arguments: dict[str, Any]) -> Result:
     patch = MemoryPatch.from_body(fields)
     principal = caller.principal
     stored = store.update(
-        caller.mind_id, arguments["id"], patch, principal.writer(None), changed_by=principal.changed_by()
+        caller.mind_id,
+        arguments["id"],
+        patch,
+        principal.writer(None),
+        changed_by=principal.changed_by(),
+        vouches=caller.vouches,
     )
     return _shown(stored.memory.public(), stored.proposal)
 
@@ -172,7 +186,7 @@ def forget(caller: Caller, arguments: dict[str, Any]) -> Result:
             raise NotFound(f"No memory {category}/{key} in this mind.")
         memory_id = found.id
     principal = caller.principal
-    stored = store.delete(caller.mind_id, memory_id, principal.changed_by(), principal.source)
+    stored = store.delete(caller.mind_id, memory_id, principal.changed_by(), principal.source, caller.vouches)
     if stored is not None:
         return {
             "proposal": stored.proposal,

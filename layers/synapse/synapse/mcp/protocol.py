@@ -164,7 +164,7 @@ def handle(request: Request) -> Response:
         return _jsonrpc_error(rpc.INVALID_REQUEST, "Accept application/json or text/event-stream.", 406)
     try:
         message = _message(request)
-        answer = rpc.answer(message, principal, request.mind_id, version(request))
+        answer = rpc.answer(message, principal, request.addressed, version(request))
     except rpc.Failure as failure:
         return _jsonrpc_error(failure.code, failure.message, 400, failure.data, failure.request_id)
     except ClientError:

@@ -17,10 +17,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from synapse.api.http import Addressed
 from synapse.auth.principal import Principal
 from synapse.core.errors import SynapseError
 from synapse.core.observability import logger
 from synapse.mcp import arguments, calls, schema
+from synapse.teams import roles
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 SERVER_BUSY = -32000  # implementation-defined: the database shed load; retry
@@ -33,7 +35,7 @@ MAX_BATCH = 10  # messages per batch: one POST's work stays within one Lambda's 
 SERVER_INFO = {"name": "synapse", "title": "Synapse memory", "version": "0.1.0"}
 CAPABILITIES = {"tools": {"listChanged": False}, "resources": {"subscribe": False, "listChanged": False}}
 
-MindOf = Callable[[], str]
+MindOf = Callable[[], Addressed]  # the mind the request addresses, and a person's role on it
 
 
 class Failure(Exception):
@@ -135,6 +137,15 @@ def _text_result(result: calls.Result, is_error: bool = False) -> dict[str, Any]
     return {"content": [{"type": "text", "text": shown}], "isError": is_error}
 
 
+def _caller(principal: Principal, mind_of: MindOf, scope: str) -> calls.Caller:
+    """Who calls a tool, on which mind: a person needs editor for a tool that writes or deletes
+    (viewer, to read, is the route's rule: `routes.ROUTE_ROLES`)."""
+    found = mind_of()
+    if found.role is not None and scope != "read" and not roles.at_least(found.role, roles.EDITOR):
+        raise roles.lacking(roles.EDITOR, found.role)
+    return calls.Caller(principal, found.mind_id, found.vouches)
+
+
 def call_tool(params: dict[str, Any], principal: Principal, mind_of: MindOf) -> dict[str, Any]:
     name = params.get("name")
     tool = schema.BY_NAME.get(name) if isinstance(name, str) else None
@@ -143,7 +154,7 @@ def call_tool(params: dict[str, Any], principal: Principal, mind_of: MindOf) -> 
     try:
         checked = arguments.checked(params.get("arguments"), tool["inputSchema"])
         principal.require_scope(tool["scope"])
-        return _text_result(calls.TOOLS[tool["name"]](calls.Caller(principal, mind_of()), checked))
+        return _text_result(calls.TOOLS[tool["name"]](_caller(principal, mind_of, tool["scope"]), checked))
     except arguments.BadArguments as refused:
         return _text_result(f"Invalid arguments for {tool['name']}: {refused}", is_error=True)
     except SynapseError as refused:
@@ -162,7 +173,7 @@ def read_resource(params: dict[str, Any], principal: Principal, mind_of: MindOf)
         raise Failure(RESOURCE_NOT_FOUND, f"Resource not found: {uri[:200]!r}.", {"uri": uri[:200]})
     try:
         principal.require_scope(known[uri]["scope"])
-        shown = calls.recall_text(calls.Caller(principal, mind_of()))
+        shown = calls.recall_text(_caller(principal, mind_of, known[uri]["scope"]))
     except SynapseError as refused:
         raise Failure(REFUSED, refused.message, {"status": refused.status, "code": refused.code}) from None
     return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": shown}]}

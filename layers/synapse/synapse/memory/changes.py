@@ -51,7 +51,15 @@ class PatchFields(Protocol):
     def sent(self) -> frozenset[str]: ...
 
 
-def new_memory(mind_id: str, write: WriteFields, source: Source, at: datetime) -> Memory:
+def vouched(source: Source, vouches: bool | None) -> bool:
+    """Whether a write is verified by who wrote it: a person's is, unless they may not vouch (an
+    editor: `vouches=False`); an agent's never is."""
+    return source is Source.USER and vouches is not False
+
+
+def new_memory(
+    mind_id: str, write: WriteFields, source: Source, at: datetime, vouches: bool | None = None
+) -> Memory:
     stamp = clock.to_iso(at)
     return Memory(
         id=new_id("mem_"),
@@ -62,7 +70,7 @@ def new_memory(mind_id: str, write: WriteFields, source: Source, at: datetime) -
         tags=list(write.tags),
         priority=write.priority.value,
         source=source.value,
-        verified=source is Source.USER,
+        verified=vouched(source, vouches),
         confidence=write.confidence if write.confidence is not None else DEFAULT_CONFIDENCE[source],
         expires_at=write.expires_at,
         created_at=stamp,
@@ -93,15 +101,15 @@ def makes_critical(old: Memory | None, new: Memory) -> bool:
     return new.priority == Priority.CRITICAL.value and (old is None or old.priority != new.priority)
 
 
-def _after_change(old: Memory, new: Memory, source: Source, at: datetime) -> Memory:
+def _after_change(old: Memory, new: Memory, source: Source, at: datetime, vouches: bool | None) -> Memory:
     """Versioning and the verification rule shared by replace and update.
 
     A human vouched for the old memory, not the new one: an agent's change that a verified memory
     is protected from (`protected_change`) leaves it unverified when it is applied (a mind whose
     `agent_writes_to_verified` is `unverify`; otherwise it is a proposal and never applied). A user's
-    write is verified by definition.
+    write is verified by definition, unless they may not vouch (an editor): then it is an agent's.
     """
-    verified = source is Source.USER or (old.verified and not protected_change(old, new))
+    verified = vouched(source, vouches) or (old.verified and not protected_change(old, new))
     keep_stamp = verified and old.verified
     return replace(
         new,
@@ -114,13 +122,17 @@ def _after_change(old: Memory, new: Memory, source: Source, at: datetime) -> Mem
     )
 
 
-def replaced(old: Memory, write: WriteFields, source: Source, at: datetime) -> Memory:
+def replaced(
+    old: Memory, write: WriteFields, source: Source, at: datetime, vouches: bool | None = None
+) -> Memory:
     """Store-again by (category, key): id and created_at stay, everything else follows the write."""
-    fresh = new_memory(old.mind_id, write, source, at)
-    return _after_change(old, replace(fresh, id=old.id, created_at=old.created_at), source, at)
+    fresh = new_memory(old.mind_id, write, source, at, vouches)
+    return _after_change(old, replace(fresh, id=old.id, created_at=old.created_at), source, at, vouches)
 
 
-def patched(old: Memory, patch: PatchFields, source: Source, at: datetime) -> Memory:
+def patched(
+    old: Memory, patch: PatchFields, source: Source, at: datetime, vouches: bool | None = None
+) -> Memory:
     for field in ("category", "key"):
         sent = getattr(patch, field)
         if sent is not None and sent != getattr(old, field):
@@ -137,7 +149,7 @@ def patched(old: Memory, patch: PatchFields, source: Source, at: datetime) -> Me
             continue
         value = getattr(patch, field)  # None only for expires_at: the body refuses any other null
         changes[field] = value.value if isinstance(value, StrEnum) else value
-    return _after_change(old, replace(old, **changes), source, at)
+    return _after_change(old, replace(old, **changes), source, at, vouches)
 
 
 def verified(old: Memory, by: str, at: datetime) -> Memory:

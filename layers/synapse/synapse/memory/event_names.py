@@ -13,6 +13,25 @@ PROPOSAL_CREATED = "proposal.created"
 PROPOSAL_ACCEPTED = "proposal.accepted"
 PROPOSAL_REJECTED = "proposal.rejected"
 PING = "ping"
+# A mind's membership (synapse.teams), sent by the request that changed it.
+MEMBER_INVITED = "member.invited"
+MEMBER_JOINED = "member.joined"
+MEMBER_ROLE_CHANGED = "member.role_changed"
+MEMBER_REMOVED = "member.removed"
+MEMBER_LEFT = "member.left"
+MEMBER_OWNERSHIP_TRANSFERRED = "member.ownership_transferred"
+INVITATION_REVOKED = "invitation.revoked"
+INVITATION_DECLINED = "invitation.declined"
+MEMBERSHIP = (
+    MEMBER_INVITED,
+    MEMBER_JOINED,
+    MEMBER_ROLE_CHANGED,
+    MEMBER_REMOVED,
+    MEMBER_LEFT,
+    MEMBER_OWNERSHIP_TRANSFERRED,
+    INVITATION_REVOKED,
+    INVITATION_DECLINED,
+)
 SUBSCRIBABLE = (
     CREATED,
     UPDATED,
@@ -22,4 +41,5 @@ SUBSCRIBABLE = (
     PROPOSAL_CREATED,
     PROPOSAL_ACCEPTED,
     PROPOSAL_REJECTED,
+    *MEMBERSHIP,
 )

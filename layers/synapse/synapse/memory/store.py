@@ -107,6 +107,7 @@ class Request(NamedTuple):
     write: WriteFields
     source: Source
     changed_by: ChangedBy | None = None
+    vouches: bool | None = None  # False: a person who may not vouch (an editor), reviewed as an agent
 
     def by(self) -> ChangedBy:
         return self.changed_by or writes.default_changed_by(self.source.value)
@@ -117,11 +118,18 @@ class Request(NamedTuple):
 
 def _stored_over(request: Request, current: Memory | None, moment: datetime) -> _Plan:
     """The plan of storing `request` over `current`, the memory its (category, key) holds now."""
+    reviewed = reviewed_as(request.source, request.vouches)
     if current is None:
-        new = new_memory(request.mind_id, request.write, request.source, moment)
-        return _create(new, request.source, request.by(), moment)
-    candidate = replaced(current, request.write, request.source, moment)
-    return _change(current, candidate, request.source, request.by(), moment, Change.REPLACED)
+        new = new_memory(request.mind_id, request.write, request.source, moment, request.vouches)
+        return _create(new, reviewed, request.by(), moment)
+    candidate = replaced(current, request.write, request.source, moment, request.vouches)
+    return _change(current, candidate, reviewed, request.by(), moment, Change.REPLACED)
+
+
+def reviewed_as(source: Source, vouches: bool | None) -> Source:
+    """Whose rules a write follows over what a person verified (`proposals.review`): an editor's
+    (a person who may not vouch) follows an agent's, so only a reviewer changes a vouched-for fact."""
+    return Source.AGENT if vouches is False else source
 
 
 def store(
@@ -130,12 +138,13 @@ def store(
     source: Source,
     at: datetime | None = None,
     changed_by: ChangedBy | None = None,
+    vouches: bool | None = None,
 ) -> Stored:
     """Create, or replace by (category, key). Never creates a duplicate, whatever the race.
 
     The one per-item apply of POST /memory, and of a batch's item whose shared write failed
     (`store_many`)."""
-    request = Request(mind_id, write, source, changed_by)
+    request = Request(mind_id, write, source, changed_by, vouches)
 
     def attempt() -> Stored:
         current = writes.read_by_key(mind_id, write.category.value, write.key)
@@ -150,7 +159,8 @@ Outcome = Stored | Exception
 
 def _alone(request: Request) -> Outcome:
     try:
-        return store(request.mind_id, request.write, request.source, changed_by=request.changed_by)
+        by, vouches = request.changed_by, request.vouches
+        return store(request.mind_id, request.write, request.source, changed_by=by, vouches=vouches)
     except Exception as error:  # the caller reports it as that item's error, as it would from `store`
         return error
 
@@ -214,6 +224,7 @@ def update(
     source: Source,
     if_match: int | None = None,
     changed_by: ChangedBy | None = None,
+    vouches: bool | None = None,
 ) -> Stored:
     by = changed_by or writes.default_changed_by(source.value)
 
@@ -224,8 +235,9 @@ def update(
                 f"If-Match: version {if_match} is stale; the memory is at version {current.version}."
             )
         moment = clock.now()
-        candidate = patched(current, patch, source, moment)
-        return _committed(_change(current, candidate, source, by, moment, Change.UPDATED))
+        candidate = patched(current, patch, source, moment, vouches)
+        reviewed = reviewed_as(source, vouches)
+        return _committed(_change(current, candidate, reviewed, by, moment, Change.UPDATED))
 
     return writes.retrying(attempt)
 
@@ -246,7 +258,11 @@ def verify(mind_id: str, memory_id: str, user_id: str, changed_by: ChangedBy | N
 
 
 def delete(
-    mind_id: str, memory_id: str, changed_by: ChangedBy | None = None, source: Source = Source.USER
+    mind_id: str,
+    memory_id: str,
+    changed_by: ChangedBy | None = None,
+    source: Source = Source.USER,
+    vouches: bool | None = None,
 ) -> Stored | None:
     """Delete for good; its history stays 30 days (`history.deleted_ops`), so it can be restored.
 
@@ -257,7 +273,7 @@ def delete(
     def attempt() -> Stored | None:
         current = writes.read_by_id(mind_id, memory_id)
         at = clock.now()
-        if proposals.delete_wanted(current, source):
+        if proposals.delete_wanted(current, reviewed_as(source, vouches)):
             proposed, proposal, marked = proposals.propose_ops(
                 current, current, by, at, proposals.Action.DELETE
             )

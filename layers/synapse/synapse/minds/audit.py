@@ -32,12 +32,21 @@ ACTIONS = frozenset(
         "mind.settings_changed",
         "grant.created",
         "grant.revoked",
+        "member.invited",
+        "member.joined",
+        "member.role_changed",
+        "member.removed",
+        "member.left",
+        "member.ownership_transferred",
+        "invitation.revoked",
+        "invitation.declined",
     }
 )
 
 
 def by_user(user_id: str) -> dict[str, str]:
-    """The `by` of a change a person made (every audited change is: credentials are JWT only)."""
+    """The `by` of a change a person made (every audited change is: credentials and members are JWT
+    only): the acting person, whichever member of the mind they are."""
     return {"source": "user", "user_id": user_id}
 
 

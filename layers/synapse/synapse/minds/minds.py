@@ -1,13 +1,15 @@
-"""Minds: create, read, rename, and the owner checks every mind-scoped operation starts with.
+"""Minds: create, read, rename; who may do what on one is `teams.roles`, checked at the route.
 
-A foreign mind answers exactly like a missing one (404). Key operations check ownership here and
-leave the key items to `minds.keys`; deleting a mind with everything in it is `lifecycle`.
+A mind the caller is not a member of answers exactly like a missing one (404), at the route. Key
+operations leave the key items to `minds.keys`; deleting a mind with everything in it is
+`lifecycle`. The `owner` attribute names the person who created the mind: its minds count against
+them (`limits.minds_of`), and before members existed it was the mind's one owner.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from synapse.core import clock
@@ -76,7 +78,7 @@ class Mind(NamedTuple):
         }
 
 
-def _mind_from_item(item: dict[str, Any]) -> Mind:
+def mind_from_item(item: dict[str, Any]) -> Mind:
     return Mind(
         id=item["id"],
         name=item["name"],
@@ -129,7 +131,7 @@ def get_mind(mind_id: str) -> Mind:
     )
     if item is None:
         raise NotFound(f"No mind {mind_id[:80]!r}.")
-    return _mind_from_item(item)
+    return mind_from_item(item)
 
 
 def same_owner(stored: str, presented: str) -> bool:
@@ -137,67 +139,25 @@ def same_owner(stored: str, presented: str) -> bool:
     return secrets.compare_digest(stored.encode(), presented.encode())
 
 
-def owned_mind(owner: str, mind_id: str) -> Mind:
-    """A mind the user owns; another user's mind answers 404 exactly like a missing one."""
-    mind = get_mind(mind_id)
-    if not same_owner(mind.owner, owner):
-        raise NotFound(f"No mind {mind_id[:80]!r}.")
-    return mind
-
-
-def _owner_query(owner: str) -> dict[str, Any]:
-    return {
-        "TableName": tables.minds_table(),
-        "IndexName": "owner",
-        "KeyConditionExpression": "#owner = :owner",
-        "ExpressionAttributeNames": {"#owner": "owner"},
-        "ExpressionAttributeValues": tables.values(owner=owner),
-    }
-
-
-def only_mind(owner: str) -> Mind | None:
-    """The user's mind if they own exactly one; None for none. Several: `TooMany`."""
-    found = pages.first(_owner_query(owner), 2)
-    if len(found) > 1:
-        raise TooMany
-    return _mind_from_item(found[0]) if found else None
-
-
-class TooMany(Exception):
-    """The user owns more than one mind, so a request must name the one it means."""
-
-
-def _timestamp(value: Any) -> bool:
+def is_timestamp(value: Any) -> bool:
+    """Whether `value` is a timestamp as this service writes them (a cursor's, say)."""
     try:
         return isinstance(value, str) and clock.to_iso(clock.from_iso(value)) == value
     except ValueError:
         return False
 
 
-def _after_mind(owner: str) -> pages.Position:
-    """A cursor of the minds list names the last mind shown; the index's start key is rebuilt."""
-
-    def start_key(position: dict[str, Any]) -> dict[str, str] | None:
-        mind_id, created_at = position["id"], position["created_at"]
-        if not (isinstance(mind_id, str) and looks_like_id("m_", mind_id) and _timestamp(created_at)):
-            return None
-        return {**tables.mind_key(mind_id), "owner": owner, "created_at": created_at}
-
-    return pages.Position(("id", "created_at"), start_key)
+Founder = Callable[[str, str], tuple[list[dict[str, Any]], dict[str, int]]]
 
 
-def list_minds(owner: str, limit: int = pages.DEFAULT_LIMIT, after: str | None = None) -> pages.Page[Mind]:
-    """The user's minds, oldest first (the `owner` index), a page at a time."""
-    page = pages.read(_owner_query(owner), f"user:{owner}", "minds", limit, after, _after_mind(owner))
-    return pages.Page([_mind_from_item(item) for item in page.items], page.next_cursor)
-
-
-def create_mind(owner: str, name: str) -> tuple[Mind, dict[str, Any]]:
+def create_mind(owner: str, name: str, founder: Founder | None = None) -> tuple[Mind, dict[str, Any]]:
     """A mind, its head (`heads`) and its first Mind Key, in one transaction that counts the user's
-    minds (at most SYNAPSE_MAX_MINDS_PER_USER) and starts the mind's own counts."""
+    minds (at most SYNAPSE_MAX_MINDS_PER_USER) and starts the mind's own counts. `founder(mind id,
+    now)` adds the operations and counts of its first member (`teams.members.founder`)."""
     now = clock.to_iso(clock.now())
     mind = Mind(id=new_id("m_"), name=name, owner=owner, created_at=now, updated_at=now, memory_count=0)
-    counts = {"key_count": 1, "hook_count": 0, "webhook_count": 0}
+    founding, member_counts = founder(mind.id, now) if founder else ([], {})
+    counts = {"key_count": 1, "hook_count": 0, "webhook_count": 0, **member_counts}
     shown = {k: v for k, v in mind.public().items() if k != "settings"}  # defaults until set
     item = {**tables.mind_key(mind.id), **shown, "owner": owner, **counts}
     key_ops, shown_key = keys.issue_operations(mind.id, "default")
@@ -209,7 +169,7 @@ def create_mind(owner: str, name: str) -> tuple[Mind, dict[str, Any]]:
         }
     }
     counted = limits.minds_of(owner, get_limits().max_minds_per_user)
-    operations = [put_mind, heads.put_operation(mind.id, name), *key_ops]
+    operations = [put_mind, heads.put_operation(mind.id, name), *key_ops, *founding]
     limits.transact_counted(counted, +1, operations, NotFound("No such user."))
     return mind, shown_key
 
@@ -242,7 +202,7 @@ def update_mind(
     """Rename the mind and/or change its settings, with an audit event per kind of change (and, for a
     rename, the head `heads`) in the same transaction. What is left out (None) or already so is not
     written."""
-    mind = owned_mind(owner, mind_id)
+    mind = get_mind(mind_id)
     renamed = name is not None and name != mind.name
     wanted = MindSettings(
         agent_writes_to_verified or mind.settings.agent_writes_to_verified,
@@ -288,8 +248,8 @@ def update_mind(
 def audit_events(
     owner: str, mind_id: str, limit: int = pages.DEFAULT_LIMIT, after: str | None = None
 ) -> pages.Page[dict[str, Any]]:
-    """A page of the mind's audit, newest first, for its owner."""
-    owned_mind(owner, mind_id)
+    """A page of the mind's audit, newest first (the caller's role is checked at the route)."""
+    get_mind(mind_id)
     return audit.list_events(mind_id, limit, after)
 
 
@@ -297,7 +257,7 @@ def audit_events(
 
 
 def create_key(owner: str, mind_id: str, label: str, scopes: Iterable[str] = keys.SCOPES) -> dict[str, Any]:
-    owned_mind(owner, mind_id)
+    get_mind(mind_id)
     ops, shown = keys.issue_operations(mind_id, label, scopes)
     target = {"key_id": shown["id"], "label": label, "scopes": shown["scopes"]}
     event = audit.put_operation(mind_id, "key.created", audit.by_user(owner), target)
@@ -308,7 +268,7 @@ def create_key(owner: str, mind_id: str, label: str, scopes: Iterable[str] = key
 def list_keys(
     owner: str, mind_id: str, limit: int = pages.DEFAULT_LIMIT, after: str | None = None
 ) -> pages.Page[dict[str, Any]]:
-    owned_mind(owner, mind_id)
+    get_mind(mind_id)
     page = pages.in_mind(mind_id, "KEY#", limit, after)
     return pages.Page([keys.public(item) for item in page.items], page.next_cursor)
 
@@ -316,7 +276,7 @@ def list_keys(
 def revoke_key(owner: str, mind_id: str, key_id: str) -> None:
     """Both halves of the key go together, counted off the mind; a revocation racing another of the
     same key is a 404, and the count moves once."""
-    owned_mind(owner, mind_id)
+    get_mind(mind_id)
     item = keys.find(mind_id, key_id)
     if item is None:
         raise NotFound(f"No key {key_id[:80]!r} on this mind.")

@@ -19,11 +19,11 @@ from urllib.parse import urlencode, urlsplit
 from synapse.core import clock
 from synapse.core.errors import NotFound, field_error
 from synapse.core.ids import looks_like_id, new_id
-from synapse.minds import minds
 from synapse.minds.keys import SCOPES
 from synapse.oauth import clients, tokens, urls
 from synapse.oauth.errors import OAuthError, RedirectableError
 from synapse.storage import ratelimit, tables
+from synapse.teams import roles
 
 REQUEST_PREFIX = "oar_"
 REQUEST_LIFETIME = timedelta(minutes=10)
@@ -154,7 +154,7 @@ def decide(user_id: str, request_id: str, body: dict[str, Any]) -> str:
     mind_id = body.get("mind_id")
     if not isinstance(mind_id, str) or not mind_id:
         raise field_error("mind_id", "required", "mind_id: name the mind the app may use.")
-    minds.owned_mind(user_id, mind_id)
+    roles.require(mind_id, user_id, roles.OWNER)  # a grant is an agent's credential, as a key is
     code, put_code = tokens.code_operation(
         tokens.CodeGrant(
             client_id=client.id,

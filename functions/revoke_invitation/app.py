@@ -1,0 +1,11 @@
+"""DELETE /minds/{mind_id}/invitations/{invitation_id} — withdraw an invitation at once."""
+
+from synapse.api.http import Request, Response, endpoint
+from synapse.teams import invitations
+
+
+@endpoint
+def handler(request: Request) -> Response:
+    actor = request.principal.require_user("manage invitations")
+    invitations.revoke(actor, request.path("mind_id"), request.path("invitation_id"))
+    return Response.empty()
