@@ -74,7 +74,9 @@ function membersSection(ctx, base, members, owner, alerts, again) {
       owner ? h("td", {}, you ? h("span", { class: "muted" }, "Leave below") : removeButton(ctx, base, member, alerts, again)) : null);
   });
   const columns = ["Member", "Role", "Joined", "Invited by", ...(owner ? ["Actions"] : [])];
-  return append(section, h("div", { class: "table-wrap" }, h("table", { class: "members" },
+  // Focusable: at 360 px the table scrolls sideways, and a keyboard must be able to scroll it.
+  const wrap = { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Members (scrolls sideways on a small screen)" };
+  return append(section, h("div", wrap, h("table", { class: "members" },
     h("caption", {}, `${members.length} ${members.length === 1 ? "member" : "members"} and their roles`),
     h("thead", {}, h("tr", {}, columns.map((t) => h("th", { scope: "col" }, t)))),
     h("tbody", {}, rows))));
