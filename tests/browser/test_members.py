@@ -17,10 +17,17 @@ from playwright.sync_api import Browser, BrowserContext, expect
 from synapse.core.settings import DEV_JWT_SECRET
 
 from infra.token import mint
-from tests.browser.conftest import DESKTOP, PHONE, Agent, Console, Mind
-from tests.support.runner import RunningService
+from tests.browser.conftest import DESKTOP, HOSTED_UI, PHONE, Agent, Console, HostedUi, Mind
+from tests.support.runner import RunningService, running
 
 OWNER = "local-user"  # the runner's dev user, whom Console.sign_in signs in
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None) -> Iterator[RunningService]:
+    """This module's console offers a hosted UI too (a stand-in the browser's routes answer)."""
+    with running(tmp_path_factory, "members-runner", HOSTED_UI, timeout=90) as service:
+        yield service
 
 
 class Person:
@@ -127,6 +134,34 @@ def test_an_owner_invites_by_user_id_and_sees_the_link_once(
     assert link.split("token=")[1] not in console.page.content()
     assert [(i["user_id"], i["role"]) for i in pending(mind)] == [("sam", "reviewer")]
     console.screenshot("members")
+    # When they invite an email address as a viewer (the role preselected)
+    console.page.get_by_label("Email", exact=True).check()
+    console.page.get_by_label("Their email").fill("ana@example.com")
+    expect(console.page.get_by_label("Role", exact=True)).to_have_value("viewer")
+    console.page.get_by_role("button", name="Create invitation link").click()
+    # Then its link is shown, for that email, and both invitations are pending
+    shown_for = console.page.get_by_role("heading", name="Invitation for ana@example.com as viewer")
+    expect(shown_for).to_be_visible()
+    console.page.get_by_role("button", name="I have sent it").click()
+    expect(console.page.get_by_role("row", name=re.compile(r"^ana@example\.com"))).to_contain_text("viewer")
+    invited = {(i["email"] or i["user_id"], i["role"]) for i in pending(mind)}
+    assert invited == {("sam", "reviewer"), ("ana@example.com", "viewer")}
+
+
+def test_signing_in_through_the_hosted_ui_comes_back_to_the_invitation(
+    console: Console, runner: RunningService, mind: Mind
+) -> None:
+    # Given an invitation's link, opened signed out in a console with a hosted UI
+    link = invite(mind, "viewer", user_id="sam")["link"]
+    HostedUi(console.page, runner)
+    console.page.goto(link)
+    console.page.wait_for_selector("body[data-ready=true]")
+    # When the person signs in there (the hosted UI returns to /console?code=…, without the #/…)
+    console.page.get_by_role("button", name="Sign in", exact=True).click()
+    # Then they are back on that invitation, and the code left the address bar
+    console.wait_heading(f"You are invited to {mind.name}")
+    assert console.page.url == link
+    assert console.page.evaluate("() => sessionStorage.getItem('synapse.console.return')") is None
 
 
 def test_the_invited_person_signs_in_from_the_link_accepts_and_reviews(
