@@ -271,7 +271,7 @@ def test_a_person_with_several_minds_is_told_the_flag_not_the_header(
     assert refused.returncode == 1 and refused.stdout == ""
     message = refused.stderr.splitlines()[0]
     assert message == (
-        "synapse: You own several minds: name one with --mind-id ID or SYNAPSE_MIND_ID "
+        "synapse: You are a member of several minds: name one with --mind-id ID or SYNAPSE_MIND_ID "
         "(`synapse minds list` shows the ids)."
     )
     assert "status 400 bad_request, request id " in refused.stderr and "X-Mind-Id" not in refused.stderr

@@ -207,3 +207,48 @@ def test_shared_secret_mode_ignores_a_jwks_url(configure: Configure) -> None:
     settings = configure(SYNAPSE_AUTH_MODE="shared-secret", SYNAPSE_JWKS_URL="http://127.0.0.1:9/jwks.json")
     assert settings.jwks_url == ""
     assert settings.jwt_algorithms == ("HS256",)
+
+
+# ---------------------------------------------------------------- an invitation by email (issue 25)
+
+
+def test_a_cognito_id_token_carries_the_verified_email_an_invitation_needs(
+    api: Api, pool: CognitoPool
+) -> None:
+    # Given an owner who invites alice@example.com, a pool user whose email an admin verified
+    pool.add_user("owner@example.com")
+    owner = pool.sign_in("owner@example.com")["IdToken"]
+    mind_id = create_mind(api, owner, "Team").json()["mind"]["id"]
+    made = api.call(
+        "POST",
+        f"/minds/{mind_id}/invitations",
+        token=owner,
+        json_body={"role": "editor", "email": "Alice@Example.com"},
+    )
+    assert made.status == 201, made.text
+    body = {"token": made.json()["token"]}
+    alice = pool.sign_in("alice@example.com")
+    # When she accepts with her access token, Then it is refused: Cognito's access token has no email
+    refused_answer = api.call("POST", "/invitations/accept", token=alice["AccessToken"], json_body=body)
+    assert assert_error(refused_answer, 403)["details"] == [{"reason": "email_missing"}]
+    # When she accepts with moto's id token, which carries her email but not email_verified, Then
+    # that is not a verified email either
+    unverified = api.call("POST", "/invitations/accept", token=alice["IdToken"], json_body=body)
+    assert assert_error(unverified, 403)["details"] == [{"reason": "email_unverified"}]
+    # When she accepts with an id token as Cognito issues it for a confirmed email (signed by the pool)
+    id_token = pool_signed(
+        pool,
+        sub="alice-sub",
+        token_use="id",
+        aud=pool.client_id,
+        email="alice@example.com",
+        email_verified=True,
+    )
+    joined = api.call("POST", "/invitations/accept", token=id_token, json_body=body)
+    # Then she joins as editor, her verified email recorded
+    assert joined.status == 200, joined.text
+    assert joined.json()["role"] == "editor"
+    members = api.call("GET", f"/minds/{mind_id}/members", token=id_token).json()["members"]
+    assert {(m["user_id"], m["email"]) for m in members if m["role"] == "editor"} == {
+        ("alice-sub", "alice@example.com")
+    }

@@ -119,3 +119,24 @@ def test_an_invitation_accepted_in_parallel_joins_once(api: Api, dynamo: Any) ->
     assert (item["member_count"], item["invitation_count"]) == (2, 0)
     # And accepted again later it is a 404
     assert_error(accept(api, token, jwt), 404)
+
+
+def test_an_invitation_revoked_while_it_is_accepted_either_joins_or_is_refused(api: Api, dynamo: Any) -> None:
+    # Given an invitation, revoked by its owner at the moment the invited person accepts it
+    for attempt in range(5):
+        mind = api.create_mind(user=f"owner-{attempt}")
+        made = invite(api, mind, role="viewer", user_id="guest").json()
+        revoke_path = f"/minds/{mind.id}/invitations/{made['invitation']['id']}"
+
+        def act(i: int, mind: Any = mind, made: Any = made, path: str = revoke_path) -> int:
+            if i == 0:
+                return api.call("DELETE", path, token=mind.jwt).status
+            return accept(api, made["token"], jwt_for("guest")).status
+
+        revoked, accepted = race(2, act)
+        # Then exactly one of them took the invitation: a join and a 404 revoke, or a revoke and a
+        # refused accept; never both, and the counts agree
+        assert sorted([revoked, accepted]) in ([200, 404], [204, 404]), (revoked, accepted)
+        item = mind_item(mind.id)
+        assert item["invitation_count"] == 0
+        assert item["member_count"] == (2 if accepted == 200 else 1)

@@ -222,3 +222,34 @@ def test_the_authorizer_turns_a_jwt_into_a_user_principal() -> None:
     result = authorizer.authorize({"headers": {"Authorization": f"Bearer {jwt_for('user-3')}"}})
     principal = Principal.from_context(result["context"])
     assert (principal.is_user, principal.user_id, principal.mind_id) == (True, "user-3", None)
+
+
+@pytest.mark.parametrize(
+    ("claims", "email", "verified"),
+    [
+        ({"email": "sam@example.com", "email_verified": True}, "sam@example.com", True),
+        ({"email": "sam@example.com", "email_verified": "true"}, "sam@example.com", True),  # some IdPs
+        ({"email": "sam@example.com", "email_verified": False}, "sam@example.com", False),
+        ({"email": "sam@example.com"}, "sam@example.com", False),
+        ({"email_verified": True}, None, False),
+        ({"email": 7, "email_verified": True}, None, False),
+        ({}, None, False),
+    ],
+)
+def test_an_oidc_tokens_email_claims_reach_the_principal(
+    configure: Configure, jwks: Jwks, claims: dict[str, Any], email: str | None, verified: bool
+) -> None:
+    # Given an OIDC deployment and a token its JWKS signed, with or without email claims
+    configure(SYNAPSE_JWKS_URL=jwks.url)
+    token = jwks.keys[0].token("sam-sub", **claims)
+    # When the authorizer reads it, and a handler reads the principal from the context
+    principal = Principal.from_context(
+        authorizer.authenticate({"authorization": f"Bearer {token}"}, {}).to_context()
+    )
+    # Then the email is there only when the token carries one, and verified only when it says so
+    assert (principal.user_id, principal.email, principal.verified_email() is not None) == (
+        "sam-sub",
+        email,
+        verified and email is not None,
+    )
+    assert principal.email_verified is (verified and email is not None)

@@ -11,7 +11,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's minds, oldest first */
+        /** The minds you are a member of, with your role, oldest joined first */
         get: operations["listMinds"];
         put?: never;
         /** Create a mind and its first Mind Key */
@@ -29,7 +29,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One mind */
+        /** One mind, with your role */
         get: operations["getMind"];
         put?: never;
         post?: never;
@@ -714,6 +714,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/minds/{mind_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The mind's members and their roles (any member) */
+        get: operations["listMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/minds/{mind_id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** An owner removes a member; a member removes themselves (leaves) */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /** An owner changes a member's role */
+        patch: operations["updateMember"];
+        trace?: never;
+    };
+    "/minds/{mind_id}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Another member becomes owner and you take keep_role, in one transaction */
+        post: operations["transferOwnership"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/minds/{mind_id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The mind's pending invitations (no tokens) */
+        get: operations["listInvitations"];
+        put?: never;
+        /** Invite a person by email or user id with a role (the token shown once) */
+        post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/minds/{mind_id}/invitations/{invitation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Withdraw an invitation: its token stops working at once */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What an invitation's token offers, without using it */
+        post: operations["previewInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Join the mind with the invitation's role (once) */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn an invitation down: its token stops working */
+        post: operations["declineInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -915,6 +1053,16 @@ export interface components {
              * @default null
              */
             grant_id: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * ChangedMembers
+         * @description The two members a transfer changed: the new owner, then you.
+         */
+        ChangedMembers: {
+            /** Members */
+            members: components["schemas"]["Member"][];
         } & {
             [key: string]: unknown;
         };
@@ -1154,6 +1302,100 @@ export interface components {
              */
             label: string;
         };
+        /** Invitation */
+        Invitation: {
+            /**
+             * Id
+             * @description inv_…
+             */
+            id: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "viewer" | "editor" | "reviewer" | "owner";
+            /** Email */
+            email: string | null;
+            /** User Id */
+            user_id: string | null;
+            /** Created At */
+            created_at: string;
+            /**
+             * Expires At
+             * @description 7 days after created_at.
+             */
+            expires_at: string;
+            /** Invited By */
+            invited_by: string;
+            /**
+             * Status
+             * @constant
+             */
+            status: "pending";
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * InvitationCreate
+         * @description The body of `POST /minds/{mind_id}/invitations`: whom (email or user_id) with which role.
+         */
+        InvitationCreate: components["schemas"]["InviteByEmail"] | components["schemas"]["InviteByUser"];
+        /** InvitationPage */
+        InvitationPage: {
+            /** Invitations */
+            invitations: components["schemas"]["Invitation"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** InvitationPreview */
+        InvitationPreview: {
+            invitation: components["schemas"]["Invitation"];
+            mind: components["schemas"]["MindRef"];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * InvitationToken
+         * @description The body of `POST /invitations/preview`, `/accept` and `/decline`.
+         */
+        InvitationToken: {
+            /**
+             * Token
+             * @description minv_…, from the invitation's link.
+             */
+            token: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** InviteByEmail */
+        InviteByEmail: {
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "viewer" | "editor" | "reviewer" | "owner";
+            /** Email */
+            email: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** InviteByUser */
+        InviteByUser: {
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "viewer" | "editor" | "reviewer" | "owner";
+            /**
+             * User Id
+             * @description A person's JWT sub.
+             */
+            user_id: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** ItemError */
         ItemError: {
             /** Code */
@@ -1164,6 +1406,17 @@ export interface components {
             details: {
                 [key: string]: unknown;
             }[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** Joined */
+        Joined: {
+            mind: components["schemas"]["MindWithRole"];
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "viewer" | "editor" | "reviewer" | "owner";
         } & {
             [key: string]: unknown;
         };
@@ -1302,6 +1555,39 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** Member */
+        Member: {
+            /** User Id */
+            user_id: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "viewer" | "editor" | "reviewer" | "owner";
+            /**
+             * Email
+             * @description Their verified email when they joined, else null.
+             */
+            email: string | null;
+            /** Joined At */
+            joined_at: string;
+            /**
+             * Invited By
+             * @description Who invited them; null for the mind's creator.
+             */
+            invited_by: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** MemberPage */
+        MemberPage: {
+            /** Members */
+            members: components["schemas"]["Member"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         /** Memory */
         Memory: {
             /** Id */
@@ -1423,15 +1709,6 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** MindPage */
-        MindPage: {
-            /** Minds */
-            minds: components["schemas"]["Mind"][];
-            /** Next Cursor */
-            next_cursor: string | null;
-        } & {
-            [key: string]: unknown;
-        };
         /** @description The body of `PATCH /minds/{mind_id}`: a new name and/or settings; what is left out stays. */
         MindPatch: {
             /**
@@ -1454,6 +1731,15 @@ export interface components {
         } | {
             agent_writes_critical: unknown;
         };
+        /** MindRef */
+        MindRef: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** MindSettings */
         MindSettings: {
             /**
@@ -1471,9 +1757,59 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** MindWithRole */
+        MindWithRole: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /** Created At */
+            created_at: string;
+            /** Updated At */
+            updated_at: string;
+            /** Memory Count */
+            memory_count: number;
+            settings: components["schemas"]["MindSettings"];
+            /**
+             * Role
+             * @description The caller's role on the mind.
+             * @enum {string}
+             */
+            role: "viewer" | "editor" | "reviewer" | "owner";
+        } & {
+            [key: string]: unknown;
+        };
+        /** MindWithRolePage */
+        MindWithRolePage: {
+            /** Minds */
+            minds: components["schemas"]["MindWithRole"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         MindWrite: {
             /** @description 1-100 characters once trimmed, no control characters. */
             name: string;
+        };
+        /**
+         * NewInvitation
+         * @description An invitation as created: `token` is shown this once; `link` opens the console's accept page.
+         */
+        NewInvitation: {
+            invitation: components["schemas"]["Invitation"];
+            /**
+             * Token
+             * @description minv_…: the one-time secret; the server keeps only its keyed hash.
+             */
+            token: string;
+            /**
+             * Link
+             * @description <base>/console/#/accept?token=<token>
+             */
+            link: string;
+        } & {
+            [key: string]: unknown;
         };
         /**
          * NewKey
@@ -1755,6 +2091,19 @@ export interface components {
              */
             token_type_hint?: string;
         };
+        /**
+         * RoleChange
+         * @description The body of `PATCH /minds/{mind_id}/members/{user_id}`.
+         */
+        RoleChange: {
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "viewer" | "editor" | "reviewer" | "owner";
+        } & {
+            [key: string]: unknown;
+        };
         /** SearchPage */
         SearchPage: {
             /**
@@ -1871,6 +2220,26 @@ export interface components {
          * @description The form of `POST /oauth/token` (RFC 6749 §4.1.3, §6).
          */
         TokenRequest: components["schemas"]["AuthorizationCodeRequest"] | components["schemas"]["RefreshTokenRequest"];
+        /**
+         * Transfer
+         * @description The body of `POST /minds/{mind_id}/transfer`.
+         */
+        Transfer: {
+            /**
+             * User Id
+             * @description A person's JWT sub.
+             */
+            user_id: string;
+            /**
+             * Keep Role
+             * @description Your role afterwards.
+             * @default reviewer
+             * @enum {string}
+             */
+            keep_role: "viewer" | "editor" | "reviewer" | "owner";
+        } & {
+            [key: string]: unknown;
+        };
         /** Webhook */
         Webhook: {
             /** Id */
@@ -1915,7 +2284,7 @@ export interface components {
              */
             url: string | null;
             /** @default null */
-            events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected")[] | null;
+            events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.ownership_transferred" | "invitation.revoked" | "invitation.declined")[] | null;
             /** @default null */
             enabled: boolean | null;
         };
@@ -1952,7 +2321,7 @@ export interface components {
         WebhookWrite: {
             /** @description An https URL whose host resolves to public addresses only. */
             url: string;
-            events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected")[];
+            events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.ownership_transferred" | "invitation.revoked" | "invitation.declined")[];
         };
     };
     responses: never;
@@ -1983,7 +2352,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MindPage"];
+                    "application/json": components["schemas"]["MindWithRolePage"];
                 };
             };
             /** @description Bad request (a parameter, the JSON, a cursor) */
@@ -2006,7 +2375,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2072,7 +2441,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2149,7 +2518,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Mind"];
+                    "application/json": components["schemas"]["MindWithRole"];
                 };
             };
             /** @description Missing, malformed, expired or revoked credential */
@@ -2163,7 +2532,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2223,7 +2592,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2286,7 +2655,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Mind"];
+                    "application/json": components["schemas"]["MindWithRole"];
                 };
             };
             /** @description Bad request (a parameter, the JSON, a cursor) */
@@ -2309,7 +2678,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2423,7 +2792,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2498,7 +2867,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2597,7 +2966,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2684,7 +3053,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2770,7 +3139,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2869,7 +3238,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2990,7 +3359,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3105,7 +3474,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3197,7 +3566,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3328,7 +3697,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3416,7 +3785,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3508,7 +3877,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3589,7 +3958,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3709,7 +4078,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3786,7 +4155,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3863,7 +4232,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3951,7 +4320,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4050,7 +4419,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4144,7 +4513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4225,7 +4594,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4311,7 +4680,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4387,7 +4756,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4464,7 +4833,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4563,7 +4932,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4650,7 +5019,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4751,7 +5120,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4837,7 +5206,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4913,7 +5282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4988,7 +5357,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5087,7 +5456,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5174,7 +5543,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5476,7 +5845,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5572,7 +5941,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5685,7 +6054,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6071,7 +6440,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6146,7 +6515,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6260,7 +6629,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6321,7 +6690,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential may not do this */
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6344,6 +6713,1000 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before sending the request again (when other writers kept the items busy). */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 20). */
+                limit?: number;
+                /** @description The previous page's next_cursor, as it came (any other is a 400). */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                mind_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberPage"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing in this mind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mind_id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing in this mind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description last_owner: the mind would have no owner left */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again (when other writers kept the items busy). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mind_id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoleChange"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing in this mind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description last_owner: the mind would have no owner left */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again (when other writers kept the items busy). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field breaks a rule */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    transferOwnership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mind_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Transfer"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangedMembers"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing in this mind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: busy items, a limit reached, or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again (when other writers kept the items busy). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field breaks a rule */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listInvitations: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 20). */
+                limit?: number;
+                /** @description The previous page's next_cursor, as it came (any other is a 400). */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                mind_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationPage"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing in this mind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mind_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewInvitation"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing in this mind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description already_member, or limit_reached: as many invitations pending as allowed */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again (when other writers kept the items busy). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field breaks a rule */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mind_id: string;
+                invitation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing in this mind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: busy items, a limit reached, or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again (when other writers kept the items busy). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    previewInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationToken"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationPreview"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such invitation: unknown, revoked, declined or already used */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: busy items, a limit reached, or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again (when other writers kept the items busy). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invitation_expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field breaks a rule */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationToken"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Joined"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The invitation is for someone else; details name why: email_missing, email_unverified, email_mismatch or user_mismatch */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such invitation: unknown, revoked, declined or already used */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description already_member, or limit_reached: the mind is full */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again (when other writers kept the items busy). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invitation_expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field breaks a rule */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    declineInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationToken"];
+            };
+        };
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The invitation is for someone else; details name why: email_missing, email_unverified, email_mismatch or user_mismatch */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such invitation: unknown, revoked, declined or already used */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: busy items, a limit reached, or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again (when other writers kept the items busy). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invitation_expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field breaks a rule */
+            422: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

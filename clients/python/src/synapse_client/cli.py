@@ -84,7 +84,7 @@ def proposal_note(memory: Memory) -> str:
     )
 
 
-_SEVERAL_MINDS = "You own several minds"
+_SEVERAL_MINDS = "You are a member of several minds"
 MIND_ID_HINT = "with --mind-id ID or SYNAPSE_MIND_ID (`synapse minds list` shows the ids)"
 
 
