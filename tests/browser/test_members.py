@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import jwt
 import pytest
 from playwright.sync_api import Browser, BrowserContext, expect
 from synapse.core.settings import DEV_JWT_SECRET
@@ -33,9 +35,14 @@ def runner(tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None) -> 
 class Person:
     """Someone other than the dev user, with their own JWT (signed with the runner's dev secret)."""
 
-    def __init__(self, runner: RunningService, user_id: str) -> None:
+    def __init__(self, runner: RunningService, user_id: str, email: str | None = None) -> None:
         self.user_id = user_id
-        self.token = mint(DEV_JWT_SECRET, user_id, 3600)
+        if email:  # as Cognito or an OIDC provider signs it: the email, verified
+            claims = {"sub": user_id, "iat": int(time.time()), "exp": int(time.time()) + 3600}
+            claims |= {"email": email, "email_verified": True}
+            self.token = jwt.encode(claims, DEV_JWT_SECRET, algorithm="HS256")
+        else:
+            self.token = mint(DEV_JWT_SECRET, user_id, 3600)
         self.api = Agent(runner.url, self.token)
 
 
@@ -247,6 +254,34 @@ def test_a_revoked_invitation_is_explained_and_a_declined_one_stops_working(
     again = ana.api.call("POST", "/invitations/accept", {"token": by_id["token"]})
     assert again.status_code == 404, again.text
     assert ana.user_id not in roles(mind)
+
+
+def test_an_invitation_by_email_is_accepted_only_with_that_verified_email(
+    other_tab: Console, mind: Mind, runner: RunningService
+) -> None:
+    # Given an invitation for ana@example.com, opened by ana signed in without an email claim
+    link = invite(mind, "editor", email="ana@example.com")["link"]
+    other_tab.page.goto(link)
+    other_tab.page.wait_for_selector("body[data-ready=true]")
+    sign_in_with(other_tab, Person(runner, "ana"))
+    other_tab.wait_heading(f"You are invited to {mind.name}")
+    expect(other_tab.page.get_by_text("It is for ana@example.com")).to_be_visible()
+    # When they accept, the API's 403 is written out and they stay on the invitation
+    other_tab.page.get_by_role("button", name="Accept").click()
+    refused = other_tab.page.get_by_role("alert")
+    expect(refused).to_contain_text("Could not accept: This invitation is for an email address")
+    other_tab.assert_accessible("accept refused")
+    # When they sign out there and sign in with the account whose verified email it is
+    other_tab.page.get_by_role("button", name="Sign out").click()
+    sign_in_with(other_tab, Person(runner, "ana-cognito-sub", email="Ana@Example.com"))
+    other_tab.wait_heading(f"You are invited to {mind.name}")
+    other_tab.page.get_by_role("button", name="Accept").click()
+    # Then they joined as an editor, listed with their email
+    other_tab.wait_heading("Review queue")
+    assert roles(mind)["ana-cognito-sub"] == "editor"
+    other_tab.go("#/members", f"Members of {mind.name}")
+    row = other_tab.page.get_by_role("row", name=re.compile(r"^ana@example\.com \(you\)", re.IGNORECASE))
+    expect(row).to_contain_text("editor")
 
 
 def test_roles_change_a_member_is_removed_and_ownership_is_transferred(
