@@ -405,3 +405,11 @@ def test_each_role_sees_only_the_actions_it_may_use(
     expect(team.get_by_role("button", name="Accept")).to_be_visible()
     expect(page.locator("#mind option:checked")).to_have_text(f"{mind.name} (reviewer)")
     expect(page.locator('#nav a[data-route="access"]')).to_be_hidden()
+    # When the owner makes vic a viewer again while vic's queue is open, and vic clicks Verify
+    changed = mind.person.call("PATCH", f"/minds/{mind.id}/members/vic", {"role": "viewer"})
+    assert changed.status_code == 200, changed.text
+    office.get_by_role("button", name="Verify", exact=True).click()
+    # Then the API's 403 naming the role needed is on the page, and the console reads the role again
+    expect(page.get_by_role("alert")).to_contain_text("reviewer")
+    expect(page.locator("#mind option:checked")).to_have_text(f"{mind.name} (viewer)")
+    other_tab.assert_accessible("queue, a refused verify")

@@ -23,7 +23,7 @@ export class ApiError extends Error {
 }
 
 let inFlight = 0;
-const listeners = { busy: [], unauthorized: [] };
+const listeners = { busy: [], unauthorized: [], roleChanged: [] };
 
 export function on(event, fn) {
   listeners[event].push(fn);
@@ -100,6 +100,9 @@ export async function request(method, path, options = {}) {
       payload.request_id || null,
     );
     if (response.status === 401) for (const fn of listeners.unauthorized) fn(failure);
+    // A 403 naming the role needed: the person's role changed since the console read it.
+    const needsRole = Array.isArray(error.details) && error.details.some((d) => d && d.role);
+    if (response.status === 403 && needsRole) for (const fn of listeners.roleChanged) fn(failure);
     throw failure;
   }
   if (options.text) return text;

@@ -45,6 +45,9 @@ let config = null;
 const state = { minds: [], mind: null };
 
 on("busy", (isBusy) => { document.getElementById("progress").hidden = !isBusy; });
+// Someone changed this person's role meanwhile: read the roles again, so the menu and the next page
+// offer what the role allows now (the page on show keeps its error until then).
+on("roleChanged", () => { refreshMinds().catch(() => {}); });
 on("unauthorized", () => {
   session.token = null;
   showSignIn("Your sign-in has expired or was refused: sign in again.");
