@@ -52,6 +52,7 @@ class Mind(Model):
     updated_at: str
     memory_count: int = 0
     settings: MindSettings | None = None
+    role: str | None = None  # yours on the mind: owner, reviewer, editor or viewer (a shared mind)
 
 
 class MindKey(Model):
