@@ -7,15 +7,18 @@ desktop and 360 px viewports."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import parse_qsl
 
 import jwt
 import pytest
-from playwright.sync_api import Browser, BrowserContext, expect
+from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
 from synapse.core.settings import DEV_JWT_SECRET
 
 from infra.token import mint
@@ -155,20 +158,47 @@ def test_an_owner_invites_by_user_id_and_sees_the_link_once(
     assert invited == {("sam", "reviewer"), ("ana@example.com", "viewer")}
 
 
-def test_signing_in_through_the_hosted_ui_comes_back_to_the_invitation(
-    console: Console, runner: RunningService, mind: Mind
+class CognitoLike(HostedUi):
+    """A hosted UI that signs `person` in as Cognito does: an access token without the email, and an
+    id token with it, verified."""
+
+    def __init__(self, page: Page, runner: RunningService, user_id: str, email: str) -> None:
+        super().__init__(page, runner)
+        self.access = Person(runner, user_id).token
+        self.id_token = Person(runner, user_id, email=email).token
+
+    def _token(self, route: Route) -> None:
+        form = dict(parse_qsl(route.request.post_data or ""))
+        digest = hashlib.sha256(form["code_verifier"].encode()).digest()
+        assert base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == self.asked["code_challenge"]
+        route.fulfill(
+            json={"access_token": self.access, "id_token": self.id_token, "token_type": "Bearer"},
+            headers={"Access-Control-Allow-Origin": self.runner.url},
+        )
+
+
+def test_signing_in_through_the_hosted_ui_comes_back_to_the_invitation_and_accepts_by_email(
+    other_tab: Console, runner: RunningService, mind: Mind
 ) -> None:
-    # Given an invitation's link, opened signed out in a console with a hosted UI
-    link = invite(mind, "viewer", user_id="sam")["link"]
-    HostedUi(console.page, runner)
-    console.page.goto(link)
-    console.page.wait_for_selector("body[data-ready=true]")
+    # Given an invitation for cara@example.com, opened signed out in a console with a hosted UI
+    link = invite(mind, "viewer", email="cara@example.com")["link"]
+    CognitoLike(other_tab.page, runner, "cara-sub", "cara@example.com")
+    other_tab.page.goto(link)
+    other_tab.page.wait_for_selector("body[data-ready=true]")
     # When the person signs in there (the hosted UI returns to /console?code=…, without the #/…)
-    console.page.get_by_role("button", name="Sign in", exact=True).click()
+    other_tab.page.get_by_role("button", name="Sign in", exact=True).click()
     # Then they are back on that invitation, and the code left the address bar
-    console.wait_heading(f"You are invited to {mind.name}")
-    assert console.page.url == link
-    assert console.page.evaluate("() => sessionStorage.getItem('synapse.console.return')") is None
+    other_tab.wait_heading(f"You are invited to {mind.name}")
+    assert other_tab.page.url == link
+    assert other_tab.page.evaluate("() => sessionStorage.getItem('synapse.console.return')") is None
+    # When they accept: the console sends the id token, which carries the email the access token lacks
+    other_tab.page.get_by_role("button", name="Accept").click()
+    # Then they joined, with that email
+    other_tab.wait_heading("Review queue")
+    joined = mind.person.call("GET", f"/minds/{mind.id}/members").json()["members"]
+    assert [(m["role"], m["email"]) for m in joined if m["user_id"] == "cara-sub"] == [
+        ("viewer", "cara@example.com")
+    ]
 
 
 def test_the_invited_person_signs_in_from_the_link_accepts_and_reviews(

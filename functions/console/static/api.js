@@ -2,6 +2,7 @@
 // addressed by X-Mind-Id, a progress indicator while requests are in flight, and errors in words.
 
 const TOKEN = "synapse.console.token";
+const ID_TOKEN = "synapse.console.idtoken";
 const MIND = "synapse.console.mind";
 
 export class ApiError extends Error {
@@ -39,6 +40,14 @@ export const session = {
   set token(value) {
     if (value) sessionStorage.setItem(TOKEN, value);
     else sessionStorage.removeItem(TOKEN);
+    sessionStorage.removeItem(ID_TOKEN); // it belongs to the sign-in that set the token
+  },
+  // Cognito's id token from the same sign-in, which carries the person's email (its access token
+  // does not): accepting an invitation by email sends it (docs/auth.md, "Invitations").
+  get idToken() { return sessionStorage.getItem(ID_TOKEN); },
+  set idToken(value) {
+    if (value) sessionStorage.setItem(ID_TOKEN, value);
+    else sessionStorage.removeItem(ID_TOKEN);
   },
   get mindId() { return sessionStorage.getItem(MIND); },
   set mindId(value) {

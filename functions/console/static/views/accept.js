@@ -46,7 +46,9 @@ function decision(page, ctx, token, mind, invitation, alerts) {
   const accept = h("button", { type: "button", class: "primary" }, "Accept");
   const decline = h("button", { type: "button" }, "Decline");
   accept.addEventListener("click", () => busyButton(accept, async () => {
-    const joined = await api.post("/invitations/accept", { token }, { mind: false });
+    // An invitation by email is matched against the sign-in's email: Cognito puts it in the id token.
+    const asWho = invitation.email && session.idToken ? { token: session.idToken } : {};
+    const joined = await api.post("/invitations/accept", { token }, { mind: false, ...asWho });
     const name = (joined.mind && joined.mind.name) || mind.name;
     session.mindId = (joined.mind && joined.mind.id) || mind.id;
     await ctx.refreshMinds();
