@@ -37,7 +37,7 @@ def test_an_invited_person_previews_accepts_and_sees_the_mind_with_their_role(ap
     assert made.status == 201, made.text
     created = made.json()
     assert created["invitation"]["status"] == "pending" and created["invitation"]["invited_by"] == "owner-1"
-    assert created["link"].endswith(f"/console/#/accept?token={created['token']}")
+    assert created["link"].endswith(f"/console#/accept?token={created['token']}")
     sam = jwt_for("sam")
     # When Sam previews it, Then he sees what is offered, and it is not used up
     preview = api.call("POST", "/invitations/preview", token=sam, json_body={"token": created["token"]})

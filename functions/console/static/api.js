@@ -2,6 +2,7 @@
 // addressed by X-Mind-Id, a progress indicator while requests are in flight, and errors in words.
 
 const TOKEN = "synapse.console.token";
+const ID_TOKEN = "synapse.console.idtoken";
 const MIND = "synapse.console.mind";
 
 export class ApiError extends Error {
@@ -23,7 +24,7 @@ export class ApiError extends Error {
 }
 
 let inFlight = 0;
-const listeners = { busy: [], unauthorized: [] };
+const listeners = { busy: [], unauthorized: [], roleChanged: [] };
 
 export function on(event, fn) {
   listeners[event].push(fn);
@@ -39,11 +40,29 @@ export const session = {
   set token(value) {
     if (value) sessionStorage.setItem(TOKEN, value);
     else sessionStorage.removeItem(TOKEN);
+    sessionStorage.removeItem(ID_TOKEN); // it belongs to the sign-in that set the token
+  },
+  // Cognito's id token from the same sign-in, which carries the person's email (its access token
+  // does not): accepting an invitation by email sends it (docs/auth.md, "Invitations").
+  get idToken() { return sessionStorage.getItem(ID_TOKEN); },
+  set idToken(value) {
+    if (value) sessionStorage.setItem(ID_TOKEN, value);
+    else sessionStorage.removeItem(ID_TOKEN);
   },
   get mindId() { return sessionStorage.getItem(MIND); },
   set mindId(value) {
     if (value) sessionStorage.setItem(MIND, value);
     else sessionStorage.removeItem(MIND);
+  },
+  // The user id the API knows the person by (the JWT's sub), read from the token only to say "you":
+  // the API checks the token, the console never trusts this for anything else.
+  get userId() {
+    try {
+      const part = (this.token || "").split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+      return JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(part), (c) => c.charCodeAt(0)))).sub || null;
+    } catch {
+      return null;
+    }
   },
 };
 
@@ -90,6 +109,9 @@ export async function request(method, path, options = {}) {
       payload.request_id || null,
     );
     if (response.status === 401) for (const fn of listeners.unauthorized) fn(failure);
+    // A 403 naming the role needed: the person's role changed since the console read it.
+    const needsRole = Array.isArray(error.details) && error.details.some((d) => d && d.role);
+    if (response.status === 403 && needsRole) for (const fn of listeners.roleChanged) fn(failure);
     throw failure;
   }
   if (options.text) return text;

@@ -1,6 +1,7 @@
-// The console's shell: sign-in, the mind picker, the hash router (#/queue, #/browse, #/memory/<id>,
-// #/expiring, #/recall, #/minds, #/access, and #/connect/<request_id>, an app's OAuth consent) and
-// the progress indicator.
+// The console's shell: sign-in, the mind picker (each mind with the person's role on it), the hash
+// router (#/queue, #/browse, #/memory/<id>, #/expiring, #/recall, #/minds, #/members, #/access,
+// #/connect/<request_id>, an app's OAuth consent, and #/accept?token=…, an invitation) and the
+// progress indicator.
 
 import { all, on, session } from "./api.js";
 import { finishCognito, loadConfig, signInView } from "./auth.js";
@@ -13,16 +14,28 @@ import * as expiring from "./views/expiring.js";
 import * as recall from "./views/recall.js";
 import * as minds from "./views/minds.js";
 import * as access from "./views/access.js";
+import { aRole, may, roleOf } from "./roles.js";
 
-// The consent page is loaded only when an app sends someone to it: the queue does not pay for it.
-const connect = { render: async (page, ctx) => (await import("./views/connect.js")).render(page, ctx) };
-const ROUTES = { queue, browse, memory, expiring, recall, minds, access, connect };
+// Pages loaded only when opened (the consent page when an app sends someone to it, an invitation's
+// page, the members): the queue does not pay for them.
+const later = (file) => ({ render: async (page, ctx) => (await import(file)).render(page, ctx) });
+const connect = later("./views/connect.js");
+const members = later("./views/members.js");
+const accept = later("./views/accept.js");
+const ROUTES = { queue, browse, memory, expiring, recall, minds, members, access, connect, accept };
 const TITLES = {
   queue: "Review queue", browse: "Browse and search", memory: "Memory", expiring: "Expiring soon",
-  recall: "Recall preview", minds: "Minds", access: "Keys, hooks and webhooks", connect: "Connect an app",
+  recall: "Recall preview", minds: "Minds", members: "Members", access: "Keys, hooks and webhooks",
+  connect: "Connect an app", accept: "Invitation",
 };
-// Pages that work without a mind: the consent page offers to create one itself.
-const MINDLESS = ["minds", "connect"];
+// Pages that work without a mind: the consent page offers to create one itself, and an invitation
+// brings one.
+const MINDLESS = ["minds", "connect", "accept"];
+// Why the sign-in page is shown, for the pages a link from elsewhere opens.
+const PURPOSES = {
+  connect: "An app asks to use one of your minds: sign in to answer it.",
+  accept: "You have been invited to share a mind: sign in to answer the invitation.",
+};
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -32,6 +45,9 @@ let config = null;
 const state = { minds: [], mind: null };
 
 on("busy", (isBusy) => { document.getElementById("progress").hidden = !isBusy; });
+// Someone changed this person's role meanwhile: read the roles again, so the menu and the next page
+// offer what the role allows now (the page on show keeps its error until then).
+on("roleChanged", () => { refreshMinds().catch(() => {}); });
 on("unauthorized", () => {
   session.token = null;
   showSignIn("Your sign-in has expired or was refused: sign in again.");
@@ -55,9 +71,18 @@ async function refreshMinds() {
   state.mind = chosen;
   session.mindId = chosen ? chosen.id : null;
   clear(picker);
-  for (const mind of state.minds) picker.append(h("option", { value: mind.id, selected: mind === chosen }, mind.name));
+  for (const mind of state.minds) {
+    picker.append(h("option", { value: mind.id, selected: mind === chosen }, mind.role ? `${mind.name} (${mind.role})` : mind.name));
+  }
   picker.disabled = state.minds.length === 0;
+  showRole();
   return state.minds;
+}
+
+// The menu offers what the person's role on the shown mind allows (Access: owners only).
+function showRole() {
+  nav.querySelector('[data-route="access"]').hidden = Boolean(state.mind) && !may(state.mind, "manage");
+  document.body.dataset.role = state.mind ? roleOf(state.mind) : "";
 }
 
 const context = {
@@ -107,7 +132,7 @@ async function route() {
 
 function showSignIn(problem) {
   document.body.classList.add("signed-out");
-  const purpose = parseHash().name === "connect" ? "An app asks to use one of your minds: sign in to answer it." : null;
+  const purpose = PURPOSES[parseHash().name] || null;
   clear(main).append(signInView(config, async (error) => {
     if (error) { showSignIn(describe(error)); return; }
     await start();
@@ -133,7 +158,8 @@ async function start() {
 picker.addEventListener("change", async () => {
   session.mindId = picker.value;
   state.mind = state.minds.find((m) => m.id === picker.value) || null;
-  announce(`Now showing ${state.mind ? state.mind.name : "no mind"}.`);
+  showRole();
+  announce(`Now showing ${state.mind ? `${state.mind.name}${state.mind.role ? `, where you are ${aRole(state.mind.role)}` : ""}` : "no mind"}.`);
   await route();
   if (parseHash().name !== "queue") queue.refreshBadge(context); // the queue page counts itself
 });

@@ -80,6 +80,7 @@ export async function finishCognito(config) {
     throw new Error(`Cognito refused the sign-in: ${tokens.error_description || tokens.error || response.status}.`);
   }
   session.token = tokens.access_token;
+  session.idToken = tokens.id_token || null;
   return true;
 }
 

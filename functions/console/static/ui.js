@@ -17,8 +17,10 @@ export function describe(error) {
   return error && error.message ? error.message : String(error);
 }
 
+// An error in words; `error.hint` (set by a page that knows what to do next) follows the API's words.
 export function errorBox(error, context) {
-  return h("p", { class: "error", role: "alert" }, context ? `${context}: ${describe(error)}` : describe(error));
+  const text = context ? `${context}: ${describe(error)}` : describe(error);
+  return h("p", { class: "error", role: "alert" }, error && error.hint ? `${text} ${error.hint}` : text);
 }
 
 // Put an error (or nothing) into a page's alert slot.

@@ -1,11 +1,13 @@
 // Access to the shown mind: Mind Keys with scopes (a new key is shown once, with a copy button),
 // the apps connected over OAuth (revocable), inbound hooks, outbound webhooks with their recent
 // deliveries, and the settings for agent writes to verified memories and of critical priority.
+// All of it is an owner's: another role is told so, and who to ask.
 
 import { all, api } from "../api.js";
 import { append, clear, field, h, when } from "../dom.js";
 import { announce, busyButton, confirmDialog, loading, showError } from "../ui.js";
 import { optional, who } from "./common.js";
+import { aRole, may, roleOf } from "../roles.js";
 
 const SCOPES = ["read", "write", "delete"];
 const REVOKED_BECAUSE = {
@@ -16,6 +18,12 @@ const REVOKED_BECAUSE = {
 export async function render(page, ctx) {
   const mind = ctx.state.mind;
   const base = `/minds/${mind.id}`;
+  if (!may(mind, "manage")) {
+    append(page, h("h1", {}, `Access to ${mind.name}`),
+      h("p", {}, `Only an owner manages the keys, connected apps, hooks, webhooks and settings of ${mind.name}; you are ${aRole(roleOf(mind))} here. `,
+        h("a", { href: "#/members" }, "Members"), " lists its owners."));
+    return;
+  }
   const [current, keys, grants, hooks, webhooks, audit] = await Promise.all([
     api.get(base, { mind: false }),
     all(`${base}/keys`, "keys", { limit: 100 }, 5),
@@ -45,6 +53,10 @@ function subject(target) {
     return `${app}${target.scopes ? ` (${target.scopes.join(", ")})` : ""}${target.reason && target.reason !== "user" ? `: ${REVOKED_BECAUSE[target.reason] || target.reason}` : ""}`;
   }
   if (target.webhook_id) return `webhook ${target.url || target.webhook_id}`;
+  if (target.invitation_id || target.user_id) { // member.* and invitation.*: whom, and the role
+    const change = target.to ? ` (${target.from} → ${target.to})` : target.role ? ` (${target.role})` : "";
+    return `${target.email || target.user_id || "someone"}${change}`;
+  }
   if (target.to) return `“${target.from}” → “${target.to}”`;
   if (target.settings) return Object.entries(target.settings).map(([k, v]) => `${k} = ${v}`).join(", ");
   return "";

@@ -2,6 +2,7 @@
 // routes of newer stacks (proposals, history), which an older deployment answers with "No route".
 
 import { all, api } from "../api.js";
+import { may } from "../roles.js";
 
 export async function optional(promise, fallback) {
   try {
@@ -12,9 +13,11 @@ export async function optional(promise, fallback) {
   }
 }
 
-// key_id / hook_id → label, for "who wrote it".
-export async function labels(mindId) {
+// key_id / hook_id → label, for "who wrote it" (keys and hooks are listed to owners only).
+export async function labels(mind) {
   const names = new Map();
+  if (!may(mind, "manage")) return names;
+  const mindId = mind.id;
   const [keys, hooks] = await Promise.all([
     all(`/minds/${mindId}/keys`, "keys", { limit: 100 }, 3).catch(() => []),
     all(`/minds/${mindId}/hooks`, "hooks", { limit: 100 }, 3).catch(() => []),

@@ -6,6 +6,7 @@
 import { api, session } from "../api.js";
 import { append, clear, field, h, when } from "../dom.js";
 import { announce, busyButton, errorBox } from "../ui.js";
+import { may } from "../roles.js";
 
 const SCOPES = [
   ["read", "read and recall its memories"],
@@ -37,13 +38,15 @@ export async function render(page, ctx) {
       "Approve only if you started this from that app. The request expires ", when(asked.expires_at), "."));
   const alerts = h("div", { class: "alerts" });
   page.append(alerts);
-  if (ctx.state.minds.length === 0) {
-    page.append(firstMind(ctx, alerts));
+  // Only an owner connects an app to a mind.
+  const owned = ctx.state.minds.filter((m) => may(m, "manage"));
+  if (owned.length === 0) {
+    page.append(firstMind(ctx, alerts, ctx.state.minds.length > 0));
     page.append(decision(requestId, null, [], alerts, host));
     return;
   }
   const minds = h("select", { name: "mind_id" },
-    ctx.state.minds.map((m) => h("option", { value: m.id, selected: ctx.state.mind && m.id === ctx.state.mind.id }, m.name)));
+    owned.map((m) => h("option", { value: m.id, selected: ctx.state.mind && m.id === ctx.state.mind.id }, m.name)));
   const requested = new Set(asked.scopes || []);
   const boxes = SCOPES.map(([scope]) => h("input", { type: "checkbox", name: "scopes", value: scope, id: `grant-${scope}`, checked: requested.has(scope) }));
   page.append(
@@ -80,12 +83,13 @@ function decision(requestId, chosen, boxes, alerts, host) {
   return h("div", { class: "actions consent-actions" }, approve, deny);
 }
 
-// No mind yet: create one here, so the request (and this page) are not lost on the way.
-function firstMind(ctx, alerts) {
+// No mind yet (or none the person owns): create one here, so the request (and this page) are not
+// lost on the way.
+function firstMind(ctx, alerts, sharedOnly) {
   const name = h("input", { type: "text", name: "name", required: true, maxlength: 100 });
   const create = h("button", { type: "submit" }, "Create mind");
   const form = h("form", { class: "inline card", "aria-labelledby": "consent-first-mind" },
-    h("h2", { id: "consent-first-mind" }, "You have no mind yet"),
+    h("h2", { id: "consent-first-mind" }, sharedOnly ? "You own no mind yet" : "You have no mind yet"),
     h("p", {}, "Create one for the app to use, then approve."),
     field("Name", name), create);
   form.addEventListener("submit", (event) => {

@@ -1,11 +1,13 @@
 // One memory: every field, Verify / Edit then Verify / Delete, and its history as a timeline (who,
 // when, what changed, a diff of the content against the version before) with Restore per revision.
+// Each action only for a role that may use it (an editor's Edit saves unverified).
 
 import { api } from "../api.js";
 import { append, h, when } from "../dom.js";
 import { announce, busyButton, confirmDialog, diffView, errorBox, tagList } from "../ui.js";
 import { labels, optional, who } from "./common.js";
 import { editForm } from "./queue.js";
+import { may } from "../roles.js";
 
 const FIELDS = [
   "id", "category", "key", "content", "tags", "priority", "source", "verified", "confidence",
@@ -25,7 +27,7 @@ function value(name, memory) {
 export async function render(page, ctx) {
   const id = ctx.arg;
   const path = `/memory/${encodeURIComponent(id)}`;
-  const names = await labels(ctx.state.mind.id);
+  const names = await labels(ctx.state.mind);
   let memory = null;
   try {
     memory = await api.get(path);
@@ -35,6 +37,7 @@ export async function render(page, ctx) {
   const alerts = h("div", { class: "alerts" });
   const history = await optional(api.get(`${path}/history`, { query: { limit: 50 } }), null);
   const reload = () => ctx.navigate(`#/memory/${encodeURIComponent(id)}`);
+  const mind = ctx.state.mind;
 
   append(page, h("h1", {}, memory ? `${memory.category} / ${memory.key}` : "Deleted memory"));
   append(page, alerts);
@@ -42,7 +45,7 @@ export async function render(page, ctx) {
     const details = h("dl", { class: "fields" }, FIELDS.filter((n) => n in memory).map((n) => [h("dt", {}, n), h("dd", { class: n === "content" ? "content" : "" }, value(n, memory))]));
     const actions = h("div", { class: "actions" });
     const body = h("section", { "aria-labelledby": "fields-title" }, h("h2", { id: "fields-title" }, "Fields"), details, actions);
-    if (!memory.verified) {
+    if (!memory.verified && may(mind, "verify")) {
       const verify = h("button", { type: "button", class: "primary" }, "Verify");
       verify.addEventListener("click", () => busyButton(verify, async () => {
         await api.post(`${path}/verify`);
@@ -51,9 +54,14 @@ export async function render(page, ctx) {
       }, alerts, "Could not verify"));
       actions.append(verify);
     }
-    const edit = h("button", { type: "button" }, "Edit then verify");
+    const verifies = may(mind, "verify");
+    const edit = h("button", { type: "button" }, verifies ? "Edit then verify" : "Edit");
     edit.addEventListener("click", () => {
-      const form = editForm(memory, alerts, async () => { announce("Saved and verified."); reload(); }, () => { form.remove(); edit.focus(); });
+      const saved = (_, proposed) => {
+        announce(verifies ? "Saved and verified." : proposed ? "Change proposed: a reviewer decides." : "Saved, unverified: a reviewer verifies it.");
+        reload();
+      };
+      const form = editForm(memory, alerts, saved, () => { form.remove(); edit.focus(); }, verifies);
       actions.after(form);
       form.querySelector("textarea").focus();
     });
@@ -66,16 +74,17 @@ export async function render(page, ctx) {
         reload();
       }, alerts, "Could not delete");
     });
-    actions.append(edit, remove);
+    if (may(mind, "write")) actions.append(edit);
+    if (may(mind, "delete")) actions.append(remove);
     append(page, body);
   } else if (!history) {
     append(page, errorBox(new Error("No such memory: it may have been deleted.")));
     return;
   }
-  append(page, timeline(history, memory, path, names, alerts, reload));
+  append(page, timeline(history, memory, path, names, alerts, reload, may(mind, "restore")));
 }
 
-function timeline(history, memory, path, names, alerts, reload) {
+function timeline(history, memory, path, names, alerts, reload, restores) {
   const section = h("section", { "aria-labelledby": "history-title" }, h("h2", { id: "history-title" }, "History"));
   if (!history) {
     section.append(h("p", { class: "muted" }, "This deployment keeps no history yet."));
@@ -104,7 +113,7 @@ function timeline(history, memory, path, names, alerts, reload) {
       older && older.memory && older.memory.content !== snapshot.content
         ? diffView(older.memory.content, snapshot.content, `Content change in version ${revision.version}`)
         : h("p", { class: "content" }, snapshot.content),
-      current ? h("p", { class: "muted" }, "This is the current version.") : restore));
+      current ? h("p", { class: "muted" }, "This is the current version.") : restores ? restore : null));
   });
   section.append(revisions.length ? list : h("p", { class: "muted" }, "No revisions recorded."));
   if (history.next_cursor) section.append(h("p", { class: "muted" }, "Older revisions exist beyond the 50 shown."));

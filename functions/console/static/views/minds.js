@@ -1,8 +1,10 @@
-// Minds: create, rename, delete (the name typed to confirm), and which one the console shows.
+// Minds: create, rename, delete (the name typed to confirm), and which one the console shows, with
+// the person's role on each (renaming and deleting are an owner's).
 
 import { api, session } from "../api.js";
 import { append, field, h } from "../dom.js";
 import { announce, busyButton, confirmDialog } from "../ui.js";
+import { may, roleOf } from "../roles.js";
 
 export async function render(page, ctx) {
   await ctx.refreshMinds();
@@ -55,11 +57,13 @@ export async function render(page, ctx) {
       picker.value = mind.id;
       picker.dispatchEvent(new Event("change"));
     });
+    const owner = may(mind, "manage");
     return h("tr", {},
       h("th", { scope: "row" }, mind.name, h("br"), h("small", { class: "muted" }, mind.id)),
+      h("td", {}, roleOf(mind)),
       h("td", {}, String(mind.memory_count ?? "—")),
-      h("td", {}, form),
-      h("td", {}, h("div", { class: "actions" }, show, remove)));
+      h("td", {}, owner ? form : h("span", { class: "muted" }, "an owner renames it")),
+      h("td", {}, h("div", { class: "actions" }, show, owner ? remove : null)));
   });
   append(page, 
     h("h1", {}, "Minds"),
@@ -67,7 +71,7 @@ export async function render(page, ctx) {
     rows.length
       ? h("div", { class: "table-wrap" }, h("table", {},
         h("caption", {}, "Your minds"),
-        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Mind"), h("th", { scope: "col" }, "Memories"), h("th", { scope: "col" }, "Name"), h("th", { scope: "col" }, "Actions"))),
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Mind"), h("th", { scope: "col" }, "Your role"), h("th", { scope: "col" }, "Memories"), h("th", { scope: "col" }, "Name"), h("th", { scope: "col" }, "Actions"))),
         h("tbody", {}, rows)))
       : h("p", { class: "empty" }, "You have no mind yet."),
     createForm);

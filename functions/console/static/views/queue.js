@@ -1,5 +1,6 @@
 // The review queue (the landing page): unverified memories and pending proposals, newest first,
-// with Verify, Edit then Verify, Accept, Reject and Delete, and keyboard shortcuts.
+// with Verify, Edit then Verify, Accept, Reject and Delete, and keyboard shortcuts. Each button only
+// for a role that may use it: an editor edits (unverified), a viewer reads.
 
 import { api } from "../api.js";
 import { append, clear, field, h, select, when } from "../dom.js";
@@ -7,6 +8,7 @@ import {
   announce, badge, busyButton, confirmDialog, diffView, memoryMeta, memoryTitle, tagList,
 } from "../ui.js";
 import { PRIORITIES, authors, labels, optional, splitTags, who } from "./common.js";
+import { aRole, may, roleOf } from "../roles.js";
 
 const PAGE = 25; // per list; each memory shown costs one history read for "who wrote it"
 
@@ -34,7 +36,7 @@ const SHORTCUTS = [
 
 export async function render(page, ctx) {
   const mind = ctx.state.mind;
-  const [{ unverified, proposals }, names] = await Promise.all([load(), labels(mind.id)]);
+  const [{ unverified, proposals }, names] = await Promise.all([load(), labels(mind)]);
   const memories = unverified.memories;
   const withBase = await Promise.all(proposals.proposals.map(async (proposal) => {
     try {
@@ -73,8 +75,8 @@ export async function render(page, ctx) {
 
   for (const entry of entries) {
     list.append(entry.kind === "memory"
-      ? memoryItem(entry.memory, written.get(entry.memory.id), alerts, removeItem)
-      : proposalItem(entry.proposal, entry.memory, names, alerts, removeItem));
+      ? memoryItem(entry.memory, written.get(entry.memory.id), alerts, removeItem, mind)
+      : proposalItem(entry.proposal, entry.memory, names, alerts, removeItem, mind));
   }
   updateCount();
 
@@ -82,6 +84,8 @@ export async function render(page, ctx) {
   append(page, 
     h("h1", {}, "Review queue"),
     h("p", { class: "lede" }, `What agents wrote to ${mind.name} and what they propose to change, newest first.`),
+    may(mind, "verify") ? null : h("p", { class: "role-note" },
+      `You are ${aRole(roleOf(mind))} here: a reviewer or an owner verifies and decides${may(mind, "write") ? "; what you edit stays unverified" : ""}.`),
     count,
     h("details", { class: "shortcuts" }, h("summary", {}, "Keyboard shortcuts"),
       h("dl", {}, SHORTCUTS.map(([keys, does]) => [h("dt", {}, h("kbd", {}, keys)), h("dd", {}, does)]))),
@@ -110,7 +114,7 @@ function onKey(event) {
   }
 }
 
-function memoryItem(memory, author, alerts, removeItem) {
+function memoryItem(memory, author, alerts, removeItem, mind) {
   const headingId = `q-${memory.id}`;
   const body = h("div", { class: "body" });
   const item = h("li", { class: "item", tabindex: "0", "aria-labelledby": headingId, dataset: { id: memory.id, kind: "memory" } });
@@ -119,7 +123,7 @@ function memoryItem(memory, author, alerts, removeItem) {
       h("p", { class: "content" }, memory.content),
       tagList(memory.tags),
       memoryMeta(memory, author),
-      h("div", { class: "actions" }, verify, edit, remove),
+      h("div", { class: "actions" }, may(mind, "verify") ? verify : null, may(mind, "write") ? edit : null, may(mind, "delete") ? remove : null),
     );
   };
   const verify = h("button", { type: "button", class: "primary", "data-action": "verify" }, "Verify");
@@ -127,11 +131,16 @@ function memoryItem(memory, author, alerts, removeItem) {
     await api.post(`/memory/${encodeURIComponent(memory.id)}/verify`);
     removeItem(item, `Verified ${memory.category} / ${memory.key}.`);
   }, alerts, `Could not verify ${memory.key}`));
-  const edit = h("button", { type: "button", "data-action": "edit" }, "Edit then verify");
+  const verifies = may(mind, "verify");
+  const edit = h("button", { type: "button", "data-action": "edit" }, verifies ? "Edit then verify" : "Edit");
   edit.addEventListener("click", () => {
-    clear(body).append(editForm(memory, alerts, async (saved) => {
-      removeItem(item, `Saved and verified ${saved.category} / ${saved.key}.`);
-    }, showRead));
+    clear(body).append(editForm(memory, alerts, async (saved, proposed) => {
+      if (verifies) { removeItem(item, `Saved and verified ${saved.category} / ${saved.key}.`); return; }
+      Object.assign(memory, saved); // an editor's change waits for a reviewer, here in the queue
+      showRead();
+      announce(`${proposed ? "Proposed a change to" : "Saved"} ${saved.category} / ${saved.key}; a reviewer verifies it.`);
+      edit.focus();
+    }, showRead, verifies));
     body.querySelector("textarea").focus();
   });
   const remove = h("button", { type: "button", class: "danger", "data-action": "delete" }, "Delete");
@@ -152,12 +161,13 @@ function memoryItem(memory, author, alerts, removeItem) {
   return item;
 }
 
-export function editForm(memory, alerts, onSaved, onCancel) {
+// Edit a memory; a role that verifies saves and verifies at once, an editor's save stays unverified.
+export function editForm(memory, alerts, onSaved, onCancel, verifies = true) {
   const content = h("textarea", { name: "content", rows: 4, required: true, maxlength: 10000 });
   content.value = memory.content;
   const tags = h("input", { type: "text", name: "tags", value: memory.tags.join(", ") });
   const priority = select("priority", PRIORITIES.map((p) => [p, p]), memory.priority);
-  const save = h("button", { type: "submit", class: "primary" }, "Save and verify");
+  const save = h("button", { type: "submit", class: "primary" }, verifies ? "Save and verify" : "Save");
   const form = h("form", { class: "edit" },
     field("Content", content),
     field("Tags (comma-separated)", tags),
@@ -167,9 +177,10 @@ export function editForm(memory, alerts, onSaved, onCancel) {
     event.preventDefault();
     busyButton(save, async () => {
       const id = encodeURIComponent(memory.id);
-      await api.put(`/memory/${id}`, { content: content.value, tags: splitTags(tags.value), priority: priority.value }, { ifMatch: memory.version });
-      const saved = await api.post(`/memory/${id}/verify`);
-      await onSaved(saved);
+      const put = await api.put(`/memory/${id}`, { content: content.value, tags: splitTags(tags.value), priority: priority.value }, { ifMatch: memory.version });
+      // An editor's change to a verified memory may come back as a proposal (202 {proposal, memory}).
+      const saved = verifies ? await api.post(`/memory/${id}/verify`) : (put && put.memory) || put;
+      await onSaved(saved, Boolean(!verifies && put && put.proposal));
     }, alerts, `Could not save ${memory.key}`);
   });
   return form;
@@ -209,7 +220,7 @@ function otherChanges(proposed, memory) {
   }));
 }
 
-function proposalItem(proposal, memory, names, alerts, removeItem) {
+function proposalItem(proposal, memory, names, alerts, removeItem, mind) {
   const headingId = `q-${proposal.id}`;
   const item = h("li", { class: "item proposal", tabindex: "0", "aria-labelledby": headingId, dataset: { id: proposal.id, kind: "proposal" } });
   const deleting = proposal.action === "delete";
@@ -251,7 +262,9 @@ function proposalItem(proposal, memory, names, alerts, removeItem) {
       !deleting && proposed.priority ? h("span", { class: `badge priority-${proposed.priority}` }, proposed.priority) : null,
       " proposed by ", who(proposal.proposed_by, names) || "an agent", ", ", when(proposal.created_at),
       memory ? ` · the ${memory.verified ? "verified text" : "memory"} is version ${memory.version}` : null),
-    h("div", { class: "actions" }, decide("accept", deleting ? "Accept and delete" : "Accept"), decide("reject", "Reject")),
+    may(mind, "decide")
+      ? h("div", { class: "actions" }, decide("accept", deleting ? "Accept and delete" : "Accept"), decide("reject", "Reject"))
+      : h("p", { class: "muted" }, "A reviewer or an owner accepts or rejects it."),
   ));
   return item;
 }

@@ -57,7 +57,7 @@ class NewInvitation(_Answer):
 
     invitation: Invitation
     token: str = Field(description="minv_…: the one-time secret; the server keeps only its keyed hash.")
-    link: str = Field(description="<base>/console/#/accept?token=<token>")
+    link: str = Field(description="<base>/console#/accept?token=<token>")
 
 
 class MindRef(_Answer):

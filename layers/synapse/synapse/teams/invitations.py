@@ -30,7 +30,7 @@ PREFIX = "INVITE#"
 TOKEN_PREFIX = "minv_"  # noqa: S105 (a prefix, not a secret)
 LIFETIME = timedelta(days=7)
 EMAIL_MAX_CHARS = 254
-ACCEPT_PATH = "/console/#/accept?token="
+ACCEPT_PATH = "/console#/accept?token="
 
 
 class Person(Protocol):
