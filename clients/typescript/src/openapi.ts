@@ -1845,7 +1845,7 @@ export interface components {
             token: string;
             /**
              * Link
-             * @description <base>/console/#/accept?token=<token>
+             * @description <base>/console#/accept?token=<token>
              */
             link: string;
         } & {
