@@ -29,7 +29,7 @@ def test_backup_and_restore_through_the_cli_reproduce_the_mind(
     path = tmp_path / "mind.backup.jsonl"
     done = run_cli("backup", "--mind", mind.id, "-o", str(path), env=env)
     assert done.returncode == 0, done.stderr
-    assert "backed up 34 lines" in done.stderr and not Path(f"{path}.part").exists()
+    assert "backed up 35 lines" in done.stderr and not Path(f"{path}.part").exists()
     # And `synapse restore` puts the file into a new mind
     done = run_cli("restore", str(path), "--new-mind", "Restored", env=env)
     assert done.returncode == 0, done.stderr
@@ -53,11 +53,11 @@ def test_backup_and_restore_through_the_cli_reproduce_the_mind(
     assert ok(api.call("GET", f"/minds/{target.id}", token=runner.jwt))["memory_count"] == 5
     # And a changed file is refused before anything is sent, naming the line
     lines = path.read_bytes().splitlines()
-    lines[8] = lines[8].replace(b"oolong", b"sencha")
+    lines[9] = lines[9].replace(b"oolong", b"sencha")
     changed = tmp_path / "changed.jsonl"
     changed.write_bytes(b"".join(line + b"\n" for line in lines))
     refused = run_cli("restore", str(changed), "--new-mind", "Never", env=env)
-    assert refused.returncode == 1 and "line 9:" in refused.stderr, refused.stderr
+    assert refused.returncode == 1 and "line 10:" in refused.stderr, refused.stderr
     # And a restore stopped part-way goes on where it stopped when `synapse restore` runs again
     partial = api.create_mind(name="Partial")
     first = ok(backups.send(api, partial, path.read_bytes().splitlines()[:12]))

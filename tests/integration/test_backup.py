@@ -12,7 +12,7 @@ import pytest
 from synapse.portability import backup
 from synapse.portability import restore as restoring
 
-from tests.support import backups
+from tests.support import backups, teams
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user, assert_error, ok
 
@@ -28,6 +28,7 @@ def test_a_restored_mind_equals_its_source_item_by_item_and_as_the_api_shows_it(
     # Given a mind with every kind of state, and its backup taken in pages of 7 lines, reading 2
     # items per query (so each phase spans DynamoDB pages as a large mind's do)
     mind, ids = source
+    teams.join(api, mind, "reviewer-7", "reviewer")  # a member besides its owner
     monkeypatch.setattr(backup, "READ_LIMIT", 2)
     data = backups.backup(api, mind, limit=7)
     # When it is restored into a new mind, 9 lines per request
@@ -39,6 +40,7 @@ def test_a_restored_mind_equals_its_source_item_by_item_and_as_the_api_shows_it(
         "mind": 1,
         "key": 2,
         "hook": 1,
+        "member": 2,
         "memory": 5,
         "revision": 17,
         "deleted": 1,
@@ -53,6 +55,15 @@ def test_a_restored_mind_equals_its_source_item_by_item_and_as_the_api_shows_it(
         api.call("POST", f"/memory/{ids['deleted']}/restore", json_body={"version": 1}, **as_user(target))
     )
     assert restored["content"] == "Worked at Acme"
+    # And the backup lists the source's members and roles (the copy keeps its own: docs/backup.md)
+    members = [json.loads(line) for line in data.splitlines() if b'"kind":"member"' in line]
+    assert sorted((m["user_id"], m["role"]) for m in members) == [
+        ("reviewer-7", "reviewer"),
+        ("user-1", "owner"),
+    ]
+    assert [
+        m["user_id"] for m in ok(api.call("GET", f"/minds/{target.id}/members", token=target.jwt))["members"]
+    ] == ["user-1"]
     # And the audit records the restore
     events = ok(api.call("GET", f"/minds/{target.id}/audit", token=target.jwt))["events"]
     assert events[0]["action"] == "mind.restored" and events[0]["target"]["source"]["mind_id"] == mind.id
@@ -67,7 +78,7 @@ def test_a_backup_pages_with_a_signed_cursor_and_is_its_owners_alone(
     cursor = first.headers["X-Next-Cursor"]
     lines = first.body.splitlines()
     # Then it holds the header, the mind and its metadata (the first page always does: they are few)
-    assert [json.loads(line)["kind"] for line in lines] == ["header", "mind", "key", "key", "hook"]
+    assert [json.loads(line)["kind"] for line in lines] == ["header", "mind", "key", "key", "hook", "member"]
     # And a changed cursor, or one of another mind, is a 400
     other = api.create_mind("user-2", name="Other")
     for mind_id, token in ((mind.id, cursor[:-2] + "AA"), (other.id, cursor)):

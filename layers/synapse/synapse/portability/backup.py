@@ -9,7 +9,7 @@ stream; the first starts with the header, the last ends with the trailer. A page
 `limit` lines, about PAGE_BYTES of them, and stops reading after BUDGET_SECONDS: memory use is
 bounded by a page, never by the mind.
 
-Order: header, mind, keys, hooks, webhooks, grants (metadata only: never a secret or a hash),
+Order: header, mind, keys, hooks, webhooks, grants, members (metadata only: never a secret or a hash),
 then memories (`MEM#`), revisions (`REV#`, live ones, with a `deleted` line after the revisions of
 each memory whose newest revision is its deletion), proposals (`PROP#`, every status), trailer.
 """
@@ -28,6 +28,7 @@ from synapse.minds.minds import Mind
 from synapse.oauth import revocation
 from synapse.portability import format, records
 from synapse.storage import cursor, pages, tables
+from synapse.teams import members
 from synapse.webhooks import hooks, subscriptions
 
 PAGE_BYTES = 2_000_000  # of lines: escaped into Lambda's JSON answer it stays well inside 6 MB
@@ -88,7 +89,7 @@ class _Writer:
 
 
 def _every(page_of: Callable[[str | None], pages.Page[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Every item of a short owner's list (keys, hooks, webhooks, grants: a mind has few)."""
+    """Every item of a short owner's list (keys, hooks, webhooks, grants, members: a mind has few)."""
     found: list[dict[str, Any]] = []
     after: str | None = None
     while True:
@@ -105,11 +106,12 @@ def _metadata(owner: str, mind_id: str, base_url: str) -> dict[str, list[dict[st
         "hook": _every(lambda after: hooks.list_hooks(owner, mind_id, base_url, pages.MAX_LIMIT, after)),
         "webhook": _every(lambda after: subscriptions.list_owned(owner, mind_id, pages.MAX_LIMIT, after)),
         "grant": _every(lambda after: revocation.owned_grants(owner, mind_id, pages.MAX_LIMIT, after)),
+        "member": _every(lambda after: members.list_members(mind_id, pages.MAX_LIMIT, after)),
     }
 
 
 def _start(mind: Mind, owner: str, base_url: str, writer: _Writer) -> str:
-    """Header, mind, and the metadata of its keys, hooks, webhooks and grants; the backup's id."""
+    """Header, mind, and the metadata of its keys, hooks, webhooks, grants and members; the backup's id."""
     metadata = _metadata(owner, mind.id, base_url)
     backup_id = new_id("bak_")
     writer.add(

@@ -25,7 +25,7 @@ FORMAT = "synapse-backup"
 VERSION = 1
 CONTENT_TYPE = "application/x-ndjson; charset=utf-8"
 HEADER, MIND, END = "header", "mind", "end"
-METADATA_KINDS = ("key", "hook", "webhook", "grant")
+METADATA_KINDS = ("key", "hook", "webhook", "grant", "member")
 DATA_KINDS = ("memory", "revision", "deleted", "proposal")
 COUNTED_KINDS = (MIND, *METADATA_KINDS, *DATA_KINDS)  # what the trailer counts
 KINDS = frozenset({HEADER, END, *COUNTED_KINDS})
