@@ -47,6 +47,8 @@ ACCEPTED = ["2xx", "304", "404", "409", "412"]
 # is one caller); registrations are bounded so too; the token endpoint's invalid_grant (400) is
 # its "no such code or refresh token" (one it never issued, or issued and used: each works once,
 # so no seed can serve a run); its client is the seeded one.
+# An invitation answers by whom it names and when: one the run created (a linked POST) for a
+# generated user id or email is another person's, a 403 to the run's JWT; an expired one is a 410.
 CONFIG = f"""
 [checks.positive_data_acceptance]
 expected-statuses = {json.dumps(ACCEPTED)}
@@ -66,6 +68,10 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "429"]
 [[operations]]
 include-name = ["POST /oauth/token"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400"]
+
+[[operations]]
+include-name = ["POST /invitations/accept", "POST /invitations/decline"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "403", "404", "409", "410"]
 """
 # Per operation, per phase: bounded so the whole run stays well under three minutes on two cores.
 MAX_EXAMPLES = 10
@@ -207,6 +213,11 @@ def seed(service: RunningService) -> dict[str, str]:
         "spare_hook": hooks[1]["id"],
         "rotated_hook": hooks[2]["id"],
         "webhook": webhooks[0]["id"],
+        "backup": requests.get(
+            f"{service.url}/minds/{mind_id}/backup",
+            headers={"Authorization": f"Bearer {service.jwt}"},
+            timeout=30,
+        ).text,
         "spare_webhook": webhooks[1]["id"],
         **_oauth(service, mind_id),
     }

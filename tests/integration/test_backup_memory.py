@@ -89,7 +89,7 @@ def test_a_backups_memory_stays_that_of_a_page_however_large_the_mind(
     small, small_lines = _peak(api, monkeypatch, 1_000)
     large, large_lines = _peak(api, monkeypatch, 10_000)
     # Then every memory is in its backup
-    assert (small_lines, large_lines) == (1_000 + 4, 10_000 + 4)  # header, mind, its key, trailer
+    assert (small_lines, large_lines) == (1_000 + 5, 10_000 + 5)  # header, mind, its key, its owner, trailer
     # And ten times the memories take about the same memory: a page's, not the mind's
     print(f"peak {small} B at 1,000 memories, {large} B at 10,000")
     assert large < small * 1.5, (small, large)

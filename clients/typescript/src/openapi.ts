@@ -7328,7 +7328,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict: busy items, a limit reached, or a reused Idempotency-Key */
+            /** @description The last owner would be left none, or user_id names you (not_self) */
             409: {
                 headers: {
                     /** @description Seconds to wait before sending the request again (when other writers kept the items busy). */

@@ -4,7 +4,7 @@ as strict as `synapse.teams` is), the handlers validate them in `synapse.teams`.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
@@ -111,14 +111,23 @@ class InviteByUser(_Strict):
     user_id: str = _USER_ID
 
 
+def _exactly_one(schema: dict[str, Any]) -> None:
+    """Email or user id, never both: `oneOf`, where pydantic writes a union as `anyOf`."""
+    schema["oneOf"] = schema.pop("anyOf")
+
+
 class InvitationCreate(RootModel[InviteByEmail | InviteByUser]):
     """The body of `POST /minds/{mind_id}/invitations`: whom (email or user_id) with which role."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one)
 
 
 class InvitationToken(_Strict):
     """The body of `POST /invitations/preview`, `/accept` and `/decline`."""
 
-    token: str = Field(min_length=1, max_length=100, description="minv_…, from the invitation's link.")
+    token: str = Field(
+        min_length=1, max_length=100, pattern="^minv_", description="minv_…, from the invitation's link."
+    )
 
 
 _NOT_FOR_YOU = (
@@ -163,6 +172,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "user",
         {200: ChangedMembers},
         Transfer,
+        errors=(409,),
+        notes={409: "The last owner would be left none, or user_id names you (not_self)"},
     ),
     ("POST", "/minds/{mind_id}/invitations"): Op(
         "createInvitation",

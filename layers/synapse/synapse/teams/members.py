@@ -151,8 +151,8 @@ def transfer(actor: str, mind_id: str, user_id: str, keep_role: str) -> list[dic
             f"keep_role: must be one of {', '.join(roles.ROLES)}.",
             details=[{"field": "keep_role", "rule": "enum"}],
         )
-    if user_id == actor:
-        raise Unprocessable(
+    if user_id == actor:  # a well-formed body that names the caller: a conflict with the mind's state
+        raise Conflict(
             "user_id: name another member; you are an owner already.",
             details=[{"field": "user_id", "rule": "not_self"}],
         )
