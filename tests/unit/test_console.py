@@ -1,13 +1,15 @@
 """The console function's answers without a browser: what config.json says per environment, that
-the dev sign-in exists only where the local runner enables it, and which paths are files."""
+the dev sign-in exists only where the local runner enables it, which paths are files, and that
+the buttons it offers per role follow the API's role table."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
-from synapse.api import console
+from synapse.api import console, routes
 from synapse.core.errors import NotFound
 
 from infra.gateway import LambdaContext, load_handler
@@ -94,3 +96,27 @@ def test_the_sample_events_are_answered_with_the_page_a_script_and_the_config() 
 def test_the_runner_banner_points_at_the_console(configure: Configure) -> None:
     configure(SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK=None)
     assert "Console: http://127.0.0.1:3000/console" in banner("http://127.0.0.1:3000", "a.jwt", "moto")
+
+
+# What each console action of roles.js stands for: the routes that do it (api.routes.ROUTE_ROLES).
+CONSOLE_ACTIONS = {
+    "read": ("GET /memory", "GET /memory/{id}/history", "GET /proposals", "GET /minds/{mind_id}/members"),
+    "write": ("POST /memory", "PUT /memory/{id}"),
+    "delete": ("DELETE /memory/{id}",),
+    "verify": ("POST /memory/{id}/verify",),
+    "decide": ("POST /proposals/{id}/accept", "POST /proposals/{id}/reject"),
+    "restore": ("POST /memory/{id}/restore",),
+    "manage": ("PATCH /minds/{mind_id}", "POST /minds/{mind_id}/keys", "POST /minds/{mind_id}/invitations"),
+}
+
+
+def test_the_consoles_role_table_is_the_apis() -> None:
+    # Given the least role roles.js says each console action needs
+    source = (STATIC / "roles.js").read_text()
+    table = re.search(r"const NEEDS = \{(.*?)\};", source, re.S)
+    assert table is not None
+    needs = dict(re.findall(r"(\w+): \"(\w+)\"", table[1]))
+    # Then it names every action, and each is the role the API asks of the routes that do it
+    assert needs.keys() == CONSOLE_ACTIONS.keys()
+    for action, route_keys in CONSOLE_ACTIONS.items():
+        assert {routes.ROUTE_ROLES[key] for key in route_keys} == {needs[action]}, action

@@ -13,7 +13,8 @@ export const ROLE_SAYS = {
   viewer: "only read (recall, search, lists and history)",
 };
 
-// The least role each action needs (the API's role table).
+// The least role each action needs: the API's role table (api/routes.py ROUTE_ROLES), which
+// tests/unit/test_console.py holds this to.
 const NEEDS = {
   read: "viewer",
   write: "editor",
