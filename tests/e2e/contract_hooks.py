@@ -5,7 +5,7 @@ Each generated request gets the credential its operation takes (synapse.openapi.
 a person's JWT for JWT-only routes, the JWT or the mind's Mind Key (chosen per request) where either
 works; a hook delivery is signed with the hook's secret (most of the time: a few stay as generated,
 so a bad signature is exercised too). Path ids point at things seeded in the mind (a memory, a
-proposal, hooks, webhooks, OAuth authorization requests, a grant), so requests reach the handlers'
+proposal, hooks, webhooks, OAuth authorization requests, a grant, members), so requests reach the handlers'
 logic instead of a 404; destructive operations get their own spare ids, so deleting a mind, key,
 hook, webhook, grant or memory never removes what the rest of the run uses.
 
@@ -18,7 +18,8 @@ issued; a webhook URL whose host resolves, and to an address this run may call (
 with its host and port made `localhost:9`); in an update of the seeded memory, its own category
 and key (they cannot change); in a restore, a backup the service wrote (its lines are chained, which
 no schema states; the seeded mind is not empty, so it is refused by state, a 409); and always a
-valid signature. Where either credential works, a body
+valid signature. A transfer of ownership always keeps the run's person an owner (`keep_role`), so
+the operations after it are still an owner's. Where either credential works, a body
 that names its `source` is sent with that source's credential (a JWT writes as `user`).
 
 The ids and credentials come from the environment variable SYNAPSE_CONTRACT (JSON).
@@ -64,6 +65,8 @@ _PATH_IDS = {
     ("GET", "*", "request_id"): "oauth_request",
     ("POST", "*", "request_id"): "spare_oauth_request",  # a decision answers it: the rest are 404
     ("*", "*", "grant_id"): "spare_grant",
+    ("DELETE", "*", "user_id"): "spare_member",
+    ("*", "*", "user_id"): "member",
 }
 # The seeded code and refresh token, each for the first valid request of its grant type (they work once).
 _UNUSED = {"authorization_code": "oauth_code", "refresh_token": "oauth_refresh_token"}
@@ -189,6 +192,8 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
         _same_category_and_key(case)
     if positive and (method, path) == ("POST", "/minds/{mind_id}/restore"):
         case.body = SEEDED["backup"]  # lines the service wrote, chained as no schema can say
+    if (method, path) == ("POST", "/minds/{mind_id}/transfer") and isinstance(case.body, dict):
+        case.body["keep_role"] = "owner"  # the run's person stays an owner, or the rest is a reviewer's
     if positive and path.startswith("/oauth/"):
         _oauth_client(case, method, path)
     if auth == "signed":

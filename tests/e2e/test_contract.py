@@ -23,7 +23,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
+from synapse.core.settings import DEV_JWT_SECRET
 
+from infra.token import mint
 from tests.support.runner import ROOT, RunningService, start_runner
 
 CHECKS = ",".join(
@@ -168,6 +170,24 @@ def _oauth(service: RunningService, mind_id: str) -> dict[str, str]:
     }
 
 
+def _members(service: RunningService, mind_id: str) -> dict[str, str]:
+    """Two people who joined the mind (invited by user id, accepted with their own JWT): one whose
+    role the run changes, one it removes."""
+    joined = {}
+    for name, user_id in (("member", "contract-member"), ("spare_member", "contract-spare-member")):
+        invited = {"role": "viewer", "user_id": user_id}
+        token = _post(service, f"/minds/{mind_id}/invitations", invited)["token"]
+        accepted = requests.post(
+            service.url + "/invitations/accept",
+            json={"token": token},
+            headers={"Authorization": f"Bearer {mint(DEV_JWT_SECRET, user_id, 3600)}"},
+            timeout=30,
+        )
+        assert accepted.status_code == 200, accepted.text
+        joined[name] = user_id
+    return joined
+
+
 def seed(service: RunningService) -> dict[str, str]:
     """A mind with a memory, a proposal, keys, hooks and webhooks, an OAuth client and its pending
     authorization requests; a spare of each for the destructive operations."""
@@ -220,6 +240,7 @@ def seed(service: RunningService) -> dict[str, str]:
         ).text,
         "spare_webhook": webhooks[1]["id"],
         **_oauth(service, mind_id),
+        **_members(service, mind_id),
     }
 
 
