@@ -4,12 +4,15 @@ It follows every shard of the Memories table's stream (DescribeStream / GetShard
 GetRecords on the same endpoint as the table: DynamoDB Local or the embedded moto server), and invokes every
 handler template.yaml subscribes to it (the functions with a DynamoDB event: the search indexer,
 the webhook event producer), each with its own reader position, with Lambda's event shape, in
-batches. Like the real mapping it retries a batch from its first reported failure, a
-bounded number of times, then gives the records up (logged, where AWS would send them to SQS).
+batches, and only the records its event's FilterCriteria admit, as Lambda filters them (so a record
+a filter leaves out locally is one AWS leaves out too). Like the real mapping it retries a batch
+from its first reported failure, a bounded number of times, then gives the records up (logged,
+where AWS would send them to SQS).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -46,6 +49,33 @@ def stream_functions() -> dict[str, tuple[Path, str]]:
     if not found:
         raise LookupError("template.yaml has no function with a DynamoDB stream event")
     return found
+
+
+def stream_filters(function: str) -> list[dict[str, Any]]:
+    """The FilterCriteria patterns of the function's DynamoDB event (none: it takes every record)."""
+    resource = template.resources("AWS::Serverless::Function")[function]
+    for event in (resource["Properties"].get("Events") or {}).values():
+        if event["Type"] == "DynamoDB":
+            filters = (event["Properties"].get("FilterCriteria") or {}).get("Filters") or []
+            return [json.loads(entry["Pattern"]) for entry in filters]
+    raise LookupError(f"{function} has no DynamoDB stream event")
+
+
+def _matches(pattern: Any, value: Any) -> bool:
+    """Lambda's event filtering for what template.yaml uses: nested keys, and a list of exact values
+    or `{"prefix": …}` that any one may match."""
+    if isinstance(pattern, dict):
+        return isinstance(value, dict) and all(_matches(p, value.get(k)) for k, p in pattern.items())
+    return any(
+        (isinstance(choice, dict) and isinstance(value, str) and value.startswith(choice["prefix"]))
+        or choice == value
+        for choice in pattern
+    )
+
+
+def admitted(record: dict[str, Any], patterns: list[dict[str, Any]]) -> bool:
+    """Whether Lambda hands the record to a function with these filters (any one pattern matching)."""
+    return not patterns or any(_matches(pattern, record) for pattern in patterns)
 
 
 def indexer_function() -> tuple[Path, str]:
@@ -130,10 +160,17 @@ class StreamReader:
 class Pump:
     """Delivers stream records to the indexer handler in batches, with Lambda's retry behaviour."""
 
-    def __init__(self, reader: StreamReader, handler: Handler | None = None, name: str = "indexer") -> None:
+    def __init__(
+        self,
+        reader: StreamReader,
+        handler: Handler | None = None,
+        name: str = "indexer",
+        patterns: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.reader = reader
         self.handler = handler or load_handler(*indexer_function())
         self.name = name
+        self.patterns = stream_filters("IndexerFunction") if patterns is None else patterns
         self.given_up: list[dict[str, Any]] = []
 
     @classmethod
@@ -148,13 +185,14 @@ class Pump:
         dynamodb = boto3.client("dynamodb", **where)
         streams = boto3.client("dynamodbstreams", **where)
         handler = load_handler(*stream_functions()[function])
-        return cls(StreamReader(dynamodb, streams, table_name), handler, function)
+        return cls(StreamReader(dynamodb, streams, table_name), handler, function, stream_filters(function))
 
     def run_once(self) -> int:
         """Poll once and deliver everything found; returns how many records were read."""
         records = self.reader.poll()
-        for start in range(0, len(records), BATCH_SIZE):
-            self.deliver(records[start : start + BATCH_SIZE])
+        wanted = [record for record in records if admitted(record, self.patterns)]
+        for start in range(0, len(wanted), BATCH_SIZE):
+            self.deliver(wanted[start : start + BATCH_SIZE])
         return len(records)
 
     def skip_backlog(self) -> int:

@@ -18,7 +18,7 @@ from synapse.webhooks import delivery_queue, producers, signing, subscriptions, 
 
 from infra.gateway import LambdaContext, load_handler
 from infra.local_queue import LocalQueue, Worker
-from infra.stream_pump import StreamReader, stream_functions
+from infra.stream_pump import StreamReader, admitted, stream_filters, stream_functions
 from tests.support.api import Api, MindHandle, jwt_for
 from tests.support.checks import as_agent, as_user, assert_error
 from tests.support.receiver import Received, Receiver
@@ -53,11 +53,13 @@ class Outbox:
     producer: Any
 
     def pump(self) -> int:
-        records = self.reader.poll()
+        """Hand the producer what Lambda would: the new records its stream filter admits."""
+        read = self.reader.poll()
+        records = [record for record in read if admitted(record, stream_filters("WebhookEventsFunction"))]
         if records:
             answer = self.producer({"Records": records}, LambdaContext("webhook_events"))
             assert answer == {"batchItemFailures": []}, answer
-        return len(records)
+        return len(read)
 
     def drain(self) -> None:
         """Produce and deliver until nothing is due (retries wait for a moved clock)."""
@@ -176,6 +178,26 @@ def test_every_event_type_arrives_signed_from_every_write_path(
     # And the deleted mind's webhook is left to DynamoDB's TTL, once its purge's events are out
     (left,) = [i for i in scan(dynamo, MINDS) if i["sk"] == f"WEBHOOK#{webhook_id}"]
     assert left["ttl"] > clock.now().timestamp() + 24 * 3600
+
+
+def test_a_proposal_and_its_decision_arrive_through_the_streams_filter(
+    api: Api, outbox: Outbox, receiver: Receiver
+) -> None:
+    # Given a mind with a verified memory and a webhook for proposals
+    mind = api.create_mind()
+    subscribe(api, mind, receiver.url("/proposals"), ["proposal.created", "proposal.accepted"])
+    memory = api.store(mind, key="home_city", content="Lives in Berlin").json()
+    # When an agent's change to it is proposed and a person accepts it
+    proposed = api.store(mind, as_agent=True, key="home_city", content="Lives in Hamburg")
+    assert proposed.status == 202, proposed.text
+    proposal = proposed.json()["proposal"]
+    assert api.call("POST", f"/proposals/{proposal['id']}/accept", **as_user(mind)).status == 200
+    outbox.drain()
+    # Then both events came through the records the producer's FilterCriteria admit (PROP# too)
+    bodies = [json.loads(got.body) for got in receiver.got("/proposals")]
+    assert sorted(b["type"] for b in bodies) == ["proposal.accepted", "proposal.created"]
+    assert {b["data"]["proposal"]["id"] for b in bodies} == {proposal["id"]}
+    assert {b["data"]["memory"]["id"] for b in bodies} == {memory["id"]}
 
 
 def test_a_deleted_mind_without_memories_leaves_its_webhooks_to_ttl_too(
