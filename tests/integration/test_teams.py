@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import boto3
 import pytest
 from synapse.storage import tables
 from synapse.webhooks import delivery_queue
 
+from infra.gateway import LambdaContext, load_handler
 from infra.local_queue import LocalQueue
+from infra.stream_pump import StreamReader, admitted, stream_filters, stream_functions
 from tests.support.api import Api, jwt_for, memory_body
 from tests.support.checks import assert_error
 from tests.support.clock import MovableClock
@@ -177,11 +180,17 @@ def test_an_editors_write_is_unverified_and_its_change_to_a_verified_memory_is_a
     ]
 
 
-def test_membership_changes_are_audited_and_sent_as_webhook_events(api: Api, configure: Configure) -> None:
-    # Given a mind with a webhook subscribed to member events, and a local delivery queue
+def test_membership_changes_are_audited_and_sent_as_webhook_events(
+    api: Api, configure: Configure, dynamo: Any
+) -> None:
+    # Given a mind with a webhook subscribed to member events, a local delivery queue, and the
+    # webhook producer reading the Memories stream as Lambda hands it over (its FilterCriteria)
     configure(SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK="true")
     queue = LocalQueue()
     delivery_queue.install(queue)
+    streams = boto3.client("dynamodbstreams", region_name="us-east-1")
+    reader = StreamReader(dynamo, streams, "test-memories")
+    producer = load_handler(*stream_functions()["WebhookEventsFunction"])
     try:
         mind = api.create_mind(user="owner-1")
         subscribed = api.call(
@@ -204,7 +213,9 @@ def test_membership_changes_are_audited_and_sent_as_webhook_events(api: Api, con
             ("member.joined", "sam"),
             ("member.invited", "owner-1"),
         ]
-        # And the two subscribed events were queued, in order
+        # And the two subscribed events were queued from the stream, in order
+        records = [r for r in reader.poll() if admitted(r, stream_filters("WebhookEventsFunction"))]
+        assert producer({"Records": records}, LambdaContext("webhook_events")) == {"batchItemFailures": []}
         sent = [json.loads(m.body)["event"] for m in queue.sent]
         assert [(e["type"], e["data"]["user_id"]) for e in sent] == [
             ("member.joined", "sam"),

@@ -11,6 +11,9 @@ memory item (sort key `MEM#…`) becomes:
 A MODIFY that keeps the version only marks or unmarks a pending proposal: no memory event. A
 proposal item (`PROP#…`) becomes proposal.created (INSERT) and proposal.accepted / rejected (MODIFY
 from pending); its data is `{"proposal": …, "memory": …}` (the memory as the proposal keeps it).
+An event item (`EVENT#…`, `outbox_operation`) becomes the event it holds (INSERT): a change made
+outside this table (membership, in the Minds table, which has no stream) puts one in its own
+transaction, so its event is as durable as the change; DynamoDB's TTL removes it a day later.
 Revisions (`REV#…`) and every other item make no event.
 
 `memory.expiring` comes from the hourly scheduled function (see `webhooks.expiring_changes`), and
@@ -44,6 +47,8 @@ from synapse.memory.items import memory_from_item
 from synapse.storage import tables
 
 _DECIDED = {"accepted": PROPOSAL_ACCEPTED, "rejected": PROPOSAL_REJECTED}
+EVENT_PREFIX = "EVENT#"
+EVENT_KEPT_SECONDS = 24 * 3600  # an event item's TTL: the stream has it within seconds
 
 
 class Change(NamedTuple):
@@ -111,10 +116,41 @@ def _proposal_changes(record: dict[str, Any]) -> list[Change]:
     return [Change(kind, str(new["pk"]), cause, clock.to_iso(at), data)]
 
 
+def outbox_operation(change: Change) -> dict[str, Any]:
+    """The transaction operation that puts `change` in the mind's partition as an event item, for
+    the stream to carry to the webhook producer (a second put of the same cause is refused)."""
+    item = {
+        "pk": change.mind_id,
+        "sk": EVENT_PREFIX + change.cause,
+        "type": change.type,
+        "created_at": change.created_at,
+        "data": change.data,
+        "ttl": int(clock.now().timestamp()) + EVENT_KEPT_SECONDS,
+    }
+    return {
+        "Put": {
+            "TableName": tables.memories_table(),
+            "Item": tables.dump(item),
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+    }
+
+
+def _event_item_changes(record: dict[str, Any]) -> list[Change]:
+    new = tables.load((record.get("dynamodb") or {}).get("NewImage") or {})
+    if record.get("eventName") != "INSERT" or not new:
+        return []  # its removal by TTL is no event
+    cause = str(new["sk"])[len(EVENT_PREFIX) :]
+    return [Change(str(new["type"]), str(new["pk"]), cause, str(new["created_at"]), dict(new["data"]))]
+
+
 def from_stream_record(record: dict[str, Any]) -> list[Change]:
-    """The events one stream record means; none for items that are neither memories nor proposals."""
+    """The events one stream record means; none for items that are neither memories, proposals nor
+    event items."""
     if _sort_key(record).startswith(proposals.PROPOSAL_PREFIX):
         return _proposal_changes(record)
+    if _sort_key(record).startswith(EVENT_PREFIX):
+        return _event_item_changes(record)
     if not is_memory_record(record):
         return []
     body = record["dynamodb"]

@@ -131,14 +131,13 @@ def create(actor: str, mind_id: str, body: dict[str, Any], base: str) -> dict[st
     }
     target = {"invitation_id": item["id"], "role": role, "email": email, "user_id": user_id}
     event = events.Announcement(mind_id, event_names.MEMBER_INVITED, actor, target)
-    operations = [*_put_operations(item, digest), event.audited(), _owner_check(mind_id, actor)]
+    operations = [*_put_operations(item, digest), *event.operations(), _owner_check(mind_id, actor)]
     try:
         counts.commit(mind_id, counts.Delta(invitations=+1), operations, _raced())
     except LimitReached:
         if not reap_expired(mind_id):
             raise
         counts.commit(mind_id, counts.Delta(invitations=+1), operations, _raced())
-    events.announce(event)
     return {"invitation": public(item), "token": token, "link": base + ACCEPT_PATH + token}
 
 
@@ -210,9 +209,8 @@ def revoke(actor: str, mind_id: str, invitation_id: str) -> None:
     if item is None:
         raise NotFound(f"No pending invitation {invitation_id[:80]!r} on this mind.")
     event = events.Announcement(mind_id, event_names.INVITATION_REVOKED, actor, _target(item))
-    operations = [*_delete_operations(item), event.audited()]
+    operations = [*_delete_operations(item), *event.operations()]
     counts.commit(mind_id, counts.Delta(invitations=-1), operations, _used())
-    events.announce(event)
 
 
 def _target(item: dict[str, Any]) -> dict[str, Any]:
@@ -296,10 +294,9 @@ def accept(principal: Person, token: Any) -> dict[str, Any]:
         user_id,
         {"user_id": user_id, "role": item["role"], "invitation_id": item["id"]},
     )
-    operations = [*_delete_operations(item), put_new(member), event.audited()]
+    operations = [*_delete_operations(item), put_new(member), *event.operations()]
     delta = counts.Delta(members=+1, owners=int(item["role"] == roles.OWNER), invitations=-1)
     counts.commit(mind_id, delta, operations, _used())
-    events.announce(event)
     mind = minds.get_mind(mind_id)
     return {"mind": {**mind.public(), "role": item["role"]}, "role": item["role"]}
 
@@ -311,6 +308,5 @@ def decline(principal: Person, token: Any) -> None:
     event = events.Announcement(
         item["mind_id"], event_names.INVITATION_DECLINED, str(principal.user_id), _target(item)
     )
-    operations = [*_delete_operations(item), event.audited()]
+    operations = [*_delete_operations(item), *event.operations()]
     counts.commit(item["mind_id"], counts.Delta(invitations=-1), operations, _used())
-    events.announce(event)

@@ -112,11 +112,10 @@ def change_role(actor: str, mind_id: str, user_id: str, role: str) -> dict[str, 
     delta = counts.Delta(owners=_owners_delta(item["role"], role))
     target = {"user_id": user_id, "from": item["role"], "to": role}
     event = events.Announcement(mind_id, event_names.MEMBER_ROLE_CHANGED, actor, target)
-    operations = [_set_role(mind_id, item, role), event.audited()]
+    operations = [_set_role(mind_id, item, role), *event.operations()]
     if actor != user_id:
         operations.append(_still_owner(mind_id, actor))
     counts.commit(mind_id, delta, operations, _raced())
-    events.announce(event)
     return public({**item, "role": role})
 
 
@@ -138,10 +137,9 @@ def remove(actor: str, actor_role: str, mind_id: str, user_id: str) -> None:
     }
     action = event_names.MEMBER_LEFT if leaving else event_names.MEMBER_REMOVED
     event = events.Announcement(mind_id, action, actor, {"user_id": user_id, "role": item["role"]})
-    operations = [delete, event.audited()] + ([] if leaving else [_still_owner(mind_id, actor)])
+    operations = [delete, *event.operations()] + ([] if leaving else [_still_owner(mind_id, actor)])
     delta = counts.Delta(members=-1, owners=-(item["role"] == OWNER))
     counts.commit(mind_id, delta, operations, _raced())
-    events.announce(event)
 
 
 def transfer(actor: str, mind_id: str, user_id: str, keep_role: str) -> list[dict[str, Any]]:
@@ -170,8 +168,7 @@ def transfer(actor: str, mind_id: str, user_id: str, keep_role: str) -> list[dic
         mind_id, event_names.MEMBER_OWNERSHIP_TRANSFERRED, actor, {**moved, "previous_owner_role": keep_role}
     )
     delta = counts.Delta(owners=_owners_delta(target["role"], OWNER) + _owners_delta(OWNER, keep_role))
-    counts.commit(mind_id, delta, [*operations, event.audited()], _raced())
-    events.announce(event)
+    counts.commit(mind_id, delta, [*operations, *event.operations()], _raced())
     return [public({**target, "role": OWNER}), public({**own, "role": keep_role})]
 
 
