@@ -2,7 +2,6 @@
 
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory.model import MindWrite
-from synapse.minds import minds
 from synapse.teams import members
 
 
@@ -10,10 +9,6 @@ from synapse.teams import members
 def handler(request: Request) -> Response:
     principal = request.principal
     owner = principal.require_user("create minds")
-
-    def founder(mind_id: str, at: str) -> members.Founding:
-        return members.founder(mind_id, owner, principal.verified_email(), at)
-
-    mind, key = minds.create_mind(owner, request.body(MindWrite).name, founder)
+    mind, key = members.create_mind(owner, principal.verified_email(), request.body(MindWrite).name)
     shown = {**mind.public(), "role": "owner"}
     return Response.json({"mind": shown, "mind_key": key}, 201, {"Location": f"/minds/{mind.id}"})

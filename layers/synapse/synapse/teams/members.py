@@ -12,6 +12,7 @@ from typing import Any
 
 from synapse.core.errors import Conflict, NotFound, Unprocessable
 from synapse.memory import event_names
+from synapse.minds import minds
 from synapse.storage import pages, tables
 from synapse.teams import counts, events, roles
 from synapse.teams.items import materialise, member_item, put_new
@@ -37,6 +38,11 @@ def founder(mind_id: str, user_id: str, email: str | None, at: str) -> Founding:
     """What a new mind starts with: its creator as owner, and the counts on the mind item."""
     item = member_item(mind_id, user_id, OWNER, email, None, at)
     return [put_new(item)], {"member_count": 1, "owner_count": 1, "invitation_count": 0}
+
+
+def create_mind(user_id: str, email: str | None, name: str) -> tuple[minds.Mind, dict[str, Any]]:
+    """A new mind with its creator as its owner, and its first Mind Key (`minds.create_mind`)."""
+    return minds.create_mind(user_id, name, lambda mind_id, at: founder(mind_id, user_id, email, at))
 
 
 def find(mind_id: str, user_id: str) -> dict[str, Any] | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from synapse.core.errors import Forbidden, NotFound
 from synapse.core.ids import looks_like_id
+from synapse.minds import minds
 from synapse.storage import tables
 
 VIEWER, EDITOR, REVIEWER, OWNER = "viewer", "editor", "reviewer", "owner"
@@ -51,7 +52,7 @@ def role_of(mind_id: str, user_id: str) -> str | None:
     if member is not None:
         return str(member["role"])
     mind = tables.get(tables.minds_table(), tables.mind_key(mind_id))
-    if mind is not None and not materialised(mind) and mind.get("owner") == user_id:
+    if mind is not None and not materialised(mind) and minds.same_owner(str(mind.get("owner", "")), user_id):
         return OWNER
     return None
 
