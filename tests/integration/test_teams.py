@@ -244,6 +244,20 @@ def test_ownership_moves_in_one_transfer(api: Api) -> None:
     assert api.call("GET", f"/minds/{world.mind.id}/keys", token=world.tokens["editor"]).status == 200
 
 
+def test_a_transfer_names_another_member_and_an_invitation_one_person(api: Api) -> None:
+    # Given a team
+    world = team(api)
+    # When its owner transfers the mind to themselves, it is a conflict with who they are (409)
+    to_self = api.call(
+        "POST", f"/minds/{world.mind.id}/transfer", token=world.mind.jwt, json_body={"user_id": "owner-1"}
+    )
+    assert assert_error(to_self, 409)["details"] == [{"field": "user_id", "rule": "not_self"}]
+    # And an invitation naming both an email and a user id is refused (the document's oneOf)
+    both = {"role": "viewer", "email": "sam@example.com", "user_id": "sam"}
+    invited = api.call("POST", f"/minds/{world.mind.id}/invitations", token=world.mind.jwt, json_body=both)
+    assert assert_error(invited, 422)["details"][0]["rule"] == "one_of"
+
+
 # ---------------------------------------------------------------- isolation
 
 
