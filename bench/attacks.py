@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # the e2e tests' helpers: runner, HTTP client, OAuth flow, teams
+sys.path[:0] = [str(ROOT), str(ROOT / "layers" / "synapse")]  # the e2e tests' helpers, the dev secret
 
 from synapse.core.settings import DEV_JWT_SECRET  # noqa: E402
 
@@ -139,14 +139,15 @@ class Attacks:
 
         return HttpFlow(self.api)
 
-    def join(self, mind: MindHandle, who: str, role: str, inviter: str | None = None) -> str:
-        """`who` joins with `role`, invited by `inviter`'s JWT (the creator's by default)."""
-        token = invitation_token(self.api, self._as(mind, inviter), role=role, user_id=self.sub(who))
+    def join(self, mind: MindHandle, who: str, role: str) -> str:
+        """`who` joins with `role`, invited by user id by the mind's creator; their JWT."""
+        token = invitation_token(self.api, mind, role=role, user_id=self.sub(who))
         self.ok(accept(self.api, token, self.jwt(who)))
         return self.jwt(who)
 
-    def _as(self, mind: MindHandle, token: str | None) -> MindHandle:
-        return MindHandle(mind.id, token or mind.jwt, mind.key, mind.key_id)
+    def _as(self, mind: MindHandle, token: str) -> MindHandle:
+        """The mind as another member addresses it (the tests' builders take a handle)."""
+        return MindHandle(mind.id, token, mind.key, mind.key_id)
 
     def reads(self, token: str, mind_id: str) -> dict[str, int]:
         """The status of each read a member makes of the mind."""
