@@ -16,7 +16,7 @@ import pytest
 from synapse_client import AsyncSynapse, SearchPage, Synapse, ops
 from synapse_client._core import Credentials, Retry, error_from, query, retry_after
 from synapse_client.config import ConfigError, resolve
-from synapse_client.errors import NotFound, ServerError, ValidationFailed
+from synapse_client.errors import NotFound, ServerError, TransportError, ValidationFailed
 
 
 def answer(status: int, headers: dict[str, str] | None = None, json: object = None) -> httpx.Response:
@@ -50,9 +50,26 @@ def test_a_conflict_that_says_when_to_retry_is_retried_and_so_is_no_answer_where
     assert (
         retry.delay(ops.create_mind("x"), 0, answer(409, json={"error": {"code": "limit_reached"}})) is None
     )
-    assert retry.after_failure(ops.get("mem_x"), 0) is not None
-    assert retry.after_failure(ops.get("mem_x"), 4) is None
-    assert retry.after_failure(ops.create_mind("x"), 0) is None
+    broke_off = httpx.ReadError("connection reset")
+    assert retry.after_failure(ops.get("mem_x"), 0, broke_off) is not None
+    assert retry.after_failure(ops.get("mem_x"), 4, broke_off) is None
+    assert retry.after_failure(ops.create_mind("x"), 0, broke_off) is None
+
+
+def test_a_refused_connection_is_not_retried_since_nothing_listens_there() -> None:
+    # Given a safe call and attempts to spare, When the connection is refused, Then no retry waits
+    assert Retry().after_failure(ops.get("mem_x"), 0, httpx.ConnectError("refused")) is None
+
+
+def test_a_dead_port_is_reported_at_once_not_after_backoff() -> None:
+    # Given a client on a port where nothing listens, with the default retry policy
+    client = Synapse("http://127.0.0.1:9", mind_key="mk_x")
+    slept: list[float] = []
+    client._sleep = slept.append  # type: ignore[method-assign,assignment]
+    # When it searches, Then it says so after one try, without waiting
+    with client, pytest.raises(TransportError, match="Could not reach Synapse"):
+        client.search("tea")
+    assert slept == []
 
 
 def test_retry_after_reads_seconds_and_http_dates() -> None:
