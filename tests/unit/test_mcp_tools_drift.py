@@ -33,7 +33,8 @@ def test_the_stdio_server_lists_exactly_the_remote_tools() -> None:
     shown = [{"name": t.name, "description": t.description, "inputSchema": t.input_schema} for t in listed]
     assert shown == [schema.listed(tool) for tool in schema.TOOLS]
     # And both derive the same key for content alone, and cut recall's query alike
-    assert derived_key("note", " Likes  TEA ") == calls.derived_key("note", "likes tea")
+    for content in (" Likes  TEA ", "Wife is Anna, married since 2015", "Straße  ÉTÉ", "日本語"):
+        assert derived_key("note", content) == calls.derived_key("note", content)
     assert RECALL_QUERY_MAX == schema.RECALL_QUERY_MAX
 
 
