@@ -17,6 +17,7 @@ from synapse_client import AsyncSynapse, SearchPage, Synapse, ops
 from synapse_client._core import Credentials, Retry, error_from, query, retry_after
 from synapse_client.config import ConfigError, resolve
 from synapse_client.errors import NotFound, ServerError, TransportError, ValidationFailed
+from synapse_client.models import RecallText
 
 
 def answer(status: int, headers: dict[str, str] | None = None, json: object = None) -> httpx.Response:
@@ -227,3 +228,15 @@ def test_search_reads_terms_matched_and_coverage_and_an_older_answer_still_parse
         older = older_client.search("drinks")
     assert older.terms == [] and older.next_cursor is None
     assert (older.items[0].matched, older.items[0].coverage) == ([], None)
+
+
+def test_recall_text_names_each_surfaces_own_way_to_what_it_left_out() -> None:
+    # Given a recall cut short, as REST words it
+    cut = RecallText(
+        text="Mind: M\n\n[001] fact (NORMAL) [verified]\n  k\n  c\n\n1 more memory left out; "
+        "GET /memory/search finds it.\n"
+    )
+    # Then an agent's tools and the CLI name their own way on, and a whole recall is left as it is
+    assert cut.naming("the search tool").endswith("\n1 more memory left out; the search tool finds it.\n")
+    assert cut.naming("`synapse search`").endswith("; `synapse search` finds it.\n")
+    assert RecallText(text="Mind: M\nMemories: 0 total\n").naming("x") == "Mind: M\nMemories: 0 total\n"

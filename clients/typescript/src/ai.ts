@@ -92,10 +92,25 @@ export async function remember(client: Synapse, input: RememberInput): Promise<R
   return shown(await client.remember({ ...input, category, key }));
 }
 
+const LEFT_OUT = /^(\d+ more memor(?:y|ies)) left out; GET \/memory\/search finds (it|them)\.$/;
+
+/**
+ * Recall text whose closing `… left out; GET /memory/search finds them.` names the model's own way
+ * on, the search tool, instead of a REST route it cannot call (as /mcp's recall says it).
+ */
+export function namingSearchTool(text: string): string {
+  const lines = text.replace(/\n+$/, "").split("\n");
+  const found = LEFT_OUT.exec(lines[lines.length - 1] ?? "");
+  if (found === null) return text;
+  lines[lines.length - 1] = `${found[1]} left out; the search tool finds ${found[2]}.`;
+  return lines.join("\n") + "\n";
+}
+
 /** `recall`: the plain-text recall, the memories most relevant to `query` first. */
-export function recall(client: Synapse, input: RecallInput): Promise<string> {
+export async function recall(client: Synapse, input: RecallInput): Promise<string> {
   const query = (input.query ?? "").trim().slice(0, RECALL_QUERY_MAX) || undefined;
-  return client.recall({ query, category: input.category, tag: input.tag, maxChars: input.max_chars });
+  const options = { query, category: input.category, tag: input.tag, maxChars: input.max_chars };
+  return namingSearchTool(await client.recall(options));
 }
 
 /** `search`: the hits with how much of the question each matched. */

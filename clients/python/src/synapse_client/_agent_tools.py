@@ -17,6 +17,7 @@ from synapse_client.client import Synapse
 TABLE: dict[str, Any] = json.loads(resources.files("synapse_client").joinpath("mcp_tools.json").read_text())
 SPECS: dict[str, dict[str, Any]] = {tool["name"]: tool for tool in TABLE["tools"]}
 NAMES = ("remember", "recall", "search", "forget")
+SEARCH_TOOL = "the search tool"  # what recall's closing line names for an agent (the layer's MCP_SEARCH_HINT)
 RECALL_QUERY_MAX = 1000  # what recall's `query` sends as q (the layer's schema.RECALL_QUERY_MAX)
 
 
@@ -59,7 +60,7 @@ def recall(client: Synapse, a: dict[str, Any]) -> str:
     asked = (a.get("query") or "").strip()[:RECALL_QUERY_MAX] or None
     return client.recall(
         category=a.get("category"), tag=a.get("tag"), max_chars=a.get("max_chars"), query=asked
-    ).text
+    ).naming(SEARCH_TOOL)
 
 
 def search(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:

@@ -201,7 +201,7 @@ def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     }
     if out.as_json:
         return out.json(answered(client, ops.recall_json(**options)).body)
-    sys.stdout.write(client.recall(**options).text.rstrip("\n") + "\n")
+    sys.stdout.write(client.recall(**options).naming("`synapse search`").rstrip("\n") + "\n")
     return None
 
 

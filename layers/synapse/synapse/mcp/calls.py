@@ -134,6 +134,7 @@ def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
         tag=_tag(arguments.get("tag")),
         max_chars=arguments.get("max_chars", text.MAX_CHARS),
         q=asked or None,
+        way_on=text.MCP_SEARCH_HINT,
     )
     return recall_reads.recall_of(caller.mind_id, query).text
 
@@ -247,6 +248,7 @@ TOOLS: dict[str, Tool] = {
 def recall_text(caller: Caller) -> str:
     """The synapse://recall resource: the mind's whole recall text."""
     from synapse.recall import reads as recall_reads
+    from synapse.recall import text
     from synapse.recall.query import RecallQuery
 
-    return recall_reads.recall_of(caller.mind_id, RecallQuery()).text
+    return recall_reads.recall_of(caller.mind_id, RecallQuery(way_on=text.MCP_SEARCH_HINT)).text
