@@ -80,6 +80,9 @@ def test_without_initialize_every_tool_is_listed_and_remember_takes_content_alon
     listed = rpc(api, mind.key, "tools/list")["result"]["tools"]
     assert [t["name"] for t in listed] == [t["name"] for t in schema.TOOLS]
     assert all(t["inputSchema"]["additionalProperties"] is False for t in listed)
+    hints = {t["name"]: t["annotations"] for t in listed}
+    assert hints["search"]["readOnlyHint"] and hints["forget"]["destructiveHint"]
+    assert not hints["remember"]["readOnlyHint"] and hints["remember"]["idempotentHint"]
     failed, first = tool(api, mind.key, "remember", content="Prefers tea to coffee")
     assert not failed, first
     assert first["category"] == "note" and first["key"] == calls.derived_key("note", "Prefers tea to coffee")

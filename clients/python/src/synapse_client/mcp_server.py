@@ -17,7 +17,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 
 from synapse_client._agent_tools import RECALL_QUERY_MAX, SEARCH_TOOL, derived_key
@@ -185,7 +185,13 @@ class SynapseMCP(MCPServer[Any]):
 
     async def list_tools(self) -> list[MCPTool]:
         return [
-            MCPTool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
+            MCPTool(
+                name=t["name"],
+                title=t["title"],
+                description=t["description"],
+                input_schema=t["inputSchema"],
+                annotations=ToolAnnotations.model_validate(t["annotations"]),
+            )
             for t in TOOLS.values()
         ]
 
