@@ -6,7 +6,8 @@ with the mind's Mind Key (unverified). Recall then reads exactly as SPEC §4 and
 
 Idempotent: a later start finds the mind by its name instead of creating a second one, stores again
 only what is missing or expired (and everything stored after it, so recall order stays as shown), and
-prints a fresh Mind Key labelled `demo` (the server keeps only hashes; older `demo` keys are revoked).
+prints a fresh Mind Key labelled `demo` (the server keeps only hashes; the earlier one is revoked, and
+the `default` key the mind was created with too, since its secret is never printed).
 """
 
 from __future__ import annotations
@@ -127,7 +128,11 @@ def seed(base_url: str, jwt: str) -> Seeded:
     existing = next((m for m in api.pages("/minds", "minds") if m["name"] == NAME), None)
     if existing is None:
         created = api.call("POST", "/minds", {"name": NAME})
-        seeded = Seeded(created["mind"]["id"], created["mind_key"]["key"], True)
+        mind_id = created["mind"]["id"]
+        # Its first key is labelled `default`: swapped for a `demo` one, so that every run prints the
+        # one key it leaves working and the next run revokes it (they never pile up)
+        api.call("DELETE", f"/minds/{mind_id}/keys/{quote(created['mind_key']['id'])}")
+        seeded = Seeded(mind_id, _fresh_key(api, mind_id), True)
     else:
         seeded = Seeded(existing["id"], _fresh_key(api, existing["id"]), False)
     for demo in _to_store(api, seeded):
@@ -139,9 +144,9 @@ def seed(base_url: str, jwt: str) -> Seeded:
 
 def _fresh_key(api: _Api, mind_id: str) -> str:
     """A new `demo` Mind Key, the earlier ones revoked (their secrets were only ever printed)."""
-    for old in api.call("GET", f"/minds/{mind_id}/keys")["keys"]:
-        if old["label"] == KEY_LABEL:
-            api.call("DELETE", f"/minds/{mind_id}/keys/{quote(old['id'])}")
+    earlier = [old for old in api.pages(f"/minds/{mind_id}/keys", "keys") if old["label"] == KEY_LABEL]
+    for old in earlier:  # read whole first: deleting while paging would move the cursor's ground
+        api.call("DELETE", f"/minds/{mind_id}/keys/{quote(old['id'])}")
     key: str = api.call("POST", f"/minds/{mind_id}/keys", {"label": KEY_LABEL})["key"]
     return key
 

@@ -281,3 +281,12 @@ def test_first_load_weight_and_time_to_interactive(console: Console, mind: Mind)
     # Then the console's own files stay within the budget (the figures are in docs/console.md)
     print("console first load:", json.dumps(figures))
     assert figures["file_bytes"] <= FIRST_LOAD_BUDGET, figures
+
+
+def test_the_address_the_banner_prints_opens_the_console(console: Console, runner: RunningService) -> None:
+    # Given the URL `make run` prints, When a person opens it in a browser
+    console.page.goto(f"{runner.url}/")
+    console.page.wait_for_selector("body[data-ready=true]")
+    # Then they are on the console's sign-in page, not a JSON 404
+    assert console.page.url == f"{runner.url}/console"
+    expect(console.page.get_by_role("button", name="Sign in as local-user")).to_be_visible()

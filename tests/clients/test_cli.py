@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from synapse_client._agent_tools import derived_key
 
 from tests.clients.conftest import MindClients, new_mind, recording_front, run_cli
 from tests.support.runner import RunningService
@@ -71,6 +72,18 @@ def test_remember_get_recall_search_and_forget(runner: RunningService, mind: Min
     assert gone.returncode == 1 and "No memory" in gone.stderr and "request id" in gone.stderr
 
 
+def test_remember_takes_content_alone_as_mcp_does(runner: RunningService, mind: MindClients) -> None:
+    # Given an agent's CLI
+    env = agent_env(runner, mind)
+    # When it remembers a sentence with nothing else, twice
+    first = json.loads(run_cli("--json", "remember", "I like tea", env=env).stdout)
+    again = json.loads(run_cli("--json", "remember", "I  like TEA", env=env).stdout)
+    # Then it is one note, keyed by its words, as /mcp's remember keys it
+    assert (first["category"], first["key"]) == ("note", derived_key("note", "I like tea"))
+    assert first["key"].startswith("like_tea_")
+    assert again["id"] == first["id"] and again["version"] == 2
+
+
 def test_errors_print_the_message_and_request_id_and_exit_non_zero(
     runner: RunningService, mind: MindClients
 ) -> None:
@@ -83,6 +96,8 @@ def test_errors_print_the_message_and_request_id_and_exit_non_zero(
     stored = json.loads(run_cli("--json", "remember", "fact", "k", "c", env=env).stdout)
     assert run_cli("verify", stored["id"], env=env).returncode == 1
     # Usage errors are argparse's (exit 2); missing configuration is explained
+    assert run_cli("remember", "fact", "Bad Key", env=env).returncode == 2
+    assert "category must be one of" in run_cli("remember", "facts", "k", "c", env=env).stderr
     assert run_cli("forget", env=env).returncode == 2
     missing = run_cli("recall", env={})
     assert missing.returncode == 1 and "No Synapse URL" in missing.stderr

@@ -16,7 +16,8 @@ import pytest
 from synapse_client import AsyncSynapse, SearchPage, Synapse, ops
 from synapse_client._core import Credentials, Retry, error_from, query, retry_after
 from synapse_client.config import ConfigError, resolve
-from synapse_client.errors import NotFound, ServerError, ValidationFailed
+from synapse_client.errors import NotFound, ServerError, TransportError, ValidationFailed
+from synapse_client.models import RecallText
 
 
 def answer(status: int, headers: dict[str, str] | None = None, json: object = None) -> httpx.Response:
@@ -50,9 +51,26 @@ def test_a_conflict_that_says_when_to_retry_is_retried_and_so_is_no_answer_where
     assert (
         retry.delay(ops.create_mind("x"), 0, answer(409, json={"error": {"code": "limit_reached"}})) is None
     )
-    assert retry.after_failure(ops.get("mem_x"), 0) is not None
-    assert retry.after_failure(ops.get("mem_x"), 4) is None
-    assert retry.after_failure(ops.create_mind("x"), 0) is None
+    broke_off = httpx.ReadError("connection reset")
+    assert retry.after_failure(ops.get("mem_x"), 0, broke_off) is not None
+    assert retry.after_failure(ops.get("mem_x"), 4, broke_off) is None
+    assert retry.after_failure(ops.create_mind("x"), 0, broke_off) is None
+
+
+def test_a_refused_connection_is_not_retried_since_nothing_listens_there() -> None:
+    # Given a safe call and attempts to spare, When the connection is refused, Then no retry waits
+    assert Retry().after_failure(ops.get("mem_x"), 0, httpx.ConnectError("refused")) is None
+
+
+def test_a_dead_port_is_reported_at_once_not_after_backoff() -> None:
+    # Given a client on a port where nothing listens, with the default retry policy
+    client = Synapse("http://127.0.0.1:9", mind_key="mk_x")
+    slept: list[float] = []
+    client._sleep = slept.append  # type: ignore[method-assign,assignment]
+    # When it searches, Then it says so after one try, without waiting
+    with client, pytest.raises(TransportError, match="Could not reach Synapse"):
+        client.search("tea")
+    assert slept == []
 
 
 def test_retry_after_reads_seconds_and_http_dates() -> None:
@@ -210,3 +228,15 @@ def test_search_reads_terms_matched_and_coverage_and_an_older_answer_still_parse
         older = older_client.search("drinks")
     assert older.terms == [] and older.next_cursor is None
     assert (older.items[0].matched, older.items[0].coverage) == ([], None)
+
+
+def test_recall_text_names_each_surfaces_own_way_to_what_it_left_out() -> None:
+    # Given a recall cut short, as REST words it
+    cut = RecallText(
+        text="Mind: M\n\n[001] fact (NORMAL) [verified]\n  k\n  c\n\n1 more memory left out; "
+        "GET /memory/search finds it.\n"
+    )
+    # Then an agent's tools and the CLI name their own way on, and a whole recall is left as it is
+    assert cut.naming("the search tool").endswith("\n1 more memory left out; the search tool finds it.\n")
+    assert cut.naming("`synapse search`").endswith("; `synapse search` finds it.\n")
+    assert RecallText(text="Mind: M\nMemories: 0 total\n").naming("x") == "Mind: M\nMemories: 0 total\n"

@@ -102,6 +102,17 @@ def test_the_demo_mind_recalls_as_spec_and_docs_show_and_survives_a_restart(
         assert same_id == mind_id and new_key != key
         assert "Demo mind (already there)" in again.output()[printed:]
         assert recall(again, new_key) == text
+        # And the mind holds one `demo` key, the new one: the earlier one no longer answers
+        keys = requests.get(
+            f"{again.url}/minds/{mind_id}/keys?limit=100",
+            headers={"Authorization": f"Bearer {again.jwt}"},
+            timeout=30,
+        ).json()["keys"]
+        assert [k["label"] for k in keys].count("demo") == 1
+        old = requests.get(
+            again.url + "/memory/recall", headers={"Authorization": f"Bearer {key}"}, timeout=30
+        )
+        assert old.status_code == 401
         minds = requests.get(
             again.url + "/minds", headers={"Authorization": f"Bearer {again.jwt}"}, timeout=30
         ).json()["minds"]

@@ -14,7 +14,7 @@ from tests.support.checks import assert_error
     ("method", "path"),
     [
         ("GET", "/nothing/here"),
-        ("GET", "/"),
+        ("POST", "/"),
         ("GET", "/minds/"),
         ("POST", "/memory/"),
         ("GET", "/minds/m_1/keys/k_1/extra"),
@@ -46,6 +46,16 @@ def test_a_known_path_with_another_method_is_a_405_with_allow(
     assert error["code"] == "method_not_allowed"
     assert answer.headers["Allow"] == allowed
     assert error["details"] == [{"allowed": allowed.split(", ")}]
+
+
+def test_the_front_door_sends_a_browser_to_the_console_and_an_agent_to_the_api(api: Api) -> None:
+    # Given the address the runner's banner prints, When a browser opens it, Then it goes to the console
+    opened = api.call("GET", "/", headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert opened.status == 302 and opened.headers["Location"] == "/console"
+    # When an agent (or curl) asks, Then it reads where the console, the API document and /mcp are
+    asked = api.call("GET", "/")
+    assert asked.status == 200 and asked.json()["openapi"] == "/openapi.json"
+    assert api.call("GET", asked.json()["openapi"]).status == 200
 
 
 def test_the_answer_does_not_depend_on_the_credential(api: Api, mind: MindHandle) -> None:

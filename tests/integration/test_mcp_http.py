@@ -80,6 +80,9 @@ def test_without_initialize_every_tool_is_listed_and_remember_takes_content_alon
     listed = rpc(api, mind.key, "tools/list")["result"]["tools"]
     assert [t["name"] for t in listed] == [t["name"] for t in schema.TOOLS]
     assert all(t["inputSchema"]["additionalProperties"] is False for t in listed)
+    hints = {t["name"]: t["annotations"] for t in listed}
+    assert hints["search"]["readOnlyHint"] and hints["forget"]["destructiveHint"]
+    assert not hints["remember"]["readOnlyHint"] and hints["remember"]["idempotentHint"]
     failed, first = tool(api, mind.key, "remember", content="Prefers tea to coffee")
     assert not failed, first
     assert first["category"] == "note" and first["key"] == calls.derived_key("note", "Prefers tea to coffee")
@@ -113,6 +116,22 @@ def test_every_tool_works_over_mcp(api: Api, mind: MindHandle, pump: Pump) -> No
     assert failed and "No memory" in gone
     read = rpc(api, key, "resources/read", {"uri": "synapse://recall"})["result"]["contents"][0]
     assert read["mimeType"] == "text/plain" and "jazz" in read["text"]
+
+
+def test_recall_over_mcp_names_the_search_tool_for_what_it_left_out(api: Api, mind: MindHandle) -> None:
+    # Given more memories than a small recall budget shows
+    for n in range(12):
+        tool(api, mind.key, "remember", category="fact", key=f"fact_{n}", content=f"Fact number {n} " * 20)
+    # When the model recalls over MCP with that budget
+    _, text = tool(api, mind.key, "recall", max_chars=1000)
+    # Then the closing line names the tool it can call, not a REST route it cannot
+    assert text.rstrip().endswith("left out; the search tool finds them."), text
+    assert "GET /memory/search" not in text
+    # And REST's own recall keeps naming its route
+    assert (
+        "GET /memory/search finds them."
+        in api.call("GET", "/memory/recall", token=mind.key, query={"max_chars": 1000}).text
+    )
 
 
 def test_tool_errors_are_results_naming_the_field(api: Api, mind: MindHandle) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -463,13 +464,30 @@ def test_the_derived_key_is_the_same_for_the_same_normalized_text(variant: str) 
     # Then it derives the same key, every time
     key = calls.derived_key("note", "Prefers oat milk")
     assert calls.derived_key("note", variant) == key == calls.derived_key("note", variant)
-    assert key.startswith("note_") and len(key) == len("note_") + calls.KEY_DIGEST_CHARS
+    assert key == "prefers_oat_milk_87af3b"
 
 
-def test_the_derived_key_is_deterministic_across_processes() -> None:
-    # A fixed value: a hash that changed between releases would duplicate every stored note
-    digest = hashlib.sha256(b"prefers oat milk").hexdigest()
-    assert calls.derived_key("note", "Prefers oat milk") == f"note_{digest[:16]}"
+@pytest.mark.parametrize(
+    ("content", "key"),
+    [
+        ("Wife is Anna, married since 2015", "wife_anna_married_since_2015_4a175d"),
+        ("Straße  ÉTÉ", "strasse_ete_1f54cd"),  # folded to ASCII words
+        (
+            "He is allergic to peanuts and shellfish, since childhood",
+            "allergic_peanuts_shellfish_since_childhood_",
+        ),
+        ("日本語", "note_77710a"),  # no ASCII word: the category stands in
+    ],
+)
+def test_the_derived_key_reads_as_the_contents_first_meaningful_words(content: str, key: str) -> None:
+    # Given content alone, Then its key is its first meaningful words (at most five) and a short digest
+    # (fixed values: a derivation that changed between releases would duplicate every stored note;
+    # clients/typescript/test/ai.test.mjs holds the TypeScript client to the same values)
+    derived = calls.derived_key("note", content)
+    assert derived.startswith(key) and len(derived) <= 128
+    assert re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)*", derived)
+    digest = hashlib.sha256(" ".join(content.split()).casefold().encode()).hexdigest()
+    assert derived.endswith(digest[: calls.KEY_DIGEST_CHARS])
 
 
 @pytest.mark.parametrize(

@@ -30,11 +30,34 @@ def test_the_stdio_server_lists_exactly_the_remote_tools() -> None:
 
     server = build(Settings(url="http://127.0.0.1:9", mind_key="mk_x"))  # never called
     listed = anyio.run(server.list_tools)
-    shown = [{"name": t.name, "description": t.description, "inputSchema": t.input_schema} for t in listed]
+    shown = [
+        {
+            "name": t.name,
+            "title": t.title,
+            "description": t.description,
+            "inputSchema": t.input_schema,
+            "annotations": t.annotations.model_dump(by_alias=True, exclude_none=True)
+            if t.annotations
+            else None,
+        }
+        for t in listed
+    ]
     assert shown == [schema.listed(tool) for tool in schema.TOOLS]
     # And both derive the same key for content alone, and cut recall's query alike
-    assert derived_key("note", " Likes  TEA ") == calls.derived_key("note", "likes tea")
+    for content in (" Likes  TEA ", "Wife is Anna, married since 2015", "Straße  ÉTÉ", "日本語"):
+        assert derived_key("note", content) == calls.derived_key("note", content)
     assert RECALL_QUERY_MAX == schema.RECALL_QUERY_MAX
+
+
+def test_every_tool_says_what_a_host_may_assume_of_it() -> None:
+    # Given the tool table, Then each tool carries MCP's annotations: reads are read-only (a host may
+    # auto-approve them), only forget destroys, and nothing reaches beyond the mind
+    for tool in schema.TOOLS:
+        hints = schema.listed(tool)["annotations"]
+        assert set(hints) == {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+        assert hints["readOnlyHint"] is (tool["scope"] == "read"), tool["name"]
+        assert hints["destructiveHint"] is (tool["scope"] == "delete"), tool["name"]
+        assert hints["openWorldHint"] is False
 
 
 def test_every_tool_has_a_call_and_a_closed_schema() -> None:

@@ -14,7 +14,15 @@ import type { Category, Memory, Priority } from "./types.js";
 
 export { INSTRUCTIONS, TOOLS };
 
-const KEY_DIGEST_CHARS = 16;
+const KEY_DIGEST_CHARS = 6;
+const KEY_WORDS = 5;
+const KEY_WORD_CHARS = 20;
+// Words that say little in a key: the same list as the layer's (synapse.mcp.calls.KEY_STOPWORDS).
+const KEY_STOPWORDS = new Set(
+  `a an the and or but of to in on at for with from by is are was were be been am i my me he him his she her
+  they them their it its we our you your this that these those has have had do does did not so as than
+  then there here will would can could should just very also about into`.split(/\s+/),
+);
 const RECALL_QUERY_MAX = 1000;
 
 type Subtle = { digest(algorithm: string, data: Uint8Array): Promise<ArrayBuffer> };
@@ -27,14 +35,19 @@ async function subtle(): Promise<Subtle> {
 }
 
 /**
- * The key of a memory stored without one, as /mcp derives it: the same text (case and spacing
- * aside) gives the same key, so storing it twice keeps one memory.
+ * The key of a memory stored without one, as /mcp derives it: its first meaningful words and a short
+ * digest of the whole text. The same text (case and spacing aside) gives the same key, so storing it
+ * twice keeps one memory.
  */
 export async function derivedKey(category: string, content: string): Promise<string> {
   const normalized = content.split(/\s+/).filter(Boolean).join(" ").toUpperCase().toLowerCase();
   const digest = await (await subtle()).digest("SHA-256", new TextEncoder().encode(normalized));
   const hex = Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
-  return `${category}_${hex.slice(0, KEY_DIGEST_CHARS)}`;
+  const plain = normalized.normalize("NFKD").replace(/[^\x00-\x7f]/g, "");
+  const words = (plain.match(/[a-z0-9]+/g) ?? [])
+    .filter((word) => !KEY_STOPWORDS.has(word))
+    .map((word) => word.slice(0, KEY_WORD_CHARS));
+  return `${words.slice(0, KEY_WORDS).join("_") || category}_${hex.slice(0, KEY_DIGEST_CHARS)}`;
 }
 
 export interface RememberInput {
@@ -79,10 +92,25 @@ export async function remember(client: Synapse, input: RememberInput): Promise<R
   return shown(await client.remember({ ...input, category, key }));
 }
 
+const LEFT_OUT = /^(\d+ more memor(?:y|ies)) left out; GET \/memory\/search finds (it|them)\.$/;
+
+/**
+ * Recall text whose closing `… left out; GET /memory/search finds them.` names the model's own way
+ * on, the search tool, instead of a REST route it cannot call (as /mcp's recall says it).
+ */
+export function namingSearchTool(text: string): string {
+  const lines = text.replace(/\n+$/, "").split("\n");
+  const found = LEFT_OUT.exec(lines[lines.length - 1] ?? "");
+  if (found === null) return text;
+  lines[lines.length - 1] = `${found[1]} left out; the search tool finds ${found[2]}.`;
+  return lines.join("\n") + "\n";
+}
+
 /** `recall`: the plain-text recall, the memories most relevant to `query` first. */
-export function recall(client: Synapse, input: RecallInput): Promise<string> {
+export async function recall(client: Synapse, input: RecallInput): Promise<string> {
   const query = (input.query ?? "").trim().slice(0, RECALL_QUERY_MAX) || undefined;
-  return client.recall({ query, category: input.category, tag: input.tag, maxChars: input.max_chars });
+  const options = { query, category: input.category, tag: input.tag, maxChars: input.max_chars };
+  return namingSearchTool(await client.recall(options));
 }
 
 /** `search`: the hits with how much of the question each matched. */

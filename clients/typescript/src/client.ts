@@ -200,7 +200,7 @@ export class Synapse {
         response = await this.fetcher(url, { method: call.method, headers, body, signal: abort.signal });
       } catch (error) {
         clearTimeout(timer);
-        const pause = this.retry.afterFailure(call, attempt);
+        const pause = this.retry.afterFailure(call, attempt, error);
         if (pause === null) throw unreachable(this.url, error);
         await this.sleep(pause * 1000);
         continue;

@@ -71,8 +71,12 @@ export class Retry {
     return wait <= this.maxWait ? wait : null;
   }
 
-  /** Seconds to wait after no answer came (connection failed, timed out), or null to give up. */
-  afterFailure(call: Call<unknown>, attempt: number): number | null {
+  /**
+   * Seconds to wait after no answer came (it broke off, timed out), or null to give up. A refused
+   * connection or an unknown host is not retried: nothing listens there.
+   */
+  afterFailure(call: Call<unknown>, attempt: number, error?: unknown): number | null {
+    if (nothingListens(error)) return null;
     if (attempt >= this.attempts || !retryOnServerError(call)) return null;
     return this.jittered(attempt);
   }
@@ -80,6 +84,18 @@ export class Retry {
   private jittered(attempt: number): number {
     return Math.random() * Math.min(this.maxBackoff, this.backoff * 2 ** attempt);
   }
+}
+
+const NOTHING_LISTENS = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"]);
+
+/** A fetch that failed because no server is there (Node puts the socket's code in `cause`). */
+export function nothingListens(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 4; depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string" && NOTHING_LISTENS.has(code)) return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** `Retry-After` in seconds (delta-seconds or an HTTP date), or null. */

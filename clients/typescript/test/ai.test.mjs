@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import { generateText, stepCountIs } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 
-import { derivedKey, synapseTools } from "../dist/ai.js";
+import { derivedKey, namingSearchTool, synapseTools } from "../dist/ai.js";
 import { newMind, NO_STACK } from "./support.mjs";
 
 const TABLE = JSON.parse(readFileSync(new URL("../../python/src/synapse_client/mcp_tools.json", import.meta.url)));
@@ -49,9 +49,15 @@ describe("synapseTools", () => {
 
   it("derives the MCP server's key for a memory stored without one", async () => {
     // what synapse.mcp.calls.derived_key answers for the same arguments
-    assert.equal(await derivedKey("note", "Likes  TEA"), "note_50f5f279425da6b8");
-    assert.equal(await derivedKey("note", "Straße  ÉTÉ"), "note_1f54cd6425ce9ad1");
-    assert.match(await derivedKey("fact", "x"), /^fact_[0-9a-f]{16}$/);
+    // recall's closing line names the tool the model has, not a REST route
+    const cut = "Mind: M\n\n[001] fact (NORMAL) [verified]\n  k\n  c\n\n11 more memories left out; GET /memory/search finds them.\n";
+    assert.ok(namingSearchTool(cut).endsWith("\n11 more memories left out; the search tool finds them.\n"));
+    assert.equal(namingSearchTool("Mind: M\n"), "Mind: M\n");
+    // the same values as the layer's (tests/unit/test_mcp_protocol.py)
+    assert.equal(await derivedKey("note", "Likes  TEA"), "likes_tea_50f5f2");
+    assert.equal(await derivedKey("note", "Straße  ÉTÉ"), "strasse_ete_1f54cd");
+    assert.equal(await derivedKey("note", "Wife is Anna, married since 2015"), "wife_anna_married_since_2015_4a175d");
+    assert.equal(await derivedKey("fact", "日本語"), "fact_77710a");
   });
 
   it("lets a model remember, recall, search and forget", { skip: NO_STACK }, async () => {

@@ -119,4 +119,15 @@ describe("retries", () => {
     assert.equal(requests[0].url, "/memory/recall?category=fact&category=skill&max_chars=500&q=hello");
     assert.equal(requests[1].url, "/minds/m%201");
   });
+
+  it("says at once that nothing listens on a dead port, without waiting through retries", async () => {
+    const closed = createServer();
+    await new Promise((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = closed.address().port;
+    await new Promise((resolve) => closed.close(resolve));
+    const waits = [];
+    const nowhere = new Synapse({ url: `http://127.0.0.1:${port}`, mindKey: "mk_test", sleep: async (ms) => waits.push(ms) });
+    await assert.rejects(nowhere.get("m1"), /Could not reach/);
+    assert.deepEqual(waits, []);
+  });
 });

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import unicodedata
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
@@ -15,14 +17,30 @@ from synapse_client.client import Synapse
 TABLE: dict[str, Any] = json.loads(resources.files("synapse_client").joinpath("mcp_tools.json").read_text())
 SPECS: dict[str, dict[str, Any]] = {tool["name"]: tool for tool in TABLE["tools"]}
 NAMES = ("remember", "recall", "search", "forget")
+SEARCH_TOOL = "the search tool"  # what recall's closing line names for an agent (the layer's MCP_SEARCH_HINT)
 RECALL_QUERY_MAX = 1000  # what recall's `query` sends as q (the layer's schema.RECALL_QUERY_MAX)
+
+
+KEY_DIGEST_CHARS = 6
+KEY_WORDS = 5
+KEY_WORD_CHARS = 20
+# Words that say little in a key (the clients keep the same list: tests/unit/test_mcp_tools_drift.py).
+_KEY_STOPWORDS_TEXT = """
+a an the and or but of to in on at for with from by is are was were be been am i my me he him his she her
+they them their it its we our you your this that these those has have had do does did not so as than
+then there here will would can could should just very also about into
+"""
+KEY_STOPWORDS = frozenset(_KEY_STOPWORDS_TEXT.split())
 
 
 def derived_key(category: str, content: str) -> str:
     """The key of a memory stored without one, as /mcp derives it (synapse.mcp.calls.derived_key;
     tests/unit/test_mcp_tools_drift.py compares them): `synapse mcp` and the adapters use this one."""
     normalized = " ".join(content.split()).casefold()
-    return f"{category}_{hashlib.sha256(normalized.encode()).hexdigest()[:16]}"
+    digest = hashlib.sha256(normalized.encode()).hexdigest()[:KEY_DIGEST_CHARS]
+    plain = unicodedata.normalize("NFKD", normalized).encode("ascii", "ignore").decode()
+    words = [word[:KEY_WORD_CHARS] for word in re.findall(r"[a-z0-9]+", plain) if word not in KEY_STOPWORDS]
+    return f"{'_'.join(words[:KEY_WORDS]) or category}_{digest}"
 
 
 def remember(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
@@ -42,7 +60,7 @@ def recall(client: Synapse, a: dict[str, Any]) -> str:
     asked = (a.get("query") or "").strip()[:RECALL_QUERY_MAX] or None
     return client.recall(
         category=a.get("category"), tag=a.get("tag"), max_chars=a.get("max_chars"), query=asked
-    ).text
+    ).naming(SEARCH_TOOL)
 
 
 def search(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:

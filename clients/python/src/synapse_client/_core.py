@@ -51,7 +51,9 @@ class Retry:
 
     Retried: 429, and a 409 carrying Retry-After (a write that lost to busy writers and applied
     nothing, or a duplicate of a request still being answered), for any call; 502/503/504 and
-    no answer at all (connection failed, timed out) only for calls safe to repeat."""
+    an answer that broke off or timed out only for calls safe to repeat. A connection refused (or a
+    host name that does not resolve) is not retried: nothing listens there, and a user waiting on
+    backoff learns that ten seconds late."""
 
     attempts: int = 4
     backoff: float = 0.5
@@ -73,8 +75,10 @@ class Retry:
         )
         return wait if wait <= self.max_wait else None
 
-    def after_failure(self, call: Call[Any], attempt: int) -> float | None:
-        """Seconds to wait after no answer came (connection failed, timed out), or None to give up."""
+    def after_failure(self, call: Call[Any], attempt: int, error: httpx.TransportError) -> float | None:
+        """Seconds to wait after no answer came (it broke off, timed out), or None to give up."""
+        if isinstance(error, httpx.ConnectError):
+            return None
         if attempt >= self.attempts or not call.retry_on_server_error():
             return None
         return self._backoff(attempt)

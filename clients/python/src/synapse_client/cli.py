@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from synapse_client import backup as backups
 from synapse_client import importers, ops, transfer
+from synapse_client._agent_tools import derived_key
 from synapse_client._core import Call
 from synapse_client.client import Synapse
 from synapse_client.config import Settings, resolve
@@ -157,12 +158,25 @@ class Progress:
 # ---------------------------------------------------------------- commands
 
 
+def remembered_fields(fields: list[str]) -> tuple[str, str, str]:
+    """`remember CONTENT` or `remember CATEGORY KEY CONTENT`: content alone is a note with the key
+    /mcp derives from it, so the same text twice is one memory."""
+    if len(fields) == 1:
+        return "note", derived_key("note", fields[0]), fields[0]
+    if len(fields) == 3 and fields[0] in CATEGORIES:
+        return fields[0], fields[1], fields[2]
+    if len(fields) == 3:
+        raise ValueError(f"remember: category must be one of {', '.join(CATEGORIES)}, not {fields[0]!r}")
+    raise ValueError("remember: give CONTENT alone, or CATEGORY KEY CONTENT (quote content with spaces)")
+
+
 def cmd_remember(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     expires = expiry(args.expires) if args.expires else None
+    category, key, content = remembered_fields(args.fields)
     call = ops.remember(
-        args.category,
-        args.key,
-        args.content,
+        category,
+        key,
+        content,
         tags=args.tag or None,
         priority=args.priority,
         confidence=args.confidence,
@@ -187,7 +201,7 @@ def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     }
     if out.as_json:
         return out.json(answered(client, ops.recall_json(**options)).body)
-    sys.stdout.write(client.recall(**options).text.rstrip("\n") + "\n")
+    sys.stdout.write(client.recall(**options).naming("`synapse search`").rstrip("\n") + "\n")
     return None
 
 
@@ -472,10 +486,14 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for an answer (default 60)")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("remember", help="store a memory (replaces the one with the same category and key)")
-    p.add_argument("category", choices=CATEGORIES)
-    p.add_argument("key", help="stable lowercase snake_case key, e.g. home_city")
-    p.add_argument("content")
+    p = sub.add_parser(
+        "remember",
+        help="store a memory (replaces the one with the same category and key)",
+        usage="synapse remember [options] [CATEGORY KEY] CONTENT",
+        description="Store CONTENT alone (a note, keyed by its words: the same text twice is one memory), "
+        f"or with a CATEGORY ({', '.join(CATEGORIES)}) and a stable snake_case KEY, e.g. home_city.",
+    )
+    p.add_argument("fields", nargs="+", metavar="[CATEGORY KEY] CONTENT")
     p.add_argument("--tag", action="append", help="repeatable")
     p.add_argument("--priority", choices=PRIORITIES)
     p.add_argument("--confidence", type=float)
@@ -596,6 +614,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _check_usage(top: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.command == "remember":
+        try:
+            remembered_fields(args.fields)
+        except ValueError as error:
+            top.error(str(error))
     if args.command == "forget" and not args.id and not (args.category and args.key):
         top.error("forget needs an ID, or both --category and --key")
     if args.command == "minds" and args.action == "create" and not args.name:

@@ -126,7 +126,7 @@ class Synapse(_Base):
             try:
                 response = self._http.send(request)
             except httpx.TransportError as error:
-                pause = self.retry.after_failure(call, attempt)
+                pause = self.retry.after_failure(call, attempt, error)
                 if pause is None:
                     raise self._unreachable(error) from error
                 self._sleep(pause)
@@ -244,7 +244,7 @@ class AsyncSynapse(_Base):
             try:
                 response = await self._http.send(request)
             except httpx.TransportError as error:
-                pause = self.retry.after_failure(call, attempt)
+                pause = self.retry.after_failure(call, attempt, error)
                 if pause is None:
                     raise self._unreachable(error) from error
                 await self._sleep(pause)

@@ -17,10 +17,10 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 
-from synapse_client._agent_tools import RECALL_QUERY_MAX, derived_key
+from synapse_client._agent_tools import RECALL_QUERY_MAX, SEARCH_TOOL, derived_key
 from synapse_client._core import VERSION
 from synapse_client.client import AsyncSynapse
 from synapse_client.config import Settings
@@ -91,7 +91,7 @@ async def recall(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     found = await client.recall(
         category=a.get("category"), tag=a.get("tag"), max_chars=a.get("max_chars"), query=asked
     )
-    return found.text
+    return found.naming(SEARCH_TOOL)
 
 
 async def search(client: AsyncSynapse, a: dict[str, Any]) -> Any:
@@ -185,7 +185,13 @@ class SynapseMCP(MCPServer[Any]):
 
     async def list_tools(self) -> list[MCPTool]:
         return [
-            MCPTool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
+            MCPTool(
+                name=t["name"],
+                title=t["title"],
+                description=t["description"],
+                input_schema=t["inputSchema"],
+                annotations=ToolAnnotations.model_validate(t["annotations"]),
+            )
             for t in TOOLS.values()
         ]
 
@@ -218,7 +224,7 @@ def build(settings: Settings) -> MCPServer[Any]:
         mime_type=resource["mimeType"],
     )
     async def recall_resource() -> str:
-        return (await server.synapse().recall()).text
+        return (await server.synapse().recall()).naming(SEARCH_TOOL)
 
     return server
 

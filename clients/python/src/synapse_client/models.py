@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -84,6 +85,11 @@ class SearchHit(Model):
     coverage: float | None = None
 
 
+LEFT_OUT = re.compile(
+    r"(?P<count>\d+ more memor(?:y|ies)) left out; GET /memory/search finds (?P<it>it|them)\."
+)
+
+
 class RecallText(Model):
     """`GET /memory/recall`: the plain text an agent pulls into its context (`str()` gives it)."""
 
@@ -91,6 +97,15 @@ class RecallText(Model):
 
     def __str__(self) -> str:
         return self.text
+
+    def naming(self, way_on: str) -> str:
+        """The text with its closing `… left out; GET /memory/search finds them.` naming the reader's own
+        way to the rest instead (a model over MCP has the search tool, a shell user the command)."""
+        head, _, last = self.text.rstrip("\n").rpartition("\n")
+        found = LEFT_OUT.fullmatch(last)
+        if found is None:
+            return self.text
+        return f"{head}\n{found['count']} left out; {way_on} finds {found['it']}.\n"
 
 
 class LowPriority(Model):

@@ -214,6 +214,15 @@ def allowed_methods(path: str) -> list[str]:
     return sorted({method for method, route in ROUTES if _pattern(route).match(path)})
 
 
+def front_door(accept: str) -> tuple[int, dict[str, str], dict[str, str] | None]:
+    """`GET /`, the address the runner's banner and a deployment's output print: a browser (it
+    accepts HTML) goes on to the review console; anything else gets where the API is described.
+    (status, headers, JSON body or None)."""
+    if "text/html" in accept.lower():
+        return 302, {"Location": "/console"}, None
+    return 200, {}, {"service": "synapse", "console": "/console", "openapi": "/openapi.json", "mcp": "/mcp"}
+
+
 def unmatched(method: str, path: str) -> SynapseError:
     """The error for a request no route matched: 405 with `Allow` if the path exists, else 404."""
     shown = path if len(path) <= _SHOWN_PATH_CHARS else path[:_SHOWN_PATH_CHARS] + "…"

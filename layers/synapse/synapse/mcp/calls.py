@@ -8,6 +8,8 @@ which `protocol` turns into an `isError` result.
 from __future__ import annotations
 
 import hashlib
+import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -20,7 +22,16 @@ from synapse.mcp.schema import RECALL_QUERY_MAX
 # without them, and a call loads only its own tool's (issue 22; tests/unit/test_mcp_imports.py).
 
 DEFAULT_CATEGORY = "note"
-KEY_DIGEST_CHARS = 16
+KEY_DIGEST_CHARS = 6
+KEY_WORDS = 5
+KEY_WORD_CHARS = 20
+# Words that say little in a key (the clients keep the same list: tests/unit/test_mcp_tools_drift.py).
+_KEY_STOPWORDS_TEXT = """
+a an the and or but of to in on at for with from by is are was were be been am i my me he him his she her
+they them their it its we our you your this that these those has have had do does did not so as than
+then there here will would can could should just very also about into
+"""
+KEY_STOPWORDS = frozenset(_KEY_STOPWORDS_TEXT.split())
 
 
 class Caller(NamedTuple):
@@ -34,9 +45,14 @@ Tool = Callable[[Caller, dict[str, Any]], Result]
 
 
 def derived_key(category: str, content: str) -> str:
-    """The key of a memory stored without one: the same text (case and spacing aside) → the same key."""
+    """The key of a memory stored without one: its first meaningful words, readable in recall, and a
+    short digest of the whole text so two notes that start alike stay two. The same text (case and
+    spacing aside) gives the same key, so storing it twice keeps one memory."""
     normalized = " ".join(content.split()).casefold()
-    return f"{category}_{hashlib.sha256(normalized.encode()).hexdigest()[:KEY_DIGEST_CHARS]}"
+    digest = hashlib.sha256(normalized.encode()).hexdigest()[:KEY_DIGEST_CHARS]
+    plain = unicodedata.normalize("NFKD", normalized).encode("ascii", "ignore").decode()
+    words = [word[:KEY_WORD_CHARS] for word in re.findall(r"[a-z0-9]+", plain) if word not in KEY_STOPWORDS]
+    return f"{'_'.join(words[:KEY_WORDS]) or category}_{digest}"
 
 
 def write_body(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -118,6 +134,7 @@ def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
         tag=_tag(arguments.get("tag")),
         max_chars=arguments.get("max_chars", text.MAX_CHARS),
         q=asked or None,
+        way_on=text.MCP_SEARCH_HINT,
     )
     return recall_reads.recall_of(caller.mind_id, query).text
 
@@ -231,6 +248,7 @@ TOOLS: dict[str, Tool] = {
 def recall_text(caller: Caller) -> str:
     """The synapse://recall resource: the mind's whole recall text."""
     from synapse.recall import reads as recall_reads
+    from synapse.recall import text
     from synapse.recall.query import RecallQuery
 
-    return recall_reads.recall_of(caller.mind_id, RecallQuery()).text
+    return recall_reads.recall_of(caller.mind_id, RecallQuery(way_on=text.MCP_SEARCH_HINT)).text

@@ -288,17 +288,56 @@ RESOURCES: list[dict[str, Any]] = [
     }
 ]
 
+
+def _hints(
+    title: str, *, reads: bool = False, destroys: bool = False, idempotent: bool = True
+) -> dict[str, Any]:
+    """MCP tool annotations (2025-06-18): what a host may assume when it decides to ask the person
+    first. Every tool acts on this mind alone (no open world). Replacing or updating a memory keeps
+    the earlier version in its history, so only `forget` is destructive."""
+    return {
+        "title": title,
+        "readOnlyHint": reads,
+        "destructiveHint": destroys,
+        "idempotentHint": idempotent,
+        "openWorldHint": False,
+    }
+
+
+ANNOTATIONS: dict[str, dict[str, Any]] = {
+    "remember": _hints("Remember"),
+    "remember_many": _hints("Remember several"),
+    "recall": _hints("Recall", reads=True),
+    "search": _hints("Search memories", reads=True),
+    "fetch": _hints("Read a memory", reads=True),
+    "by_tag": _hints("Memories by tag", reads=True),
+    "update": _hints("Update a memory"),
+    "forget": _hints("Forget a memory", destroys=True),
+    "list_expiring": _hints("Expiring memories", reads=True),
+    "history": _hints("Memory history", reads=True),
+}
 BY_NAME: dict[str, dict[str, Any]] = {tool["name"]: tool for tool in TOOLS}
 
 
 def listed(tool: dict[str, Any]) -> dict[str, Any]:
     """A tool as tools/list shows it (its scope is ours, not MCP's)."""
-    return {"name": tool["name"], "description": tool["description"], "inputSchema": tool["inputSchema"]}
+    hints = ANNOTATIONS[tool["name"]]
+    return {
+        "name": tool["name"],
+        "title": hints["title"],
+        "description": tool["description"],
+        "inputSchema": tool["inputSchema"],
+        "annotations": hints,
+    }
 
 
 def table() -> dict[str, Any]:
     """Everything both transports share, as the JSON the client package keeps."""
-    return {"instructions": INSTRUCTIONS, "tools": TOOLS, "resources": RESOURCES}
+    tools = [
+        {**tool, "title": ANNOTATIONS[tool["name"]]["title"], "annotations": ANNOTATIONS[tool["name"]]}
+        for tool in TOOLS
+    ]
+    return {"instructions": INSTRUCTIONS, "tools": tools, "resources": RESOURCES}
 
 
 if __name__ == "__main__":

@@ -17,3 +17,4 @@ class RecallQuery(NamedTuple):
     max_chars: int = text.MAX_CHARS
     as_json: bool = False
     q: str | None = None  # the user's message or the task: the memories relevant to it come first
+    way_on: str = text.SEARCH_HINT  # what the left-out line names: REST's route, MCP's tool

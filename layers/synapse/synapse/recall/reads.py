@@ -96,4 +96,6 @@ def recall_of(mind_id: str, query: RecallQuery, at: datetime | None = None) -> t
         relevant = relevant_memories(mind_id, query)
         name, stored = heading.result()
         active = _active(stored, expired.result())
-        return text.compose(mind_id, name, active, others, low, query.limit, query.max_chars, relevant)
+        return text.compose(
+            mind_id, name, active, others, low, query.limit, query.max_chars, relevant, query.way_on
+        )

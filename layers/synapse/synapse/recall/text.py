@@ -14,7 +14,7 @@ The text, every line ending in a newline:
     [002] …
     <blank>                                     (only before the two closing lines)
     Low priority, not shown in full (<L>): <key>, <key>, …
-    <K> more memories left out; GET /memory/search finds them.
+    <K> more memories left out; GET /memory/search finds them.   (over MCP: the search tool)
 
 `N`, `X`, `Y` count the active (unexpired) memories that match the filters, shown or not.
 Content is split on every line break Unicode knows (`str.splitlines`) and each line indented,
@@ -62,7 +62,11 @@ MAX_CHARS = 400_000
 MIN_CHARS = 500
 # Recall's `q` may be a whole user message; its first MAX_QUERY_CHARS (search's bound) are searched.
 MAX_FOCUS_CHARS = 4_000
+# How the reader finds what was left out, in the words of the surface that shows the text: REST names
+# its route, MCP its tool (a model over MCP cannot call a route), the CLI its command. No other way on
+# may be longer than the route's, so a client that names its own never pushes the text past max_chars.
 SEARCH_HINT = "GET /memory/search"
+MCP_SEARCH_HINT = "the search tool"
 PENDING_LINE = "  (change proposed by an agent, pending review)"
 
 
@@ -93,10 +97,10 @@ def summary_line(low_total: int, keys: list[str]) -> str:
     return f"Low priority, not shown in full ({low_total}): {named}"
 
 
-def left_out_line(count: int) -> str:
+def left_out_line(count: int, way_on: str = SEARCH_HINT) -> str:
     if count == 1:
-        return f"1 more memory left out; {SEARCH_HINT} finds it."
-    return f"{count} more memories left out; {SEARCH_HINT} finds them."
+        return f"1 more memory left out; {way_on} finds it."
+    return f"{count} more memories left out; {way_on} finds them."
 
 
 class Recall(NamedTuple):
@@ -129,8 +133,9 @@ class Recall(NamedTuple):
 class _Text:
     """The text under construction: header, numbered entries, closing lines."""
 
-    def __init__(self, head: str, total: int, low_total: int, summarised: bool) -> None:
+    def __init__(self, head: str, total: int, low_total: int, summarised: bool, way_on: str) -> None:
         self.head = head
+        self.way_on = way_on
         self.total = total
         self.low_total = low_total
         self.summarised = summarised
@@ -151,7 +156,7 @@ class _Text:
             lines.append(summary_line(self.low_total, keys) + "\n")
         left = max(self.total - len(self.blocks) - len(keys), 0)
         if left:
-            lines.append(left_out_line(left) + "\n")
+            lines.append(left_out_line(left, self.way_on) + "\n")
         return "\n" + "".join(lines) if lines else ""
 
     def length(self, keys: list[str]) -> int:
@@ -184,6 +189,7 @@ def compose(
     limit: int = DEFAULT_LIMIT,
     max_chars: int = MAX_CHARS,
     relevant: list[Memory] | None = None,
+    way_on: str = SEARCH_HINT,
 ) -> Recall:
     """The recall of a selection whose counts are `active`; `others` (critical to normal) and `low`
     yield its memories in recall order and are read no further than the answer needs; `relevant`
@@ -198,7 +204,7 @@ def compose(
         low = (m for m in low if m.id not in placed)
 
     # Everything in full, if it fits: at most limit + 1 memories are read to find out.
-    whole = _Text(head, total, 0, summarised=False)
+    whole = _Text(head, total, 0, summarised=False, way_on=way_on)
     taken: list[Memory] = []
     for memory in chain(others, low):
         if len(taken) == limit:
@@ -215,7 +221,7 @@ def compose(
         )
     pinned_low = sum(m.priority == "low" for m in pinned)
     summary = _summarise(
-        head, active, total, [*taken, memory], others, low, limit, max_chars, placed, pinned_low
+        head, active, total, [*taken, memory], others, low, limit, max_chars, placed, pinned_low, way_on
     )
     return Recall(mind_id, mind_name, total, verified, *summary, _shown(summary[0], placed))
 
@@ -235,6 +241,7 @@ def _summarise(
     max_chars: int,
     placed: set[str],
     pinned_low: int,
+    way_on: str,
 ) -> tuple[list[Memory], int, list[str], bool, int, str]:
     """Not everything fits: summarise low priority, show the others in full while they fit.
     `read` is what the attempt in full took, plus the memory that did not fit; the `placed`
@@ -242,7 +249,7 @@ def _summarise(
     seen_low = [m for m in read if m.priority == "low" and m.id not in placed]
     more_others = [m for m in read if m.priority != "low" or m.id in placed]
     low_total = min(max(active.low - pinned_low, len(seen_low), 0), max(total, len(seen_low)))
-    text = _Text(head, max(total, len(read)), low_total, summarised=low_total > 0)
+    text = _Text(head, max(total, len(read)), low_total, summarised=low_total > 0, way_on=way_on)
     others_total = text.total - low_total
     low_seen = list(seen_low)
 
