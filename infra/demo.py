@@ -1,8 +1,9 @@
-"""Demo data for `make demo` (`SYNAPSE_DEMO=1 make run`): SPEC §4's example mind for the dev user.
+"""Demo data for `make demo` (`SYNAPSE_DEMO=1 make run`): the example mind (docs/rules.md §4), for the
+dev user.
 
 "Michael's Mind" and its 12 memories are stored through the runner's own HTTP API, as a person and
 their agent would: the memories a person wrote with the dev JWT (verified), the two an agent wrote
-with the mind's Mind Key (unverified). Recall then reads exactly as SPEC §4 and docs/api.md show.
+with the mind's Mind Key (unverified). Recall then reads exactly as docs/rules.md §4 and docs/api.md show.
 
 Idempotent: a later start finds the mind by its name instead of creating a second one, stores again
 only what is missing or expired (and everything stored after it, so recall order stays as shown), and
@@ -50,7 +51,7 @@ class Demo:
 
 
 # In the order they are stored: recall shows the most recently updated first within a priority, so
-# SPEC §4's three come last. 12 memories, 10 verified, 2 unverified (an agent wrote them).
+# docs/rules.md §4's three come last. 12 memories, 10 verified, 2 unverified (an agent wrote them).
 MEMORIES = (
     Demo("note", "reading_list", "Designing Data-Intensive Applications; SQLite internals",
          ("books",), "low"),
@@ -123,7 +124,7 @@ class _Api:
 
 
 def seed(base_url: str, jwt: str) -> Seeded:
-    """Create SPEC §4's mind for the JWT's user, or bring an earlier one back to it."""
+    """Create the example mind (docs/rules.md §4) for the JWT's user, or bring an earlier one back to it."""
     api = _Api(base_url, jwt)
     existing = next((m for m in api.pages("/minds", "minds") if m["name"] == NAME), None)
     if existing is None:
@@ -171,7 +172,7 @@ def announce(base_url: str, seeded: Seeded) -> str:
     return "\n".join(
         [
             "",
-            f"Demo mind ({state}{stored}): {NAME}, SPEC §4's example.",
+            f"Demo mind ({state}{stored}): {NAME}, the example of docs/rules.md §4.",
             "Paste the export line below, then recall the mind:",
             '  curl -s "$BASE/memory/recall" -H "Authorization: Bearer $MIND_KEY"',
             f"export BASE={base_url} MIND_ID={seeded.mind_id} MIND_KEY={seeded.mind_key}",

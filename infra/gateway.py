@@ -127,7 +127,7 @@ ERROR_CODES = {
 
 
 def error_response(status: int, message: str, request_id: str | None = None) -> HttpResponse:
-    """An error the gateway (or the HTTP front) answers itself, in SPEC's error body."""
+    """An error the gateway (or the HTTP front) answers itself, in the error body of docs/rules.md §3."""
     payload = {
         "error": {"code": ERROR_CODES.get(status, "internal_error"), "message": message, "details": []},
         "request_id": request_id or str(uuid.uuid4()),

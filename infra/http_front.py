@@ -2,8 +2,8 @@
 
 waitress parses HTTP/1.1 strictly, buffers each body before a thread sees it and serves from a
 bounded pool (docs/architecture.md says why it was chosen). This module adds, so a client never
-gets a silent close or a text/plain page: SPEC's error body for every error waitress answers itself
-(`JsonErrorTask`); a JSON 400 for a request that stalls half-sent (`FrontChannel`); UTF-8 for the
+gets a silent close or a text/plain page: the error body (docs/rules.md §3) for every error waitress
+answers itself (`JsonErrorTask`); a JSON 400 for a request that stalls half-sent (`FrontChannel`); UTF-8 for the
 request line and header values (PEP 3333 passes latin-1); a 400 for unknown methods, 414 for long
 URIs; a 421 for a `Host` that is not a loopback name, before any route (DNS rebinding:
 `host_allowed`; `SYNAPSE_ALLOWED_HOSTS` adds names); CORS preflights for the origins in
@@ -38,7 +38,7 @@ from waitress.utilities import BadRequest, Error  # type: ignore[import-untyped]
 from infra.gateway import Gateway, HttpResponse, error_response
 
 HOST = "127.0.0.1"
-MAX_REQUEST_BYTES = 1024 * 1024  # handlers enforce SPEC's 64 KiB (1 MiB for hooks); this guards the runner
+MAX_REQUEST_BYTES = 1024 * 1024  # handlers enforce 64 KiB (1 MiB for hooks); this guards the runner
 MAX_HEADER_BYTES = 16 * 1024  # request line + headers; API Gateway allows 10 KiB
 MAX_URI_CHARS = 8 * 1024
 THREADS = 16
@@ -154,7 +154,7 @@ def _error_status(error: Error) -> tuple[int, str]:
 
 
 class JsonErrorTask(ErrorTask):  # type: ignore[misc]
-    """waitress answers malformed requests with text/plain; this answers SPEC's error body."""
+    """waitress answers malformed requests with text/plain; this answers the error body of rules §3."""
 
     def execute(self) -> None:
         started = time.perf_counter()

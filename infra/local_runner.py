@@ -327,7 +327,7 @@ def banner(url: str, token: str | None, storage: str) -> str:
             f'-H "Content-Type: application/json" -d \'{{"name":"My Mind"}}\'',
         ]
     if token is not None and os.environ.get("SYNAPSE_DEMO") != "1":
-        lines += ["", "SPEC §4's example mind, ready to recall: make demo (or SYNAPSE_DEMO=1 make run)."]
+        lines += ["", "The example mind, ready to recall: make demo (or SYNAPSE_DEMO=1 make run)."]
     lines += ["", "Stop with Ctrl+C (data is saved)."]
     return "\n".join(lines)
 
@@ -398,7 +398,7 @@ def main() -> int:
         serving = _start("http", server.serve_forever, 0.1)
         url = f"http://{HOST}:{server.server_address[1]}"
         print(banner(url, token, storage), flush=True)
-        if os.environ.get("SYNAPSE_DEMO") == "1":  # make demo: SPEC §4's example mind
+        if os.environ.get("SYNAPSE_DEMO") == "1":  # make demo: the example mind of docs/rules.md §4
             from infra import demo
 
             print(demo.run(url, dev_token()), flush=True)

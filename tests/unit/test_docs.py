@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 MAKEFILE = ROOT / "Makefile"
-README_MAX_BYTES = 12_500
+README_MAX_BYTES = 13_500  # 12,500 until the rules page and hybrid search earned a line each
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -126,6 +126,14 @@ def test_every_relative_link_resolves(path: Path) -> None:
         elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
             broken.append(f"{target}: no heading '#{anchor}' in {linked.relative_to(ROOT)}")
     assert not broken, f"{path.relative_to(ROOT)}: {broken}"
+
+
+@pytest.mark.parametrize("path", doc_files(), ids=doc_ids())
+def test_the_docs_stand_alone(path: Path) -> None:
+    # Given one page, Then it points at nothing a clone lacks: no folder beside the repository, no
+    # rules document kept outside it (the product rules are docs/rules.md, the design architecture.md)
+    text = path.read_text(encoding="utf-8")
+    assert not re.findall(r"\.\./shared|SPEC\.md|DESIGN\.md|\bSPEC\b", text), path.relative_to(ROOT)
 
 
 def test_link_checker_sees_links_and_headings() -> None:
