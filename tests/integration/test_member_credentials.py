@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from synapse.minds import minds
 from synapse.storage import tables
-from synapse.teams import roles
+from synapse.teams import members, roles
 
 from tests.integration.test_hooks import create_hook, deliver
 from tests.support.api import Api, MindHandle, jwt_for, memory_body
 from tests.support.checks import assert_error, ok
 from tests.support.oauth import Flow, mcp
+from tests.support.races import dynamodb_hook
 from tests.support.teams import Team, accept, invitation_token, join, role_of
 
 
@@ -262,6 +264,76 @@ def test_an_owner_holding_more_than_one_transaction_takes_loses_all_of_it(api: A
 def _team_view(team: Shared) -> Team:
     """`tests.support.teams.role_of` reads the members list with the creator's JWT."""
     return Team(team.mind)
+
+
+# ---------------------------------------------------------------- races
+
+
+def transaction_keys(params: dict[str, Any]) -> list[tuple[str, str]]:
+    """(operation, sort key) of each action of a TransactWriteItems call's parameters."""
+    actions = [next(iter(op.items())) for op in params.get("TransactItems", [])]
+    return [(name, (body.get("Item") or body.get("Key"))["sk"]["S"]) for name, body in actions]
+
+
+def test_a_key_created_while_its_creator_is_being_removed_is_revoked_too(api: Api) -> None:
+    # Given alice creates a key in the moment between her removal's read and its commit
+    team = shared(api)
+    made: list[dict[str, Any]] = []
+
+    def create_first(params: dict[str, Any], model: Any, **_: Any) -> None:
+        removing = ("Delete", "MEMBER#alice") in transaction_keys(params)
+        if model.name == "TransactWriteItems" and removing and not made:
+            made.append(minds.create_key("alice", team.mind.id, "just now"))
+
+    with dynamodb_hook("before-parameter-build.dynamodb", create_first):
+        remove(api, team)
+    # Then that key is refused and revoked like the others
+    assert made and recall(api, made[0]["key"]).status == 401
+    listed = ok(api.call("GET", f"/minds/{team.mind.id}/keys", token=team.mind.jwt))["keys"]
+    assert [key["id"] for key in listed] == [team.mind.key_id]
+    assert {event["key_id"] for event in audit(api, team, "key.revoked")} == {
+        team.second.key_id,
+        made[0]["id"],
+    }
+
+
+def test_a_key_whose_creator_is_removed_before_it_commits_is_not_created(api: Api) -> None:
+    # Given alice's removal commits after her request to create a key was let in, before it commits
+    team = shared(api)
+    done: list[bool] = []
+
+    def remove_first(params: dict[str, Any], model: Any, **_: Any) -> None:
+        creating = any(name == "Put" and sk.startswith("KEY#") for name, sk in transaction_keys(params))
+        if model.name == "TransactWriteItems" and creating and not done:
+            done.append(True)
+            members.remove("creator", "owner", team.mind.id, "alice")
+
+    with dynamodb_hook("before-parameter-build.dynamodb", remove_first):
+        answer = api.call(
+            "POST", f"/minds/{team.mind.id}/keys", token=team.second.jwt, json_body={"label": "late"}
+        )
+    # Then the key is refused (409) and none of alice's is left
+    assert done and answer.status == 409, answer.text
+    listed = ok(api.call("GET", f"/minds/{team.mind.id}/keys", token=team.mind.jwt))["keys"]
+    assert [key["id"] for key in listed] == [team.mind.key_id]
+
+
+def test_an_owner_promoted_back_does_not_revive_what_they_held(api: Api, dynamo: Any) -> None:
+    # Given alice's key survived her demotion unrevoked (as a sweep cut short would leave it)
+    team = shared(api)
+    kept = dynamo.get_item(
+        TableName=tables.minds_table(),
+        Key=tables.dump(tables.mind_key_item_key(team.mind.id, team.second.key_id)),
+    )["Item"]
+    lookup = dynamo.get_item(
+        TableName=tables.minds_table(), Key=tables.dump(tables.key_hash_key(kept["hash"]["S"]))
+    )
+    demote(api, team)
+    dynamo.put_item(TableName=tables.minds_table(), Item=lookup["Item"])
+    # When she is made owner again
+    demote(api, team, "owner")
+    # Then the key made in her earlier tenure stays refused
+    assert_error(recall(api, team.second.key), 401)
 
 
 # ---------------------------------------------------------------- item 7: email matches are exact

@@ -148,7 +148,7 @@ def _revocations(
 def _pack(revocations: Iterable[Revocation], room: int) -> tuple[Ending, list[Revocation]]:
     """As many revocations as fit in `room` actions, and the rest."""
     operations: list[dict[str, Any]] = []
-    deltas, rest = [counts.Delta()], []
+    deltas, rest = [counts.Delta()], list[Revocation]()
     for revocation in revocations:
         if rest or len(operations) + len(revocation.operations) > room:
             rest.append(revocation)
@@ -175,6 +175,8 @@ def sweep(mind_id: str, user_id: str, actor: str, reason: str) -> int:
     while rest:
         packed, rest_after = _pack(rest, MAX_ACTIONS - 1)  # and the count update
         batch, rest = rest[: len(rest) - len(rest_after)], rest_after
+        if not batch:  # cannot happen (one revocation is at most 4 actions); never loop on it
+            break
         if _committed(mind_id, packed.delta, packed.operations):
             revoked += len(batch)
         else:
