@@ -23,7 +23,7 @@ from synapse.minds.keys import SCOPES
 from synapse.oauth import clients, tokens, urls
 from synapse.oauth.errors import OAuthError, RedirectableError
 from synapse.storage import ratelimit, tables
-from synapse.teams import roles
+from synapse.teams import roles, tenure
 
 REQUEST_PREFIX = "oar_"
 REQUEST_LIFETIME = timedelta(minutes=10)
@@ -155,6 +155,7 @@ def decide(user_id: str, request_id: str, body: dict[str, Any]) -> str:
     if not isinstance(mind_id, str) or not mind_id:
         raise field_error("mind_id", "required", "mind_id: name the mind the app may use.")
     roles.require(mind_id, user_id, roles.OWNER)  # a grant is an agent's credential, as a key is
+    hold = tenure.hold(mind_id, user_id)  # and ends with the approver's tenure as owner, as a key does
     code, put_code = tokens.code_operation(
         tokens.CodeGrant(
             client_id=client.id,
@@ -165,9 +166,10 @@ def decide(user_id: str, request_id: str, body: dict[str, Any]) -> str:
             mind_id=mind_id,
             scopes=tuple(_chosen_scopes(body.get("scopes"))),
             user_id=user_id,
+            tenure=hold.recorded.get("tenure"),
         )
     )
-    _apply(request_id, [remove, put_code])
+    _apply(request_id, [remove, put_code, *([hold.operation] if hold.operation else [])])
     return with_query(item["redirect_uri"], {"code": code, **state})
 
 
