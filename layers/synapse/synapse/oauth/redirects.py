@@ -22,9 +22,10 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "[::1]", "localhost"})
 # as `::1`): nothing with a space, a second bracket or other text. The same host the OpenAPI
 # document's REDIRECT_URI pattern allows, so a URI it calls valid is accepted (test_oauth samples it).
 _HOST = re.compile(r"[a-z0-9.-]+|[0-9a-f:.]{2,45}")
-# Printable ASCII stays as written in a rebuilt Location (so existing %-escapes too); the rest, which
-# can only be non-ASCII letters once the checks passed, is percent-encoded as UTF-8, as a browser does.
-_KEPT = "".join(chr(code) for code in range(0x21, 0x7F))
+# What RFC 3986 allows in a path or query stays as written in a rebuilt Location (existing %-escapes
+# too); anything else (`"<>^`{|}` and non-ASCII letters, once the checks passed) is percent-encoded
+# as UTF-8, as a browser would before sending it.
+_KEPT = "-._~:/?[]@!$&'()*+,;=%"
 # What a redirect URI may not contain, as a regular expression class (the OpenAPI document's pattern
 # uses it too): `#`, `\`, the control characters (Unicode's Cc: C0, DEL, C1) and every character
 # Python calls a space. `_character_rule` names which rule a refused one breaks.
