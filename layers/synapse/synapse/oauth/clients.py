@@ -119,26 +119,19 @@ def require(client_id: str | None) -> Client:
     return found
 
 
-class Redirect(NamedTuple):
-    """The redirect URI of an authorization request: as the request named it (what the token
-    endpoint compares, RFC 6749 §4.1.3) and its checked parts (what a Location is built from)."""
-
-    uri: str
-    parts: redirects.RedirectUri
-
-
-def matching_redirect(client: Client, asked: str | None) -> Redirect | None:
-    """The registered redirect URI a request names (exactly; a loopback one on any port, RFC 8252
-    §7.3), the only one when it names none, else None. A named URI that registration would refuse
-    is an invalid_request naming the rule."""
+def matching_redirect(client: Client, asked: str | None) -> str | None:
+    """The redirect URI of a request, as it named it (what the token endpoint compares, RFC 6749
+    §4.1.3): a registered one exactly, or a registered loopback one on any port (RFC 8252 §7.3);
+    the only one when it names none; else None. A named URI that registration would refuse is an
+    invalid_request naming the rule. The Location is built later from its checked parts."""
     registered = {uri: parts for uri in client.redirect_uris if (parts := redirects.usable(uri))}
     if asked is None:
-        return Redirect(*next(iter(registered.items()))) if len(registered) == 1 else None
+        return next(iter(registered)) if len(registered) == 1 else None
     try:
         found = redirects.matching(registered, asked)
     except redirects.RedirectRefused as refused:
         raise OAuthError("invalid_request", f"redirect_uri: {refused}.") from None
-    return Redirect(asked, found) if found else None
+    return asked if found else None
 
 
 def keep_operation(client_id: str) -> dict[str, Any]:

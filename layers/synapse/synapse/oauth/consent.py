@@ -76,8 +76,8 @@ def start(params: dict[str, str], base: str, caller: str) -> str:
         raise OAuthError(
             "invalid_request", "client_id is not a registered client (or its registration expired)."
         )
-    redirect = clients.matching_redirect(client, params.get("redirect_uri"))
-    if redirect is None:
+    redirect_uri = clients.matching_redirect(client, params.get("redirect_uri"))
+    if redirect_uri is None:
         raise OAuthError("invalid_request", "redirect_uri is not one this client registered.")
     fault = _fault(params, base)
     state = params.get("state")
@@ -88,7 +88,7 @@ def start(params: dict[str, str], base: str, caller: str) -> str:
         **request_key(request_id),
         "id": request_id,
         "client_id": client.id,
-        "redirect_uri": redirect.uri,
+        "redirect_uri": redirect_uri,
         "state": state if state is None or len(state) <= MAX_STATE_CHARS else None,
         "resource": urls.resource(base),
         "expires_at": clock.to_iso(moment + REQUEST_LIFETIME),
