@@ -6,8 +6,8 @@ and LF anywhere and spaces at either end, and takes `\\` as part of the authorit
 takes it for `/` (`http://127.0.0.2:9999\\@127.0.0.1/cb` is 127.0.0.1 to Python, 127.0.0.2 to a
 browser). So a URI with a control character, a space, a backslash, credentials or a fragment is
 refused before it is parsed at all, registered or requested; what passes is split into its parts,
-and a `Location` is rebuilt from those parts (the query kept, non-ASCII percent-encoded, our
-parameters added), never copied from the request."""
+and a `Location` is rebuilt from those parts (the query kept, what RFC 3986 does not allow
+percent-encoded, our parameters added), never copied from the request."""
 
 from __future__ import annotations
 
