@@ -142,9 +142,9 @@ def _callable_url(case: Any) -> None:
 
 
 def _oauth_client(case: Any, method: str, path: str) -> None:
-    """An OAuth request names the seeded client (and its redirect URI), a decision the seeded mind,
-    and the first token request of each grant type the seeded code (with its verifier) or refresh
-    token, as an id in a path is the seeded one."""
+    """An OAuth request names the seeded client (and its redirect URI; a revocation names it as the
+    client asking), a decision the seeded mind, and the first token request of each grant type the
+    seeded code (with its verifier) or refresh token, as an id in a path is the seeded one."""
     if (method, path) == ("GET", "/oauth/authorize") and case.query is not None:
         case.query["client_id"] = SEEDED["oauth_client"]
         case.query["redirect_uri"] = SEEDED["oauth_redirect_uri"]
@@ -159,6 +159,8 @@ def _oauth_client(case: Any, method: str, path: str) -> None:
             case.body["refresh_token"] = SEEDED[unused]
         if unused is not None and "resource" in case.body:
             case.body["resource"] = SEEDED["url"] + "/mcp"
+    elif (method, path) == ("POST", "/oauth/revoke") and isinstance(case.body, dict):
+        case.body["client_id"] = SEEDED["oauth_client"]  # its own client: another's token is refused
     elif path == "/oauth/requests/{request_id}" and isinstance(case.body, dict) and "mind_id" in case.body:
         case.body["mind_id"] = SEEDED["mind"]
 
