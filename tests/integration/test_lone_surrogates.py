@@ -17,6 +17,7 @@ from synapse.memory.kinds import Source
 
 from infra.stream_pump import Pump
 from tests.integration.test_hooks import create_hook, deliver
+from tests.support import backups
 from tests.support.api import Api, MindHandle, memory_body
 from tests.support.index import index_root_fixture as index_root_fixture
 from tests.support.index import pump_fixture as pump_fixture
@@ -266,3 +267,24 @@ def test_a_mind_holding_a_lone_surrogate_reads_again_with_replacement_characters
     fixed = api.store(mind, category="note", key="home", content="Lives in Hamburg", tags=["city"])
     assert fixed.status == 200, fixed.text
     assert api.call("DELETE", f"/memory/{memory_id}", token=mind.jwt, headers=as_owner).status == 204
+
+
+def test_a_restore_line_with_a_lone_surrogate_is_refused_naming_the_line(api: Api, mind: MindHandle) -> None:
+    # Given a backup, edited (and chained again) so that its memory's tag is a lone surrogate
+    assert api.store(mind, tags=["home"]).status == 201
+    lines = backups.backup(api, mind).splitlines()
+    at = next(i for i, line in enumerate(lines) if b'"kind":"memory"' in line)
+    record = json.loads(lines[at])
+    record["memory"]["tags"] = [LONE]
+    lines[at] = json.dumps(record).encode()
+    # When it is restored into a new mind
+    target = api.create_mind(name="Target")
+    answer = backups.send(api, target, backups.rechained(lines), last=True)
+    # Then the line is refused by the text rule, naming the field, and nothing is written
+    assert answer.status == 422, answer.text
+    assert answer.json()["error"]["details"][0] == {
+        "line": at + 1,
+        "rule": "text",
+        "message": "memory.tags[0] holds a lone UTF-16 surrogate (\\ud800-\\udfff): not text",
+    }
+    assert readable(api, target) == NOTHING_STORED
