@@ -10,19 +10,24 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from boto3.dynamodb.types import TypeDeserializer
 from moto.dynamodb.models import dynamo_type
 from synapse.auth.principal import Principal
+from synapse.core import json_input
+from synapse.lifecycle import text_repair
 from synapse.mcp import calls
 from synapse.memory.kinds import Source
 
+from infra import repair_text
 from infra.stream_pump import Pump
 from tests.integration.test_hooks import create_hook, deliver
 from tests.support import backups
 from tests.support.api import Api, MindHandle, memory_body
+from tests.support.checks import ok
 from tests.support.index import index_root_fixture as index_root_fixture
 from tests.support.index import pump_fixture as pump_fixture
 from tests.support.settings import configure_fixture as configure_fixture
-from tests.support.tables import MEMORIES
+from tests.support.tables import MEMORIES, mind_items, scan
 
 LONE = "\ud800"
 JSON_AND_SSE = "application/json, text/event-stream"
@@ -288,3 +293,29 @@ def test_a_restore_line_with_a_lone_surrogate_is_refused_naming_the_line(api: Ap
         "message": "memory.tags[0] holds a lone UTF-16 surrogate (\\ud800-\\udfff): not text",
     }
     assert readable(api, target) == NOTHING_STORED
+
+
+def test_the_one_off_repair_rewrites_a_mind_so_later_changes_leave_nothing_behind(
+    api: Api, mind: MindHandle, lenient_moto: None, dynamo: Any
+) -> None:
+    # Given a mind holding a memory with a lone surrogate in its content and a tag
+    poisoned(mind, dynamo)
+    # When the one-off repair runs over it, twice
+    first = text_repair.repair_mind(mind.id)
+    assert repair_text.main([mind.id]) == 0  # the operator's command
+    second = text_repair.repair_mind(mind.id)
+    # Then it rewrote the memory, its revision, the tag's copy and counter; a second run has nothing to do
+    assert first >= 4 and second == 0, (first, second)
+    raw = dynamo.query(
+        TableName=MEMORIES,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": mind.id}},
+    )["Items"]
+    as_stored = [{k: TypeDeserializer().deserialize(v) for k, v in item.items()} for item in raw]
+    assert [json_input.lone_surrogate(item) for item in as_stored] == [None] * len(raw)
+    # And a later change of the memory leaves no copy or count of the old tag behind
+    ok(api.store(mind, category="note", key="home", content="Lives in Hamburg", tags=["city"]))
+    items = mind_items(dynamo, mind.id)
+    assert [t["sk"].split("#")[1] for t in items["tag"]] == ["04:city"]
+    counters = {i["sk"]: i.get("n") for i in scan(dynamo, MEMORIES) if i["sk"].startswith("NTAG#")}
+    assert counters == {"NTAG#01:\ufffd#note": 0, "NTAG#04:city#note": 1}
