@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from synapse.api.http import Response
 from synapse.core import json_input
 from synapse.storage import tables
 
@@ -79,3 +80,12 @@ def test_a_loaded_item_is_repaired_but_its_address_is_kept_as_stored() -> None:
     assert item["sk"] == f"TAG#01:{LONE}#2#x"
     assert item["memory"] == {"tags": ["\ufffd"], "content": "x\ufffd"} and item["name"] == "\ufffd"
     json.dumps({k: v for k, v in item.items() if k != "sk"}, ensure_ascii=False).encode("utf-8")
+
+
+def test_an_answer_holding_a_lone_surrogate_is_sent_as_utf_8_with_replacement_characters() -> None:
+    # Given a payload that somehow holds a lone surrogate (the last guard, behind the repair on load)
+    payload = {"memories": [{"tags": [LONE]}], LONE: ("x", LONE)}
+    # When it is answered as JSON or text, Then the body has a UTF-8 form, U+FFFD in place
+    body = Response.json(payload).body
+    assert json.loads(body.encode("utf-8")) == {"memories": [{"tags": ["\ufffd"]}], "\ufffd": ["x", "\ufffd"]}
+    assert Response.text(f"Mind: {LONE}").body.encode("utf-8") == "Mind: \ufffd".encode()
