@@ -79,13 +79,13 @@ def parse_json(data: bytes) -> Any:
     return json_input.read(data)
 
 
-def refusal(error: json_input.Unreadable, what: str = "The body") -> BadRequest:
-    """The 400 for input `json_input` cannot read, naming the field for a rule about one."""
+def refusal(error: json_input.Unreadable) -> BadRequest:
+    """The 400 for a body `json_input` cannot read, naming the field for a rule about one."""
     if not error.field and error.rule != json_input.SURROGATE_RULE:
-        return BadRequest(f"{what} {error.message}.")
+        return BadRequest(f"The body {error.message}.")
     field = error.field or "(the document)"
     return BadRequest(
-        f"{what}: {field} {error.message}.",
+        f"The body: {field} {error.message}.",
         details=[{"field": field, "rule": error.rule, "message": error.message}],
     )
 

@@ -3,7 +3,9 @@
 No session: `initialize` answers with the negotiated version, and every other request is answered
 on its own, with or without an `initialize` before it. Errors follow JSON-RPC's codes: -32700
 parse, -32600 invalid request, -32601 method not found, -32602 invalid params; an invalid request
-whose id could be read is answered with that id (JSON-RPC 2.0 §5), else with a null one. A tool's
+whose id could be read is answered with that id (JSON-RPC 2.0 §5), else with a null one. A message
+holding a lone UTF-16 surrogate is refused before anything runs, as REST refuses one (`core.json_input`):
+in its params, invalid params naming the field; elsewhere, an invalid request. A tool's
 own failure (bad arguments, a Synapse refusal, a missing scope) is an `isError` result the model can
 read. Batches (arrays of messages) are part of 2025-03-26 only, which obliges a server to receive
 them; 2025-06-18 removed them, so a newer client's batch is refused.
