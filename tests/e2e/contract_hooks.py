@@ -165,6 +165,22 @@ def _oauth_client(case: Any, method: str, path: str) -> None:
         case.body["mind_id"] = SEEDED["mind"]
 
 
+# Issue 32 item 1: a lone UTF-16 surrogate, which a JSON client sends as its escape "\\ud800".
+LONE_SURROGATE = "\ud800"
+_not_text = random.Random(32)  # its own: the other choices of the run stay as they were
+
+
+def _not_text_in_mcp(case: Any) -> None:
+    """Half the generated /mcp requests and notifications become a `remember` whose tag is a lone
+    surrogate: invalid params naming it (a notification: 202), never a 5xx, and nothing stored
+    (`test_contract` then reads the mind)."""
+    body = case.body
+    if not isinstance(body, dict) or not isinstance(body.get("method"), str) or _not_text.random() < 0.5:
+        return
+    body["method"] = "tools/call"
+    body["params"] = {"name": "remember", "arguments": {"content": "x", "tags": [LONE_SURROGATE]}}
+
+
 @schemathesis.hook
 def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
     method, path = case.operation.method.upper(), case.operation.path
@@ -201,3 +217,5 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
     if auth == "signed":
         _sign(case, headers, always=positive)
         case.headers = headers
+    if (method, path) == ("POST", "/mcp"):
+        _not_text_in_mcp(case)

@@ -270,3 +270,99 @@ def test_every_operation_keeps_its_contract_under_generated_requests(
     assert result.returncode == 0, report
     assert "Tested:" in result.stdout and "passed" in result.stdout, report
     assert service.server_errors() == [], service.output()[-8_000:]
+
+
+# ---------------------------------------------------------------- /mcp: not text, not finite, too large
+# Issue 32 item 1: one /mcp request with a lone UTF-16 surrogate made its mind unreadable for everyone.
+# These are sent as raw bytes (the generated requests above are JSON a client library would write).
+
+_LONE = "\\ud800"  # as it stands in the JSON text: a lone surrogate's escape
+
+
+def _tool(name: str, arguments: str, request_id: str = "7") -> bytes:
+    body = f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":{{"name":"{name}",'
+    return (body + f'"arguments":{arguments}}}}}').encode()
+
+
+_HOSTILE_MCP: dict[str, bytes] = {
+    "tag": _tool("remember", f'{{"content":"Likes tea","tags":["{_LONE}"]}}'),
+    "content": _tool("remember", f'{{"content":"Likes tea {_LONE}"}}'),
+    "key": _tool("remember", f'{{"content":"Likes tea","key":"{_LONE}"}}'),
+    "argument name": _tool("remember", f'{{"content":"Likes tea","{_LONE}":1}}'),
+    "forget key": _tool("forget", f'{{"category":"note","key":"{_LONE}"}}'),
+    "forget id": _tool("forget", f'{{"id":"mem_{_LONE}"}}'),
+    "search": _tool("search", f'{{"query":"tea {_LONE}"}}'),
+    "many": _tool("remember_many", f'{{"memories":[{{"content":"a"}},{{"content":"{_LONE}"}}]}}'),
+    "string id": _tool("recall", "{}", request_id=f'"{_LONE}"'),
+    "method": f'{{"jsonrpc":"2.0","id":1,"method":"ping{_LONE}"}}'.encode(),
+    "NaN": _tool("remember", '{"content":"Likes tea","confidence":NaN}'),
+    "Infinity": _tool("remember", '{"content":"Likes tea","confidence":-Infinity}'),
+    "1e999": _tool("remember", '{"content":"Likes tea","confidence":1e999}'),
+    "huge id": _tool("recall", "{}", request_id="1" + "0" * 400),
+    "huge integer": _tool("history", '{"id":"mem_x","limit":' + "9" * 400 + "}"),
+    "5000 digits": _tool("history", '{"id":"mem_x","limit":' + "9" * 5000 + "}"),
+    "40 KiB content": _tool("remember", '{"content":"' + "x" * 40_960 + '"}'),
+    "30 tags": _tool(
+        "remember", '{"content":"Likes tea","tags":' + json.dumps([f"t{i}" for i in range(30)]) + "}"
+    ),
+    "long key": _tool("remember", '{"content":"Likes tea","key":"' + "k" * 5000 + '"}'),
+    "long id": _tool("fetch", '{"id":"mem_' + "x" * 100_000 + '"}'),
+    "deep": _tool("remember", "[" * 40 + "]" * 40),
+    "1 MiB": _tool("remember", '{"content":"' + "x" * (1024 * 1024 - 200) + '"}'),
+    "batch": ("[" + ",".join([_tool("ping", "{}").decode()] * 20) + "]").encode(),
+}
+
+
+def _readable(service: RunningService, mind_id: str) -> dict[str, int]:
+    """What every member reads of the mind, by status: recall, lists, backup."""
+    owner = {"Authorization": f"Bearer {service.jwt}", "X-Mind-Id": mind_id}
+    reads = {
+        "recall": ("/memory/recall", {}),
+        "list": ("/memory", {}),
+        "notes": ("/memory", {"category": "note"}),
+        "backup": (f"/minds/{mind_id}/backup", {}),
+    }
+    return {
+        name: requests.get(service.url + path, params=query, headers=owner, timeout=30).status_code
+        for name, (path, query) in reads.items()
+    }
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-03-26"])
+def test_mcp_answers_what_is_not_text_or_too_large_without_a_server_error_and_the_mind_reads(
+    service: RunningService, version: str
+) -> None:
+    # Given a mind and its write-scoped Mind Key
+    mind = _post(service, "/minds", {"name": f"MCP edges {version}"})
+    mind_id, key = mind["mind"]["id"], mind["mind_key"]["key"]
+    headers = {
+        "Authorization": f"Bearer {key}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": version,
+    }
+    # When /mcp receives each hostile message
+    answers = {
+        name: requests.post(service.url + "/mcp", data=body, headers=headers, timeout=60)
+        for name, body in _HOSTILE_MCP.items()
+    }
+    # Then none is a server error, each is a JSON-RPC answer, and nothing of them was stored
+    assert {name: a.status_code for name, a in answers.items() if a.status_code >= 500} == {}
+    assert {n: a.text[:300] for n, a in answers.items() if "jsonrpc" not in a.text} == {}
+    assert _readable(service, mind_id) == {"recall": 200, "list": 200, "notes": 200, "backup": 200}
+    listed = requests.get(
+        service.url + "/memory", headers={"Authorization": f"Bearer {key}"}, timeout=30
+    ).json()["memories"]
+    assert listed == []  # remember_many too: a message with a lone surrogate is refused whole
+    assert service.server_errors() == [], service.output()[-8_000:]
+
+
+def test_after_every_generated_request_each_mind_of_the_run_still_reads(service: RunningService) -> None:
+    # Given the run above (its /mcp requests carried lone surrogates too: contract_hooks.py)
+    owner = {"Authorization": f"Bearer {service.jwt}"}
+    minds = requests.get(service.url + "/minds", headers=owner, timeout=30).json()["minds"]
+    # When each of the person's minds is read, Then recall, lists and backup answer
+    assert minds
+    unreadable = {m["id"]: _readable(service, m["id"]) for m in minds}
+    assert {k: v for k, v in unreadable.items() if set(v.values()) != {200}} == {}
+    assert service.server_errors() == [], service.output()[-8_000:]

@@ -19,6 +19,7 @@ import json
 import re
 from typing import Any
 
+from synapse.core import json_input
 from synapse.core.errors import Unprocessable
 
 FORMAT = "synapse-backup"
@@ -73,8 +74,10 @@ class Refused(Unprocessable):
 def parse(line: bytes, expected: int) -> dict[str, Any]:
     """Line `expected` as a JSON object with the right `n` and a known `kind`."""
     try:
-        record = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        record = json_input.read(line)  # as every door reads JSON: no NaN, 1e999 or lone surrogate
+    except json_input.Unreadable as error:
+        if error.rule != "json":
+            raise Refused(expected, error.rule, f"{error.field or 'the line'} {error.message}") from None
         raise Refused(expected, "json", "is not a JSON object (cut short, or changed)") from None
     if not isinstance(record, dict):
         raise Refused(expected, "json", "is not a JSON object")
