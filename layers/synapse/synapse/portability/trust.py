@@ -1,4 +1,4 @@
-"""Who vouched for a restored memory (issue 32 item 5, docs/backup.md#signatures-what-a-restore-keeps-of-verification).
+"""Who vouched for a restored memory (issue 32 item 5; docs/backup.md, "Signatures").
 
 The chain of a backup is a checksum: anyone can edit a line and chain it again, so a file's
 `verified_by` is only a claim. Every line a backup writes after the first carries `sig`, this
