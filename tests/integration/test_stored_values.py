@@ -10,7 +10,7 @@ import pytest
 from synapse.storage import tables
 
 from tests.support import teams
-from tests.support.api import Api, MindHandle, jwt_for
+from tests.support.api import Api, MindHandle
 from tests.support.checks import as_user, assert_error, ok
 from tests.support.tables import MEMORIES, MINDS
 
@@ -69,7 +69,7 @@ def _proposal(api: Api, mind: MindHandle) -> str:
     return str(proposed.json()["proposal"]["id"])
 
 
-BAD_PROPOSALS = {
+BAD_PROPOSALS: dict[str, dict[str, Any]] = {
     "base_version": {"base_version": "abc"},
     "priority": {"proposed": {"content": "x", "tags": [], "priority": "urgent", "confidence": 1}},
     "confidence": {"proposed": {"content": "x", "tags": [], "priority": "low", "confidence": "high"}},
@@ -97,4 +97,3 @@ def test_a_stored_proposal_no_write_makes_is_listed_and_refused_by_state(
     # And the mind reads on: its memories, recall, and its backup
     ok(api.call("GET", "/memory", **as_user(mind)))
     assert api.call("GET", f"/minds/{mind.id}/backup", token=mind.jwt).status == 200
-    assert jwt_for  # the builders' module is the one the API tests share

@@ -94,18 +94,21 @@ def public(item: dict[str, Any]) -> dict[str, Any]:
     stored = item.get("proposed")
     proposed = dict(stored) if isinstance(stored, dict) else {}
     confidence = proposed.get("confidence")
-    proposed["confidence"] = float(confidence) if _is_number(confidence) else None
+    proposed["confidence"] = _number(confidence)
     shown["proposed"] = {name: proposed.get(name) for name in EDITABLE_FIELDS}
-    base = item.get("base_version")
-    shown["base_version"] = int(base) if _is_number(base) and base == int(base) else 0
-    if not isinstance(stored, dict) or confidence != proposed["confidence"] or shown["base_version"] != base:
+    whole = _number(item.get("base_version"))
+    shown["base_version"] = int(whole) if whole is not None and whole.is_integer() else 0
+    lost_confidence = confidence is not None and proposed["confidence"] is None
+    if not isinstance(stored, dict) or lost_confidence or whole is None or not whole.is_integer():
         logger.warning("a stored proposal holds values no write makes", extra={"proposal_id": item.get("id")})
     return shown
 
 
-def _is_number(value: Any) -> bool:
-    number = isinstance(value, int | float | Decimal) and not isinstance(value, bool)
-    return number and math.isfinite(value)
+def _number(value: Any) -> float | None:
+    """A stored number as a float; None for anything else (text, a bool, NaN)."""
+    if not isinstance(value, int | float | Decimal) or isinstance(value, bool):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def _applicable(proposed: dict[str, Any]) -> dict[str, Any]:

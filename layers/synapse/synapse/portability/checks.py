@@ -67,6 +67,11 @@ class _Line:
         if not fits:
             raise self.refuse(field, "format", "must be a timestamp as the service writes them")
 
+    def expiry(self, value: Any, field: str) -> str | None:
+        """An `expires_at`: a timestamp as the service writes them (past ones too), or null."""
+        self.stamp(value, field, optional=True)
+        return value if isinstance(value, str) else None
+
     def identifier(self, prefix: str, value: Any, field: str, optional: bool = False) -> None:
         if value is None and optional:
             return
@@ -133,6 +138,8 @@ def source(record: dict[str, Any]) -> dict[str, Any]:
     line.identifier("bak_", record.get("backup_id"), "backup_id")
     line.stamp(record.get("created_at"), "created_at")
     found = record.get("source")
+    if not isinstance(found, dict):
+        raise line.refuse("source", "type", "must say where the backup came from")
     kept = {name: found.get(name) for name in ("base_url", "mind_id", "mind_name")}
     for name, value in kept.items():
         if not (isinstance(value, str) and len(value) <= 2048):
@@ -233,7 +240,7 @@ def _proposed(line: _Line, proposed: Any) -> dict[str, Any]:
         "tags": line.tags,
         "priority": lambda value, field: str(line.by_rule(PRIORITY, value, field)),
         "confidence": lambda value, field: line.by_rule(CONFIDENCE, value, field),
-        "expires_at": lambda value, field: line.stamp(value, field, optional=True) or value,
+        "expires_at": line.expiry,
     }
     return {name: rules[name](proposed.get(name), f"proposed.{name}") for name in EDITABLE_FIELDS}
 
