@@ -69,6 +69,9 @@ CASES = {
         "memory", _memory(confidence="@n"), "memory.confidence", "number", {"@n": "-Infinity"}
     ),
     "confidence in words": Case("memory", _memory(confidence="high"), "memory.confidence", "type"),
+    "verified_by on an unverified memory": Case(
+        "memory", _memory(verified=False, verified_by="bob"), "memory.verified_by", "unverified"
+    ),
     "version -7": Case("memory", _memory(version=-7), "memory.version", "range"),
     "version as text": Case("memory", _memory(version="7"), "memory.version", "type"),
     "a key that is none": Case("memory", _memory(key="Home City"), "memory.key", "pattern"),

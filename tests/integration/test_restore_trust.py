@@ -119,3 +119,8 @@ def test_an_unsigned_backup_or_another_deployments_is_trusted_to_no_one_but_the_
         memory, newest = _shown(api, target, ids["vouched"])
         assert (memory["verified_by"], memory["verified_at"]) == ("restorer-2", RESTORED_AT), name
         assert newest["claimed"]["verified_by"] == "user-1", name
+        # And an accepted proposal (accepting vouches) is recorded as decided by the restorer
+        shown = ok(api.call("GET", "/proposals", query={"status": "accepted"}, **as_user(target)))
+        assert [p["decided_by"] for p in shown["proposals"]] == [
+            {"source": "user", "user_id": "restorer-2"}
+        ], name

@@ -30,6 +30,7 @@ SETTINGS = ("agent_writes_to_verified", "history_retention_days", "agent_writes_
 MAX_WHOLE = 2**40  # a version or a ttl (epoch seconds) past this is none the service writes
 WHO_MAX_CHARS = 512  # a user id (a JWT's sub) or a credential's id, in who made a change
 WHO_FIELDS = 8
+CLAIMS = ("verified_by", "verified_at", "changed_by")  # what a revision's `claimed` may hold
 
 
 class _Line:
@@ -186,6 +187,9 @@ def memory(mind_id: str, body: Any, n: int, prefix: str = "memory.") -> Memory:
     by = body.get("verified_by")
     if by is not None and not (isinstance(by, str) and 0 < len(by) <= WHO_MAX_CHARS):
         raise line.refuse("verified_by", "length", f"must be 1-{WHO_MAX_CHARS} characters, or null")
+    for name in ("verified_by", "verified_at"):  # a write clears both when a memory loses its verification
+        if body.get(name) is not None and not body["verified"]:
+            raise line.refuse(name, "unverified", "must be null on a memory that is not verified")
     line.whole(body.get("version"), "version")
     for name in ("created_at", "updated_at"):
         line.stamp(body.get(name), name)
@@ -257,11 +261,12 @@ def claimed(record: dict[str, Any]) -> dict[str, Any] | None:
     if found is None:
         return None
     line = _Line(int(record["n"]), "claimed.")
-    if not isinstance(found, dict) or set(found) - {"verified_by", "verified_at", "changed_by"}:
-        raise Refused(line.n, "type", "must hold verified_by, verified_at or changed_by", "claimed")
+    if not isinstance(found, dict) or set(found) - {*CLAIMS, "decided_by"}:
+        raise Refused(line.n, "type", f"must hold only {', '.join(CLAIMS)} or decided_by", "claimed")
     by = found.get("verified_by")
     if by is not None and not (isinstance(by, str) and 0 < len(by) <= WHO_MAX_CHARS):
         raise line.refuse("verified_by", "length", f"must be 1-{WHO_MAX_CHARS} characters, or null")
     line.stamp(found.get("verified_at"), "verified_at", optional=True)
-    line.who(found.get("changed_by"), "changed_by", optional=True)
+    for name in ("changed_by", "decided_by"):
+        line.who(found.get(name), name, optional=True)
     return dict(found)

@@ -55,6 +55,8 @@ def proposal_fields(item: dict[str, Any]) -> dict[str, Any]:
     fields["memory"] = _body(proposals.memory_of(item))
     if item.get("ttl") is not None:
         fields["ttl"] = int(item["ttl"])
+    if item.get("claimed"):
+        fields["claimed"] = item["claimed"]
     return fields
 
 
@@ -95,4 +97,8 @@ def proposal_item(mind_id: str, record: dict[str, Any], trust: Trust) -> dict[st
     item = {name: record.get(name) for name in PROPOSAL_ATTRIBUTES}
     item["proposed"] = proposed
     item["action"] = item["action"] or proposals.Action.UPDATE.value
+    item["claimed"] = checks.claimed(record)
+    if not trust.kept and item["status"] == proposals.Status.ACCEPTED.value:  # accepting vouches
+        item["claimed"] = {"decided_by": item["decided_by"]}
+        item["decided_by"] = trust.changed_by(history.Change.PROPOSAL_ACCEPTED, {}, None)
     return {**item, **proposals.proposal_key(mind_id, str(record["id"])), "memory": memory_body(snapshot)}
