@@ -119,6 +119,11 @@ def test_an_unsigned_backup_or_another_deployments_is_trusted_to_no_one_but_the_
         memory, newest = _shown(api, target, ids["vouched"])
         assert (memory["verified_by"], memory["verified_at"]) == ("restorer-2", RESTORED_AT), name
         assert newest["claimed"]["verified_by"] == "user-1", name
+        # And the change that verified it is recorded as the restorer's, the file's maker kept
+        history = ok(api.call("GET", f"/memory/{ids['vouched']}/history", **as_user(target)))
+        verifying = next(r for r in history["revisions"] if r["change"] == "verified")
+        assert verifying["changed_by"] == {"source": "user", "user_id": "restorer-2"}, name
+        assert verifying["claimed"]["changed_by"] == {"source": "user", "user_id": "user-1"}, name
         # And an accepted proposal (accepting vouches) is recorded as decided by the restorer
         shown = ok(api.call("GET", "/proposals", query={"status": "accepted"}, **as_user(target)))
         assert [p["decided_by"] for p in shown["proposals"]] == [

@@ -133,8 +133,8 @@ def _encodable(text: str) -> bool:
 
 
 def source(record: dict[str, Any]) -> dict[str, Any]:
-    """The header's `source` and time, as the restore job keeps them (what PATCH /minds would take
-    for a name, at most; no other field)."""
+    """The header's `source` (base_url, mind_id, mind_name: text of at most 2048 characters, no
+    other field) and time, as the restore job keeps them."""
     line = _Line(1)
     line.identifier("bak_", record.get("backup_id"), "backup_id")
     line.stamp(record.get("created_at"), "created_at")

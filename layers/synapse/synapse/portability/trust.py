@@ -20,7 +20,9 @@ from synapse.memory.history import Change
 from synapse.memory.kinds import Memory
 
 KEPT, RESTORER = "kept", "restorer"  # a restore job's `trust`: the file's, or the restorer's word
-VOUCHING = frozenset({Change.VERIFIED, Change.PROPOSAL_ACCEPTED})  # changes made by who vouched
+# Changes whose maker vouched for the memory: verifying it, restoring an earlier version (restored
+# as verified by them), accepting a proposal.
+VOUCHING = frozenset({Change.VERIFIED, Change.RESTORED, Change.PROPOSAL_ACCEPTED})
 
 
 class Trust(NamedTuple):
