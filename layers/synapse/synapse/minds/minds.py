@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterable
+from decimal import Decimal
 from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id, new_id
+from synapse.core.observability import logger
 from synapse.core.settings import get_limits
 from synapse.minds import audit, heads, keys, limits
 from synapse.storage import pages, tables
@@ -23,6 +25,7 @@ from synapse.teams import tenure
 AGENT_WRITES_TO_VERIFIED = ("propose", "unverify")
 AGENT_WRITES_CRITICAL = ("allow", "propose", "deny")
 DEFAULT_HISTORY_RETENTION_DAYS = 90
+HISTORY_RETENTION_DAYS_RANGE = (1, 3650)  # PATCH /minds's rule (memory.model.MindPatch)
 
 
 class MindSettings(NamedTuple):
@@ -41,11 +44,39 @@ class MindSettings(NamedTuple):
         }
 
 
+def _setting(item: dict[str, Any], name: str, default: Any, fits: Callable[[Any], bool]) -> Any:
+    """A stored setting, or its default when it was never set or is not one PATCH /minds would
+    write (a restore from before restores were checked, say): a read never fails on it."""
+    value = item.get(name)
+    if value is None:
+        return default
+    if not fits(value):
+        logger.warning(
+            "a mind's stored setting is not a valid one: its default is used",
+            extra={"mind_id": item.get("id"), "setting": name, "stored": repr(value)[:80]},
+        )
+        return default
+    return value
+
+
+def _retention_days(value: Any) -> bool:
+    low, high = HISTORY_RETENTION_DAYS_RANGE
+    if isinstance(value, Decimal):  # how DynamoDB gives numbers back
+        return value.is_finite() and value == value.to_integral_value() and low <= value <= high
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 def _settings_from_item(item: dict[str, Any]) -> MindSettings:
     return MindSettings(
-        agent_writes_to_verified=str(item.get("agent_writes_to_verified") or "propose"),
-        history_retention_days=int(item.get("history_retention_days") or DEFAULT_HISTORY_RETENTION_DAYS),
-        agent_writes_critical=str(item.get("agent_writes_critical") or "allow"),
+        agent_writes_to_verified=_setting(
+            item, "agent_writes_to_verified", "propose", lambda v: v in AGENT_WRITES_TO_VERIFIED
+        ),
+        history_retention_days=int(
+            _setting(item, "history_retention_days", DEFAULT_HISTORY_RETENTION_DAYS, _retention_days)
+        ),
+        agent_writes_critical=_setting(
+            item, "agent_writes_critical", "allow", lambda v: v in AGENT_WRITES_CRITICAL
+        ),
     )
 
 
