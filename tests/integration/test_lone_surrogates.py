@@ -289,8 +289,9 @@ def test_a_restore_line_with_a_lone_surrogate_is_refused_naming_the_line(api: Ap
     assert answer.status == 422, answer.text
     assert answer.json()["error"]["details"][0] == {
         "line": at + 1,
+        "field": "memory.tags[0]",
         "rule": "text",
-        "message": "memory.tags[0] holds a lone UTF-16 surrogate (\\ud800-\\udfff): not text",
+        "message": "holds a lone UTF-16 surrogate (\\ud800-\\udfff): not text",
     }
     assert readable(api, target) == NOTHING_STORED
 

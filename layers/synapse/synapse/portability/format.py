@@ -91,14 +91,26 @@ class Refused(Unprocessable):
         self.line, self.rule = line, rule
 
 
+def _lenient(line: bytes) -> Any:
+    """The line as Python's own reader takes it (NaN, Infinity and 1e999 become floats), or None
+    when it is not JSON at all. Only for naming the field: every value is then checked as a write
+    checks it (`checks`), which refuses a number that is not finite and a lone surrogate."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
 def parse(line: bytes, expected: int) -> dict[str, Any]:
     """Line `expected` as a JSON object with the right `n` and a known `kind`."""
     try:
         record = json_input.read(line)  # as every door reads JSON: no NaN, 1e999 or lone surrogate
     except json_input.Unreadable as error:
         if error.rule != "json":
-            raise Refused(expected, error.rule, f"{error.field or 'the line'} {error.message}") from None
-        raise Refused(expected, "json", "is not a JSON object (cut short, or changed)") from None
+            raise Refused(expected, error.rule, error.message, error.field or None) from None
+        record = _lenient(line)  # NaN or 1e999: read, so the line's checks name the field (rule number)
+        if record is None:
+            raise Refused(expected, "json", "is not a JSON object (cut short, or changed)") from None
     if not isinstance(record, dict):
         raise Refused(expected, "json", "is not a JSON object")
     n = record.get("n")
