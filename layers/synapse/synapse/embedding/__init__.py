@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from synapse.embedding.errors import EmbeddingError, ModelIntegrityError, ModelUnavailable
 from synapse.embedding.languages import serves
+from synapse.embedding.minilm import MiniLM
 
 if TYPE_CHECKING:
     import numpy as np
@@ -67,8 +68,6 @@ def default_embedder() -> Embedder:
     if not _loaded:
         with _lock:
             if not _loaded:
-                from synapse.embedding.minilm import MiniLM
-
                 _loaded.append(MiniLM())
     return _loaded[0]
 
