@@ -115,3 +115,21 @@ def test_english_is_served(text):
 def test_other_languages_and_texts_without_words_are_not_served(text):
     # the model is English-only: for these the caller keeps to lexical search
     assert not serves(text)
+
+
+def test_preload_loads_the_model_once_in_the_background():
+    # Given a fresh interpreter that only asks for a preload
+    code = (
+        "import sys, synapse.embedding as e; e.preload(); e.preload(); "
+        "e._preloading[0].join(); print(len(e._preloading), 'onnxruntime' in sys.modules, "
+        "e.default_embedder() is e._loaded[0])"
+    )
+    result = subprocess.run(  # noqa: S603 - the test's own interpreter
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(ROOT / "layers" / "synapse")},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    # Then one thread loaded the model, and default_embedder() hands out that same model
+    assert result.stdout.split() == ["1", "True", "True"]
