@@ -4,6 +4,8 @@ meaning that ranks a paraphrase above an unrelated fact, a lazy import, and the 
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -133,3 +135,20 @@ def test_preload_loads_the_model_once_in_the_background():
     )
     # Then one thread loaded the model, and default_embedder() hands out that same model
     assert result.stdout.split() == ["1", "True", "True"]
+
+
+def test_the_language_guard_agrees_with_search_on_the_bench_questions():
+    # Given the bench's questions (English, German and Russian) and search's own language detection
+    from synapse.search.languages import latin_language
+
+    questions = [
+        q["q"] for q in json.loads((ROOT / "bench" / "data" / "questions.json").read_text())["questions"]
+    ]
+
+    def english(text):
+        words = re.findall(r"\w+", text.lower())
+        return not any("\u0400" <= ch <= "\u04ff" for ch in text) and latin_language(words, text) == "english"
+
+    # Then the model serves exactly the English ones
+    assert [q for q in questions if serves(q) != english(q)] == []
+    assert sum(map(serves, questions)) > 150
