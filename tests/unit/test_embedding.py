@@ -152,3 +152,17 @@ def test_the_language_guard_agrees_with_search_on_the_bench_questions():
     # Then the model serves exactly the English ones
     assert [q for q in questions if serves(q) != english(q)] == []
     assert sum(map(serves, questions)) > 150
+
+
+def test_importing_the_package_pins_numpys_threads_unless_told_otherwise():
+    # Given a process whose OMP_NUM_THREADS was chosen by its operator; When it imports the package
+    code = (
+        "import os, synapse.embedding; "
+        "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['OMP_NUM_THREADS'])"
+    )
+    env = {"PYTHONPATH": str(ROOT / "layers" / "synapse"), "OMP_NUM_THREADS": "4"}
+    result = subprocess.run(  # noqa: S603 - the test's own interpreter
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    # Then BLAS gets one thread, and the operator's choice stands
+    assert result.stdout.split() == ["1", "4"]
