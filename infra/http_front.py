@@ -3,9 +3,9 @@
 waitress parses HTTP/1.1 strictly, buffers each body before a thread sees it and serves from a
 bounded pool (docs/architecture.md says why it was chosen). This module adds, so a client never
 gets a silent close or a text/plain page: the error body (docs/rules.md §3) for every error waitress
-answers itself (`JsonErrorTask`); a JSON 400 for a request that stalls half-sent (`FrontChannel`); UTF-8 for the
-request line and header values (PEP 3333 passes latin-1); a 400 for unknown methods, 414 for long
-URIs; a 421 for a `Host` that is not a loopback name, before any route (DNS rebinding:
+answers itself (`JsonErrorTask`); a JSON 400 for a request that stalls half-sent (`FrontChannel`);
+UTF-8 for the request line and header values (PEP 3333 passes latin-1); a 400 for unknown methods, 414
+for long URIs; a 421 for a `Host` that is not a loopback name, before any route (DNS rebinding:
 `host_allowed`; `SYNAPSE_ALLOWED_HOSTS` adds names); CORS preflights for the origins in
 `SYNAPSE_CORS_ORIGINS`; and one access line per request, `synapse-local: METHOD PATH STATUS ms`
 (the path only, never the query; tests grep it for 5xx).

@@ -66,7 +66,7 @@ def test_a_dead_port_is_reported_at_once_not_after_backoff() -> None:
     # Given a client on a port where nothing listens, with the default retry policy
     client = Synapse("http://127.0.0.1:9", mind_key="mk_x")
     slept: list[float] = []
-    client._sleep = slept.append  # type: ignore[method-assign,assignment]
+    client._sleep = slept.append  # type: ignore[assignment]
     # When it searches, Then it says so after one try, without waiting
     with client, pytest.raises(TransportError, match="Could not reach Synapse"):
         client.search("tea")

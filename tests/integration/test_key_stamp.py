@@ -1,7 +1,7 @@
 """No write on the read path (issue 14 part 4): a Mind Key's `last_used_at` is written only when the
 value the authorizer has just read is older than the resolution (a minute), so a steady agent's
 requests cost no write, and two GetItems each: the key's lookup, and the member item of the person who
-created it (a key ends with its creator's tenure as owner, `teams.tenure`); a hook's
+created it (a key ends with its creator's tenure as owner, `minds.tenure`); a hook's
 `last_delivery_at` likewise."""
 
 from __future__ import annotations

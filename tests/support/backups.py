@@ -254,16 +254,3 @@ class HttpApi(Api):
         assert answer.status == 201, answer.text
         data = answer.json()
         return MindHandle(data["mind"]["id"], self.jwt, data["mind_key"]["key"], data["mind_key"]["id"])
-
-
-def rechained(lines: list[bytes]) -> list[bytes]:
-    """The lines with their `prev` computed again: a stream edited by someone who knows the format."""
-    digest, out = b"", []
-    for line in lines:
-        record = json.loads(line)
-        if record["n"] > 1:
-            record["prev"] = digest.hex()
-        encoded = json.dumps(record, separators=(",", ":")).encode()
-        digest = hashlib.sha256(digest + encoded).digest()
-        out.append(encoded)
-    return out

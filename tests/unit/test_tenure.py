@@ -1,11 +1,12 @@
-"""What a member's credentials hang on (`teams.tenure`): the role they are created with is the one the
+"""What a member's credentials hang on (`minds.tenure`): the role they are created with is the one the
 routes that create them ask for, and a credential holds only in the tenure it was made in."""
 
 from __future__ import annotations
 
 import pytest
 from synapse.api.routes import ROUTE_ROLES
-from synapse.teams import roles, tenure
+from synapse.minds import tenure
+from synapse.teams import roles
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,8 @@ from synapse.auth.tokens import decode_jwt
 from synapse.core import clock
 from synapse.core.errors import Unauthorized
 from synapse.memory.kinds import Source
-from synapse.minds import keys
+from synapse.minds import keys, tenure
 from synapse.oauth import grants, urls
-from synapse.teams import tenure
 
 EMAIL_MAX_CHARS = 254
 MCP_ROUTES = frozenset({"POST /mcp", "GET /mcp", "DELETE /mcp"})
@@ -55,7 +54,7 @@ def authenticate(headers: dict[str, str], event: dict[str, Any]) -> Principal:
         raise Unauthorized()
     if token.startswith(keys.MIND_KEY_PREFIX):
         found = keys.resolve_key(token)
-        # A key ends with its creator's tenure as owner, revoked or not yet (`teams.tenure`)
+        # A key ends with its creator's tenure as owner, revoked or not yet (`minds.tenure`)
         if found is None or not tenure.holds(found.mind_id, found.created_by, found.tenure):
             raise Unauthorized("The Mind Key is not valid or has been revoked.")
         return Principal(source=Source.AGENT, key_id=found.key_id, mind_id=found.mind_id, scopes=found.scopes)

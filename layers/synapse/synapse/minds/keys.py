@@ -54,7 +54,7 @@ def issue_operations(
     mind_id: str, label: str, scopes: Iterable[str] = SCOPES, creator: dict[str, Any] | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The transaction operations that create a key (its item and its hash lookup, both holding its
-    scopes and `creator`: who made it and in which tenure, `teams.tenure`), and the answer that
+    scopes and `creator`: who made it and in which tenure, `minds.tenure`), and the answer that
     shows the secret this one time."""
     held = [scope for scope in SCOPES if scope in set(scopes)]
     secret = new_mind_key()

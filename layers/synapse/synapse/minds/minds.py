@@ -18,9 +18,8 @@ from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id, new_id
 from synapse.core.observability import logger
 from synapse.core.settings import get_limits
-from synapse.minds import audit, heads, keys, limits
+from synapse.minds import audit, heads, keys, limits, tenure
 from synapse.storage import pages, tables
-from synapse.teams import tenure
 
 AGENT_WRITES_TO_VERIFIED = ("propose", "unverify")
 AGENT_WRITES_CRITICAL = ("allow", "propose", "deny")
@@ -188,7 +187,7 @@ def create_mind(
     """A mind, its head (`heads`) and its first Mind Key, in one transaction that counts the user's
     minds (at most SYNAPSE_MAX_MINDS_PER_USER) and starts the mind's own counts. `founder(mind id,
     now)` adds the operations and counts of its first member (`teams.members.founder`); `creator`
-    is what the first key records of them (`teams.tenure`)."""
+    is what the first key records of them (`minds.tenure`)."""
     now = clock.to_iso(clock.now())
     mind = Mind(id=new_id("m_"), name=name, owner=owner, created_at=now, updated_at=now, memory_count=0)
     founding, member_counts = founder(mind.id, now) if founder else ([], {})
@@ -292,7 +291,7 @@ def audit_events(
 
 
 def create_key(owner: str, mind_id: str, label: str, scopes: Iterable[str] = keys.SCOPES) -> dict[str, Any]:
-    """A key that records its creator and ends with their tenure as owner (`teams.tenure`)."""
+    """A key that records its creator and ends with their tenure as owner (`minds.tenure`)."""
     get_mind(mind_id)
     hold = tenure.hold(mind_id, owner)
     ops, shown = keys.issue_operations(mind_id, label, scopes, hold.recorded)

@@ -20,11 +20,12 @@ from typing import Any
 from synapse.core import clock
 from synapse.core.errors import Conflict, NotFound, field_error
 from synapse.core.ids import looks_like_id, new_id
+from synapse.minds import tenure
 from synapse.minds.keys import SCOPES
 from synapse.oauth import clients, redirects, tokens, urls
 from synapse.oauth.errors import OAuthError
 from synapse.storage import ratelimit, tables
-from synapse.teams import roles, tenure
+from synapse.teams import roles
 
 REQUEST_PREFIX = "oar_"
 REQUEST_LIFETIME = timedelta(minutes=10)

@@ -7,7 +7,7 @@ Items (Minds table; secrets only as HMAC-SHA256 under the pepper, like Mind Keys
   MIND#<mind> / GRANT#<id>   the grant: client, scopes, who consented (`user_id`, `tenure`), its
                          current token hashes
   OAUTHTOKEN#<hmac>      an access token's lookup: mind, grant, scopes, resource, expiry, who
-                         consented (checked on every request: `teams.tenure`)
+                         consented (checked on every request: `minds.tenure`)
   OAUTHREFRESH#<hmac>    a refresh token's lookup; `used` once rotated, kept so a reuse is seen
 
 The authorizer resolves an access token with one GetItem, as it does a Mind Key. Issuing and
@@ -21,11 +21,15 @@ from datetime import timedelta
 from typing import Any, NamedTuple
 
 from synapse.core import clock
+from synapse.minds.grant_items import GRANT_SK as GRANT_SK
+from synapse.minds.grant_items import access_key as access_key
+from synapse.minds.grant_items import delete as delete
+from synapse.minds.grant_items import grant_key as grant_key
+from synapse.minds.grant_items import refresh_key as refresh_key
 from synapse.minds.keys import SCOPES, hash_mind_key
 from synapse.storage import tables
 
 CODE_PREFIX, ACCESS_PREFIX, REFRESH_PREFIX, GRANT_PREFIX = "oac_", "oat_", "ort_", "grant_"
-GRANT_SK = "GRANT#"
 
 
 class AccessGrant(NamedTuple):
@@ -36,24 +40,12 @@ class AccessGrant(NamedTuple):
     scopes: frozenset[str]
     resource: str
     expires_at: str
-    created_by: str | None = None  # who approved it, and in which tenure (`teams.tenure`)
+    created_by: str | None = None  # who approved it, and in which tenure (`minds.tenure`)
     tenure: str | None = None
 
 
 def code_key(digest: str) -> dict[str, str]:
     return {"pk": f"OAUTHCODE#{digest}", "sk": "CODE"}
-
-
-def access_key(digest: str) -> dict[str, str]:
-    return {"pk": f"OAUTHTOKEN#{digest}", "sk": "TOKEN"}
-
-
-def refresh_key(digest: str) -> dict[str, str]:
-    return {"pk": f"OAUTHREFRESH#{digest}", "sk": "REFRESH"}
-
-
-def grant_key(mind_id: str, grant_id: str) -> dict[str, str]:
-    return {"pk": f"MIND#{mind_id}", "sk": f"{GRANT_SK}{grant_id}"}
 
 
 def new_secret(prefix: str) -> tuple[str, str]:
@@ -69,13 +61,6 @@ def put(item: dict[str, Any], condition: str = "attribute_not_exists(pk)") -> di
             "ConditionExpression": condition,
         }
     }
-
-
-def delete(key: dict[str, str], condition: str | None = None) -> dict[str, Any]:
-    operation: dict[str, Any] = {"TableName": tables.minds_table(), "Key": tables.dump(key)}
-    if condition:
-        operation["ConditionExpression"] = condition
-    return {"Delete": operation}
 
 
 def expiring(moment: Any, lifetime: timedelta) -> dict[str, Any]:

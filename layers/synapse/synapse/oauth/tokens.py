@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from synapse.core import clock
 from synapse.core.ids import new_id
-from synapse.minds import audit
+from synapse.minds import audit, tenure
 from synapse.minds.keys import hash_mind_key
 from synapse.oauth import clients
 from synapse.oauth.errors import OAuthError
@@ -35,7 +35,6 @@ from synapse.oauth.grants import (
 )
 from synapse.oauth.revocation import revoke_reused
 from synapse.storage import tables
-from synapse.teams import tenure
 
 CODE_LIFETIME = timedelta(minutes=5)
 ACCESS_LIFETIME = timedelta(hours=1)
@@ -144,7 +143,7 @@ def _approver(item: dict[str, Any]) -> dict[str, Any]:
 
 def _check_approver(item: dict[str, Any]) -> list[dict[str, Any]]:
     """invalid_grant unless the person who approved it is still an owner in the same tenure (removed
-    or demoted since: `teams.tenure`); the operation that holds the exchange or refresh to that."""
+    or demoted since: `minds.tenure`); the operation that holds the exchange or refresh to that."""
     if not tenure.holds(item["mind_id"], item.get("user_id"), item.get("tenure")):
         raise OAuthError("invalid_grant", "The person who approved this app no longer owns the mind.")
     return tenure.still(item["mind_id"], item.get("user_id"), item.get("tenure"))

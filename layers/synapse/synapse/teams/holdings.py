@@ -25,10 +25,10 @@ from typing import Any, NamedTuple
 
 from synapse.core.errors import Conflict, SynapseError
 from synapse.memory import event_names
-from synapse.minds import audit, keys, limits
-from synapse.oauth.grants import GRANT_SK, access_key, delete, grant_key, refresh_key
+from synapse.minds import audit, keys, limits, tenure
+from synapse.minds.grant_items import GRANT_SK, access_key, delete, grant_key, refresh_key
 from synapse.storage import tables
-from synapse.teams import counts, events, tenure
+from synapse.teams import counts, events
 from synapse.teams.items import INVITE_PREFIX, delete_invitation
 
 MAX_ACTIONS = 100  # what one DynamoDB transaction holds

@@ -21,9 +21,9 @@ from synapse.core.errors import Conflict, Forbidden, LimitReached, NotFound, Syn
 from synapse.core.ids import looks_like_id, new_id
 from synapse.core.settings import get_settings
 from synapse.memory import event_names
-from synapse.minds import minds
+from synapse.minds import minds, tenure
 from synapse.storage import pages, tables
-from synapse.teams import counts, events, members, roles, tenure
+from synapse.teams import counts, events, members, roles
 from synapse.teams.items import (
     INVITE_PREFIX,
     delete_invitation,

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from synapse.core.errors import NotFound
+from synapse.minds import tenure
 from synapse.storage import tables
-from synapse.teams import roles, tenure
+from synapse.teams import roles
 from synapse.teams.roles import OWNER, member_key
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from synapse.core.errors import Conflict, NotFound, Unprocessable
 from synapse.memory import event_names
-from synapse.minds import minds
+from synapse.minds import minds, tenure
 from synapse.storage import pages, tables
-from synapse.teams import counts, events, holdings, roles, tenure
+from synapse.teams import counts, events, holdings, roles
 from synapse.teams.items import materialise, member_item, put_new
 from synapse.teams.roles import OWNER, member_key
 

@@ -13,9 +13,9 @@ from typing import Any
 from synapse.core.errors import Forbidden, NotFound
 from synapse.core.ids import looks_like_id
 from synapse.minds import minds
+from synapse.minds.tenure import MEMBER_PREFIX as MEMBER_PREFIX  # where a member item is
+from synapse.minds.tenure import member_key as member_key
 from synapse.storage import tables
-from synapse.teams.tenure import MEMBER_PREFIX as MEMBER_PREFIX  # where a member item is
-from synapse.teams.tenure import member_key as member_key
 
 VIEWER, EDITOR, REVIEWER, OWNER = "viewer", "editor", "reviewer", "owner"
 ROLES = (VIEWER, EDITOR, REVIEWER, OWNER)  # lowest first

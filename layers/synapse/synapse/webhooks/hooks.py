@@ -16,9 +16,8 @@ from typing import Any
 from synapse.core import clock
 from synapse.core.errors import Conflict, NotFound
 from synapse.core.ids import looks_like_id, new_id
-from synapse.minds import audit, limits, minds
+from synapse.minds import audit, limits, minds, tenure
 from synapse.storage import pages, tables
-from synapse.teams import tenure
 from synapse.webhooks import sealed, signing
 
 HOOK_ID_PREFIX = "hook_"

@@ -2,7 +2,7 @@
 
 A delivery is authenticated by `Synapse-Signature` over the raw body (`signing`) with one of the
 hook's live secrets (`hooks.live_secrets`). An unknown or revoked hook, or one whose creator is no
-longer an owner of its mind (`teams.tenure`), is checked against a
+longer an owner of its mind (`minds.tenure`), is checked against a
 throwaway secret, so it gets exactly the answer a bad signature gets: the endpoint is no oracle for
 which hook ids exist.
 
@@ -26,8 +26,8 @@ from synapse.core.settings import get_limits
 from synapse.memory import store
 from synapse.memory.kinds import Source
 from synapse.memory.model import MemoryWrite
+from synapse.minds import tenure
 from synapse.storage import ratelimit
-from synapse.teams import tenure
 from synapse.webhooks import batch, hooks, idempotency, signing
 
 MAX_BATCH = batch.MAX_BATCH
@@ -63,7 +63,7 @@ def authenticate(
     if lookup is not None and not tenure.holds(
         lookup["mind_id"], lookup.get("created_by"), lookup.get("tenure")
     ):
-        lookup = None  # its creator is no longer an owner: revoked, or about to be (`teams.tenure`)
+        lookup = None  # its creator is no longer an owner: revoked, or about to be (`minds.tenure`)
     if lookup is None:
         signing.verify(signature, raw_body, [signing.new_secret()], now=moment)  # raises, as a bad one
         raise Unauthorized(f"{signing.HEADER} does not match the body.")
