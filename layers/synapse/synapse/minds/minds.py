@@ -151,7 +151,7 @@ Founder = Callable[[str, str], tuple[list[dict[str, Any]], dict[str, int]]]
 
 
 def create_mind(owner: str, name: str, founder: Founder | None = None) -> tuple[Mind, dict[str, Any]]:
-    """A mind, its head (`heads`) and its first Mind Key, in one transaction that counts the user's
+    """A mind, its head (`heads`) and its first Mind Key (audited), in one transaction that counts the user's
     minds (at most SYNAPSE_MAX_MINDS_PER_USER) and starts the mind's own counts. `founder(mind id,
     now)` adds the operations and counts of its first member (`teams.members.founder`)."""
     now = clock.to_iso(clock.now())
@@ -161,6 +161,9 @@ def create_mind(owner: str, name: str, founder: Founder | None = None) -> tuple[
     shown = {k: v for k, v in mind.public().items() if k != "settings"}  # defaults until set
     item = {**tables.mind_key(mind.id), **shown, "owner": owner, **counts}
     key_ops, shown_key = keys.issue_operations(mind.id, "default")
+    # The first key is a credential like any other: its creation is in the audit from the start
+    key_target = {"key_id": shown_key["id"], "label": "default", "scopes": shown_key["scopes"]}
+    key_ops.append(audit.put_operation(mind.id, "key.created", audit.by_user(owner), key_target))
     put_mind = {
         "Put": {
             "TableName": tables.minds_table(),
