@@ -32,7 +32,7 @@ import asyncio
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -93,7 +93,7 @@ def _legacy_item_tag(namespace: tuple[str, ...], key: str) -> str:
     return f"lg:{_digest(namespace, key)}"
 
 
-def readable(value: dict[str, Any]) -> str:
+def readable(value: Mapping[str, Any]) -> str:
     """The value as a person reads it: its `text` when that is all it holds, else `field: value`
     lines (a value that is not a string as JSON)."""
     if set(value) == {"text"} and isinstance(value["text"], str) and value["text"].strip():
@@ -105,9 +105,9 @@ def readable(value: dict[str, Any]) -> str:
     return "\n".join(lines) or "(empty)"
 
 
-def content_of(namespace: tuple[str, ...], key: str, value: dict[str, Any]) -> str:
+def content_of(namespace: tuple[str, ...], key: str, value: Mapping[str, Any]) -> str:
     """A memory's content for an item: readable, then the exact item in a `langgraph` block."""
-    exact = json.dumps({"namespace": list(namespace), "key": key, "value": value}, ensure_ascii=False)
+    exact = json.dumps({"namespace": list(namespace), "key": key, "value": dict(value)}, ensure_ascii=False)
     return f"{readable(value)}\n\n{_FENCE}{exact}{_END}"
 
 

@@ -133,6 +133,8 @@ def _after_change(
     stamp = clock.to_iso(at)
     vouching = vouched(source, vouches)
     verified = vouching or (old.verified and not protected_change(old, new))
+    verified_at: str | None
+    verified_by: str | None
     if vouching and by is not None:
         verified_at, verified_by = stamp, by
     elif verified and old.verified:
