@@ -282,6 +282,20 @@ def test_hooks_and_webhooks_are_created_on_the_page_with_their_secrets_shown_onc
     # And the audit names both
     expect(audit).to_contain_text("hook.created hook “voice-bot”")
     expect(audit).to_contain_text("webhook.created webhook http://127.0.0.1:9/synapse")
+    # When they revoke the hook and delete the webhook, confirming each
+    console.page.get_by_role("row", name="voice-bot").get_by_role("button", name="Revoke").click()
+    console.page.get_by_role("dialog").get_by_role("button", name="Revoke").click()
+    expect(console.page.get_by_role("row", name="voice-bot")).to_have_count(0)
+    listed.get_by_role("button", name="Delete").click()
+    console.page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(console.page.locator("li.item", has_text="http://127.0.0.1:9/synapse")).to_have_count(0)
+    # Then both are gone, the hook refuses what is signed with its secret, and the audit says so
+    assert mind.person.call("GET", f"/minds/{mind.id}/webhooks").json()["webhooks"] == []
+    assert (
+        requests.post(hook_url, data=body, headers=delivered.request.headers, timeout=30).status_code == 401
+    )
+    expect(audit).to_contain_text("hook.revoked hook “voice-bot”")
+    expect(audit).to_contain_text("webhook.deleted webhook http://127.0.0.1:9/synapse")
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

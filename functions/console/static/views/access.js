@@ -281,14 +281,32 @@ function hooksSection(base, hooks, again) {
     hooks.length
       ? h("div", { class: "table-wrap" }, h("table", {},
         h("caption", {}, "Platforms that post memories (docs/webhooks.md)"),
-        h("thead", {}, h("tr", {}, ["Hook", "URL", "Created", "Last delivery"].map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, ["Hook", "URL", "Created", "Last delivery", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, hooks.map((hook) => h("tr", {},
           h("th", { scope: "row" }, hook.label || hook.id),
           h("td", {}, h("code", {}, hook.url)),
           h("td", {}, when(hook.created_at)),
-          h("td", {}, hook.last_delivery_at ? when(hook.last_delivery_at) : "none yet"))))))
+          h("td", {}, hook.last_delivery_at ? when(hook.last_delivery_at) : "none yet"),
+          h("td", {}, removal(`${base}/hooks/${hook.id}`, alerts, again, {
+            button: "Revoke", title: `Revoke hook ${hook.label || hook.id}?`, done: `Revoked ${hook.label || hook.id}.`,
+            text: "Deliveries to its URL are refused at once, whatever they are signed with.",
+          })))))))
       : h("p", { class: "muted" }, "No inbound hooks yet: a platform that cannot hold a Mind Key posts signed memories to one."),
     form);
+}
+
+// A button that deletes `path` once confirmed, then shows the page again.
+function removal(path, alerts, again, { button, title, text, done }) {
+  const remove = h("button", { type: "button", class: "danger" }, button);
+  remove.addEventListener("click", async () => {
+    if (!await confirmDialog({ title, text, action: button, danger: true })) return;
+    await busyButton(remove, async () => {
+      await api.del(path, { mind: false });
+      announce(done);
+      again();
+    }, alerts, `Could not ${button.toLowerCase()}`);
+  });
+  return remove;
 }
 
 // A new webhook: its endpoint and the events it wants (the memory events to start with).
@@ -352,7 +370,10 @@ function webhooksSection(base, webhooks, again) {
         " · events: ", (webhook.events || []).join(", "),
         webhook.last_success_at ? h("span", {}, " · last success ", when(webhook.last_success_at)) : null,
         webhook.last_error ? ` · last error: ${webhook.last_error}` : ""),
-      show, slot);
+      h("div", { class: "actions" }, show, removal(`${base}/webhooks/${webhook.id}`, alerts, again, {
+        button: "Delete", title: `Delete the webhook to ${webhook.url}?`, done: "Webhook deleted.",
+        text: "Synapse stops sending it events at once.",
+      })), slot);
   });
   return h("section", { "aria-labelledby": "webhooks-title" },
     h("h2", { id: "webhooks-title" }, "Outbound webhooks"),
