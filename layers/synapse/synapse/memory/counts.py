@@ -7,11 +7,12 @@ counts cannot come from reading the memories. Each mind holds one counter item p
 `n` (memories), `v` (verified ones) and `low` (low-priority ones); an application's private
 memories (tag `app:private`) are counted again under `NCAT#<category>#private`, right after their
 category's counter, which the category counts subtract: a recall without a tag leaves them out. A
-filter's counts are then at most 16 items. The mind's head (`minds.heads`, sk `NCAT`, its name) sorts right before the
-category counters, so recall reads both in one query (`stored_with_head`). The counters include
-expired memories until the expiry sweep takes them out (`expiry`, `sweep`: expiry is the passing of
-time, not a write); readers subtract the expired ones not swept yet, which they find, for the whole
-mind in one query, through the `mind_expiring` index (`expiry.expired_not_swept`).
+filter's counts are then at most 16 items. The mind's head (`minds.heads`, sk `NCAT`, its name)
+sorts right before the category counters, so recall reads both in one query (`stored_with_head`).
+The counters include expired memories until the expiry sweep takes them out (`expiry`, `sweep`:
+expiry is the passing of time, not a write); readers subtract the expired ones not swept yet, which
+they find, for the whole mind in one query, through the `mind_expiring` index
+(`expiry.expired_not_swept`).
 """
 
 from __future__ import annotations
