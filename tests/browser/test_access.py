@@ -4,6 +4,8 @@ weight and time to interactive."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 import time
@@ -13,7 +15,7 @@ import pytest
 import requests
 from playwright.sync_api import BrowserContext, Locator, expect
 
-from tests.browser.conftest import HOSTED_UI, Console, HostedUi, Mind
+from tests.browser.conftest import DESKTOP, HOSTED_UI, PHONE, Console, HostedUi, Mind
 from tests.support.runner import RunningService, running
 
 PAGES = [
@@ -116,7 +118,7 @@ def test_a_read_only_key_is_shown_once_listed_with_its_scope_and_revoked(
     console.choose_mind(mind.id)
     console.go("#/access", f"Access to {mind.name}")
     # When the person creates a key with the read scope alone
-    console.page.get_by_label("Label").fill("reader")
+    console.page.get_by_label("Label", exact=True).fill("reader")
     console.page.get_by_label("write", exact=True).uncheck()
     console.page.get_by_label("delete", exact=True).uncheck()
     console.page.get_by_role("button", name="Create key").click()
@@ -212,6 +214,88 @@ def test_hooks_webhooks_and_the_setting_for_agent_writes(console: Console, mind:
     expect(console.page.locator("#status")).to_have_text("Setting saved.")
     settings = mind.person.call("GET", f"/minds/{mind.id}").json()["settings"]
     assert settings["agent_writes_to_verified"] == "unverify"
+
+
+def _accessible_at_both_sizes(console: Console, where: str) -> None:
+    for name, size in (("desktop", DESKTOP), ("360 px", PHONE)):
+        console.page.set_viewport_size(size)
+        console.assert_accessible(f"{where}, {name}")
+    console.page.set_viewport_size(DESKTOP)
+
+
+def test_hooks_and_webhooks_are_created_on_the_page_with_their_secrets_shown_once(
+    console: Console, context: BrowserContext, mind: Mind
+) -> None:
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    # Given the access page of a new mind
+    console.sign_in()
+    console.choose_mind(mind.id)
+    console.go("#/access", f"Access to {mind.name}")
+    # Then its audit already names the mind's first key, made with the mind
+    audit = console.page.locator("ol.audit")
+    expect(audit).to_contain_text("key.created key “default” (read, write, delete)")
+    # When the person creates an inbound hook
+    console.page.get_by_label("Hook label").fill("voice-bot")
+    console.page.get_by_role("button", name="Create hook").click()
+    # Then its signing secret is shown once, with a copy button that copies it, and its URL
+    shown = console.page.get_by_label("Hook signing secret", exact=True)
+    expect(shown).to_have_value(re.compile(r"^whsec_"))
+    secret = shown.input_value()
+    once = console.page.get_by_role("group", name="Hook “voice-bot”")
+    hook_url = once.locator("code").inner_text()
+    assert hook_url.startswith(f"{console.url}/hooks/hook_")
+    _accessible_at_both_sizes(console, "a hook's secret shown once")
+    console.screenshot("access-hook", show="#hooks-title")
+    console.page.get_by_role("button", name="Copy").click()
+    assert console.page.evaluate("() => navigator.clipboard.readText()") == secret
+    # And once dismissed it is gone for good; the hook is listed, and takes memories signed with it
+    console.page.get_by_role("button", name="I have stored it").click()
+    expect(console.page.get_by_role("row", name="voice-bot")).to_have_count(1)
+    assert secret not in console.page.content()
+    body = json.dumps({"category": "note", "key": "from_the_hook", "content": "Posted by the voice bot"})
+    stamp = int(time.time())
+    signed = hmac.new(secret.encode(), f"{stamp}.{body}".encode(), hashlib.sha256).hexdigest()
+    delivered = requests.post(
+        hook_url,
+        data=body,
+        headers={"Content-Type": "application/json", "Synapse-Signature": f"t={stamp},v1={signed}"},
+        timeout=30,
+    )
+    assert delivered.status_code in (200, 201), delivered.text
+    # When they create a webhook for created memories and proposals
+    console.page.get_by_label("Endpoint URL").fill("http://127.0.0.1:9/synapse")
+    for name in ("memory.updated", "memory.verified", "memory.deleted", "memory.expiring"):
+        console.page.get_by_label(name, exact=True).uncheck()
+    console.page.get_by_label("proposal.created", exact=True).check()
+    console.page.get_by_role("button", name="Create webhook").click()
+    # Then its signing secret is shown once too, and it is listed with those events
+    shown = console.page.get_by_label("Webhook signing secret", exact=True)
+    expect(shown).to_have_value(re.compile(r"^whsec_"))
+    secret = shown.input_value()
+    _accessible_at_both_sizes(console, "a webhook's secret shown once")
+    console.page.get_by_role("button", name="I have stored it").click()
+    listed = console.page.locator("li.item", has_text="http://127.0.0.1:9/synapse")
+    expect(listed).to_contain_text("events: memory.created, proposal.created")
+    assert secret not in console.page.content()
+    (webhook,) = mind.person.call("GET", f"/minds/{mind.id}/webhooks").json()["webhooks"]
+    assert webhook["events"] == ["memory.created", "proposal.created"]
+    # And the audit names both
+    expect(audit).to_contain_text("hook.created hook “voice-bot”")
+    expect(audit).to_contain_text("webhook.created webhook http://127.0.0.1:9/synapse")
+    # When they revoke the hook and delete the webhook, confirming each
+    console.page.get_by_role("row", name="voice-bot").get_by_role("button", name="Revoke").click()
+    console.page.get_by_role("dialog").get_by_role("button", name="Revoke").click()
+    expect(console.page.get_by_role("row", name="voice-bot")).to_have_count(0)
+    listed.get_by_role("button", name="Delete").click()
+    console.page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(console.page.locator("li.item", has_text="http://127.0.0.1:9/synapse")).to_have_count(0)
+    # Then both are gone, the hook refuses what is signed with its secret, and the audit says so
+    assert mind.person.call("GET", f"/minds/{mind.id}/webhooks").json()["webhooks"] == []
+    assert (
+        requests.post(hook_url, data=body, headers=delivered.request.headers, timeout=30).status_code == 401
+    )
+    expect(audit).to_contain_text("hook.revoked hook “voice-bot”")
+    expect(audit).to_contain_text("webhook.deleted webhook http://127.0.0.1:9/synapse")
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

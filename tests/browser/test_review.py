@@ -5,6 +5,7 @@ axe-core checks each page; the queue and history are screenshotted."""
 
 from __future__ import annotations
 
+import json
 import time
 
 from playwright.sync_api import Locator, expect
@@ -184,6 +185,47 @@ def test_history_lists_every_change_and_restore_brings_back_version_one(console:
     restored = mind.person.call("GET", f"/memory/{made['id']}").json()
     assert restored["content"] == "Travelling to Lisbon in May"
     assert restored["version"] == 5 and restored["verified"] is True
+
+
+def test_a_memory_a_person_wrote_says_who_verified_it_and_when(console: Console, mind: Mind) -> None:
+    # Given a memory a person wrote (so verified at the write)
+    made = mind.person.store("fact", "employer", "Works at Initech")
+    # When they open its page
+    console.sign_in()
+    console.choose_mind(mind.id)
+    console.go(f"#/memory/{made['id']}", "fact / employer")
+    # Then it names who verified it and when: the person, at the write
+    fields = console.page.locator("dl.fields")
+    expect(fields.locator("dd[data-field=verified]")).to_have_text("yes")
+    expect(fields.locator("dd[data-field=verified_by]")).to_have_text("local-user")
+    expect(fields.locator("dd[data-field=verified_at] time")).to_have_attribute(
+        "datetime", made["created_at"]
+    )
+    console.assert_accessible()
+
+
+def test_a_memory_stored_verified_without_a_stamp_names_the_writer_from_its_history(
+    console: Console, mind: Mind
+) -> None:
+    # Given a memory as one stored before writes recorded their voucher (verified, no stamp)
+    made = mind.person.store("fact", "employer", "Works at Initech")
+    legacy = json.dumps({**made, "verified_at": None, "verified_by": None})
+    console.page.route(
+        f"**/memory/{made['id']}", lambda route: route.fulfill(body=legacy, content_type="application/json")
+    )
+    # When the person opens its page
+    console.sign_in()
+    console.choose_mind(mind.id)
+    console.go(f"#/memory/{made['id']}", "fact / employer")
+    # Then the console names the person whose write vouched for it, and when, from the history
+    fields = console.page.locator("dl.fields")
+    expect(fields.locator("dd[data-field=verified_by]")).to_have_text(
+        "local-user (at their write, version 1)"
+    )
+    expect(fields.locator("dd[data-field=verified_at] time")).to_have_attribute(
+        "datetime", made["created_at"]
+    )
+    console.assert_accessible()
 
 
 def test_a_failed_action_is_explained_in_words_with_the_request_id(console: Console, mind: Mind) -> None:

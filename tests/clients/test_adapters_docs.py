@@ -33,7 +33,8 @@ def test_each_framework_example_runs_as_written(
     exec(compile(code, f"docs/agents.md {heading}", "exec"), {"__name__": "docs_example"})  # noqa: S102
     if "LangGraph" in heading:
         assert "[{'text': 'Uses Neovim'}]" in capsys.readouterr().out
-        assert [memory.category for memory in mind.agent.iter_by_tag("ns:preference/ada")] == ["preference"]
+        tagged = mind.agent.iter_by_tag("app:langgraph:ns:preference/ada")
+        assert [memory.category for memory in tagged] == ["preference"]
     if "LangChain" in heading:
         stored = mind.agent.list_memories(category="preference").items
         assert [memory.content for memory in stored] == ["Ada prefers dark mode"]

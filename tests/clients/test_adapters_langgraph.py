@@ -10,7 +10,7 @@ from typing import TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, SearchItem
-from synapse_client.langgraph import SynapseStore, synapse_key
+from synapse_client.langgraph import SynapseStore, namespace_tag, synapse_key
 
 from tests.clients.conftest import MindClients
 
@@ -42,7 +42,15 @@ def test_an_item_put_reads_back_exactly_and_maps_onto_a_memory(mind: MindClients
     memory = mind.agent.find("preference", synapse_key(("preference", "User-1"), "Coffee order"))
     assert memory is not None
     assert memory.key.startswith("coffee_order_")
-    assert {"langgraph", "ns:preference", "ns:preference/user-1"} <= set(memory.tags)
+    assert {
+        "app:private",
+        "app:langgraph",
+        "app:langgraph:ns:preference",
+        "app:langgraph:ns:preference/user-1",
+    } <= set(memory.tags)
+    # And its content reads as the value, with the exact item in a block at the end
+    readable, block = memory.content.split("\n\n```langgraph\n")
+    assert readable == "text: flat white\ncups: 2" and block.endswith("```")
     # And other namespaces map to notes, and a missing item is None
     store.put(("docs",), "a", {"text": "x"})
     assert mind.agent.find("note", synapse_key(("docs",), "a")) is not None
@@ -67,7 +75,7 @@ def test_search_by_prefix_filter_query_and_list_namespaces(mind: MindClients) ->
     store.put(("notes", "u1"), "lunch", {"text": "likes ramen", "kind": "food"})
     store.put(("notes", "u2"), "deploy", {"text": "deploy on fridays never", "kind": "ops"})
     store.put(("project", "atlas"), "status", {"text": "atlas ships in june"})
-    foreign = ["langgraph", "ns:notes"]  # tagged like the store's, but not its JSON: skipped
+    foreign = ["app:langgraph", "app:langgraph:ns:notes"]  # tagged like the store's, but no JSON: skipped
     mind.agent.remember("note", "foreign", "deploy notes written by another agent", tags=foreign)
     # When listing by prefix, with a value filter, and paging with offset
     assert {item.namespace for item in store.search(("notes",))} == {("notes", "u1"), ("notes", "u2")}
@@ -134,10 +142,35 @@ def test_a_compiled_graph_writes_and_searches_through_the_store(mind: MindClient
     out = app.invoke({"user": "ada", "fact": "Ada lives in London", "found": []})
     # Then the second node saw what the first stored, and it is a Synapse fact
     assert out["found"] == ["Ada lives in London"]
-    assert [memory.category for memory in mind.agent.iter_by_tag("ns:fact/ada")] == ["fact"]
+    assert [memory.category for memory in mind.agent.iter_by_tag(namespace_tag(("fact", "ada")))] == ["fact"]
 
 
-@pytest.mark.parametrize("depth", [19])
+@pytest.mark.parametrize("depth", [18])
 def test_too_deep_a_namespace_is_refused(mind: MindClients, depth: int) -> None:
-    with pytest.raises(ValueError, match="at most 18"):
+    with pytest.raises(ValueError, match="at most 17"):
         SynapseStore(mind.agent).put(tuple(f"l{i}" for i in range(depth)), "k", {"v": 1})
+
+
+def test_items_stay_out_of_the_persons_recall_and_search_unless_their_tag_is_asked(mind: MindClients) -> None:
+    # Given a person's memory and a LangGraph item, both about the editor
+    mind.person.remember("preference", "editor", "Uses Neovim for everything")
+    store = SynapseStore(mind.agent)
+    store.put(("preference", "u1"), "editor", {"text": "Neovim, with the lazy plugin manager"})
+    # When the person (or another agent) recalls the mind, Then only the person's memory is there
+    recall = mind.agent.recall().text
+    assert "Uses Neovim for everything" in recall and "lazy plugin manager" not in recall
+    assert mind.agent.recall_json().total == 1
+    # And the store's own search finds its item, while a search finds only the person's memory
+    hits = poll(lambda: store.search(("preference",), query="neovim"), 1)
+    assert [(hit.key, hit.value["text"]) for hit in hits] == [
+        ("editor", "Neovim, with the lazy plugin manager")
+    ]
+    searched = mind.agent.search("neovim").items  # the person's was indexed before the item
+    assert [(hit.memory.key, hit.memory.content) for hit in searched] == [
+        ("editor", "Uses Neovim for everything")
+    ]
+    # And asking for the app's tag brings the item back, readable
+    asked = mind.agent.recall_json(tag="app:langgraph")
+    assert asked.total == 1 and asked.memories[0].content.startswith(
+        "Neovim, with the lazy plugin manager\n\n"
+    )

@@ -33,10 +33,27 @@ def test_backup_and_restore_through_the_cli_reproduce_the_mind(
     # And `synapse restore` puts the file into a new mind
     done = run_cli("restore", str(path), "--new-mind", "Restored", env=env)
     assert done.returncode == 0, done.stderr
-    found = re.search(r"created mind (m_\S+);", done.stderr)
+    found = re.search(
+        r"created mind (m_\S+) \(Restored\); its Mind Key \(shown once, keep it\): (mk_\S+)", done.stderr
+    )
     assert found, done.stderr
-    target = MindHandle(found[1], runner.jwt, "", "")
-    assert "5 memory" in done.stdout and "17 revision" in done.stdout and "(ids kept)" in done.stdout
+    target = MindHandle(found[1], runner.jwt, found[2], "")
+    # And it says what it restored apart from what the backup only lists (not recreated)
+    restored, listed = done.stdout.splitlines()
+    assert restored.endswith(
+        ": 5 memories, 17 revisions, 1 deleted memory, 5 proposals, the mind's settings (ids kept)"
+    ), restored
+    assert listed.startswith("listed in the backup, not recreated: 2 keys, 1 hook, 1 member ("), listed
+    # And the new mind's own key, shown once, is its one key, and it works
+    keys = ok(api.call("GET", f"/minds/{target.id}/keys", token=runner.jwt))["keys"]
+    assert [key["label"] for key in keys] == ["default"] and found[2].startswith(keys[0]["prefix"])
+    assert ok(api.call("GET", "/memory", token=target.key))["memories"]
+    assert done.stderr.count(found[2]) == 1 and found[2] not in done.stdout
+    # And with --json the answer holds the same split and the new mind's key (then not on stderr)
+    as_json = run_cli("--json", "restore", str(path), "--new-mind", "As JSON", env=env)
+    answer = json.loads(as_json.stdout)
+    assert answer["restored"]["memory"] == 5 and answer["listed"] == {"key": 2, "hook": 1, "member": 1}
+    assert answer["mind_key"]["key"].startswith("mk_") and answer["mind_key"]["key"] not in as_json.stderr
     # Then the copy shows what the source shows, field by field (the mind id aside)
     assert backups.seen(api, target, ids) == backups.seen(api, mind, ids)
     # And its memories are found by search once the indexer has them

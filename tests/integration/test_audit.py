@@ -74,6 +74,7 @@ def test_every_credential_and_setting_change_is_listed_newest_first_with_who_and
         "hook.created",
         "key.revoked",
         "key.created",
+        "key.created",  # the mind's first key, made with it
     ]
     assert events["next_cursor"] is None
     # And each says who and when
@@ -82,7 +83,7 @@ def test_every_credential_and_setting_change_is_listed_newest_first_with_who_and
     assert all(e["by"] == {"source": "user", "user_id": "alice"} for e in events["events"])
     assert all(e["id"].startswith("aud_") for e in events["events"])
     # And what was changed
-    target = {e["action"]: e["target"] for e in events["events"]}
+    target = {e["action"]: e["target"] for e in events["events"][:-1]}
     assert target["key.created"] == {"key_id": ids["key"], "label": "ci", "scopes": ["read"]}
     assert target["key.revoked"] == {"key_id": ids["key"], "label": "ci"}
     assert target["hook.created"] == {"hook_id": ids["hook"], "label": "voice-bot"}
@@ -105,6 +106,19 @@ def test_every_credential_and_setting_change_is_listed_newest_first_with_who_and
     assert "whsec_" not in shown and "mk_" not in shown
 
 
+def test_a_new_minds_audit_starts_with_its_first_keys_creation(api: Api, mind: MindHandle) -> None:
+    # When the owner reads the audit of a mind just created (POST /minds made its first key)
+    events = audit(api, mind)["events"]
+    # Then that key's creation is there, by the owner
+    assert [(e["action"], e["target"], e["by"]) for e in events] == [
+        (
+            "key.created",
+            {"key_id": mind.key_id, "label": "default", "scopes": ["read", "write", "delete"]},
+            {"source": "user", "user_id": "alice"},
+        )
+    ]
+
+
 def test_the_audit_is_paginated_with_signed_cursors(api: Api, mind: MindHandle) -> None:
     # Given ten audited changes
     every_change(api, mind)
@@ -120,7 +134,7 @@ def test_the_audit_is_paginated_with_signed_cursors(api: Api, mind: MindHandle) 
         if cursor is None:
             break
     # Then the pages together are the whole audit, newest first, each event once
-    assert pages == 4 and len(seen) == 10 and seen[0] == "mind.settings_changed" and seen[-1] == "key.created"
+    assert pages == 4 and len(seen) == 11 and seen[0] == "mind.settings_changed" and seen[-1] == "key.created"
     # And a cursor of another list, or a forged one, is a 400 naming `cursor`
     call(api, mind, "POST", "/keys", {"label": "second"}, 201)
     keys_cursor = api.call("GET", f"/minds/{mind.id}/keys", token=mind.jwt, query={"limit": 1})
@@ -169,6 +183,8 @@ def test_each_event_is_written_in_the_transaction_of_its_change(api: Api, mind: 
 
 def test_a_change_whose_transaction_fails_leaves_no_audit_event(api: Api, mind: MindHandle) -> None:
     # Given DynamoDB refuses the next transactions
+    before = audit(api, mind)["events"]
+
     def refuse(**_: Any) -> None:
         raise tables.client().exceptions.InternalServerError(
             {"Error": {"Code": "InternalServerError", "Message": "injected"}}, "TransactWriteItems"
@@ -180,7 +196,7 @@ def test_a_change_whose_transaction_fails_leaves_no_audit_event(api: Api, mind: 
         renamed = api.call("PATCH", f"/minds/{mind.id}", token=mind.jwt, json_body={"name": "Work"})
     # Then both fail, and neither the change nor its event is there
     assert created.status >= 400 and renamed.status >= 400
-    assert audit(api, mind)["events"] == []
+    assert audit(api, mind)["events"] == before
     keys = api.call("GET", f"/minds/{mind.id}/keys", token=mind.jwt).json()["keys"]
     assert [key["id"] for key in keys] == [mind.key_id]
     assert call(api, mind, "GET", "")["name"] == "Michael's Mind"
@@ -188,10 +204,11 @@ def test_a_change_whose_transaction_fails_leaves_no_audit_event(api: Api, mind: 
 
 def test_a_change_to_nothing_records_nothing(api: Api, mind: MindHandle) -> None:
     # When the mind is renamed to its own name and a setting set to what it is
+    before = audit(api, mind)["events"]
     same = call(api, mind, "PATCH", "", {"name": "Michael's Mind", "history_retention_days": 90})
-    # Then the mind is unchanged and the audit empty
+    # Then the mind is unchanged and nothing is added to the audit
     assert same["updated_at"] == same["created_at"]
-    assert audit(api, mind)["events"] == []
+    assert audit(api, mind)["events"] == before
 
 
 def test_deleting_the_mind_deletes_its_audit(api: Api, mind: MindHandle, dynamo: Any) -> None:
@@ -209,7 +226,7 @@ def test_audit_events_expire_after_90_days(api: Api, mind: MindHandle, dynamo: A
     # When an audited change is made
     call(api, mind, "PATCH", "", {"name": "Work"})
     # Then its event carries a TTL 90 days after it was made
-    (item,) = [i for i in scan(dynamo, MINDS) if i["sk"].startswith("AUDIT#")]
     event = audit(api, mind)["events"][0]
+    (item,) = [i for i in scan(dynamo, MINDS) if i["sk"].startswith("AUDIT#") and i["id"] == event["id"]]
     made = clock.from_iso(event["at"])
     assert int(item["ttl"]) == int(made.timestamp()) + 90 * 24 * 3600

@@ -10,7 +10,7 @@ import pytest
 from synapse.memory import store
 from synapse.storage import tables
 
-from tests.support.api import Api, MindHandle
+from tests.support.api import Api, MindHandle, memory_body
 from tests.support.checks import as_agent, as_user, assert_error
 from tests.support.clock import frozen_clock_fixture as frozen_clock_fixture
 from tests.support.clock import ticking_clock_fixture as ticking_clock_fixture
@@ -278,6 +278,40 @@ def test_verify_records_who_and_when(api: Api, mind: MindHandle, ticking_clock: 
     assert verified["version"] == 2 and verified["content"] == memory["content"]
     assert get(api, mind, memory["id"]) == verified
     assert_error(api.call("POST", "/memory/mem_doesnotexist/verify", **as_user(mind)), 404)
+
+
+def test_a_persons_write_says_who_verified_it_and_when(
+    api: Api, mind: MindHandle, ticking_clock: None
+) -> None:
+    # When a person stores a memory, Then it is verified by them at the write, as a verify says
+    created = api.store(mind).json()
+    assert (created["verified"], created["verified_by"], created["verified_at"]) == (
+        True,
+        "user-1",
+        created["created_at"],
+    )
+    # When an agent raises its priority (which leaves it verified), Then the stamp stays the person's
+    raised = api.call("PUT", f"/memory/{created['id']}", json_body={"priority": "high"}, **as_agent(mind))
+    assert raised.status == 200, raised.text
+    assert (raised.json()["verified_by"], raised.json()["verified_at"]) == ("user-1", created["verified_at"])
+    # When a person edits it, or stores it again by key, or in a batch, Then each write is the new stamp
+    edited = put(api, mind, created["id"], {"content": "Lives in Hamburg"}).json()
+    assert (edited["verified_by"], edited["verified_at"]) == ("user-1", edited["updated_at"])
+    assert edited["verified_at"] > created["verified_at"]
+    again = api.store(mind, content="Lives in Bonn").json()
+    assert (again["verified_by"], again["verified_at"]) == ("user-1", again["updated_at"])
+    batch = api.call(
+        "POST", "/memory/batch", json_body={"memories": [memory_body(key="desk")]}, **as_user(mind)
+    )
+    stored = get(api, mind, batch.json()["results"][0]["memory"]["id"])
+    assert (stored["verified"], stored["verified_by"], stored["verified_at"]) == (
+        True,
+        "user-1",
+        stored["created_at"],
+    )
+    # And an agent's own memory has no stamp until a person verifies it
+    agents = api.store(mind, key="agents", as_agent=True).json()
+    assert (agents["verified"], agents["verified_by"], agents["verified_at"]) == (False, None, None)
 
 
 # ---------------------------------------------------------------- list

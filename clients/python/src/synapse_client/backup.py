@@ -26,6 +26,26 @@ from synapse_client.models import RestoreStatus
 FORMAT, VERSION = "synapse-backup", 1
 CHUNK_BYTES = 512 * 1024  # per restore request; the service takes up to 1 MiB
 Progress = Callable[[int], None]
+# What a restore writes into the mind, and what a backup only lists (their secrets are not in it;
+# members stay those of the mind restored into): docs/backup.md.
+RESTORED = ("memory", "revision", "deleted", "proposal", "mind")  # `mind`: its settings
+LISTED = ("key", "hook", "webhook", "grant", "member")
+
+
+class Outcome(NamedTuple):
+    """A restore's counts split by what it did with each kind of line."""
+
+    restored: dict[str, int]
+    listed: dict[str, int]
+
+
+def outcome(counts: dict[str, int]) -> Outcome:
+    """`counts` (a `RestoreStatus`'s) as what was restored and what was only listed; a kind this
+    client does not know counts as listed, so nothing is claimed restored that may not be."""
+    restored = {kind: counts[kind] for kind in RESTORED if counts.get(kind)}
+    order = [*LISTED, *sorted(set(counts) - set(LISTED))]
+    listed = {kind: counts[kind] for kind in order if counts.get(kind) and kind not in RESTORED}
+    return Outcome(restored, listed)
 
 
 class BrokenBackup(ValueError):

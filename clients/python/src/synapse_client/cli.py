@@ -362,6 +362,18 @@ def cmd_backup(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     print(f"backed up {lines} lines to {args.out}", file=sys.stderr)
 
 
+NOUNS = {"memory": ("memory", "memories"), "deleted": ("deleted memory", "deleted memories")}
+
+
+def counted(counts: dict[str, int]) -> str:
+    """`5 memories, 1 key`: each kind with its count, in the plural where it is not one; the `mind`
+    line is the mind's settings."""
+    return ", ".join(
+        "the mind's settings" if kind == "mind" else f"{n} {NOUNS.get(kind, (kind, kind + 's'))[n != 1]}"
+        for kind, n in counts.items()
+    )
+
+
 def cmd_restore(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     mind = args.mind
     try:
@@ -369,19 +381,35 @@ def cmd_restore(client: Synapse, args: argparse.Namespace, out: Output) -> None:
             backups.check(file)  # before a mind is made for it
     except backups.BrokenBackup as error:
         raise SynapseError(f"{args.file}: {error}") from None
+    made = None
     if args.new_mind:
-        mind = client.create_mind(args.new_mind).mind.id
-        print(f"created mind {mind}; if this stops, run again with --mind {mind} to go on", file=sys.stderr)
+        made = client.create_mind(args.new_mind)
+        mind = made.mind.id
+        # The new mind's own first key, shown once and at once: a restore that stops must not lose it
+        key = "" if out.as_json else f"; its Mind Key (shown once, keep it): {made.mind_key.key}"
+        print(f"created mind {mind} ({made.mind.name}){key}", file=sys.stderr)
+        print(f"  if this stops, run again with --mind {mind} to go on", file=sys.stderr)
     progress = Progress("restored", unit="lines")
     try:
         status = backups.restore(client, args.file, mind, progress)
     except backups.BrokenBackup as error:
         raise SynapseError(f"{args.file}: {error}") from None
     progress.done()
+    restored, listed = backups.outcome(status.counts)
     if out.as_json:
-        return out.json(status)
-    counts = ", ".join(f"{count} {kind}" for kind, count in status.counts.items())
-    out.line(f"restored backup {status.backup_id} into {mind or client.mind_id}: {counts} (ids kept)")
+        answer = {**status.model_dump(mode="json"), "restored": restored, "listed": listed}
+        if made is not None:
+            answer["mind"] = made.mind.model_dump(mode="json")
+            answer["mind_key"] = made.mind_key.model_dump(mode="json")
+        return out.json(answer)
+    into = mind or client.mind_id
+    out.line(f"restored backup {status.backup_id} into {into}: {counted(restored) or 'nothing'} (ids kept)")
+    if listed:
+        out.line(
+            f"listed in the backup, not recreated: {counted(listed)} (a backup holds no secrets, and "
+            "members stay the restored mind's own: create keys, hooks and webhooks again, e.g. "
+            f"synapse keys create --mind {into}; invite people again)"
+        )
     return None
 
 

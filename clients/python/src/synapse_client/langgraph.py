@@ -7,15 +7,23 @@ How a LangGraph item maps onto a Synapse memory (one mind: the client's):
 - key: the item key in lowercase snake_case plus 10 hex digits of a hash of (namespace, key), so
   equal keys in different namespaces never collide (`("notes", "u1")`, `"Coffee order"` →
   `coffee_order_32632ed60f`);
-- tags: `langgraph`, one `ns:<prefix>` per namespace prefix (`ns:notes`, `ns:notes/u1`) for
-  server-side filtering, and `lg:<hash>` naming the item (a get is one request);
-- content: JSON `{"namespace": [...], "key": "...", "value": {...}}`, so items read back exactly (tags
-  are lowercased by Synapse; the JSON is the truth) and full-text search still reads the value's words.
+- tags: `app:private` (the item is this app's data, not the person's: recall and search without a
+  `tag` leave it out, docs/api.md "Application data"), `app:langgraph`, one
+  `app:langgraph:ns:<prefix>` per namespace prefix (`app:langgraph:ns:notes`,
+  `app:langgraph:ns:notes/u1`) for server-side filtering, and `app:langgraph:item:<hash>` naming the
+  item (a get is one request; two for an item that is not there: it also looks for an earlier
+  version's);
+- content: the value as a person reads it (its `text` when that is all it holds, else one
+  `field: value` line per field), then the exact item as JSON in a ```` ```langgraph ```` block at the
+  end, so items read back exactly (tags are lowercased by Synapse; the JSON is the truth) and
+  full-text search reads the value's words.
 - `search(prefix, query=...)` is a Synapse search narrowed to the prefix's tag (hits carry its score);
   without `query` it lists the prefix's tag in recall order. `filter` compares top-level value fields
   (equality, or `$eq`/`$ne`/`$gt`/`$gte`/`$lt`/`$lte`). A put's `ttl` (minutes) becomes `expires_at`;
   reads do not extend it (`refresh_ttl` is ignored), and `index` is ignored (Synapse indexes all text).
-- memories this store did not write (no JSON envelope) are skipped by search and list_namespaces.
+- memories this store did not write (no JSON block) are skipped by search and list_namespaces. An
+  item written by an earlier version (raw JSON content, tags `langgraph`, `ns:…`, `lg:…`) is still
+  read by `get`, and stored the new way when put again.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import asyncio
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -47,9 +55,11 @@ except ImportError as missing:  # pragma: no cover - the extra is not installed
 from synapse_client.client import Synapse
 from synapse_client.models import CATEGORIES, Memory
 
-MARK = "langgraph"
-MAX_DEPTH = 18  # Synapse keeps at most 20 tags: `langgraph`, the item's, and one per prefix
+PRIVATE = "app:private"  # an application's data: out of a person's recall and search
+MARK = "app:langgraph"
+MAX_DEPTH = 17  # Synapse keeps at most 20 tags: `app:private`, MARK, the item's, and one per prefix
 _TAG_CHARS = 64
+_FENCE, _END = "```langgraph\n", "\n```"
 _KEY_CHARS = 128 - 11
 
 
@@ -68,20 +78,47 @@ def synapse_key(namespace: tuple[str, ...], key: str) -> str:
 
 
 def namespace_tag(prefix: tuple[str, ...]) -> str:
-    tag = "ns:" + "/".join(prefix).lower()
+    tag = f"{MARK}:ns:" + "/".join(prefix).lower()
     if len(tag) <= _TAG_CHARS:
         return tag
-    return "ns:#" + hashlib.sha256(tag.encode()).hexdigest()[:32]
+    return f"{MARK}:ns:#" + hashlib.sha256(tag.encode()).hexdigest()[:32]
 
 
 def item_tag(namespace: tuple[str, ...], key: str) -> str:
+    return f"{MARK}:item:{_digest(namespace, key)}"
+
+
+def _legacy_item_tag(namespace: tuple[str, ...], key: str) -> str:
+    """The item tag of the earlier versions, whose items `get` still reads."""
     return f"lg:{_digest(namespace, key)}"
 
 
+def readable(value: Mapping[str, Any]) -> str:
+    """The value as a person reads it: its `text` when that is all it holds, else `field: value`
+    lines (a value that is not a string as JSON)."""
+    if set(value) == {"text"} and isinstance(value["text"], str) and value["text"].strip():
+        return value["text"]
+    lines = []
+    for field, item in value.items():
+        shown = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
+        lines.append(f"{field}: {shown}")
+    return "\n".join(lines) or "(empty)"
+
+
+def content_of(namespace: tuple[str, ...], key: str, value: Mapping[str, Any]) -> str:
+    """A memory's content for an item: readable, then the exact item in a `langgraph` block."""
+    exact = json.dumps({"namespace": list(namespace), "key": key, "value": dict(value)}, ensure_ascii=False)
+    return f"{readable(value)}\n\n{_FENCE}{exact}{_END}"
+
+
 def _decoded(memory: Memory) -> tuple[tuple[str, ...], str, dict[str, Any]] | None:
-    """(namespace, key, value) of a memory this store wrote, or None for any other memory."""
+    """(namespace, key, value) of a memory this store wrote (its last `langgraph` block, or the raw
+    JSON of an earlier version), or None for any other memory."""
+    content = memory.content
+    start = content.rfind(_FENCE)
+    exact = content[start + len(_FENCE) : -len(_END)] if start >= 0 and content.endswith(_END) else content
     try:
-        body = json.loads(memory.content)
+        body = json.loads(exact)
         return tuple(body["namespace"]), str(body["key"]), dict(body["value"])
     except (ValueError, KeyError, TypeError):
         return None
@@ -150,11 +187,13 @@ class SynapseStore(BaseStore):
         raise TypeError(f"unknown store operation: {op!r}")
 
     def _memory(self, namespace: tuple[str, ...], key: str) -> Memory | None:
-        found = self.client.list_memories(
-            category=category_of(namespace), tag=item_tag(namespace, key), limit=100
-        ).items
         wanted = synapse_key(namespace, key)
-        return next((memory for memory in found if memory.key == wanted), None)
+        for tag in (item_tag(namespace, key), _legacy_item_tag(namespace, key)):
+            found = self.client.list_memories(category=category_of(namespace), tag=tag, limit=100).items
+            memory = next((memory for memory in found if memory.key == wanted), None)
+            if memory is not None:
+                return memory
+        return None
 
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
         memory = self._memory(namespace, key)
@@ -182,14 +221,11 @@ class SynapseStore(BaseStore):
         expires = None
         if op.ttl is not None:
             expires = (datetime.now(UTC) + timedelta(minutes=op.ttl)).isoformat().replace("+00:00", "Z")
-        content = json.dumps(
-            {"namespace": list(namespace), "key": key, "value": op.value}, ensure_ascii=False
-        )
         self.client.remember(
             category_of(namespace),
             synapse_key(namespace, key),
-            content,
-            tags=[MARK, item_tag(namespace, key), *prefixes],
+            content_of(namespace, key, op.value),
+            tags=[PRIVATE, MARK, item_tag(namespace, key), *prefixes],
             expires_at=expires,
         )
 

@@ -1,6 +1,7 @@
 // Access to the shown mind: Mind Keys with scopes (a new key is shown once, with a copy button),
-// the apps connected over OAuth (revocable), inbound hooks, outbound webhooks with their recent
-// deliveries, and the settings for agent writes to verified memories and of critical priority.
+// the apps connected over OAuth (revocable), inbound hooks and outbound webhooks (each created here,
+// its secret shown once the same way; webhooks with their recent deliveries), and the settings for
+// agent writes to verified memories and of critical priority.
 // All of it is an owner's: another role is told so, and who to ask.
 
 import { all, api } from "../api.js";
@@ -10,6 +11,13 @@ import { optional, who } from "./common.js";
 import { aRole, may, roleOf } from "../roles.js";
 
 const SCOPES = ["read", "write", "delete"];
+// What a webhook may subscribe to (event_names.SUBSCRIBABLE), grouped; the memory events are the default.
+const EVENTS = [
+  ["Memories", ["memory.created", "memory.updated", "memory.verified", "memory.deleted", "memory.expiring"]],
+  ["Proposals", ["proposal.created", "proposal.accepted", "proposal.rejected"]],
+  ["Members", ["member.invited", "member.joined", "member.role_changed", "member.removed", "member.left",
+    "member.ownership_transferred", "invitation.revoked", "invitation.declined"]],
+];
 const REVOKED_BECAUSE = {
   refresh_token_reused: "a refresh token was used twice, so its tokens may have been stolen",
   client: "the app disconnected itself",
@@ -39,8 +47,8 @@ export async function render(page, ctx) {
     appsSection(base, grants, again),
     settingSection(base, current),
     criticalSection(base, current),
-    hooksSection(hooks),
-    webhooksSection(base, webhooks),
+    hooksSection(base, hooks, again),
+    webhooksSection(base, webhooks, again),
     auditSection(audit, keys, hooks, grants || []));
 }
 
@@ -97,7 +105,11 @@ function keysSection(base, keys, again) {
       const body = { scopes };
       if (label.value.trim()) body.label = label.value.trim();
       const made = await api.post(`${base}/keys`, body, { mind: false });
-      showKeyOnce(reveal, made, again);
+      showOnce(reveal, again, {
+        id: "key", title: `Key “${made.label || made.id}” (${(made.scopes || SCOPES).join(", ")})`,
+        text: "This is the only time the key is shown. Store it where the agent reads its configuration.",
+        label: "Mind Key", secret: made.key, copied: "Key copied.",
+      });
     }, alerts, "Could not create the key");
   });
   const rows = keys.map((key) => {
@@ -160,13 +172,15 @@ function appsSection(base, grants, again) {
       h("tbody", {}, rows))));
 }
 
-function showKeyOnce(reveal, made, again) {
-  const value = h("input", { type: "text", readonly: true, value: made.key, id: "new-key-value", class: "secret" });
+// A secret shown this once (a key, a hook's or a webhook's signing secret), with a copy button;
+// "I have stored it" takes it off the page for good.
+function showOnce(reveal, again, { id, title, text, label, secret, copied, extra }) {
+  const value = h("input", { type: "text", readonly: true, value: secret, id: `new-${id}-value`, class: "secret" });
   const copy = h("button", { type: "button" }, "Copy");
   copy.addEventListener("click", async () => {
     try {
-      await navigator.clipboard.writeText(made.key);
-      announce("Key copied.");
+      await navigator.clipboard.writeText(secret);
+      announce(copied);
     } catch {
       value.select();
       announce("Select-all done: press Ctrl+C to copy.");
@@ -174,10 +188,11 @@ function showKeyOnce(reveal, made, again) {
   });
   const done = h("button", { type: "button", class: "primary" }, "I have stored it");
   done.addEventListener("click", () => { clear(reveal); again(); });
-  clear(reveal).append(h("div", { class: "card once", role: "group", "aria-labelledby": "once-title" },
-    h("h3", { id: "once-title" }, `Key “${made.label || made.id}” (${(made.scopes || SCOPES).join(", ")})`),
-    h("p", {}, "This is the only time the key is shown. Store it where the agent reads its configuration."),
-    h("div", { class: "field" }, h("label", { for: value.id }, "Mind Key"), h("div", { class: "copy-row" }, value, copy)),
+  clear(reveal).append(h("div", { class: "card once", role: "group", "aria-labelledby": `once-${id}-title` },
+    h("h3", { id: `once-${id}-title` }, title),
+    h("p", {}, text),
+    extra || null,
+    h("div", { class: "field" }, h("label", { for: value.id }, label), h("div", { class: "copy-row" }, value, copy)),
     done));
   value.focus();
   value.select();
@@ -240,22 +255,90 @@ function criticalSection(base, current) {
   return h("section", { "aria-labelledby": "critical-title" }, h("h2", { id: "critical-title" }, "Critical priority by agents"), alerts, form);
 }
 
-function hooksSection(hooks) {
+function hooksSection(base, hooks, again) {
+  const alerts = h("div", { class: "alerts" });
+  const reveal = h("div", { class: "reveal", "aria-live": "polite" });
+  const label = h("input", { type: "text", name: "hook-label", maxlength: 100 });
+  const create = h("button", { type: "submit", class: "primary" }, "Create hook");
+  const form = h("form", { class: "inline", "aria-labelledby": "new-hook" },
+    h("h3", { id: "new-hook" }, "New inbound hook"), field("Hook label", label), create);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    busyButton(create, async () => {
+      const body = label.value.trim() ? { label: label.value.trim() } : {};
+      const made = await api.post(`${base}/hooks`, body, { mind: false });
+      showOnce(reveal, again, {
+        id: "hook", title: `Hook “${made.label || made.id}”`,
+        text: "The platform posts memories to this URL, signed with this secret (docs/webhooks.md). This is the only time the secret is shown.",
+        extra: h("p", {}, "URL: ", h("code", {}, made.url)),
+        label: "Hook signing secret", secret: made.secret, copied: "Secret copied.",
+      });
+    }, alerts, "Could not create the hook");
+  });
   return h("section", { "aria-labelledby": "hooks-title" },
     h("h2", { id: "hooks-title" }, "Inbound hooks"),
+    alerts, reveal,
     hooks.length
       ? h("div", { class: "table-wrap" }, h("table", {},
         h("caption", {}, "Platforms that post memories (docs/webhooks.md)"),
-        h("thead", {}, h("tr", {}, ["Hook", "URL", "Created", "Last delivery"].map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, ["Hook", "URL", "Created", "Last delivery", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, hooks.map((hook) => h("tr", {},
           h("th", { scope: "row" }, hook.label || hook.id),
           h("td", {}, h("code", {}, hook.url)),
           h("td", {}, when(hook.created_at)),
-          h("td", {}, hook.last_delivery_at ? when(hook.last_delivery_at) : "none yet"))))))
-      : h("p", { class: "muted" }, "No inbound hooks. Create one with POST /minds/{mind_id}/hooks."));
+          h("td", {}, hook.last_delivery_at ? when(hook.last_delivery_at) : "none yet"),
+          h("td", {}, removal(`${base}/hooks/${hook.id}`, alerts, again, {
+            button: "Revoke", title: `Revoke hook ${hook.label || hook.id}?`, done: `Revoked ${hook.label || hook.id}.`,
+            text: "Deliveries to its URL are refused at once, whatever they are signed with.",
+          })))))))
+      : h("p", { class: "muted" }, "No inbound hooks yet: a platform that cannot hold a Mind Key posts signed memories to one."),
+    form);
 }
 
-function webhooksSection(base, webhooks) {
+// A button that deletes `path` once confirmed, then shows the page again.
+function removal(path, alerts, again, { button, title, text, done }) {
+  const remove = h("button", { type: "button", class: "danger" }, button);
+  remove.addEventListener("click", async () => {
+    if (!await confirmDialog({ title, text, action: button, danger: true })) return;
+    await busyButton(remove, async () => {
+      await api.del(path, { mind: false });
+      announce(done);
+      again();
+    }, alerts, `Could not ${button.toLowerCase()}`);
+  });
+  return remove;
+}
+
+// A new webhook: its endpoint and the events it wants (the memory events to start with).
+function webhookForm(base, alerts, reveal, again) {
+  const url = h("input", { type: "url", name: "webhook-url", required: true, placeholder: "https://agents.example.com/synapse" });
+  const boxes = [];
+  const groups = EVENTS.map(([legend, names]) => h("fieldset", {}, h("legend", {}, legend), names.map((name) => {
+    const box = h("input", { type: "checkbox", name: "events", value: name, id: `event-${name.replace(/\./g, "-")}`, checked: legend === "Memories" });
+    boxes.push(box);
+    return h("span", { class: "check" }, box, h("label", { for: box.id }, name));
+  })));
+  const create = h("button", { type: "submit", class: "primary" }, "Create webhook");
+  const form = h("form", { class: "inline", "aria-labelledby": "new-webhook" },
+    h("h3", { id: "new-webhook" }, "New webhook"), field("Endpoint URL", url), groups, create);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    busyButton(create, async () => {
+      const events = boxes.filter((b) => b.checked).map((b) => b.value);
+      const made = await api.post(`${base}/webhooks`, { url: url.value.trim(), events }, { mind: false });
+      showOnce(reveal, again, {
+        id: "webhook", title: `Webhook to ${made.url}`,
+        text: "Synapse signs each delivery with this secret; your endpoint checks it (docs/webhooks.md). This is the only time it is shown.",
+        label: "Webhook signing secret", secret: made.secret, copied: "Secret copied.",
+      });
+    }, alerts, "Could not create the webhook");
+  });
+  return form;
+}
+
+function webhooksSection(base, webhooks, again) {
+  const alerts = h("div", { class: "alerts" });
+  const reveal = h("div", { class: "reveal", "aria-live": "polite" });
   const rows = webhooks.map((webhook) => {
     const slot = h("div", { class: "deliveries" });
     const show = h("button", { type: "button", "aria-expanded": "false" }, "Recent deliveries");
@@ -287,9 +370,14 @@ function webhooksSection(base, webhooks) {
         " · events: ", (webhook.events || []).join(", "),
         webhook.last_success_at ? h("span", {}, " · last success ", when(webhook.last_success_at)) : null,
         webhook.last_error ? ` · last error: ${webhook.last_error}` : ""),
-      show, slot);
+      h("div", { class: "actions" }, show, removal(`${base}/webhooks/${webhook.id}`, alerts, again, {
+        button: "Delete", title: `Delete the webhook to ${webhook.url}?`, done: "Webhook deleted.",
+        text: "Synapse stops sending it events at once.",
+      })), slot);
   });
   return h("section", { "aria-labelledby": "webhooks-title" },
     h("h2", { id: "webhooks-title" }, "Outbound webhooks"),
-    rows.length ? h("ul", { class: "results" }, rows) : h("p", { class: "muted" }, "No webhooks. Subscribe with POST /minds/{mind_id}/webhooks."));
+    alerts, reveal,
+    rows.length ? h("ul", { class: "results" }, rows) : h("p", { class: "muted" }, "No webhooks yet: one tells your agent's endpoint when this mind changes."),
+    webhookForm(base, alerts, reveal, again));
 }

@@ -14,8 +14,25 @@ const FIELDS = [
   "expires_at", "expired", "created_at", "updated_at", "version", "verified_at", "verified_by", "pending_proposal",
 ];
 
-function value(name, memory) {
+// A memory stored verified before writes recorded their voucher (verified_by and verified_at
+// null): the person's write that vouched for it, from its history (the newest revision by a person
+// among those that left it verified), or null when the history does not reach it.
+function voucher(memory, history) {
+  if (!memory.verified || memory.verified_by) return null;
+  for (const revision of (history && history.revisions) || []) {
+    if (!(revision.memory || {}).verified) break;
+    const by = revision.changed_by || {};
+    if (by.source === "user" && by.user_id) return { by: by.user_id, at: revision.changed_at, version: revision.version };
+  }
+  return null;
+}
+
+function value(name, memory, vouched) {
   const raw = memory[name];
+  if (memory.verified && !memory.verified_by && name === "verified_by") {
+    return vouched ? `${vouched.by} (at their write, version ${vouched.version})` : "not recorded (verified at a person's write)";
+  }
+  if (memory.verified && !memory.verified_at && name === "verified_at" && vouched) return when(vouched.at);
   if (name === "tags") return tagList(raw);
   if (name.endsWith("_at")) return when(raw);
   if (name === "pending_proposal" && raw) return h("a", { href: "#/queue" }, `${raw} (in the review queue)`);
@@ -42,7 +59,8 @@ export async function render(page, ctx) {
   append(page, h("h1", {}, memory ? `${memory.category} / ${memory.key}` : "Deleted memory"));
   append(page, alerts);
   if (memory) {
-    const details = h("dl", { class: "fields" }, FIELDS.filter((n) => n in memory).map((n) => [h("dt", {}, n), h("dd", { class: n === "content" ? "content" : "" }, value(n, memory))]));
+    const vouched = voucher(memory, history);
+    const details = h("dl", { class: "fields" }, FIELDS.filter((n) => n in memory).map((n) => [h("dt", {}, n), h("dd", { class: n === "content" ? "content" : "", "data-field": n }, value(n, memory, vouched))]));
     const actions = h("div", { class: "actions" });
     const body = h("section", { "aria-labelledby": "fields-title" }, h("h2", { id: "fields-title" }, "Fields"), details, actions);
     if (!memory.verified && may(mind, "verify")) {

@@ -8,6 +8,7 @@ fields through the `WriteFields`/`PatchFields` protocols.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from enum import StrEnum
@@ -57,10 +58,24 @@ def vouched(source: Source, vouches: bool | None) -> bool:
     return source is Source.USER and vouches is not False
 
 
+def voucher(by: Mapping[str, str]) -> str | None:
+    """The person a write's `changed_by` names (None for an agent, or a caller that names nobody):
+    who a write that is verified at write time is `verified_by`."""
+    return (by.get("user_id") or None) if by.get("source") == Source.USER.value else None
+
+
 def new_memory(
-    mind_id: str, write: WriteFields, source: Source, at: datetime, vouches: bool | None = None
+    mind_id: str,
+    write: WriteFields,
+    source: Source,
+    at: datetime,
+    vouches: bool | None = None,
+    by: str | None = None,
 ) -> Memory:
+    """A memory as first stored. A person's write is verified at write time, and says so as
+    `verify` does: `verified_by` the person (`by`), `verified_at` the write."""
     stamp = clock.to_iso(at)
+    stamped = vouched(source, vouches) and by is not None
     return Memory(
         id=new_id("mem_"),
         mind_id=mind_id,
@@ -76,6 +91,8 @@ def new_memory(
         created_at=stamp,
         updated_at=stamp,
         version=1,
+        verified_at=stamp if stamped else None,
+        verified_by=by if stamped else None,
     )
 
 
@@ -101,37 +118,60 @@ def makes_critical(old: Memory | None, new: Memory) -> bool:
     return new.priority == Priority.CRITICAL.value and (old is None or old.priority != new.priority)
 
 
-def _after_change(old: Memory, new: Memory, source: Source, at: datetime, vouches: bool | None) -> Memory:
+def _after_change(
+    old: Memory, new: Memory, source: Source, at: datetime, vouches: bool | None, by: str | None
+) -> Memory:
     """Versioning and the verification rule shared by replace and update.
 
     A human vouched for the old memory, not the new one: an agent's change that a verified memory
     is protected from (`protected_change`) leaves it unverified when it is applied (a mind whose
     `agent_writes_to_verified` is `unverify`; otherwise it is a proposal and never applied). A user's
     write is verified by definition, unless they may not vouch (an editor): then it is an agent's.
+    The person (`by`) vouches anew, so the stamp names them and this write; an agent's change that
+    leaves it verified keeps the old stamp.
     """
-    verified = vouched(source, vouches) or (old.verified and not protected_change(old, new))
-    keep_stamp = verified and old.verified
+    stamp = clock.to_iso(at)
+    vouching = vouched(source, vouches)
+    verified = vouching or (old.verified and not protected_change(old, new))
+    verified_at: str | None
+    verified_by: str | None
+    if vouching and by is not None:
+        verified_at, verified_by = stamp, by
+    elif verified and old.verified:
+        verified_at, verified_by = old.verified_at, old.verified_by
+    else:
+        verified_at = verified_by = None
     return replace(
         new,
         source=source.value,
         verified=verified,
-        verified_at=old.verified_at if keep_stamp else None,
-        verified_by=old.verified_by if keep_stamp else None,
-        updated_at=clock.to_iso(at),
+        verified_at=verified_at,
+        verified_by=verified_by,
+        updated_at=stamp,
         version=old.version + 1,
     )
 
 
 def replaced(
-    old: Memory, write: WriteFields, source: Source, at: datetime, vouches: bool | None = None
+    old: Memory,
+    write: WriteFields,
+    source: Source,
+    at: datetime,
+    vouches: bool | None = None,
+    by: str | None = None,
 ) -> Memory:
     """Store-again by (category, key): id and created_at stay, everything else follows the write."""
-    fresh = new_memory(old.mind_id, write, source, at, vouches)
-    return _after_change(old, replace(fresh, id=old.id, created_at=old.created_at), source, at, vouches)
+    fresh = replace(new_memory(old.mind_id, write, source, at, vouches), id=old.id, created_at=old.created_at)
+    return _after_change(old, fresh, source, at, vouches, by)
 
 
 def patched(
-    old: Memory, patch: PatchFields, source: Source, at: datetime, vouches: bool | None = None
+    old: Memory,
+    patch: PatchFields,
+    source: Source,
+    at: datetime,
+    vouches: bool | None = None,
+    by: str | None = None,
 ) -> Memory:
     for field in ("category", "key"):
         sent = getattr(patch, field)
@@ -149,7 +189,7 @@ def patched(
             continue
         value = getattr(patch, field)  # None only for expires_at: the body refuses any other null
         changes[field] = value.value if isinstance(value, StrEnum) else value
-    return _after_change(old, replace(old, **changes), source, at, vouches)
+    return _after_change(old, replace(old, **changes), source, at, vouches, by)
 
 
 def verified(old: Memory, by: str, at: datetime) -> Memory:

@@ -4,12 +4,15 @@ Recall's header (`N total (X verified, Y unverified)`), its low-priority summary
 left-out line need counts of the whole selection while it reads only what it prints, so the
 counts cannot come from reading the memories. Each mind holds one counter item per category
 (`NCAT#<category>`) and one per (tag, category) (`NTAG#<len>:<tag>#<category>`), with
-`n` (memories), `v` (verified ones) and `low` (low-priority ones). A filter's counts are then
-at most 8 items. The mind's head (`minds.heads`, sk `NCAT`, its name) sorts right before the
-category counters, so recall reads both in one query (`stored_with_head`). The counters include
-expired memories until the expiry sweep takes them out (`expiry`, `sweep`: expiry is the passing of
-time, not a write); readers subtract the expired ones not swept yet, which they find, for the whole
-mind in one query, through the `mind_expiring` index (`expiry.expired_not_swept`).
+`n` (memories), `v` (verified ones) and `low` (low-priority ones); an application's private
+memories (tag `app:private`) are counted again under `NCAT#<category>#private`, right after their
+category's counter, which the category counts subtract: a recall without a tag leaves them out. A
+filter's counts are then at most 16 items. The mind's head (`minds.heads`, sk `NCAT`, its name)
+sorts right before the category counters, so recall reads both in one query (`stored_with_head`).
+The counters include expired memories until the expiry sweep takes them out (`expiry`, `sweep`:
+expiry is the passing of time, not a write); readers subtract the expired ones not swept yet, which
+they find, for the whole mind in one query, through the `mind_expiring` index
+(`expiry.expired_not_swept`).
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from synapse.memory.kinds import Memory
+from synapse.memory.kinds import APP_PRIVATE_TAG, Memory
 from synapse.minds import heads
 from synapse.storage import tables
 
 CATEGORY_PREFIX = "NCAT#"
+PRIVATE_SUFFIX = "#private"  # NCAT#<category>#private: the category's memories tagged app:private
 TAG_PREFIX = "NTAG#"
 
 
@@ -73,6 +77,8 @@ def _contributions(memory: Memory | None) -> Counter[tuple[str, str]]:
         return found
     tally = Tally.of(memory)
     keys = [category_counter_sk(memory.category)] + [tag_counter_sk(t, memory.category) for t in memory.tags]
+    if APP_PRIVATE_TAG in memory.tags:
+        keys.append(category_counter_sk(memory.category) + PRIVATE_SUFFIX)
     for sk in keys:
         found[(sk, "n")] += tally.n
         found[(sk, "v")] += tally.v
@@ -114,13 +120,20 @@ def _counted(
 ) -> None:
     for item in items:
         category, tally = str(item["sk"])[len(prefix) :], _tally(item)
-        if (categories is None or category in categories) and tally.n > 0:
+        if prefix == CATEGORY_PREFIX and category.endswith(PRIVATE_SUFFIX):
+            category = category.removesuffix(PRIVATE_SUFFIX)  # after its category's: take them out
+            if category in found:
+                found[category] = found[category] - tally
+                if found[category].n <= 0:
+                    del found[category]
+        elif (categories is None or category in categories) and tally.n > 0:
             found[category] = tally
 
 
 def stored(mind_id: str, categories: frozenset[str] | None, tag: str | None) -> dict[str, Tally]:
     """Counts of the mind's stored memories (expired included) matching the filters, per category
-    that has any: ≤ 8 items read, one query."""
+    that has any: ≤ 16 items read, one query. Without a tag, applications' private memories are
+    left out (`PRIVATE_SUFFIX`); a tag counts every memory that carries it."""
     prefix = tag_counters_prefix(tag) if tag is not None else CATEGORY_PREFIX
     found: dict[str, Tally] = {}
     for items, _ in tables.query_pages(
@@ -140,7 +153,7 @@ def stored_with_head(
     mind_id: str, categories: frozenset[str] | None
 ) -> tuple[dict[str, Any] | None, dict[str, Tally]]:
     """The mind's head (None for a mind created before heads) and `stored(mind_id, categories,
-    None)`, in one query of ≤ 9 items, read consistently: a rename shows at once, as it did when
+    None)`, in one query of ≤ 17 items, read consistently: a rename shows at once, as it did when
     recall read the Minds item."""
     head: dict[str, Any] | None = None
     found: dict[str, Tally] = {}

@@ -56,6 +56,13 @@ class Source(StrEnum):
     AGENT = "agent"
 
 
+# Tags beginning with `app:` are for applications' own use (docs/api.md "Application data"). A
+# memory tagged `app:private` is an application's data, not the person's: recall and search leave
+# it out unless their `tag` filter asks for a tag (an app reads its own data by its tags).
+APP_TAG_PREFIX = "app:"
+APP_PRIVATE_TAG = "app:private"
+
+
 @dataclass(frozen=True)
 class Memory:
     id: str

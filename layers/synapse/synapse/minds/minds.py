@@ -184,8 +184,8 @@ Founder = Callable[[str, str], tuple[list[dict[str, Any]], dict[str, int]]]
 def create_mind(
     owner: str, name: str, founder: Founder | None = None, creator: dict[str, Any] | None = None
 ) -> tuple[Mind, dict[str, Any]]:
-    """A mind, its head (`heads`) and its first Mind Key, in one transaction that counts the user's
-    minds (at most SYNAPSE_MAX_MINDS_PER_USER) and starts the mind's own counts. `founder(mind id,
+    """A mind, its head (`heads`) and its first Mind Key (audited), in one transaction that counts the
+    user's minds (at most SYNAPSE_MAX_MINDS_PER_USER) and starts the mind's own counts. `founder(mind id,
     now)` adds the operations and counts of its first member (`teams.members.founder`); `creator`
     is what the first key records of them (`minds.tenure`)."""
     now = clock.to_iso(clock.now())
@@ -195,6 +195,9 @@ def create_mind(
     shown = {k: v for k, v in mind.public().items() if k != "settings"}  # defaults until set
     item = {**tables.mind_key(mind.id), **shown, "owner": owner, **counts}
     key_ops, shown_key = keys.issue_operations(mind.id, "default", creator=creator or {"created_by": owner})
+    # The first key is a credential like any other: its creation is in the audit from the start
+    key_target = {"key_id": shown_key["id"], "label": "default", "scopes": shown_key["scopes"]}
+    key_ops.append(audit.put_operation(mind.id, "key.created", audit.by_user(owner), key_target))
     put_mind = {
         "Put": {
             "TableName": tables.minds_table(),

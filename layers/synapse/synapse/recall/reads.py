@@ -36,6 +36,7 @@ from synapse.core import clock
 from synapse.core.observability import in_this_invocation
 from synapse.memory import counts, expiry
 from synapse.memory.counts import Tally
+from synapse.memory.kinds import APP_PRIVATE_TAG
 from synapse.minds import heads, minds
 from synapse.recall import text
 from synapse.recall.query import RecallQuery
@@ -68,12 +69,18 @@ def _name_and_stored(mind_id: str, query: RecallQuery) -> tuple[str, dict[str, T
 
 def _expired(mind_id: str, query: RecallQuery, moment: datetime) -> list[tuple[str, Tally]]:
     """(category, counts) of each of the selection's expired memories not swept yet, tag applied:
-    the counters still count them, recall does not show them."""
+    the counters still count them, recall does not show them. Without a tag, applications' private
+    memories are not counted (`counts.stored`), so not taken off either."""
     return [
         (str(item["category"]), Tally(1, int(bool(item["verified"])), int(item["priority"] == "low")))
         for item in expiry.expired_not_swept(mind_id, moment)
-        if query.tag is None or query.tag in (item.get("tags") or [])
+        if _selected(query, item.get("tags") or [])
     ]
+
+
+def _selected(query: RecallQuery, tags: list[str]) -> bool:
+    """Whether a memory with `tags` is in the recall's selection, as far as tags go."""
+    return query.tag in tags if query.tag is not None else APP_PRIVATE_TAG not in tags
 
 
 def _active(stored: dict[str, Tally], expired: list[tuple[str, Tally]]) -> Tally:

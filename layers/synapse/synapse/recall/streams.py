@@ -23,7 +23,7 @@ from typing import Any
 from synapse.core.observability import in_this_invocation
 from synapse.memory import expiry
 from synapse.memory.items import memory_from_item
-from synapse.memory.kinds import Memory
+from synapse.memory.kinds import APP_PRIVATE_TAG, Memory
 from synapse.memory.reads import category_clause, not_expired
 from synapse.recall.query import RecallQuery
 from synapse.storage import tables
@@ -124,9 +124,12 @@ def _indexed(mind_id: str, query: RecallQuery, now: str, size: int, pool: Execut
             "TableName": tables.memories_table(),
             "IndexName": index,
             "KeyConditionExpression": f"{partition} = :part" + bound,
-            "FilterExpression": not_expired("expires_at"),
+            # An application's private memories are not the person's: a recall without a tag leaves
+            # them out (docs/api.md "Application data"); a tag's recall reads that tag's copies
+            "FilterExpression": not_expired("expires_at") + " AND NOT contains(#tags, :private)",
+            "ExpressionAttributeNames": {"#tags": "tags"},
             "ExpressionAttributeValues": tables.values(
-                part=key, now=now, **({"low": LOW_RANK} if bound else {})
+                part=key, now=now, private=APP_PRIVATE_TAG, **({"low": LOW_RANK} if bound else {})
             ),
         }
 

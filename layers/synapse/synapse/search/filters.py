@@ -1,10 +1,13 @@
-"""The filters a search takes beside its query: as SQL on the index, and on the current record."""
+"""The filters a search takes beside its query: as SQL on the index, and on the current record.
+
+Without a `tag`, an application's private memories (tag `app:private`, docs/api.md "Application
+data") are left out: they are not the person's; a `tag` selects every memory that carries it."""
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from synapse.memory.kinds import Memory
+from synapse.memory.kinds import APP_PRIVATE_TAG, Memory
 
 
 class SearchFilters(NamedTuple):
@@ -16,17 +19,16 @@ class SearchFilters(NamedTuple):
     def keeps(self, memory: Memory, now: str) -> bool:
         """The same filters on the current record (the index may be a moment behind it)."""
         return (
-            (self.tag is None or self.tag in memory.tags)
+            (APP_PRIVATE_TAG not in memory.tags if self.tag is None else self.tag in memory.tags)
             and (self.category is None or memory.category == self.category)
             and (self.priority is None or memory.priority == self.priority)
             and (self.include_expired or memory.expires_at is None or memory.expires_at > now)
         )
 
     def sql(self, now: str) -> tuple[str, list[Any]]:
-        clauses, params = [], []
-        if self.tag is not None:
-            clauses.append("EXISTS (SELECT 1 FROM doc_tags t WHERE t.tag = ? AND t.rowid = d.rowid)")
-            params.append(self.tag)
+        tagged = "EXISTS (SELECT 1 FROM doc_tags t WHERE t.tag = ? AND t.rowid = d.rowid)"
+        clauses = [tagged if self.tag is not None else f"NOT {tagged}"]
+        params: list[Any] = [self.tag if self.tag is not None else APP_PRIVATE_TAG]
         if self.category is not None:
             clauses.append("d.category = ?")
             params.append(self.category)

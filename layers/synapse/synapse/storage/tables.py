@@ -7,6 +7,7 @@ Memories table (pk = mind id):
   TAG#<len>:<tag>#~<recall order> the copy of a memory the expiry sweep took out (`memory.expiry`)
   NCAT                           the mind's head: its name, read with the counters (`minds.heads`)
   NCAT#<category>                counters n / v / low of the category's memories (`counts`)
+  NCAT#<category>#private        the same for its memories tagged app:private, which recall leaves out
   NTAG#<len>:<tag>#<category>    the same counters for one tag within one category
   REV#<memory id>#<version>      a revision: the memory after one change (`memory.history`); `ttl`
   PROP#<proposal id>             an agent's change to a verified memory, for review (`memory.proposals`)
