@@ -12,9 +12,9 @@ Memories table (pk = mind id):
   REV#<memory id>#<version>      a revision: the memory after one change (`memory.history`); `ttl`
   PROP#<proposal id>             an agent's change to a verified memory, for review (`memory.proposals`)
 GSIs over memory items only (sparse): `recall` (pk, recall_sk), `created` (pk, created_sk),
-`expiring` (pk, expires_at), `category_recall` (mind_category, recall_sk); for the expiry sweep
-(`memory.expiry`): `expiry_sweep` (expiry_bucket, expires_at), `mind_expiring` (pk, expiry_bucket;
-recall's unswept expired), `category_expiring` (unread now). SWEEP / EXPIRY: the sweep's watermark.
+`expiring` (pk, expires_at), `category_recall` (mind_category, recall_sk); the expiry sweep's
+(`memory.expiry`) `expiry_sweep` (expiry_bucket, expires_at), `mind_expiring` (pk, expiry_bucket),
+`category_expiring` (unread now), and its watermark SWEEP / EXPIRY.
 
 Minds table:
   MIND#<mind id> / MIND          the mind (owner, name, memory_count; key_count, hook_count,
