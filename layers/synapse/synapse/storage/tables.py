@@ -32,8 +32,7 @@ Minds table:
   MIND#<mind id> / WEBHOOK#<id>  an outbound webhook subscription (url, events, sealed secret, failures)
   MIND#<mind id> / DELIVERY#<webhook id>#<attempted at>#<event id>#<attempt>
                                  one outbound delivery attempt (status, latency, next retry); `ttl` 7 days
-  MIND#<mind id> / EXPIRYSENT#<memory id>#<expires_at>
-                                 marker: memory.expiring went out for this expiry time; `ttl`
+  MIND#<mind id> / EXPIRYSENT#<memory id>#<expires_at>  marker: memory.expiring went out; `ttl`
   WEBHOOKS#EXPIRING / MIND#<mind id>  registry: n = the mind's subscriptions to memory.expiring
 An item written by a conditional Put in a transaction carries `txn`, that transaction's token.
 """
