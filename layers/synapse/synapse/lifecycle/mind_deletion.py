@@ -50,9 +50,9 @@ def delete_mind(owner: str, mind_id: str) -> None:
     # too, since a mind without memories sends no event through the stream that would set it. One
     # whose creator no longer holds it (a revocation not written yet) goes now: an orphan sends
     # without the check, since the members go with the mind (`subscriptions.held`).
-    listed = subscriptions.list_subscriptions(mind_id)
-    kept = subscriptions.sending(listed)
-    ended = [tables.webhook_key(mind_id, s.id) for s in listed if s not in kept]
+    webhooks = subscriptions.list_subscriptions(mind_id)
+    kept = subscriptions.sending(webhooks)
+    ended = [tables.webhook_key(mind_id, s.id) for s in webhooks if s not in kept]
     tables.batch_delete(tables.minds_table(), ended)
     subscriptions.expire_orphans(mind_id, kept, clock.now())
     store.purge_mind(mind_id)
