@@ -47,8 +47,14 @@ def delete_mind(owner: str, mind_id: str) -> None:
     tables.batch_delete(tables.minds_table(), lookups)  # first, like the keys' lookups
     tables.batch_delete(tables.minds_table(), listed)
     # Webhooks stay to deliver the purge's memory.deleted events, then TTL removes them: set here
-    # too, since a mind without memories sends no event through the stream that would set it.
-    subscriptions.expire_orphans(mind_id, subscriptions.list_subscriptions(mind_id), clock.now())
+    # too, since a mind without memories sends no event through the stream that would set it. One
+    # whose creator no longer holds it (a revocation not written yet) goes now: an orphan sends
+    # without the check, since the members go with the mind (`subscriptions.held`).
+    webhooks = subscriptions.list_subscriptions(mind_id)
+    kept = subscriptions.sending(webhooks)
+    ended = [tables.webhook_key(mind_id, s.id) for s in webhooks if s not in kept]
+    tables.batch_delete(tables.minds_table(), ended)
+    subscriptions.expire_orphans(mind_id, kept, clock.now())
     store.purge_mind(mind_id)
     members.delete_all(mind_id)  # last: until now the owners may send the DELETE again
     tables.batch_delete(tables.minds_table(), [tombstone])

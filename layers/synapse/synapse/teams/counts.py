@@ -25,8 +25,9 @@ class Delta(NamedTuple):
     members: int = 0
     owners: int = 0
     invitations: int = 0
-    keys: int = 0  # keys and hooks only ever go down here: revoked with the member who made them
+    keys: int = 0  # keys, hooks and webhooks only ever go down here: revoked with their creator
     hooks: int = 0
+    webhooks: int = 0
 
 
 def total(*deltas: Delta) -> Delta:
@@ -49,7 +50,11 @@ def operation(mind_id: str, delta: Delta) -> dict[str, Any]:
         conditions.append("invitation_count < :max_invitations")
         values["max_invitations"] = limits.max_pending_invitations
     added = ["member_count :m", "owner_count :o", "invitation_count :i"]
-    for attribute, moved, name in (("key_count", delta.keys, "k"), ("hook_count", delta.hooks, "h")):
+    for attribute, moved, name in (
+        ("key_count", delta.keys, "k"),
+        ("hook_count", delta.hooks, "h"),
+        ("webhook_count", delta.webhooks, "w"),
+    ):
         if moved:  # a count a mind from before counts lacks is counted first (`holdings`)
             added.append(f"{attribute} :{name}")
             conditions.append(f"attribute_exists({attribute})")

@@ -1,10 +1,10 @@
 """What a member holds through the owner role, and its end when they lose the role.
 
-An owner issues invitations and creates Mind Keys, inbound hooks and app grants (an OAuth consent);
-each records its creator and their tenure (`tenure`). When the member is removed, leaves, or is
-demoted below owner (a role change, or a transfer that keeps a lower role), everything they created
-is revoked, each revocation audited with its reason (`member_removed`, `member_left`,
-`member_demoted`) and the creator:
+An owner issues invitations and creates Mind Keys, inbound hooks, outbound webhooks and app grants
+(an OAuth consent); each records its creator and their tenure (`tenure`). When the member is
+removed, leaves, or is demoted below owner (a role change, or a transfer that keeps a lower role),
+everything they created is revoked, each revocation audited with its reason (`member_removed`,
+`member_left`, `member_demoted`) and the creator:
 
 - `ending`: the revocations that fit beside the change, in the change's own transaction (DynamoDB
   takes 100 actions in one): none is revoked without the change, nor the change made without them;
@@ -13,8 +13,9 @@ is revoked, each revocation audited with its reason (`member_removed`, `member_l
   100 actions each.
 
 Neither is what keeps a mind safe in between: every door checks the creator's tenure on use
-(`tenure.holds`), so a credential whose revocation is not written yet (a sweep cut short) is refused
-all the same, and the next change or sweep of that member removes it. What records no creator (made
+(`tenure.holds`; a webhook's producer and delivery too), so a credential whose revocation is not
+written yet (a sweep cut short) is refused all the same, and the next change or sweep of that
+member removes it. What records no creator (made
 before creators were recorded) belongs to the mind and is not ended with anyone (docs/auth.md).
 """
 
@@ -30,6 +31,7 @@ from synapse.minds.grant_items import GRANT_SK, access_key, delete, grant_key, r
 from synapse.storage import tables
 from synapse.teams import counts, events
 from synapse.teams.items import INVITE_PREFIX, delete_invitation
+from synapse.webhooks import subscriptions
 
 MAX_ACTIONS = 100  # what one DynamoDB transaction holds
 REMOVED, LEFT, DEMOTED = "member_removed", "member_left", "member_demoted"
@@ -58,6 +60,7 @@ _KINDS = (
     _Kind(INVITE_PREFIX, "invited_by"),
     _Kind("KEY#", "created_by"),
     _Kind(tables.HOOK_PREFIX, "created_by"),
+    _Kind(tables.WEBHOOK_PREFIX, "created_by"),
     _Kind(GRANT_SK, "user_id"),
 )
 
@@ -111,6 +114,13 @@ def _revocation(mind_id: str, kind: _Kind, item: dict[str, Any], actor: str, rea
             audit.put_operation(mind_id, "key.revoked", by, target),
         ]
         return Revocation(operations, counts.Delta(keys=-1))
+    if kind.prefix == tables.WEBHOOK_PREFIX:  # it sends the mind's events no more
+        target = {"webhook_id": item["id"], "url": item["url"], "created_by": item["created_by"], **why}
+        operations = [
+            *subscriptions.delete_operations(subscriptions.from_item(item)),
+            audit.put_operation(mind_id, "webhook.deleted", by, target),
+        ]
+        return Revocation(operations, counts.Delta(webhooks=-1))
     target = {"hook_id": item["id"], "label": item["label"], "created_by": item["created_by"], **why}
     operations = [
         {
@@ -142,6 +152,8 @@ def _revocations(
         limits.ensure(limits.keys_of(mind_id))
     if any(kind.prefix == tables.HOOK_PREFIX for kind, _ in found):
         limits.ensure(limits.hooks_of(mind_id))
+    if any(kind.prefix == tables.WEBHOOK_PREFIX for kind, _ in found):
+        limits.ensure(limits.webhooks_of(mind_id))
     return [_revocation(mind_id, kind, item, actor, reason) for kind, item in found]
 
 

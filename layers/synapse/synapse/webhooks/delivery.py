@@ -7,7 +7,8 @@ the other half, the ceiling doubling from 30 s to about 4 h: waits never shrink 
 then stay between 2 and 4 h. SQS delays stop at 15 min, so a longer wait hops: the message comes
 back early, sees its `not_before`, and goes round again. After 24 hours of failing the event goes
 to the dead-letter queue. Every attempt is logged (`delivery_log`), and counts towards the
-subscription's health (`health`).
+subscription's health (`health`). A message queued before its subscription's creator was removed
+or demoted is dropped (`subscriptions.held`), as one for a deleted subscription is.
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ def handle_message(body: str, at: datetime | None = None) -> str:
     subscription = subscriptions.find(message["mind_id"], message["subscription_id"])
     if subscription is None or not subscription.wants(payload["type"]):
         logger.info("webhook delivery dropped: subscription gone, disabled or no longer subscribed")
+        return "dropped"
+    if not subscriptions.held(subscription):
+        logger.info("webhook delivery dropped: its creator no longer holds the role that made it")
         return "dropped"
     number = int(message.get("attempt") or 1)
     first = clock.from_iso(message["first_attempt_at"]) if message.get("first_attempt_at") else now

@@ -4,6 +4,10 @@ or dead receiver never slows a write. Delivering is `delivery`'s work.
 - `publish_stream`: the Memories table's stream → memory.created / updated / verified / deleted.
 - `publish_expiring`: hourly, memory.expiring for memories expiring within 24 h, once per memory
   and expiry time (a conditional marker per pair).
+
+Each sends only to the subscriptions whose creator still holds the tenure they made them in
+(`subscriptions.sending`): checked once per mind and creator per invocation, so a removed or
+demoted owner's webhook gets nothing even before its revocation is written.
 """
 
 from __future__ import annotations
@@ -57,14 +61,15 @@ def publish_stream(records: list[dict[str, Any]]) -> list[str]:
     Returns the sequence number of the first record that failed (Lambda retries the batch from
     there; the event ids are stable, so a receiver can drop what it already got), or nothing.
     """
-    found: dict[str, list[subscriptions.Subscription]] = {}
+    found: dict[str, list[subscriptions.Subscription]] = {}  # each mind's that may send
     checked_alive: set[str] = set()
     queued = 0
     for record in records:
         try:
             for change in events.from_stream_record(record):
                 if change.mind_id not in found:
-                    found[change.mind_id] = subscriptions.list_subscriptions(change.mind_id)
+                    listed = subscriptions.list_subscriptions(change.mind_id)
+                    found[change.mind_id] = subscriptions.sending(listed)
                 wanting = found[change.mind_id]
                 queued += _enqueue(change, wanting)
                 if change.type == event_names.DELETED and wanting and change.mind_id not in checked_alive:
@@ -118,7 +123,8 @@ def publish_expiring(at: datetime | None = None) -> dict[str, int]:
     tally = {"minds": 0, "memories": 0, "messages": 0, "failed_minds": 0}
     for mind_id in subscriptions.minds_wanting_expiring():
         try:
-            wanting = [s for s in subscriptions.list_subscriptions(mind_id) if s.wants(event_names.EXPIRING)]
+            listed = subscriptions.list_subscriptions(mind_id)
+            wanting = subscriptions.sending([s for s in listed if s.wants(event_names.EXPIRING)])
             if not wanting:
                 continue
             tally["minds"] += 1

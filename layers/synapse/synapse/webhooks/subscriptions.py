@@ -10,6 +10,11 @@ subscriptions to it, changed in the same transaction as the subscription.
 
 How its deliveries fare (last success, failing since, disabled after 3 days) is `health`;
 re-enabling a disabled subscription with PATCH starts the count afresh.
+
+A subscription records its creator and their tenure as owner (`teams.tenure`), as a Mind Key does:
+it sends the mind's events (its memories' content) only while they hold it (`sending`, checked by
+the producer and again by delivery), and is revoked when they are removed or demoted
+(`teams.holdings`). One from before creators were recorded belongs to the mind.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from synapse.core.settings import get_settings
 from synapse.memory import event_names
 from synapse.minds import audit, limits, minds
 from synapse.storage import pages, tables
+from synapse.teams import tenure
 from synapse.webhooks import sealed, signing, ssrf
 
 MAX_PER_MIND = limits.MAX_WEBHOOKS_PER_MIND
@@ -79,6 +85,9 @@ class Subscription(NamedTuple):
     last_failure_at: str | None = None
     last_error: str | None = None
     disabled_reason: str | None = None
+    created_by: str | None = None  # None: from before creators were recorded (the mind's)
+    tenure: str | None = None
+    orphaned: bool = False  # its mind is deleted: it delivers the purge's events, then TTL ends it
 
     def public(self) -> dict[str, Any]:
         return {
@@ -121,6 +130,9 @@ def from_item(item: dict[str, Any]) -> Subscription:
         last_failure_at=item.get("last_failure_at"),
         last_error=item.get("last_error"),
         disabled_reason=item.get("disabled_reason"),
+        created_by=item.get("created_by"),
+        tenure=item.get("tenure"),
+        orphaned="ttl" in item,
     )
 
 
@@ -140,6 +152,11 @@ def _item(subscription: Subscription) -> dict[str, Any]:
         "last_failure_at": subscription.last_failure_at,
         "last_error": subscription.last_error,
         "disabled_reason": subscription.disabled_reason,
+        **{
+            name: getattr(subscription, name)
+            for name in ("created_by", "tenure")
+            if getattr(subscription, name)
+        },
     }
 
 
@@ -167,6 +184,26 @@ def list_subscriptions(mind_id: str) -> list[Subscription]:
             ExpressionAttributeValues=tables.values(pk=f"MIND#{mind_id}", prefix=tables.WEBHOOK_PREFIX),
         )
     ]
+
+
+def held(subscription: Subscription, cache: dict[tuple[str | None, str | None], bool] | None = None) -> bool:
+    """Whether the subscription may send: its creator still holds the tenure it was made in
+    (`tenure.holds`, one GetItem, once per creator and tenure in `cache`), or it records no creator,
+    or its mind is deleted (the members went with it; what they no longer held went before)."""
+    if subscription.orphaned or not subscription.created_by:
+        return True
+    creator = (subscription.created_by, subscription.tenure)
+    if cache is None:
+        return tenure.holds(subscription.mind_id, *creator)
+    if creator not in cache:
+        cache[creator] = tenure.holds(subscription.mind_id, *creator)
+    return cache[creator]
+
+
+def sending(subscriptions: list[Subscription]) -> list[Subscription]:
+    """Those of one mind's subscriptions that may send (`held`), each creator checked once."""
+    cache: dict[tuple[str | None, str | None], bool] = {}
+    return [subscription for subscription in subscriptions if held(subscription, cache)]
 
 
 def find(mind_id: str, webhook_id: str) -> Subscription | None:
@@ -208,6 +245,7 @@ def create(owner: str, mind_id: str, body: WebhookFields) -> dict[str, Any]:
     """A new subscription; the answer carries its signing secret, the only time it is shown."""
     minds.get_mind(mind_id)
     guard(body.url)
+    hold = tenure.hold(mind_id, owner)  # the subscription records its creator and ends with their tenure
     webhook_id = new_id("wh_")
     secret = signing.new_secret()
     now = clock.to_iso(clock.now())
@@ -220,8 +258,10 @@ def create(owner: str, mind_id: str, body: WebhookFields) -> dict[str, Any]:
         created_at=now,
         updated_at=now,
         sealed_secret=sealed.seal(secret, _bound_to(mind_id, webhook_id)),
+        created_by=hold.recorded["created_by"],
+        tenure=hold.recorded.get("tenure"),
     )
-    operations = [
+    operations: list[dict[str, Any]] = [
         {
             "Put": {
                 "TableName": tables.minds_table(),
@@ -233,8 +273,13 @@ def create(owner: str, mind_id: str, body: WebhookFields) -> dict[str, Any]:
     if event_names.EXPIRING in subscription.events:
         operations.append(_registry_op(mind_id, 1))
     operations.append(_audited(owner, mind_id, "webhook.created", subscription))
+    if hold.operation:
+        operations.append(hold.operation)
     # The limit (MAX_PER_MIND) is a count kept in this transaction, never a count read before it.
-    minds.transact_in_live_mind(mind_id, operations, limits.webhooks_of(mind_id), +1)
+    try:
+        minds.transact_in_live_mind(mind_id, operations, limits.webhooks_of(mind_id), +1)
+    except tables.client().exceptions.TransactionCanceledException:
+        raise tenure.lost() from None  # the creator's role changed while we wrote
     return {**subscription.public(), "secret": secret}
 
 
@@ -283,20 +328,26 @@ def update(owner: str, mind_id: str, webhook_id: str, patch: WebhookChanges) -> 
     raise Conflict("The webhook kept changing while we updated it; send the PATCH again.")
 
 
-def delete(owner: str, mind_id: str, webhook_id: str) -> None:
-    old = owned(owner, mind_id, webhook_id)
+def delete_operations(subscription: Subscription) -> list[dict[str, Any]]:
+    """The transaction operations that delete a subscription (and its memory.expiring registration),
+    without its count: a delete by hand, or a revocation with its creator's tenure (`holdings`)."""
     operations: list[dict[str, Any]] = [
         {
             "Delete": {
                 "TableName": tables.minds_table(),
-                "Key": tables.dump(tables.webhook_key(mind_id, webhook_id)),
+                "Key": tables.dump(tables.webhook_key(subscription.mind_id, subscription.id)),
                 "ConditionExpression": "attribute_exists(pk)",
             }
         }
     ]
-    if event_names.EXPIRING in old.events:
-        operations.append(_registry_op(mind_id, -1))
-    operations.append(_audited(owner, mind_id, "webhook.deleted", old))
+    if event_names.EXPIRING in subscription.events:
+        operations.append(_registry_op(subscription.mind_id, -1))
+    return operations
+
+
+def delete(owner: str, mind_id: str, webhook_id: str) -> None:
+    old = owned(owner, mind_id, webhook_id)
+    operations = [*delete_operations(old), _audited(owner, mind_id, "webhook.deleted", old)]
     try:
         minds.transact_in_live_mind(mind_id, operations, limits.webhooks_of(mind_id), -1)
     except tables.client().exceptions.TransactionCanceledException:
