@@ -11,7 +11,7 @@ subscriptions to it, changed in the same transaction as the subscription.
 How its deliveries fare (last success, failing since, disabled after 3 days) is `health`;
 re-enabling a disabled subscription with PATCH starts the count afresh.
 
-A subscription records its creator and their tenure as owner (`teams.tenure`), as a Mind Key does:
+A subscription records its creator and their tenure as owner (`minds.tenure`), as a Mind Key does:
 it sends the mind's events (its memories' content) only while they hold it (`sending`, checked by
 the producer and again by delivery), and is revoked when they are removed or demoted
 (`teams.holdings`). One from before creators were recorded belongs to the mind.
@@ -27,9 +27,8 @@ from synapse.core.errors import Conflict, NotFound
 from synapse.core.ids import looks_like_id, new_id
 from synapse.core.settings import get_settings
 from synapse.memory import event_names
-from synapse.minds import audit, limits, minds
+from synapse.minds import audit, limits, minds, tenure
 from synapse.storage import pages, tables
-from synapse.teams import tenure
 from synapse.webhooks import sealed, signing, ssrf
 
 MAX_PER_MIND = limits.MAX_WEBHOOKS_PER_MIND
