@@ -67,10 +67,17 @@ _EXACT_SNIPPETS_SQL = (
     f" char({ord(ELLIPSIS)}), {SNIPPET_TOKENS}), (SELECT coalesce(c.c3, c.c4, c.c5) IS NOT NULL"
     f" FROM fts_content c WHERE c.id = e.rowid) FROM {EXACT} e WHERE {EXACT} MATCH ? AND e.rowid IN ({{marks}})"
 )
-# A clause's weight in coverage: how informative it is, by its inverse document frequency
-# ln(1 + (N - n + 0.5) / (n + 0.5)) (N rows, n of them matching it: BM25's IDF kept positive), in
+# A clause's weight in coverage: 1 while it matches at most COMMON_SHARE of the mind's memories (and
+# at least COMMON_FLOOR of them), then less and less as it gets commoner, by its inverse document
+# frequency idf(n) = ln(1 + (N - n + 0.5) / (n + 0.5)) (N rows, n matching: BM25's IDF kept
+# positive) over idf at that share. A speaker's name in half of a conversation log weighs 0.3, a
+# word in 90 % of the memories 0.05. Ordinary words keep counting 1 each, so BM25 (tf, key and tag
+# weights) still orders the memories that cover as much: weighing every clause by its IDF instead
+# lost 0.017 of r@3 on the stem-sharing questions (bench/questions.py; docs/search.md). Weights are
 # integer thousandths so equal sets of clauses sum to exactly equal weights in SQL's ORDER BY.
 IDF_SCALE = 1000
+COMMON_SHARE = 0.1
+COMMON_FLOOR = 2
 # FTS5's "averages" record (`<table>_data` id 1): the row count, then each column's token count.
 _ROWS_SQL = "SELECT block FROM fts_data WHERE id = 1"
 _SNIPPETS_SQL = f"SELECT fts.rowid, {_SNIPPET} FROM fts WHERE fts MATCH ? AND fts.rowid IN ({{marks}})"  # noqa: S608
@@ -262,13 +269,26 @@ def _row_count(db: sqlite3.Connection) -> int:
     return int(counted)
 
 
+def _idf(rows: int, matching: float) -> float:
+    return math.log1p((rows - matching + 0.5) / (matching + 0.5))
+
+
+def clause_weight(rows: int, matching: int) -> int:
+    """A clause's weight in coverage, in IDF_SCALE units: IDF_SCALE for an ordinary word, less for
+    one in more than COMMON_SHARE of the memories (never 0)."""
+    common = max(COMMON_SHARE * rows, COMMON_FLOOR)
+    if matching <= common:
+        return IDF_SCALE
+    return max(1, round(IDF_SCALE * _idf(rows, matching) / _idf(rows, common)))
+
+
 def idf_weights(db: sqlite3.Connection, counts_sql: str, params: list[str]) -> list[int]:
-    """Each clause's weight in coverage (IDF_SCALE x its IDF, at least 1): a word in nearly every
-    memory (a speaker's name in a conversation log) weighs little, a rare one much. `counts_sql`
-    selects one column per clause: how many rows match it."""
+    """Each clause's weight in coverage (`clause_weight`): a word in nearly every memory (a speaker's
+    name in a conversation log) weighs little. `counts_sql` selects one column per clause: how many
+    rows match it."""
     rows = _row_count(db)
     counts = db.execute(counts_sql, params).fetchone()
-    return [max(1, round(IDF_SCALE * math.log1p((rows - n + 0.5) / (n + 0.5)))) for n in counts]
+    return [clause_weight(rows, n) for n in counts]
 
 
 @functools.lru_cache(maxsize=64)
