@@ -670,7 +670,10 @@ def lexical_report(
         everyone = list(range(len(questions)))
         columns.append((name, "all", everyone))
         if name == "conversation":
-            columns += [(name, kind, [i for i in everyone if questions[i].kind == kind]) for kind in CONVERSATION_KINDS]
+            columns += [
+                (name, kind, [i for i in everyone if questions[i].kind == kind])
+                for kind in CONVERSATION_KINDS
+            ]
         else:
             columns.append((name, "shares_stem", [i for i in everyone if questions[i].shares_stem]))
     print(f"\nLexical changes, first {k} results: r@1 r@3 MRR per set and subset (n questions)")
@@ -737,7 +740,11 @@ def main() -> int:
             print(f"conversation set: {len(turns)} turns, {len(conversation)} questions")
             with reads_kept():
                 lexical_report(
-                    {"stems": (questions, new_search), "conversation": (conversation, working_search(talk_id))}, k
+                    {
+                        "stems": (questions, new_search),
+                        "conversation": (conversation, working_search(talk_id)),
+                    },
+                    k,
                 )
             if args.set == "conversation":
                 return 0

@@ -53,19 +53,23 @@ _CLAUSE = "(SELECT rowid FROM fts WHERE fts MATCH ?)"
 # query, each term scored where it is searched); then as COVERAGE_SQL. Each table's scores are a
 # materialized CTE, computed once.
 BOTH_SQL = (
-    "WITH {scores}hits AS MATERIALIZED (SELECT c.r AS rowid, {rank} AS rank, {mask} AS mask"  # noqa: S608
+    "WITH {scores}hits AS MATERIALIZED (SELECT c.r AS rowid, {rank} AS rank, {mask} AS mask"
     " FROM ({candidates}) c{joins})"
     " SELECT h.rank, d.priority_rank, d.updated_at, d.id, d.category, d.key, d.rowid, h.mask"
     " FROM hits h JOIN docs d ON d.rowid = h.rowid WHERE 1{filters}"
     " ORDER BY {covered} DESC, h.rank, d.priority_rank, d.updated_at DESC, d.id LIMIT ? OFFSET ?"
 )
-_SCORES = "s{n} AS MATERIALIZED (SELECT rowid AS r, rank FROM {table} WHERE {table} MATCH ? AND rank MATCH '{bm25}'), "
+_SCORES = (
+    "s{n} AS MATERIALIZED (SELECT rowid AS r, rank FROM {table} WHERE {table} MATCH ?"
+    " AND rank MATCH '{bm25}'), "
+)
 _ROWS = "SELECT rowid AS r FROM {table} WHERE {table} MATCH ?"
 # Snippets cut from the words as written (external content: the text is read from `fts`).
 _EXACT_SNIPPETS_SQL = (
     f"SELECT e.rowid, snippet({EXACT}, -1, char({ord(MARK_OPEN)}), char({ord(MARK_CLOSE)}),"  # noqa: S608
     f" char({ord(ELLIPSIS)}), {SNIPPET_TOKENS}), (SELECT coalesce(c.c3, c.c4, c.c5) IS NOT NULL"
-    f" FROM fts_content c WHERE c.id = e.rowid) FROM {EXACT} e WHERE {EXACT} MATCH ? AND e.rowid IN ({{marks}})"
+    f" FROM fts_content c WHERE c.id = e.rowid) FROM {EXACT} e"
+    f" WHERE {EXACT} MATCH ? AND e.rowid IN ({{marks}})"
 )
 # A clause's weight in coverage: 1 while it matches at most COMMON_SHARE of the mind's memories (and
 # at least COMMON_FLOOR of them), then less and less as it gets commoner, by its inverse document
@@ -293,7 +297,7 @@ def idf_weights(db: sqlite3.Connection, counts_sql: str, params: list[str]) -> l
 
 @functools.lru_cache(maxsize=64)
 def _stem_counts_sql(clauses: int) -> str:
-    return "SELECT " + ", ".join(["(SELECT count(*) FROM fts WHERE fts MATCH ?)"] * clauses)
+    return "SELECT " + ", ".join(["(SELECT count(*) FROM fts WHERE fts MATCH ?)"] * clauses)  # noqa: S608
 
 
 def _matched(labels: list[str], weights: list[int], mask: int) -> tuple[tuple[str, ...], float]:
@@ -391,7 +395,8 @@ def _on_both_tables(
     weights: list[int] = []
     mask, covered = "0", "NULL"  # every candidate matches every clause: BM25's order
     if query.by_coverage:
-        counts = "SELECT " + ", ".join(f"(SELECT count(*) FROM ({sql}))" for sql, _ in clause_sqls)
+        counted = (f"(SELECT count(*) FROM ({sql}))" for sql, _ in clause_sqls)  # noqa: S608 (constants)
+        counts = "SELECT " + ", ".join(counted)
         try:
             weights = idf_weights(db, counts, [p for _, ps in clause_sqls for p in ps])
         except sqlite3.Error as error:
