@@ -47,6 +47,15 @@ COVERAGE_SQL = (
     " ORDER BY {covered} DESC, h.rank, d.priority_rank, d.updated_at DESC, d.id LIMIT ? OFFSET ?"
 )
 _CLAUSE = "(SELECT rowid FROM fts WHERE fts MATCH ?)"
+# RANKED_SQL on the words as written: a query that is one prefix or phrase (or several, all required).
+RANKED_EXACT_SQL = (
+    f"SELECT {EXACT}.rank, d.priority_rank, d.updated_at, d.id, d.category, d.key, d.rowid,"  # noqa: S608
+    f" snippet({EXACT}, -1, char({ord(MARK_OPEN)}), char({ord(MARK_CLOSE)}), char({ord(ELLIPSIS)}),"
+    f" {SNIPPET_TOKENS}), (SELECT coalesce(c.c3, c.c4, c.c5) IS NOT NULL FROM fts_content c"
+    f" WHERE c.id = {EXACT}.rowid) FROM {EXACT} JOIN docs d ON d.rowid = {EXACT}.rowid"
+    f" WHERE {EXACT} MATCH ? AND {EXACT}.rank MATCH '{_BM25}'"
+    "{filters} ORDER BY " + EXACT + ".rank LIMIT ? OFFSET ?"
+)
 # A query with prefixes or phrases, on a generation that has the words as written: the candidates
 # are rows of expressions on either table (`query.Expr`); a row's score is the sum of its BM25 on
 # each table for the query's terms there (BM25 is a sum over terms, so this is the BM25 of the whole
@@ -150,19 +159,21 @@ def _all_rows(db: sqlite3.Connection, query: Query, sql: str, params: list[Any])
 
 
 @functools.lru_cache(maxsize=64)
-def _ranked_sql(filters: str) -> str:
-    return RANKED_SQL.format(filters=filters)
+def _ranked_sql(filters: str, table: str = STEMS) -> str:
+    return (RANKED_EXACT_SQL if table == EXACT else RANKED_SQL).format(filters=filters)
 
 
 class _Ranked:
     """Reads rows in FTS5's order (BM25 alone) from one generation for one query."""
 
-    def __init__(self, db: sqlite3.Connection, query: Query, filters: SearchFilters, now: str) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, query: Query, filters: SearchFilters, now: str, side: Side
+    ) -> None:
         where, params = filters.sql(now)
         self.db = db
         self.query = query
-        self.sql = _ranked_sql(where)
-        self.params = [query.match, *params]
+        self.sql = _ranked_sql(where, side.table)
+        self.params = [side.match, *params]
 
     def through(self, start: int, end: int) -> list[_Row]:
         """Rows `start` to `end` and one more, and on while they tie with row `end - 1`."""
@@ -213,21 +224,29 @@ def index_hits(
     them (schema 3); a generation from before searches every term on the stems until it is upgraded.
     """
     if query.exact and query.candidates is not None and has_exact_words(db):
+        if isinstance(query.candidates, Side) and not query.by_coverage:  # `dock*`, `"a phrase"`
+            return _all_matching(db, query, filters, limit, offset, now, query.candidates)
         return _on_both_tables(db, query, query.candidates, filters, limit, offset, now)
     if query.by_coverage:
         return _best_matches(db, query, filters, limit, offset, now)
-    return _all_matching(db, query, filters, limit, offset, now)
+    return _all_matching(db, query, filters, limit, offset, now, Side(STEMS, query.match))
 
 
 def _all_matching(
-    db: sqlite3.Connection, query: Query, filters: SearchFilters, limit: int, offset: int, now: str
+    db: sqlite3.Connection,
+    query: Query,
+    filters: SearchFilters,
+    limit: int,
+    offset: int,
+    now: str,
+    side: Side,
 ) -> tuple[list[Hit], bool]:
     """Every candidate matches every clause: FTS5's BM25 order, its equal scores ordered here.
 
     A page is read together with the row before it and every row tying with its last one, so a
     group of equal scores split by a page boundary is read whole (from the start if needed).
     """
-    ranked = _Ranked(db, query, filters, now)
+    ranked = _Ranked(db, query, filters, now, side)
     start = max(offset - 1, 0)
     rows = ranked.through(start, offset + limit)
     if offset > 0 and len(rows) > 1 and rows[0][0] == rows[1][0]:
