@@ -86,7 +86,7 @@ from infra.gateway import LambdaContext  # noqa: E402
 
 SEED = 20261130
 CACHE = ROOT / ".cache" / "search-bench"
-CORPUS_VERSION = "3"  # bump when the corpus or the index layout changes
+CORPUS_VERSION = "4"  # bump when the corpus or the index layout changes (4: schema 3, fts_exact)
 QUERY_NOW = "2026-11-30T00:00:00.000Z"
 TAGS = [f"tag{i}" for i in range(60)]
 PRIORITIES = ["low", "normal", "normal", "normal", "high", "critical"]
@@ -387,7 +387,7 @@ def query_paths(
         if not plan.coverage:
             return raw_db.execute(plan.sql, plan.params).fetchall()
         weights = raw_weights(raw_db, plan)
-        page = raw_db.execute(plan.sql, (*plan.params[:-1], *weights, plan.params[-1])).fetchall()[:20]
+        page = raw_db.execute(plan.sql, (*plan.params, *weights)).fetchall()[:20]
         if page:
             raw_db.execute(RAW_SNIPPETS[len(page)], (plan.match, *(row[1] for row in page))).fetchall()
         return page
