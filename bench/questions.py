@@ -624,9 +624,9 @@ def languages_module() -> Any:
 @contextlib.contextmanager
 def lexical_variant(variant: Variant) -> Iterator[None]:
     """The working tree's search with some of the lexical changes turned off, for this block only."""
-    from synapse.search import languages, query, ranking
+    from synapse.search import languages, query, weights
 
-    weights, parts, words = ranking.idf_weights, query.Term.parts, languages.stop_words
+    idf, parts, words = weights.idf_weights, query.Term.parts, languages.stop_words
 
     def equal_weights(db: Any, sql: str, params: list[str]) -> list[int]:
         return [1] * len(db.execute(sql, params).fetchone())
@@ -639,14 +639,14 @@ def lexical_variant(variant: Variant) -> Iterator[None]:
         return found - variant.kept_words if language == "english" else found
 
     if not variant.idf:
-        ranking.idf_weights = equal_weights  # type: ignore[assignment]
+        weights.idf_weights = equal_weights  # type: ignore[assignment]
     if not variant.compounds:
         query.Term.parts = whole  # type: ignore[method-assign]
     languages.stop_words = fewer_stop_words  # type: ignore[assignment]
     try:
         yield
     finally:
-        ranking.idf_weights, query.Term.parts, languages.stop_words = weights, parts, words  # type: ignore[method-assign]
+        weights.idf_weights, query.Term.parts, languages.stop_words = idf, parts, words  # type: ignore[method-assign]
 
 
 def variant_outcomes(

@@ -297,7 +297,7 @@ RAW_COVERAGE_SQL = (
     " WHERE {tag}(d.expires_at IS NULL OR d.expires_at > ?)"
     " ORDER BY {covered} DESC, h.rank, d.priority_rank, d.updated_at DESC, d.id LIMIT 21"
 )
-# Coverage weighs each clause by how many memories it matches (`ranking.clause_weight`): one count
+# Coverage weighs each clause by how many memories it matches (`weights.clause_weight`): one count
 # per clause, and the memory count from FTS5's averages record, before the statement above.
 RAW_COUNT = "(SELECT count(*) FROM fts WHERE fts MATCH ?)"
 RAW_ROWS = "SELECT block FROM fts_data WHERE id = 1"
@@ -353,8 +353,8 @@ def plan_of(text: str, tag: str | None) -> Plan:
 
 
 def raw_weights(db: Any, plan: Plan) -> list[int]:
-    """The clauses' coverage weights, as the module computes them (ranking.clause_weight)."""
-    from synapse.search.ranking import clause_weight
+    """The clauses' coverage weights, as the module computes them (weights.clause_weight)."""
+    from synapse.search.weights import clause_weight
 
     (block,) = db.execute(RAW_ROWS).fetchone()
     rows, at = 0, 0

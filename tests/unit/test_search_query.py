@@ -6,19 +6,10 @@ import sqlite3
 
 import pytest
 from synapse.core.errors import BadRequest
+from synapse.search.expressions import EXACT, STEMS, SetOp, Side
 from synapse.search.folding import fold
-from synapse.search.query import (
-    EXACT,
-    MAX_DEPTH,
-    MAX_QUERY_CHARS,
-    MAX_TERMS,
-    STEMS,
-    SetOp,
-    Side,
-    _parsed,
-    parse_query,
-)
-from synapse.search.ranking import clause_weight
+from synapse.search.query import MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, _parsed, parse_query
+from synapse.search.weights import clause_weight
 
 
 @pytest.mark.parametrize(

@@ -27,63 +27,13 @@ from typing import NamedTuple
 
 from synapse.core.errors import BadRequest
 from synapse.search import languages
+from synapse.search.expressions import EXACT, STEMS, Expr, Side, combine, touches_exact
 from synapse.search.folding import fold
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32  # in an explicit structure (400 beyond); plain words keep their first MAX_TERMS clauses
 MAX_DEPTH = 8
 OPERATORS = frozenset({"OR", "AND", "NOT"})
-
-
-# The two FTS5 tables of a generation (`schema`): the stems (porter) and the words as written.
-STEMS = "fts"
-EXACT = "fts_exact"
-
-
-class Side(NamedTuple):
-    """An FTS5 expression on one of the two tables."""
-
-    table: str
-    match: str
-
-
-class SetOp(NamedTuple):
-    """Rows of several expressions on different tables combined: UNION, INTERSECT or EXCEPT."""
-
-    op: str
-    parts: tuple[Expr, ...]
-
-
-Expr = Side | SetOp
-_SET_OPS = {"ANY": "UNION", "OR": "UNION", "AND": "INTERSECT", "NOT": "EXCEPT"}
-_FTS_OPS = {"ANY": "OR", "OR": "OR", "AND": "AND", "NOT": "NOT"}
-
-
-def combine(name: str, parts: list[Expr]) -> Expr:
-    """`parts` joined by the operator `name` (ANY, OR, AND, NOT): one FTS5 expression when they are
-    all on one table (what FTS5 runs fastest), else the set operation of their rows."""
-    if len(parts) == 1:
-        return parts[0]
-    tables = {p.table for p in parts if isinstance(p, Side)}
-    if len(tables) == 1 and all(isinstance(p, Side) for p in parts):
-        joined = f" {_FTS_OPS[name]} ".join(p.match for p in parts if isinstance(p, Side))
-        return Side(tables.pop(), f"({joined})")
-    return SetOp(_SET_OPS[name], tuple(parts))
-
-
-def positive_sides(expr: Expr) -> list[Side]:
-    """The expressions whose matches a row's score counts (never the right side of a NOT)."""
-    if isinstance(expr, Side):
-        return [expr]
-    if expr.op == "EXCEPT":
-        return positive_sides(expr.parts[0])
-    return [side for part in expr.parts for side in positive_sides(part)]
-
-
-def touches_exact(expr: Expr) -> bool:
-    if isinstance(expr, Side):
-        return expr.table == EXACT
-    return any(touches_exact(p) for p in expr.parts)
 
 
 class Term(NamedTuple):
@@ -106,7 +56,7 @@ class Term(NamedTuple):
         return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
 
     def fts(self, latin: str) -> str:
-        """On the stems: how every term is searched in an index from before the words as written."""
+        """On the stems (how every term is searched in an index without the words as written)."""
         quoted = self._quoted()
         stem = languages.stem(self.text.lower(), latin) if self.bare and self.text.isalnum() else None
         if stem == self.text.lower():
@@ -114,9 +64,8 @@ class Term(NamedTuple):
         return f'({quoted} OR "{stem}"*)' if stem else quoted
 
     def expr(self, latin: str) -> Expr:
-        """A prefix or a phrase matches the words as written (`deploy*` finds "deployment", which
-        the stems hold as `deploy`, and porter would turn the prefix into `deploi`); a word matches
-        its stem, so its inflections match too."""
+        """A prefix or a phrase matches the words as written (`deploy*` finds "deployment": porter
+        would make the prefix `deploi`); a word matches its stem, so its inflections match too."""
         return Side(STEMS, self.fts(latin)) if self.bare else Side(EXACT, self._quoted())
 
     def parts(self) -> list[Term]:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import functools
-import math
 import operator
 import sqlite3
 from typing import Any, NamedTuple
 
 from synapse.core.errors import BadRequest
 from synapse.core.observability import logger
+from synapse.search import weights as clause_weights
+from synapse.search.expressions import EXACT, STEMS, Expr, Side, rank_sides, rows_sql
 from synapse.search.filters import SearchFilters
 from synapse.search.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN, restore_snippet
-from synapse.search.query import EXACT, STEMS, Expr, Query, Side, bad_query, positive_sides
+from synapse.search.query import Query, bad_query
 from synapse.search.schema import BM25_WEIGHTS, has_exact_words
 
 MARKS = ("**", "**")
@@ -72,7 +73,6 @@ _SCORES = (
     "s{n} AS MATERIALIZED (SELECT rowid AS r, rank FROM {table} WHERE {table} MATCH ?"
     " AND rank MATCH '{bm25}'), "
 )
-_ROWS = "SELECT rowid AS r FROM {table} WHERE {table} MATCH ?"
 # Snippets cut from the words as written (external content: the text is read from `fts`).
 _EXACT_SNIPPETS_SQL = (
     f"SELECT e.rowid, snippet({EXACT}, -1, char({ord(MARK_OPEN)}), char({ord(MARK_CLOSE)}),"  # noqa: S608
@@ -80,19 +80,6 @@ _EXACT_SNIPPETS_SQL = (
     f" FROM fts_content c WHERE c.id = e.rowid) FROM {EXACT} e"
     f" WHERE {EXACT} MATCH ? AND e.rowid IN ({{marks}})"
 )
-# A clause's weight in coverage: 1 while it matches at most COMMON_SHARE of the mind's memories (and
-# at least COMMON_FLOOR of them), then less and less as it gets commoner, by its inverse document
-# frequency idf(n) = ln(1 + (N - n + 0.5) / (n + 0.5)) (N rows, n matching: BM25's IDF kept
-# positive) over idf at that share. A speaker's name in half of a conversation log weighs 0.3, a
-# word in 90 % of the memories 0.05. Ordinary words keep counting 1 each, so BM25 (tf, key and tag
-# weights) still orders the memories that cover as much: weighing every clause by its IDF instead
-# lost 0.017 of r@3 on the stem-sharing questions (bench/questions.py; docs/search.md). Weights are
-# integer thousandths so equal sets of clauses sum to exactly equal weights in SQL's ORDER BY.
-IDF_SCALE = 1000
-COMMON_SHARE = 0.1
-COMMON_FLOOR = 2
-# FTS5's "averages" record (`<table>_data` id 1): the row count, then each column's token count.
-_ROWS_SQL = "SELECT block FROM fts_data WHERE id = 1"
 _SNIPPETS_SQL = f"SELECT fts.rowid, {_SNIPPET} FROM fts WHERE fts MATCH ? AND fts.rowid IN ({{marks}})"  # noqa: S608
 # The original texts of folded rows, from FTS5's content table (columns c0.. in declaration order:
 # key, content, tags, raw_key, raw_content, raw_tags), read by rowid without ranking again.
@@ -268,52 +255,6 @@ def _coverage_sql(clauses: int, filters: str) -> str:
     return COVERAGE_SQL.format(mask=mask, covered=_covered(clauses), filters=filters)
 
 
-def _varint(block: bytes, at: int) -> tuple[int, int]:
-    """SQLite's varint at `at`: its value and where the next one starts."""
-    value = 0
-    for n in range(9):
-        byte = block[at + n]
-        if n == 8:
-            return (value << 8) | byte, at + 9
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value, at + n + 1
-    raise AssertionError("unreachable")
-
-
-def _row_count(db: sqlite3.Connection) -> int:
-    """How many memories the generation indexes: the first varint of FTS5's averages record (one
-    small read), else counted."""
-    found = db.execute(_ROWS_SQL).fetchone()
-    if found is not None and found[0]:
-        with_rows: int = _varint(found[0], 0)[0]
-        return with_rows
-    (counted,) = db.execute("SELECT count(*) FROM docs WHERE deleted = 0").fetchone()
-    return int(counted)
-
-
-def _idf(rows: int, matching: float) -> float:
-    return math.log1p((rows - matching + 0.5) / (matching + 0.5))
-
-
-def clause_weight(rows: int, matching: int) -> int:
-    """A clause's weight in coverage, in IDF_SCALE units: IDF_SCALE for an ordinary word, less for
-    one in more than COMMON_SHARE of the memories (never 0)."""
-    common = max(COMMON_SHARE * rows, COMMON_FLOOR)
-    if matching <= common:
-        return IDF_SCALE
-    return max(1, round(IDF_SCALE * _idf(rows, matching) / _idf(rows, common)))
-
-
-def idf_weights(db: sqlite3.Connection, counts_sql: str, params: list[str]) -> list[int]:
-    """Each clause's weight in coverage (`clause_weight`): a word in nearly every memory (a speaker's
-    name in a conversation log) weighs little. `counts_sql` selects one column per clause: how many
-    rows match it."""
-    rows = _row_count(db)
-    counts = db.execute(counts_sql, params).fetchone()
-    return [clause_weight(rows, n) for n in counts]
-
-
 @functools.lru_cache(maxsize=64)
 def _stem_counts_sql(clauses: int) -> str:
     return "SELECT " + ", ".join(["(SELECT count(*) FROM fts WHERE fts MATCH ?)"] * clauses)  # noqa: S608
@@ -334,7 +275,7 @@ def _best_matches(
     sql = _coverage_sql(len(query.clauses), where)
     clauses = [c.match for c in query.clauses]
     try:
-        weights = idf_weights(db, _stem_counts_sql(len(clauses)), clauses)
+        weights = clause_weights.idf_weights(db, _stem_counts_sql(len(clauses)), clauses)
     except sqlite3.Error as error:
         raise _refused(query, error) from None
     found = _all_rows(db, query, sql, [*clauses, query.match, *params, *weights, limit + 1, offset])
@@ -369,30 +310,6 @@ def _with_snippets(db: sqlite3.Connection, query: Query, page: list[Any], sides:
     return [(*row[:7], *snippets.get(row[6], (None, 0))) for row in page]
 
 
-def _rows_sql(expr: Expr) -> tuple[str, list[str]]:
-    """A SELECT of the rowids (as `r`) matching `expr`, and its parameters."""
-    if isinstance(expr, Side):
-        assert expr.table in {STEMS, EXACT}  # a constant, never a client's text
-        return _ROWS.format(table=expr.table), [expr.match]
-    sqls, params = [], []
-    for part in expr.parts:
-        sql, more = _rows_sql(part)
-        sqls.append(f"SELECT r FROM ({sql})")  # noqa: S608 (built from constants)
-        params += more
-    return f" {expr.op} ".join(sqls), params
-
-
-def _rank_sides(expr: Expr) -> list[Side]:
-    """Per table, one OR-expression of the query's positive terms there: what BM25 scores."""
-    by_table: dict[str, list[str]] = {}
-    for side in positive_sides(expr):
-        by_table.setdefault(side.table, []).append(side.match)
-    return [
-        Side(table, matches[0] if len(matches) == 1 else "(" + " OR ".join(matches) + ")")
-        for table, matches in by_table.items()
-    ]
-
-
 def _on_both_tables(
     db: sqlite3.Connection,
     query: Query,
@@ -405,19 +322,19 @@ def _on_both_tables(
     """A query with prefixes or phrases: those on the words as written, the rest on the stems; in
     the same order as `_best_matches` (or, every clause required, BM25's)."""
     where, filter_params = filters.sql(now)
-    sides = _rank_sides(candidates)
+    sides = rank_sides(candidates)
     scores = "".join(_SCORES.format(n=n, table=side.table, bm25=_BM25) for n, side in enumerate(sides))
     joins = "".join(f" LEFT JOIN s{n} ON s{n}.r = c.r" for n in range(len(sides)))
     rank = " + ".join(f"coalesce(s{n}.rank, 0)" for n in range(len(sides)))
-    candidates_sql, candidates_params = _rows_sql(candidates)
-    clause_sqls = [_rows_sql(c.expr) for c in query.clauses if c.expr is not None]
+    candidates_sql, candidates_params = rows_sql(candidates)
+    clause_sqls = [rows_sql(c.expr) for c in query.clauses if c.expr is not None]
     weights: list[int] = []
     mask, covered = "0", "NULL"  # every candidate matches every clause: BM25's order
     if query.by_coverage:
         counted = (f"(SELECT count(*) FROM ({sql}))" for sql, _ in clause_sqls)  # noqa: S608 (constants)
         counts = "SELECT " + ", ".join(counted)
         try:
-            weights = idf_weights(db, counts, [p for _, ps in clause_sqls for p in ps])
+            weights = clause_weights.idf_weights(db, counts, [p for _, ps in clause_sqls for p in ps])
         except sqlite3.Error as error:
             raise _refused(query, error) from None
         mask = " + ".join(f"((c.r IN ({sql})) << {bit})" for bit, (sql, _) in enumerate(clause_sqls))
