@@ -37,6 +37,19 @@ with what is installed and is independent of the search being measured. German c
 ("Fahrrad" / "Fahrradwerkstatt") and diminutives ("Оли" / "Ольги") do not share a stem.
 
 Deterministic: fixed store order and timestamps (no two memories share one), no expiry.
+
+Then the lexical changes, each turned off in turn, on two sets (`--set stems|conversation|all`,
+default all; `stems` alone is the report above): the questions above, and the conversation-log set
+of bench/data/conversation.json — two friends' dialogue over eight sessions, one memory per turn
+(key d<session>_<turn>, content "<speaker>: <text>", tags the speaker and the date, so the speakers'
+names are in nearly every memory), with ~75 questions about who said or did what and when, each
+naming its answering turn(s). Per variant: r@1, r@3, MRR on each set (and the conversation set by
+kind; the stems set's shares_stem r@3). The changes (issue 33, item 5), turned off by patching the
+working tree's modules for the variant only:
+- idf: coverage weighs each clause by its IDF (off: every clause weighs 1, the count of before);
+- compounds: a hyphenated word's parts are clauses of their own (off: the compound is one phrase);
+- function words: which of the English function words are dropped (today's list; temporal words
+  such as after/before/while/during/until kept as terms; every function word kept as a term).
 """
 
 # ruff: noqa: RUF001, RUF002, SIM905 (Cyrillic word lists, written as text)
@@ -545,10 +558,147 @@ def run_questions(
     return before, after, recall_before, recall_after, len(plain_shown)
 
 
+# ---------------------------------------------------------------- the conversation-log set: lexical changes
+
+CONVERSATION = Path(__file__).resolve().parent / "data" / "conversation.json"
+CONVERSATION_KINDS = ("what", "who", "when", "temporal", "compound")
+# English function words that may carry meaning in a question about events, and the question's
+# other words: the candidates the function-word variants keep as terms.
+TEMPORAL_WORDS = frozenset({"after", "before", "while", "during", "until", "through", "since", "ago", "once"})
+
+
+def load_conversation() -> tuple[list[dict[str, Any]], list[Question]]:
+    """The turns as memories (one per turn) and the questions, each naming its answering turns."""
+    data = json.loads(CONVERSATION.read_text(encoding="utf-8"))
+    memories = []
+    for session in data["sessions"]:
+        for at, (speaker, text) in enumerate(session["turns"], start=1):
+            memories.append(
+                {
+                    "category": "context",
+                    "key": f"d{session['session']}_{at}",
+                    "content": f"{speaker}: {text}",
+                    "tags": [speaker.lower(), session["date"]],
+                    "priority": "normal",
+                }
+            )
+    keys = {m["key"] for m in memories}
+    questions = []
+    for raw in data["questions"]:
+        assert raw["kind"] in CONVERSATION_KINDS, raw
+        assert set(raw["answers"]) <= keys, raw
+        questions.append(Question(raw["q"], raw["kind"], frozenset(raw["answers"]), False, False, True))
+    assert len({q.q for q in questions}) == len(questions), "a question is there twice"
+    return memories, questions
+
+
+class Variant(NamedTuple):
+    name: str
+    idf: bool
+    compounds: bool
+    kept_words: frozenset[str]  # English function words kept as terms
+
+
+def variants() -> list[Variant]:
+    """Every change off (the search before them), each alone, all of them, and all but each."""
+    everything = frozenset(languages_module().stop_words("english"))
+    return [
+        Variant("before: all off", False, False, frozenset()),
+        Variant("idf only", True, False, frozenset()),
+        Variant("compounds only", False, True, frozenset()),
+        Variant("temporal words only", False, False, TEMPORAL_WORDS),
+        Variant("AFTER: idf + compounds", True, True, frozenset()),
+        Variant("AFTER - idf", False, True, frozenset()),
+        Variant("AFTER - compounds", True, False, frozenset()),
+        Variant("AFTER + temporal words", True, True, TEMPORAL_WORDS),
+        Variant("AFTER + all function words", True, True, everything),
+    ]
+
+
+def languages_module() -> Any:
+    from synapse.search import languages
+
+    return languages
+
+
+@contextlib.contextmanager
+def lexical_variant(variant: Variant) -> Iterator[None]:
+    """The working tree's search with some of the lexical changes turned off, for this block only."""
+    from synapse.search import languages, query, weights
+
+    idf, parts, words = weights.idf_weights, query.Term.parts, languages.stop_words
+
+    def equal_weights(db: Any, sql: str, params: list[str]) -> list[int]:
+        return [1] * len(db.execute(sql, params).fetchone())
+
+    def whole(self: Any) -> list[Any]:
+        return [self]
+
+    def fewer_stop_words(language: str) -> frozenset[str]:
+        found: frozenset[str] = words(language)
+        return found - variant.kept_words if language == "english" else found
+
+    if not variant.idf:
+        weights.idf_weights = equal_weights  # type: ignore[assignment]
+    if not variant.compounds:
+        query.Term.parts = whole  # type: ignore[method-assign]
+    languages.stop_words = fewer_stop_words  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        weights.idf_weights, query.Term.parts, languages.stop_words = idf, parts, words  # type: ignore[method-assign]
+
+
+def variant_outcomes(
+    questions: list[Question], search: Callable[[str, int], tuple[list[Any], str | None]], k: int
+) -> list[Outcome]:
+    found = []
+    for question in questions:
+        results, error = search(question.q, k)
+        keys = [r.memory.key for r in results]
+        found.append(outcome(keys, question.answers, results[0] if results else None, error))
+    return found
+
+
+def lexical_report(
+    sets: dict[str, tuple[list[Question], Callable[[str, int], tuple[list[Any], str | None]]]], k: int
+) -> None:
+    """Per variant, r@1 / r@3 / MRR on each set: the conversation set by kind, the stems set's
+    shares_stem r@3 (target >= TARGET_R3)."""
+    columns: list[tuple[str, str, list[int]]] = []
+    for name, (questions, _) in sets.items():
+        everyone = list(range(len(questions)))
+        columns.append((name, "all", everyone))
+        if name == "conversation":
+            columns += [
+                (name, kind, [i for i in everyone if questions[i].kind == kind])
+                for kind in CONVERSATION_KINDS
+            ]
+        else:
+            columns.append((name, "shares_stem", [i for i in everyone if questions[i].shares_stem]))
+    print(f"\nLexical changes, first {k} results: r@1 r@3 MRR per set and subset (n questions)")
+    heads = [f"{name[:5]}:{sub}({len(picked)})" for name, sub, picked in columns]
+    print(f"{'':28} " + " ".join(f"{h:>17}" for h in heads))
+    for variant in variants():
+        with lexical_variant(variant):
+            outcomes = {name: variant_outcomes(qs, search, k) for name, (qs, search) in sets.items()}
+        cells = []
+        for name, _, picked in columns:
+            f = figures([outcomes[name][i] for i in picked], k)
+            cells.append(f"{f['r@1'] or 0:5.2f} {f['r@3'] or 0:5.2f} {f['mrr'] or 0:5.2f}")
+        print(f"{variant.name:28} " + " ".join(f"{c:>17}" for c in cells))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=5, help="results asked per question (limit); MRR@k")
     parser.add_argument("--write-flags", action="store_true", help="store the computed shares_stem flags")
+    parser.add_argument(
+        "--set",
+        choices=("stems", "conversation", "all"),
+        default="all",
+        help="stems: the report above; conversation: the lexical variants on both sets; all: both",
+    )
     args = parser.parse_args()
     if not 1 <= args.k <= 100:
         parser.error("--k must be between 1 and 100")
@@ -582,8 +732,23 @@ def main() -> int:
         index_mind(base, items)
         stored = time.perf_counter()
 
-        old_search = baseline_search(Path(folder), mind_id, items)
         new_search = working_search(mind_id)
+        if args.set != "stems":
+            turns, conversation = load_conversation()
+            talk_id, talk_items = store_mind("Nadia and Oliver", turns)
+            index_mind(base, talk_items)
+            print(f"conversation set: {len(turns)} turns, {len(conversation)} questions")
+            with reads_kept():
+                lexical_report(
+                    {
+                        "stems": (questions, new_search),
+                        "conversation": (conversation, working_search(talk_id)),
+                    },
+                    k,
+                )
+            if args.set == "conversation":
+                return 0
+        old_search = baseline_search(Path(folder), mind_id, items)
         recall = recall_handler(mind_id)
         with reads_kept():
             before, after, recall_before, recall_after, plain = run_questions(

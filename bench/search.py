@@ -37,8 +37,8 @@ temp folder for the run. Then:
 (d) Publishing a batch of 100 changes (half updates, half new memories): median of 5 batches, the bytes
     written per batch (the log's growth; the base is not rewritten) and the base's size; then one
     compaction of the log into a new base, timed.
-(e) Index size and indexing time, old tokenizer (`unicode61 remove_diacritics 2`, schema "1") against
-    the new (`porter unicode61 remove_diacritics 2`, schema "2"): the same corpus built through
+(e) Index size and indexing time, the previous format (schema "2": the stems alone, porter) against
+    the current (schema "3": the stems and the words as written, `fts_exact`): the same corpus built through
     `StreamBatch.stage` both ways in this run (rounds alternate old/new; 3 rounds below 100k, 1 at
     100k, the median counts), bytes and ms per 1,000 memories, and the FTS5 index's own bytes
     (`fts_data`, from dbstat).
@@ -47,10 +47,12 @@ temp folder for the run. Then:
     read it would do is not run: its size by DynamoDB's item-size rules and the 1 MB Query pages it
     takes are printed instead.
 (g) Once, after the sizes (`--upgrade-size`, default 10,000; 0 skips it): the in-place upgrade. A
-    schema-"1" generation of that many memories, the same memories in the table (moto), one `Writer`
-    batch of 100 changes: the writer rebuilds the mind from the table in the new format, then applies
-    the batch. Timed whole and by part (moto's Query pages, indexing, carry-over, publish); moto is
-    not DynamoDB, so its read time says little about DynamoDB's.
+    schema-"2" generation of that many memories, the same memories in the table (moto), one `Writer`
+    batch of 100 changes: the writer upgrades the generation in place (`schema.IN_PLACE_UPGRADES`:
+    the words as written indexed from the stems' table, no table read), then applies the batch.
+    Timed whole and by part (the upgrade step, publish and compaction); a version without an
+    in-place path is rebuilt from the table and timed by part (moto's Query pages, indexing,
+    carry-over, publish; moto is not DynamoDB, so its read time says little about DynamoDB's).
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ from infra.gateway import LambdaContext  # noqa: E402
 
 SEED = 20261130
 CACHE = ROOT / ".cache" / "search-bench"
-CORPUS_VERSION = "3"  # bump when the corpus or the index layout changes
+CORPUS_VERSION = "4"  # bump when the corpus or the index layout changes (4: schema 3, fts_exact)
 QUERY_NOW = "2026-11-30T00:00:00.000Z"
 TAGS = [f"tag{i}" for i in range(60)]
 PRIORITIES = ["low", "normal", "normal", "normal", "high", "critical"]
@@ -279,11 +281,11 @@ def percentile(values: Sequence[float], p: float) -> float:
 
 
 RAW_SQL = (
-    "SELECT d.id, -fts.rank, snippet(fts, -1, '**', '**', '…', 16)"
-    " FROM fts JOIN docs d ON d.rowid = fts.rowid"
-    " WHERE fts MATCH ? AND fts.rank MATCH 'bm25({weights})'{tag}"
+    "SELECT d.id, -{table}.rank, snippet({table}, -1, '**', '**', '…', 16)"
+    " FROM {table} JOIN docs d ON d.rowid = {table}.rowid"
+    " WHERE {table} MATCH ? AND {table}.rank MATCH 'bm25({weights})'{tag}"
     " AND (d.expires_at IS NULL OR d.expires_at > ?)"
-    " ORDER BY fts.rank LIMIT {limit}"
+    " ORDER BY {table}.rank LIMIT {limit}"
 )
 RAW_TAG = " AND EXISTS (SELECT 1 FROM doc_tags t WHERE t.tag = ? AND t.rowid = d.rowid)"
 # Best match by hand: the candidates with a bit per clause matched, in coverage order (the module's
@@ -295,6 +297,10 @@ RAW_COVERAGE_SQL = (
     " WHERE {tag}(d.expires_at IS NULL OR d.expires_at > ?)"
     " ORDER BY {covered} DESC, h.rank, d.priority_rank, d.updated_at DESC, d.id LIMIT 21"
 )
+# Coverage weighs each clause by how many memories it matches (`weights.clause_weight`): one count
+# per clause, and the memory count from FTS5's averages record, before the statement above.
+RAW_COUNT = "(SELECT count(*) FROM fts WHERE fts MATCH ?)"
+RAW_ROWS = "SELECT block FROM fts_data WHERE id = 1"
 RAW_CLAUSE = "(SELECT rowid FROM fts WHERE fts MATCH ?)"
 RAW_COVERAGE_TAG = "EXISTS (SELECT 1 FROM doc_tags t WHERE t.tag = ? AND t.rowid = d.rowid) AND "
 RAW_SNIPPETS_SQL = (
@@ -314,28 +320,51 @@ class Plan(NamedTuple):
     match: str
     ranked_sql: str  # the reference: ORDER BY rank over the same expression
     ranked_params: tuple[Any, ...]
+    counts_sql: str = ""  # coverage: each clause's count of matching memories, for its weight
 
 
 def plan_of(text: str, tag: str | None) -> Plan:
-    from synapse.search.query import parse_query
+    from synapse.search.query import EXACT, Side, parse_query
     from synapse.search.schema import BM25_WEIGHTS
 
     query = parse_query(text)
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    ranked = RAW_SQL.format(weights=weights, tag=RAW_TAG if tag else "", limit=21)
+    ranked = RAW_SQL.format(weights=weights, tag=RAW_TAG if tag else "", limit=21, table="fts")
     ranked_params = (query.match, tag, QUERY_NOW) if tag else (query.match, QUERY_NOW)
+    if query.exact:  # a prefix or a phrase: on the words as written (the shapes here are one term)
+        assert isinstance(query.candidates, Side) and not query.by_coverage, text
+        match = query.candidates.match
+        exact = RAW_SQL.format(weights=weights, tag=RAW_TAG if tag else "", limit=21, table=EXACT)
+        params = (match, tag, QUERY_NOW) if tag else (match, QUERY_NOW)
+        return Plan(False, len(query.clauses), exact, params, match, exact, params)
     if not query.by_coverage:
         return Plan(False, len(query.clauses), ranked, ranked_params, query.match, ranked, ranked_params)
     bits = range(len(query.clauses))
     sql = RAW_COVERAGE_SQL.format(
         mask=" + ".join(f"((fts.rowid IN {RAW_CLAUSE}) << {b})" for b in bits),
-        covered=" + ".join(f"((h.mask >> {b}) & 1)" for b in bits),
+        covered=" + ".join(f"(((h.mask >> {b}) & 1) * ?)" for b in bits),
         weights=weights,
         tag=RAW_COVERAGE_TAG if tag else "",
     )
     clauses = tuple(c.match for c in query.clauses)
     params = (*clauses, query.match, *((tag,) if tag else ()), QUERY_NOW)
-    return Plan(True, len(query.clauses), sql, params, query.match, ranked, ranked_params)
+    counts = "SELECT " + ", ".join([RAW_COUNT] * len(clauses))
+    return Plan(True, len(query.clauses), sql, params, query.match, ranked, ranked_params, counts)
+
+
+def raw_weights(db: Any, plan: Plan) -> list[int]:
+    """The clauses' coverage weights, as the module computes them (weights.clause_weight)."""
+    from synapse.search.weights import clause_weight
+
+    (block,) = db.execute(RAW_ROWS).fetchone()
+    rows, at = 0, 0
+    while True:  # SQLite's varint (a mind's row count never needs the 9th byte)
+        rows = (rows << 7) | (block[at] & 0x7F)
+        if not block[at] & 0x80:
+            break
+        at += 1
+    counts = db.execute(plan.counts_sql, plan.params[: plan.clauses]).fetchone()
+    return [clause_weight(rows, n) for n in counts]
 
 
 def query_paths(
@@ -359,7 +388,8 @@ def query_paths(
         plan = plans[text, tag]
         if not plan.coverage:
             return raw_db.execute(plan.sql, plan.params).fetchall()
-        page = raw_db.execute(plan.sql, plan.params).fetchall()[:20]
+        weights = raw_weights(raw_db, plan)
+        page = raw_db.execute(plan.sql, (*plan.params, *weights)).fetchall()[:20]
         if page:
             raw_db.execute(RAW_SNIPPETS[len(page)], (plan.match, *(row[1] for row in page))).fetchall()
         return page
@@ -390,10 +420,14 @@ def candidates(base: Path, mind_id: str, queries: list[tuple[str, str | None]]) 
     generation = current_generation(base / mind_id)
     assert generation is not None
     db = open_generation(generation)
+    plans = [plan_of(t, g) for t, g in queries]
     try:
         return [
-            db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (plan_of(t, g).match,)).fetchone()[0]
-            for t, g in queries
+            db.execute(
+                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",  # noqa: S608 (two constants)
+                (plan.match,),
+            ).fetchone()[0]
+            for plan, table in ((p, "fts_exact" if p.sql.count("fts_exact") else "fts") for p in plans)
         ]
     finally:
         db.close()
@@ -529,19 +563,28 @@ def publishing(base: Path, mind_id: str, size: int) -> dict[str, float]:
 
 @contextlib.contextmanager
 def old_tokenizer() -> Any:
-    """Indexes built meanwhile are of schema "1": the tokenizer before stemming."""
+    """Indexes built meanwhile are of schema "2": the stems alone, without the words as written
+    (`fts_exact`), the index format before the current one."""
     from synapse.search import schema
 
-    saved = schema._SCHEMA, schema.SCHEMA_VERSION
-    patched = saved[0].replace(
-        "tokenize = 'porter unicode61 remove_diacritics 2'", "tokenize = 'unicode61 remove_diacritics 2'"
+    saved = (
+        schema.create_exact_words,
+        schema._ADD_EXACT_WORDS,
+        schema._DROP_EXACT_WORDS,
+        schema.SCHEMA_VERSION,
     )
-    assert patched != saved[0], "the schema's tokenizer is not the one this bench knows"
-    schema._SCHEMA, schema.SCHEMA_VERSION = patched, "1"
+    schema.create_exact_words = lambda db: None  # type: ignore[assignment]
+    schema._ADD_EXACT_WORDS = schema._DROP_EXACT_WORDS = "SELECT ?"  # the same statements, writing nothing
+    schema.SCHEMA_VERSION = "2"
     try:
         yield
     finally:
-        schema._SCHEMA, schema.SCHEMA_VERSION = saved
+        (
+            schema.create_exact_words,
+            schema._ADD_EXACT_WORDS,
+            schema._DROP_EXACT_WORDS,
+            schema.SCHEMA_VERSION,
+        ) = saved
 
 
 def index_bytes(folder: Path) -> tuple[int, int]:
@@ -553,7 +596,9 @@ def index_bytes(folder: Path) -> tuple[int, int]:
     assert generation is not None
     db = open_generation(generation)
     try:
-        (fts_data,) = db.execute("SELECT sum(pgsize) FROM dbstat WHERE name = 'fts_data'").fetchone()
+        (fts_data,) = db.execute(
+            "SELECT sum(pgsize) FROM dbstat WHERE name IN ('fts_data', 'fts_exact_data')"
+        ).fetchone()
     finally:
         db.close()
     return generation.stat().st_size + generations.log_bytes(generation), fts_data
@@ -586,8 +631,9 @@ def tokenizers(mind_id: str, items: list[dict[str, Any]]) -> dict[str, dict[str,
 @contextlib.contextmanager
 def parts_timed(timings: dict[str, float]) -> Any:
     """Time the rebuild's parts (wall seconds, summed per part) while inside: the table's items
-    (time spent getting the next one), indexing them (with that read), carry-over, publish."""
-    from synapse.search import generations, rebuild
+    (time spent getting the next one), indexing them (with that read), carry-over, publish; or the
+    in-place upgrade step."""
+    from synapse.search import generations, rebuild, schema
 
     saved = rebuild._memory_items, rebuild._index_all, rebuild._carry_over, generations.publish
 
@@ -615,12 +661,15 @@ def parts_timed(timings: dict[str, float]) -> Any:
 
     rebuild._memory_items = items
     rebuild._index_all = wrap("index", saved[1])
+    upgrade_in_place = schema.upgrade_in_place
+    schema.upgrade_in_place = wrap("upgrade", upgrade_in_place)
     rebuild._carry_over = wrap("carry_over", saved[2])
     generations.publish = wrap("publish", saved[3])
     try:
         yield
     finally:
         rebuild._memory_items, rebuild._index_all, rebuild._carry_over, generations.publish = saved
+        schema.upgrade_in_place = upgrade_in_place
 
 
 def dynamodb_bytes(item: dict[str, Any]) -> int:
@@ -795,7 +844,7 @@ def run_size(size: int, repeats: int, rebuild: bool) -> None:
         for label, built in (("synthetic words", items), ("English words", english)):
             sides = tokenizers(mind_id, built)
             print(f"  (e) {label}, per 1,000 memories:")
-            for side, name in (("old", "unicode61 (schema 1)"), ("new", "porter unicode61 (schema 2)")):
+            for side, name in (("old", "stems (schema 2)"), ("new", "stems + as written (3)")):
                 one = sides[side]
                 print(
                     f"      {name:28} {one['bytes'] / 1e3:,.0f} kB"
@@ -823,7 +872,15 @@ def run_size(size: int, repeats: int, rebuild: bool) -> None:
 
 def upgrade_report(size: int) -> None:
     up = upgrading(size)
-    print(f"\n(g) in-place upgrade: one Writer batch of 100 changes on a schema-1 generation of {size:,}")
+    print(f"\n(g) upgrade: one Writer batch of 100 changes on a schema-2 generation of {size:,}")
+    if "read" not in up:  # in place (schema.IN_PLACE_UPGRADES): nothing read from the table
+        step, publish = up.get("upgrade", 0.0), up.get("publish", 0.0)
+        print(
+            f"    {ms(up['total'])} in all, in place (no table read): the upgrade step"
+            f" {ms(step)}, publish and compaction {ms(publish)},"
+            f" the rest (the batch, locks, open) {ms(up['total'] - step - publish)}"
+        )
+        return
     print(
         f"    {ms(up['total'])} in all: the table read (moto, {up['pages']} Query pages) {ms(up['read'])},"
         f" indexing {ms(up['index'] - up['read'])}, carry-over {ms(up['carry_over'])},"

@@ -145,7 +145,9 @@ def test_pages_of_a_best_match_query_cover_every_candidate_once(
         if not (cursor := answer["next_cursor"]):
             break
     assert sorted(seen) == sorted(m["id"] for m in stored)
-    assert coverages == sorted(coverages, reverse=True) and coverages[0] == 1.0 and coverages[-1] == 0.5
+    assert coverages == sorted(coverages, reverse=True) and coverages[0] == 1.0
+    # "beta" is in every memory, so a memory matching it alone covers little of the question
+    assert 0 < coverages[-1] < 0.1
 
 
 def _as_old_format(generation: Path) -> None:

@@ -77,8 +77,9 @@ def test_a_batch_is_appended_to_the_log_and_leaves_the_base_untouched(base: Path
     # Then no new base was written: the base is byte for byte the same, the batch is in its log
     assert generations.current_generation(folder) == first and digest(first) == before
     assert sorted(p.name for p in folder.glob("gen-*")) == ["gen-000001.sqlite", "gen-000001.sqlite-wal"]
-    # And the log holds a few pages, not a copy of the mind
-    assert 0 < generations.log_bytes(first) < first.stat().st_size / 2
+    # And the log holds a few pages, not a copy of the mind (each of the two FTS5 indexes, the stems
+    # and the words as written, writes its own new segment: 20 pages here, the base 34)
+    assert 0 < generations.log_bytes(first) < first.stat().st_size * 0.7
     assert generations.pointer_text(folder) == "gen-000001.sqlite 1"
 
 

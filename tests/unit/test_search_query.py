@@ -6,8 +6,10 @@ import sqlite3
 
 import pytest
 from synapse.core.errors import BadRequest
+from synapse.search.expressions import EXACT, STEMS, SetOp, Side
 from synapse.search.folding import fold
 from synapse.search.query import MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, _parsed, parse_query
+from synapse.search.weights import clause_weight
 
 
 @pytest.mark.parametrize(
@@ -174,3 +176,42 @@ def test_plain_words_compile_as_the_full_parser_would(typed: str) -> None:
 def test_a_query_of_only_control_characters_is_a_400() -> None:
     with pytest.raises(BadRequest):
         parse_query("\x01\x02")
+
+
+def test_prefixes_and_phrases_are_searched_on_the_words_as_written() -> None:
+    # Given a query mixing a word, a prefix and a phrase, When parsed
+    query = parse_query('docker deploy* "swarm deployment"')
+    # Then the word is searched on the stems, the prefix and the phrase on the words as written
+    assert [c.expr for c in query.clauses] == [
+        Side(STEMS, '"docker"'),
+        Side(EXACT, '"deploy"*'),
+        Side(EXACT, '"swarm deployment"'),
+    ]
+    assert query.exact and isinstance(query.candidates, SetOp) and query.candidates.op == "UNION"
+    # And on an index without them everything is on the stems, as before
+    assert query.match == '("docker" OR "deploy"* OR "swarm deployment")'
+    assert not parse_query("docker swarm").exact
+
+
+@pytest.mark.parametrize(
+    ("typed", "terms"),
+    [
+        ("transgender-specific", ["transgender", "specific"]),
+        ("What transgender-specific care is there?", ["transgender", "specific", "care"]),
+        ("state-of-the-art tools", ["state", "art", "tools"]),  # its function words dropped
+        ("pros/cons", ["pros", "cons"]),
+        ('"transgender-specific"', ["transgender-specific"]),  # a phrase stays one
+        ("transgender-specific AND care", ["transgender-specific", "care"]),  # an operand stays one
+    ],
+)
+def test_a_hyphenated_compound_side_by_side_is_its_words(typed: str, terms: list[str]) -> None:
+    assert parse_query(typed).terms == terms
+
+
+@pytest.mark.parametrize(
+    ("rows", "matching", "weight"),
+    [(1000, 1, 1000), (1000, 100, 1000), (1000, 500, 302), (1000, 900, 46), (1000, 1000, 1), (5, 5, 99)],
+)
+def test_a_clause_in_many_memories_weighs_less(rows: int, matching: int, weight: int) -> None:
+    # A word in at most a tenth of the memories counts fully; a speaker's name in half of them 0.3
+    assert clause_weight(rows, matching) == weight

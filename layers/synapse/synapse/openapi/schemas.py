@@ -138,7 +138,12 @@ class SearchResult(_Answer):
     snippet: str = Field(description="Where it matched, hits marked **like this**.")
     matched: list[str] = Field(description="The query's terms (as in `terms`) this memory matched.")
     coverage: float = Field(
-        ge=0, le=1, description="matched / terms: 1.0 covers the whole question; low means a weak match."
+        ge=0,
+        le=1,
+        description=(
+            "The share of the query's terms matched, a term in over 10 % of the memories weighing"
+            " less: 1.0 covers the whole question; low means a weak match."
+        ),
     )
 
 

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from synapse.core.errors import BadRequest
 from synapse.search import languages
+from synapse.search.expressions import EXACT, STEMS, Expr, Side, combine, touches_exact
 from synapse.search.folding import fold
 
 MAX_QUERY_CHARS = 1000
@@ -51,12 +52,30 @@ class Term(NamedTuple):
     def label(self) -> str:
         return self.text.lower() + ("*" if self.prefix else "")
 
+    def _quoted(self) -> str:
+        return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
+
     def fts(self, latin: str) -> str:
-        quoted = '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
+        """On the stems (how every term is searched in an index without the words as written)."""
+        quoted = self._quoted()
         stem = languages.stem(self.text.lower(), latin) if self.bare and self.text.isalnum() else None
         if stem == self.text.lower():
             return f'"{stem}"*'  # the word itself, and the longer words it starts
         return f'({quoted} OR "{stem}"*)' if stem else quoted
+
+    def expr(self, latin: str) -> Expr:
+        """A prefix or a phrase matches the words as written (`deploy*` finds "deployment": porter
+        would make the prefix `deploi`); a word matches its stem, so its inflections match too."""
+        return Side(STEMS, self.fts(latin)) if self.bare else Side(EXACT, self._quoted())
+
+    def parts(self) -> list[Term]:
+        """A hyphenated compound's words ("transgender-specific" → transgender, specific), each a
+        term of its own in best match; any other word is itself. The index splits compounds into
+        their words already (unicode61), so a turn saying only "transgender" matches one part."""
+        if not self.bare or self.text.isalnum():
+            return [self]
+        words = [w for w in _COMPOUND.split(self.text) if _searchable(w)]
+        return [Term(w, required=self.required) for w in words] if len(words) > 1 else [self]
 
 
 class Op(NamedTuple):
@@ -73,6 +92,9 @@ class Op(NamedTuple):
         joiner = " OR " if self.name == "ANY" else f" {self.name} "
         return "(" + joiner.join(p.fts(latin) for p in self.parts) + ")"
 
+    def expr(self, latin: str) -> Expr:
+        return combine(self.name, [p.expr(latin) for p in self.parts])
+
 
 Node = Term | Op
 
@@ -81,16 +103,24 @@ class Clause(NamedTuple):
     """One of the query's meaningful terms: what a hit's `matched` names and `coverage` counts."""
 
     label: str
-    match: str  # its FTS5 expression
+    match: str  # its FTS5 expression on the stems alone (an index without the words as written)
     required: bool
+    expr: Expr | None = None  # on both tables: prefixes and phrases on the words as written
 
 
 class Query(NamedTuple):
-    """A parsed query: the FTS5 expression of its candidates, and the clauses ranking counts."""
+    """A parsed query: the FTS5 expression of its candidates, and the clauses ranking counts.
+
+    `match` and each clause's `match` search the stems alone; `candidates` and each clause's `expr`
+    search prefixes and phrases on the words as written, which a generation from before schema 3
+    lacks (`exact`: whether the query has any). Ranking uses the latter where the generation can.
+    """
 
     match: str
     clauses: tuple[Clause, ...]
     plain: bool = False  # its structure did not parse: read as its plain words
+    candidates: Expr | None = None
+    exact: bool = False
 
     @property
     def terms(self) -> list[str]:
@@ -110,6 +140,9 @@ _ALNUM = re.compile(r"[^\W_]")  # exactly the characters str.isalnum() accepts
 _EDGES = re.compile(r"^[\W_]+|[\W_]+$")
 _POSSESSIVE = re.compile("['\u2019](s)?$", re.IGNORECASE)
 _APOSTROPHES = str.maketrans("", "", "'\u2019")
+# What joins the words of a compound: hyphens (ASCII and Unicode's hyphen, non-breaking hyphen,
+# figure and en dashes) and the slash ("pros/cons").
+_COMPOUND = re.compile("[-/\u2010\u2011\u2012\u2013]+")
 
 
 def _searchable(text: str) -> bool:
@@ -290,7 +323,7 @@ def _stop_word(node: Node, latin: str) -> bool:
 def _words(node: Node) -> Iterator[str]:
     if isinstance(node, Term):
         if node.bare:
-            yield node.text.lower().translate(_APOSTROPHES)
+            yield from (p.text.lower().translate(_APOSTROPHES) for p in node.parts())
     else:
         for part in node.parts:
             yield from _words(part)
@@ -305,26 +338,30 @@ def _compiled(node: Node, raw: str, plain: bool, explicit: bool) -> Query:
         node = node.parts[0]
     top = node.name if isinstance(node, Op) and not node.grouped else None
     parts: list[Node] = list(node.parts) if isinstance(node, Op) and top in {"ANY", "OR", "AND"} else [node]
+    if top in {None, "ANY"}:  # side by side: a compound's words are clauses of their own
+        parts = [w for p in parts for w in (p.parts() if isinstance(p, Term) else [p])]
+        top = "ANY" if len(parts) > 1 else top
     every_part_required = top == "AND"
     # Function words side by side are dropped (unless nothing else is left); an operator keeps them.
     meaningful = ([p for p in parts if not _stop_word(p, latin)] if top == "ANY" else parts) or parts
     clauses: dict[str, Clause] = {}
     for part in meaningful:
         is_required = every_part_required or (isinstance(part, Term) and part.required)
-        clause = Clause(part.label(), part.fts(latin), is_required)
+        clause = Clause(part.label(), part.fts(latin), is_required, part.expr(latin))
         clauses.setdefault(clause.label, clause)
     kept = list(clauses.values())
     if not explicit:
         kept = kept[:MAX_TERMS]
     # Required clauses decide the candidates (the optional ones only rank them); else any clause does.
-    required = [c.match for c in kept if c.required]
-    deciding = required or [c.match for c in kept]
-    match = (
-        deciding[0] if len(deciding) == 1 else "(" + (" AND " if required else " OR ").join(deciding) + ")"
-    )
+    required = [c for c in kept if c.required]
+    deciding = required or kept
+    joiner = "AND" if required else "OR"
+    match = deciding[0].match if len(deciding) == 1 else f"({f' {joiner} '.join(c.match for c in deciding)})"
+    candidates = combine(joiner, [c.expr for c in deciding if c.expr is not None])
     for excluded in reversed(left_out):  # peeled outermost first
         match = f"({match} NOT {excluded.fts(latin)})"
-    return Query(match, tuple(kept), plain)
+        candidates = combine("NOT", [candidates, excluded.expr(latin)])
+    return Query(match, tuple(kept), plain, candidates, touches_exact(candidates))
 
 
 def parse_query(raw: str | None) -> Query:

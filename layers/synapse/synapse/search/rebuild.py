@@ -119,6 +119,7 @@ def _index_all(db: sqlite3.Connection, mind_id: str, items: Iterable[dict[str, A
     indexed = sum(schema.apply_change(db, Change.upsert(Doc.from_item(item))) for item in items)
     db.execute("COMMIT")
     db.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+    db.execute(f"INSERT INTO {schema.EXACT_WORDS_TABLE} ({schema.EXACT_WORDS_TABLE}) VALUES ('optimize')")  # noqa: S608
     return indexed
 
 

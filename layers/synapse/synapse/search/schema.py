@@ -9,6 +9,7 @@ the stream keeps any record).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from datetime import timedelta
 from typing import NamedTuple
 
@@ -16,9 +17,11 @@ from synapse.core import clock
 from synapse.search.documents import Change, Doc
 from synapse.search.folding import fold
 
-# The index format: a generation of another version is rebuilt from the table by the next batch that
-# writes its mind (`writer`), while searches go on reading it. 2: the porter tokenizer (stemming).
-SCHEMA_VERSION = "2"
+# The index format: a generation of another version is upgraded by the next batch that writes its
+# mind (`writer`: in place where `IN_PLACE_UPGRADES` knows how, else rebuilt from the table), while
+# searches go on reading it. 2: the porter tokenizer (stemming); 3: the words as written beside the
+# stems (`fts_exact`, below).
+SCHEMA_VERSION = "3"
 # A tombstone (a removed memory's row, `updated_at` = when it was applied) guards against replays of
 # the memory's older records; the stream keeps a record 24 hours and a memory id never returns, so
 # after two days there is nothing left to guard against and it is dropped at the next publish.
@@ -60,8 +63,78 @@ class _Indexed(NamedTuple):
     deleted: int
 
 
+# ---------------------------------------------------------------- the words as written (schema 3)
+# `fts` stems every word (porter), so a prefix or a phrase typed by the user would be stemmed too:
+# `deploy*` became `deploi*`, which "deployment" (indexed as `deploy`) does not start with. The same
+# folded key, content and tags are indexed a second time, unstemmed, in `fts_exact`; prefix terms and
+# phrases query it, best-match words keep querying `fts`. External content (`content='fts'`): it
+# stores only its own index, reads the text from `fts` for snippets, and a row is removed from it
+# with the text it was added with (`drop_exact_words`, before `fts` loses the row).
+EXACT_WORDS_TABLE = "fts_exact"
+_EXACT_WORDS = f"""
+CREATE VIRTUAL TABLE {EXACT_WORDS_TABLE} USING fts5(
+    key, content, tags, content = 'fts', tokenize = 'unicode61 remove_diacritics 2'
+)
+"""
+_ADD_EXACT_WORDS = (
+    f"INSERT INTO {EXACT_WORDS_TABLE} (rowid, key, content, tags)"  # noqa: S608 (constants only)
+    " SELECT rowid, key, content, tags FROM fts WHERE rowid = ?"
+)
+_DROP_EXACT_WORDS = (
+    f"INSERT INTO {EXACT_WORDS_TABLE} ({EXACT_WORDS_TABLE}, rowid, key, content, tags)"  # noqa: S608
+    " SELECT 'delete', rowid, key, content, tags FROM fts WHERE rowid = ?"
+)
+
+
+def create_exact_words(db: sqlite3.Connection) -> None:
+    db.execute(_EXACT_WORDS)
+
+
+def has_exact_words(db: sqlite3.Connection) -> bool:
+    """Whether the generation indexes the words as written (an index from before schema 3 does not:
+    its prefixes and phrases are searched on the stems until it is upgraded)."""
+    found = db.execute(
+        "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (EXACT_WORDS_TABLE,)
+    ).fetchone()
+    return found is not None
+
+
+def add_exact_words(db: sqlite3.Connection) -> None:
+    """The upgrade step from schema 2: index every row's text as written. Idempotent."""
+    if has_exact_words(db):
+        return
+    create_exact_words(db)
+    db.execute(
+        f"INSERT INTO {EXACT_WORDS_TABLE} (rowid, key, content, tags)"  # noqa: S608 (constants only)
+        " SELECT rowid, key, content, tags FROM fts"
+    )
+
+
+# Upgrades a generation can make to itself, in the batch's own transaction, by the version it is of:
+# no read of the table. A version not named here is rebuilt from the table (`rebuild.upgrade_into`).
+IN_PLACE_UPGRADES: dict[str, tuple[Callable[[sqlite3.Connection], None], ...]] = {
+    "2": (add_exact_words,),
+}
+
+
+def upgrade_in_place(db: sqlite3.Connection) -> bool:
+    """Bring a generation of an older version to SCHEMA_VERSION in place, inside the caller's
+    transaction; False when its version has no in-place path (it must be rebuilt from the table)."""
+    steps = IN_PLACE_UPGRADES.get(schema_of(db) or "")
+    if steps is None:
+        return False
+    for step in steps:
+        step(db)
+    db.execute("UPDATE meta SET value = ? WHERE name = 'schema'", (SCHEMA_VERSION,))
+    return True
+
+
+# ---------------------------------------------------------------- the generation
+
+
 def create_schema(db: sqlite3.Connection, mind_id: str) -> None:
     db.executescript(_SCHEMA)
+    create_exact_words(db)
     db.execute(_TOMBSTONES_INDEX)
     db.executemany(
         "INSERT INTO meta (name, value) VALUES (?, ?)",
@@ -160,11 +233,13 @@ def _index_text(db: sqlite3.Connection, rowid: int, doc: Doc) -> None:
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
         (rowid, *folded, *originals),
     )
+    db.execute(_ADD_EXACT_WORDS, (rowid,))
     db.executemany(
         "INSERT OR IGNORE INTO doc_tags (tag, rowid) VALUES (?, ?)", [(t, rowid) for t in doc.tags]
     )
 
 
 def _drop_indexed(db: sqlite3.Connection, rowid: int) -> None:
+    db.execute(_DROP_EXACT_WORDS, (rowid,))  # first: it removes the text `fts` still holds
     db.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
     db.execute("DELETE FROM doc_tags WHERE rowid = ?", (rowid,))

@@ -23,7 +23,7 @@ class Result(NamedTuple):
     score: float
     snippet: str
     matched: tuple[str, ...]  # the query's terms it matched
-    coverage: float  # matched / the query's terms
+    coverage: float  # the share of the query's terms matched, each weighed by how informative it is
 
     def public(self) -> dict[str, Any]:
         return {
@@ -104,7 +104,7 @@ def search(
             position += 1
             memory = current.get(hit.id)
             if memory is not None and filters.keeps(memory, now):
-                coverage = round(len(hit.matched) / len(query.clauses), 3)
+                coverage = round(hit.coverage, 3)
                 results.append(Result(memory, hit.score, hit.snippet, hit.matched, coverage))
         if not more or len(results) >= limit or position >= MAX_OFFSET:
             break

@@ -21,9 +21,10 @@ class Writer:
 
     A batch on a mind that has a base is one transaction appended to the base's log: it writes the
     pages the batch changed, whatever the mind's size. A mind without a base (its first batch), or
-    whose base predates logs, gets a new base built in a temp file instead; so does a mind whose
-    index is of an older format (`schema.SCHEMA_VERSION`), rebuilt from the table first. Searches go
-    on reading the published generation until the new one is published.
+    whose base predates logs, gets a new base built in a temp file instead. A mind whose index is of
+    an older format (`schema.SCHEMA_VERSION`) is upgraded first: in place, in the batch's own
+    transaction, where `schema.IN_PLACE_UPGRADES` knows how, else rebuilt from the table into a new
+    base. Searches go on reading the published generation until the new one is published.
     """
 
     def __init__(self, mind_id: str, base: Path | None = None) -> None:
@@ -32,6 +33,8 @@ class Writer:
         self.folder = generations.mind_dir(mind_id, base)
         self.changed = 0
         self.rebuilt = False  # the batch goes to a new base built from the table (a new index format)
+        self.upgraded = False  # the generation was upgraded in place to the current index format
+        self._upgrade = False
         self.compacted: Path | None = None
         self._lock = generations.writer_lock(self.folder)
         self._temp: Path | None = None
@@ -60,6 +63,10 @@ class Writer:
                 schema.create_schema(self._db, self.mind_id)
             assert self._db is not None
             self._db.execute("BEGIN")
+            if self._upgrade:
+                self.upgraded = schema.upgrade_in_place(self._db)
+                assert self.upgraded
+                logger.info("index upgraded in place", extra={"mind_id": self.mind_id})
         except BaseException:
             self._discard()
             self._lock.__exit__(None, None, None)
@@ -77,7 +84,11 @@ class Writer:
             self._temp = generations.temp_path(self.folder)
             shutil.copyfile(current, self._temp)
             self._db = generations.open_build(self._temp)
-        if schema.schema_of(self._db) == schema.SCHEMA_VERSION:
+        version = schema.schema_of(self._db)
+        if version == schema.SCHEMA_VERSION:
+            return
+        if version in schema.IN_PLACE_UPGRADES:
+            self._upgrade = True  # in the batch's transaction, once it has begun
             return
         self._discard()
         self._appending = None
@@ -107,7 +118,7 @@ class Writer:
         """Publish if anything changed (a replayed batch publishes nothing); returns the generation
         (the base) that now holds the batch."""
         assert self._db is not None
-        if not self.changed and not self.rebuilt:
+        if not self.changed and not self.rebuilt and not self.upgraded:
             self._db.execute("ROLLBACK")
             return None
         schema.drop_old_tombstones(self._db)
