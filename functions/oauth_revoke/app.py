@@ -1,11 +1,11 @@
-"""POST /oauth/revoke — token revocation (RFC 7009): the app disconnects itself."""
+"""POST /oauth/revoke — token revocation (RFC 7009): the app disconnects itself (its own tokens only)."""
 
 from synapse.api import oauth
 from synapse.api.http import Request, Response
-from synapse.oauth import forms, revocation
+from synapse.oauth import revocation
 
 
 @oauth.endpoint
 def handler(request: Request) -> Response:
-    revocation.revoke_token(forms.required(oauth.parameters(request), "token"))
+    revocation.revoke_token(oauth.parameters(request))
     return oauth.json({})

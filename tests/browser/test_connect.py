@@ -32,7 +32,9 @@ class App:
     """A connector on the far side of the flow: registered, with an authorization request started
     (PKCE S256) whose consent page is `consent_url`."""
 
-    def __init__(self, runner: RunningService, scope: str = "read write", state: str = "st-42") -> None:
+    def __init__(
+        self, runner: RunningService, scope: str = "read write", state: str = "st-42", **overrides: str
+    ) -> None:
         self.runner = runner
         self.pkce = pkce()
         self.state = state
@@ -52,6 +54,7 @@ class App:
             "code_challenge_method": "S256",
             "scope": scope,
             "resource": f"{runner.url}/mcp",
+            **overrides,
         }
         started = requests.get(
             f"{runner.url}/oauth/authorize", params=params, allow_redirects=False, timeout=30
@@ -101,7 +104,7 @@ def mcp_status(runner: RunningService, token: str) -> int:
     return requests.post(f"{runner.url}/mcp", json=ping, headers=headers, timeout=30).status_code
 
 
-def open_consent(console: Console, app: App) -> None:
+def open_consent(console: Console, app: App, heading: str = f"{APP} wants to use a mind of yours") -> None:
     """The browser arrives from /oauth/authorize signed out, signs in as the dev user, and is on the
     consent page."""
     console.page.goto(app.consent_url)
@@ -110,7 +113,7 @@ def open_consent(console: Console, app: App) -> None:
         console.page.get_by_text("An app asks to use one of your minds: sign in to answer it.")
     ).to_be_visible()
     console.page.get_by_role("button", name="Sign in as local-user").click()
-    console.wait_heading(f"{APP} wants to use a mind of yours")
+    console.wait_heading(heading)
 
 
 def test_an_approved_app_goes_back_with_a_code_for_the_mind_and_scopes_chosen(
@@ -161,6 +164,25 @@ def test_a_denied_app_goes_back_with_access_denied(
     sent = query_of(console.page.url)
     assert sent["error"] == "access_denied" and sent["state"] == app.state and "code" not in sent
     assert mind.person.call("GET", f"/minds/{mind.id}/grants").json()["grants"] == []
+
+
+def test_a_faulty_request_is_shown_and_goes_back_to_the_app_only_by_the_persons_choice(
+    console: Console, runner: RunningService, mind: Mind
+) -> None:
+    # Given an app whose request names another resource (RFC 9700 §4.11.2: not redirected at once)
+    app = App(runner, resource="https://elsewhere.example/mcp")
+    catch_the_way_back(console.page)
+    open_consent(console, app, heading=f"{APP} sent a request that cannot be approved")
+    # Then the person sees what is wrong and where going back leads, and cannot approve it
+    expect(console.page.get_by_text("invalid_target")).to_be_visible()
+    expect(console.page.locator("#redirect-host")).to_have_text("127.0.0.1:9")
+    expect(console.page.get_by_role("button", name="Approve")).to_have_count(0)
+    console.assert_accessible("consent of a faulty request")
+    # When they choose to go back, the app gets the error and its state
+    console.page.get_by_role("button", name="Go back to the app").click()
+    console.page.wait_for_url(re.compile(r"^http://127\.0\.0\.1:9/cb\?"))
+    sent = query_of(console.page.url)
+    assert sent["error"] == "invalid_target" and sent["state"] == app.state and "code" not in sent
 
 
 def test_no_scope_and_an_answered_request_are_explained_in_the_apis_words(

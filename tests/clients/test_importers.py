@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from synapse_client import importers
+from synapse_client import importers, transfer
 from synapse_client.importers import Imported
 
 FIXTURES = Path(__file__).parent / "fixtures" / "import"
@@ -128,3 +128,27 @@ def test_keys_are_the_same_every_time_and_never_break_the_spec_rule() -> None:
     assert all(KEY.match(k) and len(k) <= 128 - 8 for k in keys)
     assert len(set(keys)) == len(keys)
     assert importers.key_of("名前").startswith("h_")
+
+
+def test_a_lone_surrogate_in_a_file_becomes_a_replacement_character_with_a_warning(tmp_path: Path) -> None:
+    # Given a mem0 dump whose memory, id and category hold lone UTF-16 surrogates (broken escapes)
+    dump = tmp_path / "mem0.json"
+    item = {"id": "abc\ud800", "memory": "Lives in Berlin \udc00", "categories": ["travel\ud800"]}
+    dump.write_text(json.dumps({"results": [item]}), encoding="utf-8")  # as the escapes "\ud800"
+    # When it is read
+    found = importers.read("mem0", dump)
+    # Then the record is text the server takes (U+FFFD in place), and the change is said
+    assert_valid(found)
+    (record,) = found.records
+    assert record["content"] == "Lives in Berlin \ufffd" and record["tags"] == ["mem0", "travel\ufffd"]
+    json.dumps(found.records, ensure_ascii=False).encode("utf-8")
+    assert any("lone UTF-16 surrogate" in w for w in found.warnings)
+    "\n".join(found.warnings).encode("utf-8")  # printable
+
+
+def test_an_export_line_with_a_lone_surrogate_is_refused_naming_the_line() -> None:
+    # Given an export file whose second line was edited to hold a lone surrogate
+    lines = [json.dumps({"key": "a", "content": "x"}), json.dumps({"key": "b", "content": "\ud800"})]
+    # When `synapse import` reads it, Then it stops at that line, as the server would refuse it
+    with pytest.raises(ValueError, match=r"line 2: holds a lone UTF-16 surrogate"):
+        list(transfer.read_lines(lines))

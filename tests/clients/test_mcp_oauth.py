@@ -145,12 +145,19 @@ def test_the_oauth_endpoints_refuse_without_a_500(runner: RunningService) -> Non
     assert registered.status_code == 201
     client_id = registered.json()["client_id"]
     base: dict[str, Any] = {"response_type": "code", "client_id": client_id, "redirect_uri": CALLBACK}
+    # A faulty request goes to the consent page (the person decides), not to the client's address
     plain = httpx.get(f"{url}/oauth/authorize", params={**base, "code_challenge": "a" * 43})
-    assert plain.status_code == 302 and query_of(plain.headers["location"])["error"] == "invalid_request"
-    stranger = httpx.get(f"{url}/oauth/authorize", params={**base, "redirect_uri": "https://evil.example/cb"})
-    assert stranger.status_code == 400 and "location" not in stranger.headers
+    assert plain.status_code == 302 and plain.headers["location"].startswith(f"{url}/console#/connect/oar_")
+    # A redirect URI not registered, or one a browser reads as another host, is never redirected to
+    for uri in ("https://evil.example/cb", "http://127.0.0.2:9999\\@127.0.0.1:9/callback", CALLBACK + "\r\n"):
+        stranger = httpx.get(f"{url}/oauth/authorize", params={**base, "redirect_uri": uri})
+        assert stranger.status_code == 400 and "location" not in stranger.headers, uri
+    crlf = httpx.post(f"{url}/oauth/register", json={"redirect_uris": [CALLBACK + "\r\nSet-Cookie: a=b"]})
+    assert crlf.status_code == 400 and crlf.json()["error"] == "invalid_redirect_uri"
     for fields in ({"grant_type": "authorization_code", "code": "oac_x", "client_id": client_id}, {"x": "y"}):
         answer = httpx.post(f"{url}/oauth/token", data=fields)
         assert answer.status_code == 400 and "error" in answer.json()
-    assert httpx.post(f"{url}/oauth/revoke", data={"token": "ort_unknown"}).status_code == 200
+    revoked = httpx.post(f"{url}/oauth/revoke", data={"token": "ort_unknown", "client_id": client_id})
+    assert revoked.status_code == 200
+    assert httpx.post(f"{url}/oauth/revoke", data={"token": "ort_unknown"}).status_code == 400
     assert runner.server_errors() == []

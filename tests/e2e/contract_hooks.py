@@ -142,9 +142,9 @@ def _callable_url(case: Any) -> None:
 
 
 def _oauth_client(case: Any, method: str, path: str) -> None:
-    """An OAuth request names the seeded client (and its redirect URI), a decision the seeded mind,
-    and the first token request of each grant type the seeded code (with its verifier) or refresh
-    token, as an id in a path is the seeded one."""
+    """An OAuth request names the seeded client (and its redirect URI; a revocation names it as the
+    client asking), a decision the seeded mind, and the first token request of each grant type the
+    seeded code (with its verifier) or refresh token, as an id in a path is the seeded one."""
     if (method, path) == ("GET", "/oauth/authorize") and case.query is not None:
         case.query["client_id"] = SEEDED["oauth_client"]
         case.query["redirect_uri"] = SEEDED["oauth_redirect_uri"]
@@ -159,8 +159,26 @@ def _oauth_client(case: Any, method: str, path: str) -> None:
             case.body["refresh_token"] = SEEDED[unused]
         if unused is not None and "resource" in case.body:
             case.body["resource"] = SEEDED["url"] + "/mcp"
+    elif (method, path) == ("POST", "/oauth/revoke") and isinstance(case.body, dict):
+        case.body["client_id"] = SEEDED["oauth_client"]  # its own client: another's token is refused
     elif path == "/oauth/requests/{request_id}" and isinstance(case.body, dict) and "mind_id" in case.body:
         case.body["mind_id"] = SEEDED["mind"]
+
+
+# Issue 32 item 1: a lone UTF-16 surrogate, which a JSON client sends as its escape "\\ud800".
+LONE_SURROGATE = "\ud800"
+_not_text = random.Random(32)  # its own: the other choices of the run stay as they were
+
+
+def _not_text_in_mcp(case: Any) -> None:
+    """Half the generated /mcp requests and notifications become a `remember` whose tag is a lone
+    surrogate: invalid params naming it (a notification: 202), never a 5xx, and nothing stored
+    (`test_contract` then reads the mind)."""
+    body = case.body
+    if not isinstance(body, dict) or not isinstance(body.get("method"), str) or _not_text.random() < 0.5:
+        return
+    body["method"] = "tools/call"
+    body["params"] = {"name": "remember", "arguments": {"content": "x", "tags": [LONE_SURROGATE]}}
 
 
 @schemathesis.hook
@@ -199,3 +217,5 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
     if auth == "signed":
         _sign(case, headers, always=positive)
         case.headers = headers
+    if (method, path) == ("POST", "/mcp"):
+        _not_text_in_mcp(case)

@@ -270,3 +270,223 @@ def test_every_operation_keeps_its_contract_under_generated_requests(
     assert result.returncode == 0, report
     assert "Tested:" in result.stdout and "passed" in result.stdout, report
     assert service.server_errors() == [], service.output()[-8_000:]
+
+
+# ---------------------------------------------------------------- /mcp: not text, not finite, too large
+# Issue 32 item 1: one /mcp request with a lone UTF-16 surrogate made its mind unreadable for everyone.
+# These are sent as raw bytes (the generated requests above are JSON a client library would write).
+
+_LONE = "\\ud800"  # as it stands in the JSON text: a lone surrogate's escape
+
+
+def _tool(name: str, arguments: str, request_id: str = "7") -> bytes:
+    body = f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":{{"name":"{name}",'
+    return (body + f'"arguments":{arguments}}}}}').encode()
+
+
+_HOSTILE_MCP: dict[str, bytes] = {
+    "tag": _tool("remember", f'{{"content":"Likes tea","tags":["{_LONE}"]}}'),
+    "content": _tool("remember", f'{{"content":"Likes tea {_LONE}"}}'),
+    "key": _tool("remember", f'{{"content":"Likes tea","key":"{_LONE}"}}'),
+    "argument name": _tool("remember", f'{{"content":"Likes tea","{_LONE}":1}}'),
+    "forget key": _tool("forget", f'{{"category":"note","key":"{_LONE}"}}'),
+    "forget id": _tool("forget", f'{{"id":"mem_{_LONE}"}}'),
+    "search": _tool("search", f'{{"query":"tea {_LONE}"}}'),
+    "many": _tool("remember_many", f'{{"memories":[{{"content":"a"}},{{"content":"{_LONE}"}}]}}'),
+    "string id": _tool("recall", "{}", request_id=f'"{_LONE}"'),
+    "method": f'{{"jsonrpc":"2.0","id":1,"method":"ping{_LONE}"}}'.encode(),
+    "NaN": _tool("remember", '{"content":"Likes tea","confidence":NaN}'),
+    "Infinity": _tool("remember", '{"content":"Likes tea","confidence":-Infinity}'),
+    "1e999": _tool("remember", '{"content":"Likes tea","confidence":1e999}'),
+    "huge id": _tool("recall", "{}", request_id="1" + "0" * 400),
+    "huge integer": _tool("history", '{"id":"mem_x","limit":' + "9" * 400 + "}"),
+    "5000 digits": _tool("history", '{"id":"mem_x","limit":' + "9" * 5000 + "}"),
+    "40 KiB content": _tool("remember", '{"content":"' + "x" * 40_960 + '"}'),
+    "30 tags": _tool(
+        "remember", '{"content":"Likes tea","tags":' + json.dumps([f"t{i}" for i in range(30)]) + "}"
+    ),
+    "long key": _tool("remember", '{"content":"Likes tea","key":"' + "k" * 5000 + '"}'),
+    "long id": _tool("fetch", '{"id":"mem_' + "x" * 100_000 + '"}'),
+    "deep": _tool("remember", "[" * 40 + "]" * 40),
+    "1 MiB": _tool("remember", '{"content":"' + "x" * (1024 * 1024 - 200) + '"}'),
+    "batch": ("[" + ",".join([_tool("ping", "{}").decode()] * 20) + "]").encode(),
+}
+
+
+def _readable(service: RunningService, mind_id: str) -> dict[str, int]:
+    """What every member reads of the mind, by status: recall, lists, backup."""
+    owner = {"Authorization": f"Bearer {service.jwt}", "X-Mind-Id": mind_id}
+    reads = {
+        "recall": ("/memory/recall", {}),
+        "list": ("/memory", {}),
+        "notes": ("/memory", {"category": "note"}),
+        "backup": (f"/minds/{mind_id}/backup", {}),
+    }
+    return {
+        name: requests.get(service.url + path, params=query, headers=owner, timeout=30).status_code
+        for name, (path, query) in reads.items()
+    }
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-03-26"])
+def test_mcp_answers_what_is_not_text_or_too_large_without_a_server_error_and_the_mind_reads(
+    service: RunningService, version: str
+) -> None:
+    # Given a mind and its write-scoped Mind Key
+    mind = _post(service, "/minds", {"name": f"MCP edges {version}"})
+    mind_id, key = mind["mind"]["id"], mind["mind_key"]["key"]
+    headers = {
+        "Authorization": f"Bearer {key}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": version,
+    }
+    # When /mcp receives each hostile message
+    answers = {
+        name: requests.post(service.url + "/mcp", data=body, headers=headers, timeout=60)
+        for name, body in _HOSTILE_MCP.items()
+    }
+    # Then none is a server error, each is a JSON-RPC answer, and nothing of them was stored
+    assert {name: a.status_code for name, a in answers.items() if a.status_code >= 500} == {}
+    assert {n: a.text[:300] for n, a in answers.items() if "jsonrpc" not in a.text} == {}
+    assert _readable(service, mind_id) == {"recall": 200, "list": 200, "notes": 200, "backup": 200}
+    listed = requests.get(
+        service.url + "/memory", headers={"Authorization": f"Bearer {key}"}, timeout=30
+    ).json()["memories"]
+    assert listed == []  # remember_many too: a message with a lone surrogate is refused whole
+    assert service.server_errors() == [], service.output()[-8_000:]
+
+
+def test_after_every_generated_request_each_mind_of_the_run_still_reads(service: RunningService) -> None:
+    # Given the run above (its /mcp requests carried lone surrogates too: contract_hooks.py)
+    owner = {"Authorization": f"Bearer {service.jwt}"}
+    minds = requests.get(service.url + "/minds", headers=owner, timeout=30).json()["minds"]
+    # When each of the person's minds is read, Then recall, lists and backup answer
+    assert minds
+    unreadable = {m["id"]: _readable(service, m["id"]) for m in minds}
+    assert {k: v for k, v in unreadable.items() if set(v.values()) != {200}} == {}
+    assert service.server_errors() == [], service.output()[-8_000:]
+
+
+# ---------------------------------------------------------------- restore: hostile lines (issue 32 item 4)
+# A backup's lines are JSON the owner may edit and chain again: values JSON decodes but no write
+# takes (lone surrogates, numbers that are not finite, oversized text) are sent as restore lines,
+# each a change to one line of a backup the service wrote. Kept apart from the generated run above.
+
+RESTORE_PLACEHOLDER = "@literal"
+
+
+def _restore_variants() -> dict[str, tuple[str, Any, str | None]]:
+    """name → (kind of the line changed, (field path, value), JSON text put for the placeholder)."""
+    big = "x" * (40 * 1024)
+    return {
+        "lone surrogate in a tag": ("memory", (("memory", "tags"), ["\ud800"]), None),
+        "lone surrogate in content": ("memory", (("memory", "content"), "a\udc00b"), None),
+        "lone surrogate in a key": ("memory", (("memory", "key"), "\ud83d"), None),
+        "lone surrogate in who changed": ("revision", (("changed_by", "user_id"), "\udfff"), None),
+        "lone surrogate in the mind's name": ("header", (("source", "mind_name"), "\ud800"), None),
+        "lone surrogate as a field name": ("key", (("\ud800",), 1), None),
+        "NaN confidence": ("memory", (("memory", "confidence"), RESTORE_PLACEHOLDER), "NaN"),
+        "1e999 confidence": ("memory", (("memory", "confidence"), RESTORE_PLACEHOLDER), "1e999"),
+        "-Infinity version": ("memory", (("memory", "version"), RESTORE_PLACEHOLDER), "-Infinity"),
+        "1e999 retention": ("mind", (("settings", "history_retention_days"), RESTORE_PLACEHOLDER), "1e999"),
+        "NaN base_version": ("proposal", (("base_version",), RESTORE_PLACEHOLDER), "NaN"),
+        "1e999 ttl": ("revision", (("ttl",), RESTORE_PLACEHOLDER), "1e999"),
+        "10^40 ttl": ("revision", (("ttl",), 10**40), None),
+        "a 40 KiB memory": ("memory", (("memory", "content"), big), None),
+        "a 40 KiB proposal": ("proposal", (("proposed", "content"), big), None),
+        "a 600 KiB changed_by": ("revision", (("changed_by", "user_id"), "u" * 600_000), None),
+        "300 tags": ("memory", (("memory", "tags"), [f"t{i}" for i in range(300)]), None),
+        "retention in words": ("mind", (("settings", "history_retention_days"), "ninety"), None),
+        "an unknown proposed priority": ("proposal", (("proposed", "priority"), "urgent"), None),
+    }
+
+
+def _restore_edited(lines: list[bytes], kind: str, change: Any, literal: str | None) -> bytes:
+    """The backup with the first line of `kind` changed, every `prev` after it computed again."""
+    path, value = change
+    at = next(i for i, line in enumerate(lines) if json.loads(line)["kind"] == kind)
+    record = json.loads(lines[at])
+    target = record
+    for name in path[:-1]:
+        target = target[name]
+    target[path[-1]] = value
+    text = json.dumps(record, separators=(",", ":"))  # surrogates stay escaped, as JSON allows
+    if literal is not None:
+        text = text.replace(json.dumps(RESTORE_PLACEHOLDER), literal)
+    changed = [*lines[:at], text.encode(), *lines[at + 1 :]]
+    digest, out = b"", []
+    for line in changed:
+        record = json.loads(line)
+        if record["n"] > 1:
+            line = line.replace(f'"prev":"{record["prev"]}"'.encode(), f'"prev":"{digest.hex()}"'.encode())
+        digest = hashlib.sha256(digest + line).digest()
+        out.append(line)
+    return b"\n".join(out) + b"\n"
+
+
+def _restore_readable(service: RunningService, token: str, mind_id: str) -> None:
+    """Every read of the mind a member makes answers, as after any refused request."""
+    headers = {"Authorization": f"Bearer {token}", "X-Mind-Id": mind_id}
+    for path in (f"/minds/{mind_id}", "/minds", "/memory", "/memory/recall", "/proposals"):
+        answer = requests.get(service.url + path, headers=headers, timeout=30)
+        assert answer.status_code == 200, (path, answer.text)
+    backup = requests.get(f"{service.url}/minds/{mind_id}/backup", headers=headers, timeout=30)
+    assert backup.status_code == 200, backup.text
+
+
+def _restore_seed(service: RunningService, token: str) -> tuple[str, list[bytes]]:
+    """A person's own mind (not the generated run's: its limits and state are its own) with a
+    memory they wrote and an agent's pending proposal to change it, and the mind's backup."""
+    as_person = {"Authorization": f"Bearer {token}"}
+    created = requests.post(service.url + "/minds", json={"name": "Restored"}, headers=as_person, timeout=30)
+    assert created.status_code == 201, created.text
+    mind_id, key = created.json()["mind"]["id"], created.json()["mind_key"]["key"]
+    memory = {"category": "fact", "key": "home_city", "content": "Lives in Berlin", "tags": ["home"]}
+    for credential, content, status in ((token, "Lives in Berlin", 201), (key, "Lives in Hamburg", 202)):
+        answer = requests.post(
+            service.url + "/memory",
+            json={**memory, "content": content},
+            headers={"Authorization": f"Bearer {credential}", "X-Mind-Id": mind_id},
+            timeout=30,
+        )
+        assert answer.status_code == status, answer.text
+    backup = requests.get(f"{service.url}/minds/{mind_id}/backup", headers=as_person, timeout=30)
+    assert backup.status_code == 200, backup.text
+    return mind_id, backup.content.splitlines()
+
+
+def test_restore_lines_no_write_would_take_are_refused_and_leave_every_mind_readable(
+    service: RunningService,
+) -> None:
+    # Given a mind with a memory and a pending proposal, its backup, and an empty mind
+    token = mint(DEV_JWT_SECRET, "contract-restorer", 3600)
+    source, lines = _restore_seed(service, token)
+    assert {json.loads(line)["kind"] for line in lines} >= {"mind", "memory", "revision", "proposal"}
+    target = _post_as(service, token, "/minds", {"name": "Restore target"})["mind"]["id"]
+    restore = f"{service.url}/minds/{target}/restore?last=true"
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/x-ndjson"}
+    for name, (kind, change, literal) in _restore_variants().items():
+        # When the backup is restored with one line holding a value no write would take
+        body = _restore_edited(lines, kind, change, literal)
+        answer = requests.post(restore, data=body, headers=headers, timeout=60)
+        # Then it is refused naming the line, never a 5xx
+        assert answer.status_code == 422, (name, answer.status_code, answer.text)
+        assert answer.json()["error"]["details"][0]["line"] >= 1, (name, answer.text)
+        # And both minds read as before
+        _restore_readable(service, token, target)
+        _restore_readable(service, token, source)
+    # And the backup as the service wrote it restores whole, and the copy reads
+    answer = requests.post(restore, data=b"\n".join(lines) + b"\n", headers=headers, timeout=60)
+    assert answer.status_code == 200 and answer.json()["status"] == "done", answer.text
+    _restore_readable(service, token, target)
+    assert service.server_errors() == [], service.output()[-8_000:]
+
+
+def _post_as(service: RunningService, token: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    answer = requests.post(
+        service.url + path, json=body, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    )
+    assert answer.status_code == 201, answer.text
+    created: dict[str, Any] = answer.json()
+    return created

@@ -163,8 +163,14 @@ def test_a_well_chained_line_that_is_no_memory_is_refused_naming_it(
     # When it is restored
     target = api.create_mind(name="Target")
     error = _sent(api, target, _rechained(lines))
-    # Then the memory's line is named, and no memory is written
-    assert error["details"][0]["line"] == at + 1 and error["details"][0]["rule"] == "memory", error
+    # Then the memory's line is named, with the field and the rule a write would refuse it by,
+    # and no memory is written
+    assert error["details"][0] == {
+        "line": at + 1,
+        "field": "memory.priority",
+        "rule": "enum",
+        "message": "must be one of: critical, high, normal, low",
+    }, error
     assert ok(api.call("GET", f"/minds/{target.id}", token=target.jwt))["memory_count"] == 0
 
 

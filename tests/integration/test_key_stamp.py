@@ -1,6 +1,8 @@
 """No write on the read path (issue 14 part 4): a Mind Key's `last_used_at` is written only when the
 value the authorizer has just read is older than the resolution (a minute), so a steady agent's
-requests cost one GetItem each and no write; a hook's `last_delivery_at` likewise."""
+requests cost no write, and two GetItems each: the key's lookup, and the member item of the person who
+created it (a key ends with its creator's tenure as owner, `teams.tenure`); a hook's
+`last_delivery_at` likewise."""
 
 from __future__ import annotations
 
@@ -63,15 +65,15 @@ def test_a_steady_agent_costs_one_read_and_no_write_per_request(
     with dynamodb_calls() as first:
         authorize_key(mind.key)
     assert first == Counter(
-        {"GetItem": 1, "UpdateItem": 2, "stamp": 2}
+        {"GetItem": 2, "UpdateItem": 2, "stamp": 2}
     )  # the lookup's copy and the listed item
     # When it is used 50 times more within the resolution
     with dynamodb_calls() as steady:
         for _ in range(50):
             authorize_key(mind.key)
             movable_clock.advance(seconds=RESOLUTION / 60)  # 50 s in all
-    # Then each request is one GetItem and none writes
-    assert steady == Counter({"GetItem": 50})
+    # Then each request is two GetItems (the key's lookup, its creator's member item) and none writes
+    assert steady == Counter({"GetItem": 100})
 
 
 def test_a_request_after_the_resolution_stamps_once_then_none_again(
@@ -87,7 +89,7 @@ def test_a_request_after_the_resolution_stamps_once_then_none_again(
         for _ in range(3):
             authorize_key(mind.key)
     # Then only the first writes, once for each of the two items
-    assert later == Counter({"GetItem": 3, "UpdateItem": 2, "stamp": 2})
+    assert later == Counter({"GetItem": 6, "UpdateItem": 2, "stamp": 2})
     # And the listing shows the new time
     newer = last_used(api, mind)
     assert newer is not None and newer > stamped
@@ -134,10 +136,10 @@ def test_a_key_from_before_the_copy_is_stamped_once_then_reads_only(
         authorize_key(mind.key)
     # Then the first writes the copy (and tries the listed item, which holds this minute's stamp and
     # refuses by its condition), the second writes nothing
-    assert calls == Counter({"GetItem": 2, "UpdateItem": 2, "stamp": 2})
+    assert calls == Counter({"GetItem": 4, "UpdateItem": 2, "stamp": 2})
     with dynamodb_calls() as steady:
         authorize_key(mind.key)
-    assert steady == Counter({"GetItem": 1})
+    assert steady == Counter({"GetItem": 2})
 
 
 def test_a_stamp_never_revives_a_revoked_key(api: Api, mind: MindHandle, movable_clock: MovableClock) -> None:

@@ -141,12 +141,18 @@ def test_a_code_works_once_and_its_reuse_revokes_what_it_gave(api: Api, flow: Fl
         ({"resource": "https://elsewhere.example/mcp"}, "invalid_target"),
     ],
 )
-def test_a_bad_authorization_request_goes_back_to_the_client_with_the_error(
-    flow: Flow, overrides: dict[str, Any], error: str
+def test_a_bad_authorization_request_goes_to_the_person_not_to_the_client(
+    api: Api, flow: Flow, mind: MindHandle, overrides: dict[str, Any], error: str
 ) -> None:
+    # When a registered client sends a request that is wrong (RFC 9700 §4.11.2: not auto-redirected)
     answer = flow.authorize(**overrides)
-    assert answer.status == 302
-    sent = query_of(answer.headers["Location"])
+    # Then the browser goes to the consent page, which shows the signed-in person the error
+    assert answer.status == 302 and answer.headers["Location"].startswith(f"{BASE}/console#/connect/")
+    request_id = answer.headers["Location"].rsplit("/", 1)[1]
+    shown = api.call("GET", f"/oauth/requests/{request_id}", token=mind.jwt).json()
+    assert shown["error"]["error"] == error
+    # And denying it sends the error back to the client, with its state
+    sent = query_of(flow.decide(mind, request_id, approve=False).json()["redirect_to"])
     assert sent["error"] == error and sent["state"] == "s-123"
 
 
@@ -299,7 +305,7 @@ def test_a_code_expires_after_five_minutes(flow: Flow, mind: MindHandle, monkeyp
 
 def test_the_app_revokes_itself_with_its_refresh_token(api: Api, flow: Flow, mind: MindHandle) -> None:
     tokens = flow.tokens(mind)
-    form = urlencode({"token": tokens["refresh_token"]}).encode()
+    form = urlencode({"token": tokens["refresh_token"], "client_id": flow.client_id}).encode()
     answer = api.call(
         "POST", "/oauth/revoke", raw_body=form, headers={"content-type": "application/x-www-form-urlencoded"}
     )

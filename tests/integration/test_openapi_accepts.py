@@ -288,7 +288,7 @@ def test_the_oauth_answers_carry_the_headers_the_document_states(api: Api, mind:
     revoked = api.call(
         "POST",
         "/oauth/revoke",
-        raw_body=f"token={issued.json()['refresh_token']}".encode(),
+        raw_body=f"token={issued.json()['refresh_token']}&client_id={flow.client_id}".encode(),
         headers={"content-type": "application/x-www-form-urlencoded"},
     )
     answers = {

@@ -3,7 +3,10 @@ page by page, a restore sent chunk by chunk, and a mind's partition as comparabl
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -15,6 +18,7 @@ from tests.support.checks import as_user, ok
 from tests.support.tables import MEMORIES, scan
 
 NDJSON = {"content-type": "application/x-ndjson"}
+PREV = re.compile(rb'"prev":"[0-9a-f]{64}"')
 
 
 def rich_mind(api: Api, user: str = "user-1") -> tuple[MindHandle, dict[str, str]]:
@@ -125,6 +129,38 @@ def restore(api: Api, mind: MindHandle, data: bytes, chunk: int = 50) -> dict[st
         next_line = answer["next_line"]
 
 
+def rechained(lines: list[bytes]) -> list[bytes]:
+    """The lines with their `prev` computed again: a stream edited by someone who knows the format
+    (but not the deployment's key: each `sig` stays as it was, and no longer verifies)."""
+    digest, out = b"", []
+    for line in lines:  # the `prev` replaced in the bytes: a line's other text stays as written
+        chained = PREV.sub(b'"prev":"' + digest.hex().encode() + b'"', line, count=1)
+        digest = hashlib.sha256(digest + chained).digest()
+        out.append(chained)
+    return out
+
+
+def edited(lines: list[bytes], at: int, change: Callable[[dict[str, Any]], Any], **raw: str) -> list[bytes]:
+    """The backup with line `at` (an index) changed by `change` (on its record), then each `raw`
+    placeholder string replaced by JSON text no encoder writes (`NaN`, `1e999`), chained again."""
+    record = json.loads(lines[at])
+    change(record)
+    text = json.dumps(record, separators=(",", ":"))  # a lone surrogate as JSON writes it: escaped
+    for placeholder, literal in raw.items():
+        text = text.replace(json.dumps(placeholder), literal)
+    return rechained([*lines[:at], text.encode(), *lines[at + 1 :]])
+
+
+def line_of(lines: list[bytes], kind: str, **memory: Any) -> int:
+    """The index of the first line of `kind` whose memory has the given fields (any, if none)."""
+    for index, line in enumerate(lines):
+        record = json.loads(line)
+        held = record.get("memory") or {}
+        if record["kind"] == kind and all(held.get(k) == v for k, v in memory.items()):
+            return index
+    raise AssertionError(f"no {kind} line with {memory}")
+
+
 def partition(dynamo: Any, mind_id: str, *, as_mind: str | None = None) -> dict[str, dict[str, Any]]:
     """The mind's Memories-table items by sort key, as comparable values (its id written as
     `as_mind`'s, to compare a source with its restored copy), without what a restore may change
@@ -218,3 +254,16 @@ class HttpApi(Api):
         assert answer.status == 201, answer.text
         data = answer.json()
         return MindHandle(data["mind"]["id"], self.jwt, data["mind_key"]["key"], data["mind_key"]["id"])
+
+
+def rechained(lines: list[bytes]) -> list[bytes]:
+    """The lines with their `prev` computed again: a stream edited by someone who knows the format."""
+    digest, out = b"", []
+    for line in lines:
+        record = json.loads(line)
+        if record["n"] > 1:
+            record["prev"] = digest.hex()
+        encoded = json.dumps(record, separators=(",", ":")).encode()
+        digest = hashlib.sha256(digest + encoded).digest()
+        out.append(encoded)
+    return out

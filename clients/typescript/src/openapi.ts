@@ -652,7 +652,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Start the code flow with PKCE S256: to the consent page, or the error back to the client */
+        /** Start the code flow with PKCE S256: to the consent page (which shows a faulty request's error) */
         get: operations["authorize"];
         put?: never;
         post?: never;
@@ -688,7 +688,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** An app revokes its grant by one of its tokens (RFC 7009); 200 for any token */
+        /** An app revokes its grant by one of its own tokens (RFC 7009); 200 for an unknown token */
         post: operations["revokeToken"];
         delete?: never;
         options?: never;
@@ -1113,7 +1113,7 @@ export interface components {
         ClientMetadata: {
             /**
              * Redirect Uris
-             * @description https, or http on 127.0.0.1, [::1] or localhost (any port); no fragment.
+             * @description https, or http on 127.0.0.1, [::1] or localhost (any port when requested); no credentials, fragment, control character, space or backslash.
              */
             redirect_uris: string[];
             /**
@@ -1907,8 +1907,23 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * OAuthRequestError
+         * @description Why a request cannot be approved (RFC 6749 §4.1.2.1): denying it sends this to the client.
+         */
+        OAuthRequestError: {
+            /**
+             * Error
+             * @enum {string}
+             */
+            error: "invalid_request" | "unsupported_response_type" | "invalid_target";
+            /** Error Description */
+            error_description: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * OAuthRequestView
-         * @description What the consent page shows: who asks, for what, until when.
+         * @description What the consent page shows: who asks, for what, until when; or why it cannot be approved.
          */
         OAuthRequestView: {
             /** Id */
@@ -1923,6 +1938,8 @@ export interface components {
             resource: string;
             /** Expires At */
             expires_at: string;
+            /** @description Set when the request itself is wrong: it can only be denied, which sends the error back to the client (Synapse never redirects an error before you have seen it). */
+            error: components["schemas"]["OAuthRequestError"] | null;
         } & {
             [key: string]: unknown;
         };
@@ -2165,6 +2182,11 @@ export interface components {
              * @description An access or refresh token: its grant ends.
              */
             token: string;
+            /**
+             * Client Id
+             * @description The client the token was issued to (another client's token is refused).
+             */
+            client_id: string;
             /**
              * Token Type Hint
              * @description Ignored: either kind is found.
@@ -6531,7 +6553,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An unknown client, or a redirect_uri it did not register (never redirected to) */
+            /** @description An unknown client, or a redirect_uri it did not register or that registration would refuse (never redirected to) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6652,7 +6674,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description invalid_request: no token */
+            /** @description invalid_request: no token or no client_id; invalid_grant: the token was issued to another client (it is not revoked) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6661,7 +6683,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorAnswer"];
                 };
             };
-            /** @description invalid_client: an HTTP Basic Authorization that is not base64 of id:secret */
+            /** @description invalid_client: client_id is not a registered client (or a malformed HTTP Basic) */
             401: {
                 headers: {
                     [name: string]: unknown;

@@ -59,6 +59,12 @@ def read_lines(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
             raise ValueError(f"line {number}: not JSON ({error.msg})") from None
         if not isinstance(record, dict):
             raise ValueError(f"line {number}: not a JSON object")
+        try:
+            json.dumps(record, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(
+                f"line {number}: holds a lone UTF-16 surrogate (\\ud800-\\udfff): not text"
+            ) from None
         yield record
 
 

@@ -1,7 +1,9 @@
 // The consent page of an app connecting over OAuth (#/connect/<request_id>, where GET /oauth/authorize
 // sends the browser): which app asks and where the answer goes, the mind it may use and its scopes,
 // Approve or Deny; then the browser goes back to the app. The app's name is its own claim, so the
-// host it returns to is shown as prominently; both are put on the page as text only.
+// host it returns to is shown as prominently; both are put on the page as text only. A request that
+// is itself wrong (the API's `error`) is only shown: Synapse sends nobody to the app's address with
+// an error before the person has seen it (RFC 9700 §4.11.2), so going back is their choice.
 
 import { api, session } from "../api.js";
 import { append, clear, field, h, when } from "../dom.js";
@@ -30,9 +32,13 @@ export async function render(page, ctx) {
   const client = asked.client || {};
   const name = client.name || client.id || "An app";
   const host = client.redirect_host || "";
+  if (asked.error) {
+    page.append(faulty(requestId, name, host, asked.error));
+    return;
+  }
   append(page,
     h("h1", {}, `${name} wants to use a mind of yours`),
-    h("p", { class: "consent-host" }, "If you approve, you will be sent back to ", h("strong", { id: "redirect-host" }, host), "."),
+    h("p", { class: "consent-host" }, "Whether you approve or deny, you will be sent back to ", h("strong", { id: "redirect-host" }, host), "."),
     h("p", { class: "muted" },
       `“${name}” is the name the app gave itself; `, h("strong", {}, host), " is where its answer goes. ",
       "Approve only if you started this from that app. The request expires ", when(asked.expires_at), "."));
@@ -54,6 +60,31 @@ export async function render(page, ctx) {
     h("fieldset", { class: "scopes" }, h("legend", {}, "What it may do"),
       boxes.map((box, i) => h("div", { class: "check" }, box, h("label", { for: box.id }, h("strong", {}, box.value), ` — ${SCOPES[i][1]}`)))),
     decision(requestId, () => ({ mind_id: minds.value, scopes: boxes.filter((b) => b.checked).map((b) => b.value) }), boxes, alerts, host));
+}
+
+// A request the API refused (a wrong response_type, PKCE or resource): what is wrong, and a way back
+// to the app with that error (a denial) that the person may take or not.
+function faulty(requestId, name, host, error) {
+  const alerts = h("div", { class: "alerts" });
+  const back = h("button", { type: "button" }, "Go back to the app");
+  back.addEventListener("click", async () => {
+    let redirectTo;
+    await busyButton(back, async () => {
+      const decided = await api.post(`/oauth/requests/${encodeURIComponent(requestId)}`, { approve: false }, { mind: false });
+      redirectTo = decided.redirect_to;
+    }, alerts, "Could not answer the request");
+    if (!redirectTo) return;
+    back.disabled = true;
+    announce(`Sending you back to ${host}…`);
+    location.assign(redirectTo);
+  });
+  return h("div", {},
+    h("h1", {}, `${name} sent a request that cannot be approved`),
+    h("p", {}, h("code", {}, error.error || ""), ": ", error.error_description || ""),
+    h("p", { class: "consent-host" }, "Going back tells the app at ", h("strong", { id: "redirect-host" }, host), " what was wrong."),
+    h("p", { class: "muted" }, "Go back only if you started this from that app; otherwise close this page."),
+    alerts,
+    h("div", { class: "actions consent-actions" }, back));
 }
 
 // Approve / Deny: one decision, then the browser leaves for the app's redirect URI.

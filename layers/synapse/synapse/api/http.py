@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
 import re
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
@@ -18,6 +17,7 @@ from botocore.exceptions import ClientError
 
 from synapse.api import routes
 from synapse.auth.principal import Principal
+from synapse.core import json_input
 from synapse.core.errors import (
     BadRequest,
     Contention,
@@ -33,7 +33,7 @@ from synapse.storage import pages, ratelimit
 from synapse.teams import directory, roles
 
 MAX_BODY_BYTES = 64 * 1024
-MAX_JSON_DEPTH = 32
+MAX_JSON_DEPTH = json_input.MAX_DEPTH
 _WHOLE_NUMBER = re.compile(r"[0-9]{1,9}")  # ASCII digits only: str.isdigit() admits '²', int() does not
 # A memory's version as an ETag: 3, "3" or W/"3" (the OpenAPI document's If-Match pattern).
 IF_MATCH = re.compile(r'(?:W/)?(?:([0-9]{1,9})|"([0-9]{1,9})")')
@@ -50,11 +50,14 @@ class Response(NamedTuple):
     @classmethod
     def json(cls, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        if not json_input.is_text(text):  # the last guard: an answer is sent as UTF-8, never a 500
+            text = json.dumps(json_input.repaired(payload), ensure_ascii=False, separators=(",", ":"))
         return cls(status, text, {"Content-Type": JSON_TYPE, **(headers or {})})
 
     @classmethod
     def text(cls, payload: str, status: int = 200) -> Response:
-        return cls(status, payload, {"Content-Type": "text/plain; charset=utf-8"})
+        shown = payload if json_input.is_text(payload) else json_input.repaired_text(payload)
+        return cls(status, shown, {"Content-Type": "text/plain; charset=utf-8"})
 
     @classmethod
     def empty(cls, status: int = 204) -> Response:
@@ -69,39 +72,22 @@ class Response(NamedTuple):
         }
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {text[:20]} is too large")
-    return value
-
-
-def _depth(value: Any) -> int:
-    """Nesting depth of parsed JSON, without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        deepest = max(deepest, level)
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((child, level + 1) for child in children)
-    return deepest
-
-
 def parse_json(data: bytes) -> Any:
-    """A body as JSON the way every endpoint reads it: UTF-8, no NaN or Infinity (nor a number too
-    large to be finite), at most MAX_JSON_DEPTH levels; else ValueError saying why, e.g. "nests
-    deeper than 32 levels" (callers put it in their own words: a 400, a JSON-RPC parse error)."""
-    try:
-        parsed = json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise ValueError(f"is not valid JSON: {error}") from None
-    if _depth(parsed) > MAX_JSON_DEPTH:
-        raise ValueError(f"nests deeper than {MAX_JSON_DEPTH} levels")
-    return parsed
+    """A body as JSON the way every door reads it (`core.json_input.read`: UTF-8, no NaN or Infinity
+    nor an infinite number, at most MAX_JSON_DEPTH levels, no lone surrogate in any string or key);
+    else json_input.Unreadable saying why and where (callers put it in their own words)."""
+    return json_input.read(data)
+
+
+def refusal(error: json_input.Unreadable) -> BadRequest:
+    """The 400 for a body `json_input` cannot read, naming the field for a rule about one."""
+    if not error.field and error.rule != json_input.SURROGATE_RULE:
+        return BadRequest(f"The body {error.message}.")
+    field = error.field or "(the document)"
+    return BadRequest(
+        f"The body: {field} {error.message}.",
+        details=[{"field": field, "rule": error.rule, "message": error.message}],
+    )
 
 
 class BodyModel[T](Protocol):
@@ -263,14 +249,10 @@ class Request(NamedTuple):
             return {}
         try:
             parsed = parse_json(data)
-        except ValueError as error:
-            raise BadRequest(f"The body {error}.") from None
+        except json_input.Unreadable as error:
+            raise refusal(error) from None
         if not isinstance(parsed, dict):
             raise BadRequest("The body must be a JSON object.")
-        try:
-            json.dumps(parsed, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise BadRequest("The body holds a lone UTF-16 surrogate (\\ud800-\\udfff): not text.") from None
         return parsed
 
     def body[T](self, model: BodyModel[T]) -> T:

@@ -1,6 +1,7 @@
 """How the OAuth endpoints answer: OAuth's own error bodies (RFC 6749 §5.2) instead of SPEC's,
-`Cache-Control: no-store` on anything carrying a token (§5.1), redirects for the authorization
-endpoint, and a short plain page for an authorization request that cannot be sent back."""
+`Cache-Control: no-store` on anything carrying a token (§5.1), and the authorization endpoint's
+redirect to the consent page. No error is redirected from here: one the client may hear of goes
+through the consent page, by the signed-in person's choice (`synapse.oauth.consent`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from typing import Any
 from synapse.api.http import Request, Response, public_endpoint
 from synapse.core.observability import LambdaHandler
 from synapse.oauth import forms, urls
-from synapse.oauth.consent import with_query
-from synapse.oauth.errors import OAuthError, RedirectableError
+from synapse.oauth.errors import OAuthError
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
@@ -26,11 +26,6 @@ def redirect(location: str) -> Response:
 
 
 def refused(error: OAuthError) -> Response:
-    if isinstance(error, RedirectableError):
-        params = {"error": error.error, "error_description": error.description}
-        return redirect(
-            with_query(error.redirect_uri, {**params, **({"state": error.state} if error.state else {})})
-        )
     return json(error.body(), error.status)
 
 

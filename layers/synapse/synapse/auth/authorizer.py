@@ -17,6 +17,7 @@ from synapse.core.errors import Unauthorized
 from synapse.memory.kinds import Source
 from synapse.minds import keys
 from synapse.oauth import grants, urls
+from synapse.teams import tenure
 
 EMAIL_MAX_CHARS = 254
 MCP_ROUTES = frozenset({"POST /mcp", "GET /mcp", "DELETE /mcp"})
@@ -35,7 +36,7 @@ def _bearer(headers: dict[str, str]) -> str | None:
 def _connected_app(token: str, event: dict[str, Any]) -> Principal:
     """An OAuth access token: live, for this deployment's /mcp (RFC 8707 audience), nowhere else."""
     found = grants.resolve_access(token)
-    if found is None:
+    if found is None or not tenure.holds(found.mind_id, found.created_by, found.tenure):
         raise Unauthorized("The access token is not valid or has been revoked.")
     if found.expires_at <= clock.to_iso(clock.now()):
         raise Unauthorized("The access token has expired.")
@@ -54,7 +55,8 @@ def authenticate(headers: dict[str, str], event: dict[str, Any]) -> Principal:
         raise Unauthorized()
     if token.startswith(keys.MIND_KEY_PREFIX):
         found = keys.resolve_key(token)
-        if found is None:
+        # A key ends with its creator's tenure as owner, revoked or not yet (`teams.tenure`)
+        if found is None or not tenure.holds(found.mind_id, found.created_by, found.tenure):
             raise Unauthorized("The Mind Key is not valid or has been revoked.")
         return Principal(source=Source.AGENT, key_id=found.key_id, mind_id=found.mind_id, scopes=found.scopes)
     if token.startswith(grants.ACCESS_PREFIX):
@@ -65,8 +67,14 @@ def authenticate(headers: dict[str, str], event: dict[str, Any]) -> Principal:
         source=Source.USER,
         user_id=claims["sub"],
         email=email.strip() if isinstance(email, str) and 0 < len(email) <= EMAIL_MAX_CHARS else None,
-        email_verified=claims.get("email_verified") in (True, "true"),  # some providers send a string
+        email_verified=_verified(claims.get("email_verified")),
     )
+
+
+def _verified(claim: Any) -> bool:
+    """`email_verified` is JSON true, or the string "true" some providers send; not 1, 1.0 (which
+    equal True in Python), "1" or "yes"."""
+    return claim is True or (isinstance(claim, str) and claim == "true")
 
 
 def authorize(event: dict[str, Any]) -> dict[str, Any]:

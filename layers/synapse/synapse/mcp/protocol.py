@@ -21,8 +21,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from synapse.api.http import Request, Response, error_response, parse_json
+from synapse.api.http import Request, Response, error_response
 from synapse.auth.principal import Principal
+from synapse.core import json_input
 from synapse.core.errors import SynapseError, Unauthorized
 from synapse.mcp import rpc
 from synapse.oauth import urls
@@ -120,11 +121,13 @@ def _media_range(part: str) -> tuple[str, float]:
 
 
 def parse(raw: bytes) -> Any:
-    """The body as JSON (read as every endpoint reads one), or rpc.Failure(-32700) naming why not."""
+    """The body's JSON syntax as every door reads it (`core.json_input`), or rpc.Failure(-32700)
+    naming why not. Its text (no lone surrogate) is checked per message by `rpc`, so that a bad
+    argument is answered as invalid params with the message's id."""
     try:
-        return parse_json(raw)
-    except ValueError as error:
-        raise rpc.Failure(rpc.PARSE_ERROR, f"Parse error: the body {error}.") from None
+        return json_input.parse(raw)
+    except json_input.Unreadable as error:
+        raise rpc.Failure(rpc.PARSE_ERROR, f"Parse error: the body {error.message}.") from None
 
 
 def _render(payload: dict[str, Any] | list[dict[str, Any]], media: str) -> Response:

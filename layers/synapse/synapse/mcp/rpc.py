@@ -3,7 +3,9 @@
 No session: `initialize` answers with the negotiated version, and every other request is answered
 on its own, with or without an `initialize` before it. Errors follow JSON-RPC's codes: -32700
 parse, -32600 invalid request, -32601 method not found, -32602 invalid params; an invalid request
-whose id could be read is answered with that id (JSON-RPC 2.0 §5), else with a null one. A tool's
+whose id could be read is answered with that id (JSON-RPC 2.0 §5), else with a null one. A message
+holding a lone UTF-16 surrogate is refused before anything runs, as REST refuses one (`core.json_input`):
+in its params, invalid params naming the field; elsewhere, an invalid request. A tool's
 own failure (bad arguments, a Synapse refusal, a missing scope) is an `isError` result the model can
 read. Batches (arrays of messages) are part of 2025-03-26 only, which obliges a server to receive
 them; 2025-06-18 removed them, so a newer client's batch is refused.
@@ -19,6 +21,7 @@ from botocore.exceptions import ClientError
 
 from synapse.api.http import Addressed
 from synapse.auth.principal import Principal
+from synapse.core import json_input
 from synapse.core.errors import SynapseError
 from synapse.core.observability import logger
 from synapse.mcp import arguments, calls, schema
@@ -92,7 +95,10 @@ def _batch(
 def _one(message: Any, principal: Principal, mind_of: MindOf) -> dict[str, Any] | None:
     if not isinstance(message, dict):
         raise Failure(INVALID_REQUEST, "Invalid request: send one JSON-RPC 2.0 object.")
-    readable_id = message.get("id") if _is_id(message.get("id")) else None
+    not_text = json_input.lone_surrogate(message)
+    readable_id = message.get("id") if _is_id(message.get("id")) and not_text != "id" else None
+    if not_text is not None:
+        return _not_text(message, not_text, readable_id)
     if message.get("jsonrpc") != "2.0":
         raise Failure(INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0".', None, readable_id)
     if "method" not in message:
@@ -114,6 +120,19 @@ def _one(message: Any, principal: Principal, mind_of: MindOf) -> dict[str, Any] 
     except Failure as failure:
         return error(request_id, failure.code, failure.message, failure.data)
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _not_text(message: dict[str, Any], field: str, readable_id: Any) -> dict[str, Any] | None:
+    """A message holding a lone surrogate at `field`, refused before anything runs (REST's 400): in
+    its params, invalid params answered with its id (nothing for a notification); elsewhere
+    (`id`, `method`, …), an invalid request."""
+    said = f"{field} {json_input.SURROGATE_MESSAGE}."
+    data = {"field": field, "rule": json_input.SURROGATE_RULE}
+    if field.startswith("params") and "id" in message and readable_id is not None:
+        return error(readable_id, INVALID_PARAMS, f"Invalid params: {said}", data)
+    if field.startswith("params") and "id" not in message and isinstance(message.get("method"), str):
+        return None  # a notification: nothing runs, nothing to answer
+    raise Failure(INVALID_REQUEST, f"Invalid request: {said}", data, readable_id)
 
 
 def initialize(params: dict[str, Any]) -> dict[str, Any]:

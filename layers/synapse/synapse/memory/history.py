@@ -80,8 +80,15 @@ def _timed(mind_id: str, memory_id: str, version: int, ttl: int) -> dict[str, An
 
 
 def revision_put(
-    memory: Memory, change: Change, changed_by: writes.ChangedBy, at: datetime, ttl: int | None = None
+    memory: Memory,
+    change: Change,
+    changed_by: writes.ChangedBy,
+    at: datetime,
+    ttl: int | None = None,
+    claimed: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The Put of a revision; `claimed`: what a restored backup said that the restore could not
+    stand behind (portability.trust), kept for the record."""
     item = {
         **revision_key(memory.mind_id, memory.id, memory.version),
         "version": memory.version,
@@ -90,6 +97,7 @@ def revision_put(
         "changed_at": clock.to_iso(at),
         "changed_by": dict(changed_by),
         "ttl": ttl,
+        "claimed": claimed,
     }
     return writes.put(item)
 
@@ -131,15 +139,17 @@ class Revision(NamedTuple):
     change: str
     changed_at: str
     changed_by: dict[str, str]
+    claimed: dict[str, Any] | None = None
 
     def public(self) -> dict[str, Any]:
-        return {
+        shown = {
             "version": self.version,
             "memory": self.memory.public(),
             "change": self.change,
             "changed_at": self.changed_at,
             "changed_by": self.changed_by,
         }
+        return {**shown, "claimed": self.claimed} if self.claimed else shown
 
 
 def _revision(item: dict[str, Any]) -> Revision:
@@ -149,6 +159,7 @@ def _revision(item: dict[str, Any]) -> Revision:
         change=str(item["change"]),
         changed_at=str(item["changed_at"]),
         changed_by=dict(item.get("changed_by") or {}),
+        claimed=item.get("claimed") or None,
     )
 
 

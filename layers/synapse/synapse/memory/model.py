@@ -24,6 +24,8 @@ from synapse.memory.kinds import (
     Priority,
     Source,
 )
+from synapse.minds.minds import AGENT_WRITES_CRITICAL, AGENT_WRITES_TO_VERIFIED
+from synapse.minds.minds import HISTORY_RETENTION_DAYS_RANGE as RETENTION_DAYS
 
 # ---------------------------------------------------------------- field rules
 
@@ -193,9 +195,11 @@ class MindPatch(Body):
 
     name: str | None = accepts(NAME, default=None)
     agent_writes_to_verified: Literal["propose", "unverify"] | None = accepts(
-        Rule(choices=("propose", "unverify")), default=None
+        Rule(choices=AGENT_WRITES_TO_VERIFIED), default=None
     )
-    history_retention_days: int | None = accepts(Rule("integer", minimum=1, maximum=3650), default=None)
+    history_retention_days: int | None = accepts(
+        Rule("integer", minimum=RETENTION_DAYS[0], maximum=RETENTION_DAYS[1]), default=None
+    )
     agent_writes_critical: Literal["allow", "propose", "deny"] | None = accepts(
-        Rule(choices=("allow", "propose", "deny")), default=None
+        Rule(choices=AGENT_WRITES_CRITICAL), default=None
     )

@@ -25,19 +25,23 @@ memory as it was when the proposal was made or decided (`memory`), for the webho
 
 from __future__ import annotations
 
+import math
 import secrets
 from dataclasses import replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any, NamedTuple
 
 from synapse.core import clock
-from synapse.core.errors import Conflict, Forbidden, NotFound
+from synapse.core.errors import Conflict, Forbidden, NotFound, Unprocessable
 from synapse.core.ids import looks_like_id
+from synapse.core.observability import logger
 from synapse.memory import history, writes
 from synapse.memory.changes import makes_critical, protected_change, verified
 from synapse.memory.items import memory_body, memory_from_item
 from synapse.memory.kinds import EDITABLE_FIELDS, Memory, Priority, Source
+from synapse.memory.model import MemoryPatch
 from synapse.minds import minds
 from synapse.storage import pages, tables
 
@@ -82,14 +86,40 @@ def new_proposal_id(at: datetime) -> str:
 
 
 def public(item: dict[str, Any]) -> dict[str, Any]:
+    """The proposal as the API shows it; a stored value no write makes (a restore from before
+    restores were checked, say) is shown as null, or 0 for `base_version`, which then matches no
+    memory's version (accepting it is a 409), and logged: a read never fails on it."""
     shown = {name: item.get(name) for name in PROPOSAL_FIELDS}
     shown["action"] = item.get("action") or Action.UPDATE.value  # proposals made before deletes were
-    proposed = dict(item.get("proposed") or {})
-    if "confidence" in proposed:
-        proposed["confidence"] = float(proposed["confidence"])
+    stored = item.get("proposed")
+    proposed = dict(stored) if isinstance(stored, dict) else {}
+    confidence = proposed.get("confidence")
+    proposed["confidence"] = _number(confidence)
     shown["proposed"] = {name: proposed.get(name) for name in EDITABLE_FIELDS}
-    shown["base_version"] = int(item["base_version"])
+    whole = _number(item.get("base_version"))
+    shown["base_version"] = int(whole) if whole is not None and whole.is_integer() else 0
+    lost_confidence = confidence is not None and proposed["confidence"] is None
+    if not isinstance(stored, dict) or lost_confidence or whole is None or not whole.is_integer():
+        logger.warning("a stored proposal holds values no write makes", extra={"proposal_id": item.get("id")})
     return shown
+
+
+def _number(value: Any) -> float | None:
+    """A stored number as a float; None for anything else (text, a bool, NaN)."""
+    if not isinstance(value, int | float | Decimal) or isinstance(value, bool):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _applicable(proposed: dict[str, Any]) -> dict[str, Any]:
+    """The proposed fields, if a write of them would be taken (PUT /memory's rules); else 409."""
+    try:
+        MemoryPatch.from_body({name: proposed.get(name) for name in EDITABLE_FIELDS})
+    except Unprocessable as refused:
+        raise Conflict(
+            f"This proposal holds values no write would store ({refused.message}): reject it."
+        ) from None
+    return proposed
 
 
 def memory_of(item: dict[str, Any]) -> Memory:
@@ -301,7 +331,7 @@ def accept(
         current = writes.find_by_id(mind_id, str(item["memory_id"]))
         if current is None:
             raise Conflict("The memory this proposal would change has been deleted; reject the proposal.")
-        if current.version != int(item["base_version"]):
+        if current.version != public(item)["base_version"]:
             raise Conflict(
                 f"The memory has changed since this proposal was made (version {item['base_version']}, "
                 f"now {current.version}): look at it again, then reject the proposal or change it yourself."
@@ -315,7 +345,7 @@ def accept(
             ]
             writes.commit(ops, mind_op_index=len(ops) - 1)
             return _decided(item, Status.ACCEPTED, at, changed_by), None
-        memory = accepted(current, dict(item["proposed"]), user_id, at)
+        memory = accepted(current, _applicable(public(item)["proposed"]), user_id, at)
         writes.commit(
             writes.replace_ops(current, memory)
             + history.revision_ops(memory, history.Change.PROPOSAL_ACCEPTED, changed_by, at)

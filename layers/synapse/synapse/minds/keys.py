@@ -51,10 +51,11 @@ def scopes_of(item: dict[str, Any]) -> list[str]:
 
 
 def issue_operations(
-    mind_id: str, label: str, scopes: Iterable[str] = SCOPES
+    mind_id: str, label: str, scopes: Iterable[str] = SCOPES, creator: dict[str, Any] | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The transaction operations that create a key (its item and its hash lookup, both holding its
-    scopes), and the answer that shows the secret this one time."""
+    scopes and `creator`: who made it and in which tenure, `teams.tenure`), and the answer that
+    shows the secret this one time."""
     held = [scope for scope in SCOPES if scope in set(scopes)]
     secret = new_mind_key()
     digest = hash_mind_key(secret)
@@ -68,6 +69,7 @@ def issue_operations(
         "hash": digest,
         "scopes": held,
         "created_at": now,
+        **(creator or {}),
     }
     lookup = {
         **tables.key_hash_key(digest),
@@ -75,6 +77,7 @@ def issue_operations(
         "mind_id": mind_id,
         "key_id": key_id,
         "scopes": held,
+        **(creator or {}),
     }
     ops = [
         {
@@ -133,6 +136,8 @@ class ResolvedKey(NamedTuple):
     mind_id: str
     key_id: str
     scopes: frozenset[str]
+    created_by: str | None = None  # None: a key from before creators were recorded
+    tenure: str | None = None
 
 
 def resolve_key(presented: str) -> ResolvedKey | None:
@@ -145,7 +150,9 @@ def resolve_key(presented: str) -> ResolvedKey | None:
         return None
     _stamp_if_stale(lookup)
     scopes = frozenset(scopes_of(lookup))
-    return ResolvedKey(lookup["mind_id"], lookup["key_id"], scopes)
+    return ResolvedKey(
+        lookup["mind_id"], lookup["key_id"], scopes, lookup.get("created_by"), lookup.get("tenure")
+    )
 
 
 def _stamp_if_stale(lookup: dict[str, Any]) -> None:

@@ -130,6 +130,13 @@ def _backfill(counted: Counted) -> None:
         pass  # counted meanwhile (or the mind is gone: the next attempt says so)
 
 
+def ensure(counted: Counted) -> None:
+    """Count what a holder from before counts never counted, so a transaction may move the count."""
+    holder = tables.get(tables.minds_table(), counted.key)
+    if holder is not None and counted.attribute not in holder:
+        _backfill(counted)
+
+
 def transact_counted(counted: Counted, delta: int, operations: list[dict[str, Any]], gone: NotFound) -> None:
     """Commit `operations` with the count moved by `delta` as operation 0 of the transaction.
 

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterable
+from decimal import Decimal
 from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id, new_id
+from synapse.core.observability import logger
 from synapse.core.settings import get_limits
 from synapse.minds import audit, heads, keys, limits
 from synapse.storage import pages, tables
+from synapse.teams import tenure
 
 AGENT_WRITES_TO_VERIFIED = ("propose", "unverify")
 AGENT_WRITES_CRITICAL = ("allow", "propose", "deny")
 DEFAULT_HISTORY_RETENTION_DAYS = 90
+HISTORY_RETENTION_DAYS_RANGE = (1, 3650)  # PATCH /minds's rule (memory.model.MindPatch)
 
 
 class MindSettings(NamedTuple):
@@ -40,11 +44,39 @@ class MindSettings(NamedTuple):
         }
 
 
+def _setting(item: dict[str, Any], name: str, default: Any, fits: Callable[[Any], bool]) -> Any:
+    """A stored setting, or its default when it was never set or is not one PATCH /minds would
+    write (a restore from before restores were checked, say): a read never fails on it."""
+    value = item.get(name)
+    if value is None:
+        return default
+    if not fits(value):
+        logger.warning(
+            "a mind's stored setting is not a valid one: its default is used",
+            extra={"mind_id": item.get("id"), "setting": name, "stored": repr(value)[:80]},
+        )
+        return default
+    return value
+
+
+def _retention_days(value: Any) -> bool:
+    low, high = HISTORY_RETENTION_DAYS_RANGE
+    if isinstance(value, Decimal):  # how DynamoDB gives numbers back
+        return value.is_finite() and value == value.to_integral_value() and low <= value <= high
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 def _settings_from_item(item: dict[str, Any]) -> MindSettings:
     return MindSettings(
-        agent_writes_to_verified=str(item.get("agent_writes_to_verified") or "propose"),
-        history_retention_days=int(item.get("history_retention_days") or DEFAULT_HISTORY_RETENTION_DAYS),
-        agent_writes_critical=str(item.get("agent_writes_critical") or "allow"),
+        agent_writes_to_verified=_setting(
+            item, "agent_writes_to_verified", "propose", lambda v: v in AGENT_WRITES_TO_VERIFIED
+        ),
+        history_retention_days=int(
+            _setting(item, "history_retention_days", DEFAULT_HISTORY_RETENTION_DAYS, _retention_days)
+        ),
+        agent_writes_critical=_setting(
+            item, "agent_writes_critical", "allow", lambda v: v in AGENT_WRITES_CRITICAL
+        ),
     )
 
 
@@ -150,17 +182,20 @@ def is_timestamp(value: Any) -> bool:
 Founder = Callable[[str, str], tuple[list[dict[str, Any]], dict[str, int]]]
 
 
-def create_mind(owner: str, name: str, founder: Founder | None = None) -> tuple[Mind, dict[str, Any]]:
+def create_mind(
+    owner: str, name: str, founder: Founder | None = None, creator: dict[str, Any] | None = None
+) -> tuple[Mind, dict[str, Any]]:
     """A mind, its head (`heads`) and its first Mind Key, in one transaction that counts the user's
     minds (at most SYNAPSE_MAX_MINDS_PER_USER) and starts the mind's own counts. `founder(mind id,
-    now)` adds the operations and counts of its first member (`teams.members.founder`)."""
+    now)` adds the operations and counts of its first member (`teams.members.founder`); `creator`
+    is what the first key records of them (`teams.tenure`)."""
     now = clock.to_iso(clock.now())
     mind = Mind(id=new_id("m_"), name=name, owner=owner, created_at=now, updated_at=now, memory_count=0)
     founding, member_counts = founder(mind.id, now) if founder else ([], {})
     counts = {"key_count": 1, "hook_count": 0, "webhook_count": 0, **member_counts}
     shown = {k: v for k, v in mind.public().items() if k != "settings"}  # defaults until set
     item = {**tables.mind_key(mind.id), **shown, "owner": owner, **counts}
-    key_ops, shown_key = keys.issue_operations(mind.id, "default")
+    key_ops, shown_key = keys.issue_operations(mind.id, "default", creator=creator or {"created_by": owner})
     put_mind = {
         "Put": {
             "TableName": tables.minds_table(),
@@ -257,11 +292,17 @@ def audit_events(
 
 
 def create_key(owner: str, mind_id: str, label: str, scopes: Iterable[str] = keys.SCOPES) -> dict[str, Any]:
+    """A key that records its creator and ends with their tenure as owner (`teams.tenure`)."""
     get_mind(mind_id)
-    ops, shown = keys.issue_operations(mind_id, label, scopes)
+    hold = tenure.hold(mind_id, owner)
+    ops, shown = keys.issue_operations(mind_id, label, scopes, hold.recorded)
     target = {"key_id": shown["id"], "label": label, "scopes": shown["scopes"]}
     event = audit.put_operation(mind_id, "key.created", audit.by_user(owner), target)
-    transact_in_live_mind(mind_id, [*ops, event], limits.keys_of(mind_id), +1)
+    held = [hold.operation] if hold.operation else []
+    try:
+        transact_in_live_mind(mind_id, [*ops, event, *held], limits.keys_of(mind_id), +1)
+    except tables.client().exceptions.TransactionCanceledException:
+        raise tenure.lost() from None  # the creator's role changed while we wrote
     return shown
 
 

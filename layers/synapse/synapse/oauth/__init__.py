@@ -4,6 +4,7 @@ identity; a consent in the review console turns it into a *grant*: an agent on o
 scopes the person chose. docs/auth.md "OAuth" has the flow.
 
 Modules: `urls` (the issuer, the resource, the metadata documents), `errors` (RFC 6749 / 7591
-error answers), `clients` (dynamic registration), `consent` (the authorization request and the
-person's decision), `grants` (codes, tokens, rotation, revocation).
+error answers), `redirects` (which redirect URIs are accepted, registered or requested, and the
+Location rebuilt from them), `clients` (dynamic registration), `consent` (the authorization request
+and the person's decision), `grants` (codes, tokens, rotation, revocation).
 """

@@ -8,13 +8,12 @@ both rate and what it leaves behind (at most TOTAL_PER_MINUTE x 1,440 live unuse
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 from typing import Any, NamedTuple
-from urllib.parse import SplitResult, urlsplit
 
 from synapse.core import clock
 from synapse.core.ids import looks_like_id, new_id
+from synapse.oauth import redirects
 from synapse.oauth.errors import OAuthError
 from synapse.storage import ratelimit, tables
 
@@ -23,15 +22,9 @@ UNUSED_LIFETIME = timedelta(hours=24)
 PER_CALLER_PER_MINUTE = 10
 TOTAL_PER_MINUTE = 120
 MAX_REDIRECT_URIS = 10
-MAX_URI_CHARS = 2000
 MAX_NAME_CHARS = 100
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 GRANT_TYPES = ("authorization_code", "refresh_token")
 UNNAMED = "An unnamed MCP client"
-# A name of letters, digits, dots and hyphens, or an IP literal (urlsplit gives the host of `[::1]`
-# as `::1`): nothing with a space, a second bracket or other text. The same host the OpenAPI
-# document's REDIRECT_URI pattern allows, so a URI it calls valid is accepted (test_oauth samples it).
-_HOST = re.compile(r"[a-z0-9.-]+|[0-9a-f:.]{2,45}")
 
 
 class Client(NamedTuple):
@@ -44,45 +37,12 @@ def client_key(client_id: str) -> dict[str, str]:
     return {"pk": f"OAUTHCLIENT#{client_id}", "sk": "CLIENT"}
 
 
-def is_loopback(uri: str) -> bool:
-    parts = urlsplit(uri)
-    return parts.scheme == "http" and (parts.hostname or "") in LOOPBACK_HOSTS
-
-
-def _valid_host(parts: SplitResult) -> bool:
-    """The authority is exactly a host (and a port): `https://[::1]x/` or `https://a b/` is not."""
-    host = parts.hostname or ""
-    shown = f"[{host}]" if ":" in host else host
-    port = f":{parts.port}" if parts.port is not None else ""
-    return bool(_HOST.fullmatch(host)) and parts.netloc.lower() in {
-        shown + port,
-        shown + (":" if port else ""),
-    }
-
-
 def _redirect_uri(value: Any) -> str:
-    if not isinstance(value, str) or not 1 <= len(value) <= MAX_URI_CHARS:
-        raise OAuthError(
-            "invalid_redirect_uri", f"redirect_uris: each must be a URL of 1-{MAX_URI_CHARS} characters."
-        )
     try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
-    except ValueError:
-        raise OAuthError("invalid_redirect_uri", f"redirect_uris: {value[:100]!r} is not a URL.") from None
-    if parts.fragment or "#" in value:
-        raise OAuthError("invalid_redirect_uri", "redirect_uris: a redirect URI must not have a fragment.")
-    if parts.username or parts.password:
-        raise OAuthError("invalid_redirect_uri", "redirect_uris: a redirect URI must not carry credentials.")
-    if not _valid_host(parts):
-        raise OAuthError("invalid_redirect_uri", f"redirect_uris: {value[:100]!r} has no valid host.")
-    if not (parts.scheme == "https" or is_loopback(value)):
-        raise OAuthError(
-            "invalid_redirect_uri",
-            f"redirect_uris: {value[:100]!r} must be https, or http on a loopback address"
-            " (127.0.0.1, [::1], localhost).",
-        )
-    return value
+        redirects.check(value)
+    except redirects.RedirectRefused as refused:
+        raise OAuthError("invalid_redirect_uri", f"redirect_uris: {refused}.") from None
+    return str(value)
 
 
 def _metadata(body: dict[str, Any]) -> tuple[list[str], str]:
@@ -137,13 +97,17 @@ def register(body: dict[str, Any], caller: str) -> dict[str, Any]:
 
 
 def find(client_id: str) -> Client | None:
-    """A live registration, or None (unknown, or unused past its 24 h: TTL deletes lazily)."""
+    """A live registration, or None (unknown, or unused past its 24 h: TTL deletes lazily). Its
+    redirect URIs are those registration would accept today: one stored before a rule existed (a
+    CR/LF, a backslash) is left out, unusable, rather than an error."""
     if not looks_like_id(CLIENT_PREFIX, client_id):
         return None
     item = tables.get(tables.minds_table(), client_key(client_id))
     if item is None or ("ttl" in item and int(item["ttl"]) <= clock.now().timestamp()):
         return None
-    return Client(item["id"], item["name"], tuple(item["redirect_uris"]))
+    stored = item.get("redirect_uris")
+    uris = [uri for uri in stored if redirects.usable(uri)] if isinstance(stored, list | set | tuple) else []
+    return Client(item["id"], str(item.get("name") or UNNAMED), tuple(dict.fromkeys(uris)))
 
 
 def require(client_id: str | None) -> Client:
@@ -156,23 +120,18 @@ def require(client_id: str | None) -> Client:
 
 
 def matching_redirect(client: Client, asked: str | None) -> str | None:
-    """The registered redirect URI a request names (exactly; a loopback one on any port, RFC 8252
-    §7.3), the only one when it names none, else None."""
+    """The redirect URI of a request, as it named it (what the token endpoint compares, RFC 6749
+    §4.1.3): a registered one exactly, or a registered loopback one on any port (RFC 8252 §7.3);
+    the only one when it names none; else None. A named URI that registration would refuse is an
+    invalid_request naming the rule. The Location is built later from its checked parts."""
+    registered = {uri: parts for uri in client.redirect_uris if (parts := redirects.usable(uri))}
     if asked is None:
-        return client.redirect_uris[0] if len(client.redirect_uris) == 1 else None
-    if asked in client.redirect_uris:
-        return asked
-    if is_loopback(asked):
-        parts = urlsplit(asked)
-        for registered in client.redirect_uris:
-            known = urlsplit(registered)
-            if is_loopback(registered) and (known.hostname, known.path, known.query) == (
-                parts.hostname,
-                parts.path,
-                parts.query,
-            ):
-                return asked
-    return None
+        return next(iter(registered)) if len(registered) == 1 else None
+    try:
+        found = redirects.matching(registered, asked)
+    except redirects.RedirectRefused as refused:
+        raise OAuthError("invalid_request", f"redirect_uri: {refused}.") from None
+    return asked if found else None
 
 
 def keep_operation(client_id: str) -> dict[str, Any]:

@@ -19,12 +19,3 @@ class OAuthError(Exception):
 
     def body(self) -> dict[str, Any]:
         return {"error": self.error, "error_description": self.description}
-
-
-class RedirectableError(OAuthError):
-    """An authorization-request error that goes back to the client's (verified) redirect URI."""
-
-    def __init__(self, error: str, description: str, redirect_uri: str, state: str | None) -> None:
-        super().__init__(error, description)
-        self.redirect_uri = redirect_uri
-        self.state = state

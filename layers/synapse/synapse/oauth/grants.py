@@ -4,8 +4,10 @@ their lookup by the authorizer (kept light: this module is on every request's pa
 Items (Minds table; secrets only as HMAC-SHA256 under the pepper, like Mind Keys):
 
   OAUTHCODE#<hmac>       the authorization code: one use, CODE_LIFETIME; `used_by` once exchanged
-  MIND#<mind> / GRANT#<id>   the grant: client, scopes, who consented, its current token hashes
-  OAUTHTOKEN#<hmac>      an access token's lookup: mind, grant, scopes, resource, expiry
+  MIND#<mind> / GRANT#<id>   the grant: client, scopes, who consented (`user_id`, `tenure`), its
+                         current token hashes
+  OAUTHTOKEN#<hmac>      an access token's lookup: mind, grant, scopes, resource, expiry, who
+                         consented (checked on every request: `teams.tenure`)
   OAUTHREFRESH#<hmac>    a refresh token's lookup; `used` once rotated, kept so a reuse is seen
 
 The authorizer resolves an access token with one GetItem, as it does a Mind Key. Issuing and
@@ -34,6 +36,8 @@ class AccessGrant(NamedTuple):
     scopes: frozenset[str]
     resource: str
     expires_at: str
+    created_by: str | None = None  # who approved it, and in which tenure (`teams.tenure`)
+    tenure: str | None = None
 
 
 def code_key(digest: str) -> dict[str, str]:
@@ -98,4 +102,7 @@ def resolve_access(presented: str) -> AccessGrant | None:
     stamped = (access_key(digest), grant_key(item["mind_id"], item["grant_id"]))
     tables.stamp_if_stale(tables.minds_table(), stamped, "last_used_at", item.get("last_used_at"))
     scopes = frozenset(scope for scope in item["scopes"] if scope in SCOPES)
-    return AccessGrant(item["mind_id"], item["grant_id"], scopes, item["resource"], item["expires_at"])
+    approver = (item.get("user_id"), item.get("tenure"))
+    return AccessGrant(
+        item["mind_id"], item["grant_id"], scopes, item["resource"], item["expires_at"], *approver
+    )

@@ -11,6 +11,8 @@ from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id
 from synapse.minds import audit, minds
 from synapse.minds.keys import hash_mind_key
+from synapse.oauth import clients, forms
+from synapse.oauth.errors import OAuthError
 from synapse.oauth.grants import (
     ACCESS_PREFIX,
     GRANT_PREFIX,
@@ -72,16 +74,34 @@ def revoke_reused(mind_id: str, grant_id: str, reason: str) -> None:
     revoke(mind_id, grant_id, SYSTEM, reason)
 
 
-def revoke_token(presented: str) -> None:
-    """RFC 7009: revoke the grant an access or refresh token belongs to; unknown tokens are fine."""
+def revoke_token(fields: dict[str, str]) -> None:
+    """RFC 7009 §2.1: the client says who it is (a public client by its client_id, in the form or
+    HTTP Basic), then the grant of an access or refresh token issued to it is revoked. Another
+    client's token is refused (invalid_grant, RFC 6749 §5.2: "issued to another client") and stays
+    valid; a token Synapse does not know is fine (§2.2: 200)."""
+    if not fields.get("client_id"):
+        raise OAuthError(
+            "invalid_request",
+            "client_id is required: a token is revoked only for the client it was issued to (RFC 7009 §2.1).",
+        )
+    client = clients.require(fields["client_id"])
+    presented = forms.required(fields, "token")
     if presented.startswith(ACCESS_PREFIX):
-        item = tables.get(tables.minds_table(), access_key(hash_mind_key(presented)))
+        lookup = tables.get(tables.minds_table(), access_key(hash_mind_key(presented)))
     elif presented.startswith(REFRESH_PREFIX):
-        item = tables.get(tables.minds_table(), refresh_key(hash_mind_key(presented)))
+        lookup = tables.get(tables.minds_table(), refresh_key(hash_mind_key(presented)))
     else:
         return
-    if item is not None:
-        revoke(item["mind_id"], item["grant_id"], SYSTEM, "client")
+    if lookup is None:
+        return
+    grant = tables.get(tables.minds_table(), grant_key(lookup["mind_id"], lookup["grant_id"]))
+    issued_to = lookup.get("client_id") or (grant or {}).get("client_id")
+    if issued_to != client.id:
+        raise OAuthError(
+            "invalid_grant", "token: it was issued to another client, so it is not revoked (RFC 7009 §2.1)."
+        )
+    if grant is not None:
+        revoke(lookup["mind_id"], lookup["grant_id"], SYSTEM, "client")
 
 
 def delete_all(mind_id: str) -> None:

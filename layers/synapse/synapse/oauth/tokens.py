@@ -35,6 +35,7 @@ from synapse.oauth.grants import (
 )
 from synapse.oauth.revocation import revoke_reused
 from synapse.storage import tables
+from synapse.teams import tenure
 
 CODE_LIFETIME = timedelta(minutes=5)
 ACCESS_LIFETIME = timedelta(hours=1)
@@ -52,6 +53,7 @@ class CodeGrant(NamedTuple):
     mind_id: str
     scopes: tuple[str, ...]
     user_id: str
+    tenure: str | None = None  # the approver's tenure as owner: the code and its grant end with it
 
 
 def code_operation(grant: CodeGrant) -> tuple[str, dict[str, Any]]:
@@ -84,7 +86,12 @@ def _tokens(
     their lookups, and their hashes (what the grant item keeps)."""
     access, access_digest = new_secret(ACCESS_PREFIX)
     refresh, refresh_digest = new_secret(REFRESH_PREFIX)
-    shared = {"mind_id": grant["mind_id"], "grant_id": grant["id"], "resource": grant["resource"]}
+    shared = {
+        "mind_id": grant["mind_id"],
+        "grant_id": grant["id"],
+        "resource": grant["resource"],
+        **_approver(grant),
+    }
     operations = [
         put({**access_key(access_digest), **shared, "scopes": scopes, **expiring(moment, ACCESS_LIFETIME)}),
         put(
@@ -126,7 +133,21 @@ def _new_grant(code: dict[str, Any], client: clients.Client, moment: Any) -> dic
         "resource": code["resource"],
         "user_id": code["user_id"],
         "created_at": clock.to_iso(moment),
+        **({"tenure": code["tenure"]} if code.get("tenure") else {}),
     }
+
+
+def _approver(item: dict[str, Any]) -> dict[str, Any]:
+    """Who approved a code or grant, as each token lookup repeats it for the authorizer."""
+    return {key: item[key] for key in ("user_id", "tenure") if item.get(key)}
+
+
+def _check_approver(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """invalid_grant unless the person who approved it is still an owner in the same tenure (removed
+    or demoted since: `teams.tenure`); the operation that holds the exchange or refresh to that."""
+    if not tenure.holds(item["mind_id"], item.get("user_id"), item.get("tenure")):
+        raise OAuthError("invalid_grant", "The person who approved this app no longer owns the mind.")
+    return tenure.still(item["mind_id"], item.get("user_id"), item.get("tenure"))
 
 
 def exchange_code(fields: dict[str, str]) -> dict[str, Any]:
@@ -152,6 +173,7 @@ def exchange_code(fields: dict[str, str]) -> dict[str, Any]:
         raise OAuthError("invalid_grant", "redirect_uri differs from the authorization request's.")
     _check_resource(fields.get("resource"), item["resource"])
     _check_verifier(verifier, item["code_challenge"])
+    approver = _check_approver(item)
     moment = clock.now()
     grant = _new_grant(item, client, moment)
     answer, token_operations, hashes = _tokens(grant, grant["scopes"], moment)
@@ -174,6 +196,7 @@ def exchange_code(fields: dict[str, str]) -> dict[str, Any]:
         *token_operations,
         clients.keep_operation(client.id),
         audit.put_operation(item["mind_id"], "grant.created", audit.by_user(item["user_id"]), target),
+        *approver,
     ]
     _transact(operations, "The authorization code was already used or its mind is gone.")
     return answer
@@ -195,6 +218,7 @@ def refresh(fields: dict[str, str]) -> dict[str, Any]:
     if grant is None or grant.get("refresh_hash") != digest:
         raise OAuthError("invalid_grant", "The refresh token was revoked.")
     _check_resource(fields.get("resource"), grant["resource"])
+    approver = _check_approver(grant)
     scopes = list(grant["scopes"])
     if fields.get("scope"):
         asked = set(fields["scope"].split())
@@ -215,6 +239,7 @@ def refresh(fields: dict[str, str]) -> dict[str, Any]:
                 ),
             }
         },
+        *approver,
     ]
     try:
         _transact(operations, "")

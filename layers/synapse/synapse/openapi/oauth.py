@@ -70,7 +70,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ),
     ("GET", "/oauth/authorize"): Op(
         "authorize",
-        "Start the code flow with PKCE S256: to the consent page, or the error back to the client",
+        "Start the code flow with PKCE S256: to the consent page (which shows a faulty request's error)",
         "oauth",
         "public",
         {302: None},
@@ -79,7 +79,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors=(414, 429, 431),
         **{**OAUTH, "enveloped": (413, 414, 429, 431)},
         notes={
-            400: "An unknown client, or a redirect_uri it did not register (never redirected to)",
+            400: "An unknown client, or a redirect_uri it did not register or that registration would"
+            " refuse (never redirected to)",
             429: "Authorization requests from this address are bounded per minute; see Retry-After",
         },
     ),
@@ -101,7 +102,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ),
     ("POST", "/oauth/revoke"): Op(
         "revokeToken",
-        "An app revokes its grant by one of its tokens (RFC 7009); 200 for any token",
+        "An app revokes its grant by one of its own tokens (RFC 7009); 200 for an unknown token",
         "oauth",
         "public",
         {200: JSON},
@@ -110,8 +111,9 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         **OAUTH,
         media=FORM,
         notes={
-            400: "invalid_request: no token",
-            401: "invalid_client: an HTTP Basic Authorization that is not base64 of id:secret",
+            400: "invalid_request: no token or no client_id; invalid_grant: the token was issued to"
+            " another client (it is not revoked)",
+            401: "invalid_client: client_id is not a registered client (or a malformed HTTP Basic)",
         },
     ),
     ("GET", "/oauth/requests/{request_id}"): Op(

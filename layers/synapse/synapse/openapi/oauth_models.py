@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from pydantic.json_schema import SkipJsonSchema
 
-from synapse.oauth import clients, forms
+from synapse.oauth import clients, forms, redirects
 from synapse.openapi.schemas import _Answer
 
 OAuthScope = Literal["read", "write", "delete"]
@@ -89,14 +89,25 @@ class OAuthRequestClient(_Answer):
     redirect_host: str = Field(description="Where the answer goes: the redirect URI's host[:port].")
 
 
+class OAuthRequestError(_Answer):
+    """Why a request cannot be approved (RFC 6749 §4.1.2.1): denying it sends this to the client."""
+
+    error: Literal["invalid_request", "unsupported_response_type", "invalid_target"]
+    error_description: str
+
+
 class OAuthRequestView(_Answer):
-    """What the consent page shows: who asks, for what, until when."""
+    """What the consent page shows: who asks, for what, until when; or why it cannot be approved."""
 
     id: str
     client: OAuthRequestClient
     scopes: list[OAuthScope] = Field(description="What the client asked for (all three when it named none).")
     resource: str
     expires_at: str
+    error: OAuthRequestError | None = Field(
+        description="Set when the request itself is wrong: it can only be denied, which sends the"
+        " error back to the client (Synapse never redirects an error before you have seen it)."
+    )
 
 
 class ConsentAnswer(_Answer):
@@ -125,9 +136,12 @@ class GrantPage(_Answer):
 # ---------------------------------------------------------------- OAuth requests (bodies, described)
 
 _PORT = "(?::(?:[0-9]|[1-9][0-9]{1,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?"
-# https with a host, or http on a loopback address; no credentials, no fragment (`clients`).
+# https with a host, or http on a loopback address; no credentials, no fragment, and no control
+# character, space or backslash anywhere (`redirects`).
 REDIRECT_URI = (
-    r"^(?:https://[A-Za-z0-9.-]+|http://(?:127\.0\.0\.1|localhost|\[::1\]))" + _PORT + r"(?:[/?][^#]*)?$"
+    r"^(?:https://[A-Za-z0-9.-]+|http://(?:127\.0\.0\.1|localhost|\[::1\]))"
+    + _PORT
+    + f"(?:[/?][^{redirects.REFUSED}]*)?$"
 )
 CODE_VERIFIER = "^[A-Za-z0-9._~-]{43,128}$"  # RFC 7636 §4.1
 _VALUE = {"maxLength": forms.MAX_VALUE_CHARS}  # every OAuth parameter is bounded (`forms`)
@@ -158,11 +172,12 @@ class ClientMetadata(BaseModel):
             "items": {
                 "type": "string",
                 "minLength": 1,
-                "maxLength": clients.MAX_URI_CHARS,
+                "maxLength": redirects.MAX_URI_CHARS,
                 "pattern": REDIRECT_URI,
             }
         },
-        description="https, or http on 127.0.0.1, [::1] or localhost (any port); no fragment.",
+        description="https, or http on 127.0.0.1, [::1] or localhost (any port when requested); no"
+        " credentials, fragment, control character, space or backslash.",
     )
     client_name: str | SkipJsonSchema[None] = _optional(
         "Shown on the consent page.", minLength=1, maxLength=clients.MAX_NAME_CHARS, pattern=r"\S"
@@ -203,6 +218,7 @@ class RevocationRequest(_Form):
     """The form of `POST /oauth/revoke` (RFC 7009 §2.1)."""
 
     token: str = _value("An access or refresh token: its grant ends.", pattern=r"\S")
+    client_id: str = _value("The client the token was issued to (another client's token is refused).")
     token_type_hint: str | SkipJsonSchema[None] = _optional("Ignored: either kind is found.", **_TEXT)
 
 

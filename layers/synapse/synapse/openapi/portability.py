@@ -33,6 +33,12 @@ class RestoreStatus(_Answer):
     ids: Literal["kept"] = Field(
         description="Memory and proposal ids are kept (they are scoped to the mind)."
     )
+    trust: Literal["kept", "restorer"] | None = Field(
+        default=None,
+        description="kept: every line applied so far was signed by this deployment, and its "
+        "verification is kept exactly; restorer: from a line that was not, verified memories are "
+        "recorded as verified by the person restoring (docs/backup.md).",
+    )
 
 
 OPERATIONS: dict[tuple[str, str], Op] = {
@@ -70,7 +76,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         notes={
             409: "Another backup, a mind not empty, or lines from elsewhere than where the restore stands",
             413: f"The chunk is over {restore.MAX_BODY_BYTES} bytes",
-            422: "A line that is not the backup's (its details name it: line, rule)",
+            422: "A line that is not the backup's, or holds a value its write would refuse "
+            "(details name it: line, field, rule)",
         },
     ),
 }

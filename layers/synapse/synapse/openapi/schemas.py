@@ -82,6 +82,12 @@ class Revision(_Answer):
     change: Literal["created", "updated", "replaced", "verified", "restored", "deleted", "proposal_accepted"]
     changed_at: str
     changed_by: ChangedBy
+    claimed: dict[str, Any] | None = Field(
+        default=None,
+        description="What a restored backup said of who verified (verified_by, verified_at) or made "
+        "this change (changed_by) that its restore could not stand behind: the backup was not "
+        "signed by this deployment (docs/backup.md). Absent otherwise.",
+    )
 
 
 class RevisionPage(_Answer):

@@ -66,9 +66,10 @@ class _Writer:
         self.lines: list[bytes] = []
         self.size, self.max_lines = 0, max_lines
         self.deadline = time.monotonic() + BUDGET_SECONDS
+        self.key = format.signing_key()  # each line signs the ones before it (portability.trust)
 
     def add(self, kind: str, fields: dict[str, Any]) -> None:
-        line = format.encode(self.n, kind, self.digest, fields)
+        line = format.encode(self.n, kind, self.digest, fields, self.key)
         self.digest = format.chained(self.digest, line)
         self.n += 1
         if kind in format.COUNTED_KINDS:

@@ -15,11 +15,15 @@ more state than the last digest, and names the first line that does not fit (`Ch
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
+from synapse.core import json_input
 from synapse.core.errors import Unprocessable
+from synapse.core.settings import get_settings
 
 FORMAT = "synapse-backup"
 VERSION = 1
@@ -38,11 +42,25 @@ def chained(previous: bytes, line: bytes) -> bytes:
     return hashlib.sha256(previous + line).digest()
 
 
-def encode(n: int, kind: str, previous: bytes, fields: dict[str, Any]) -> bytes:
-    """Line n of the stream (without its newline): `n`, `kind`, `prev` (after line 1), then `fields`."""
+def signing_key() -> bytes:
+    """The deployment's key for backups, derived from its pepper (as cursors' is): only this
+    deployment can sign a line, and a rotated pepper leaves older backups unsigned."""
+    return hmac.new(get_settings().key_pepper, b"synapse/backup/v1", hashlib.sha256).digest()
+
+
+def signature(key: bytes, previous: bytes) -> str:
+    """A line's `sig`: the deployment's HMAC of d_(n-1), vouching for every line before it."""
+    return hmac.new(key, previous, hashlib.sha256).hexdigest()
+
+
+def encode(n: int, kind: str, previous: bytes, fields: dict[str, Any], key: bytes | None = None) -> bytes:
+    """Line n of the stream (without its newline): `n`, `kind`, `prev` and, with `key`, `sig`
+    (after line 1), then `fields`."""
     record: dict[str, Any] = {"n": n, "kind": kind}
     if n > 1:
         record["prev"] = previous.hex()
+        if key is not None:
+            record["sig"] = signature(key, previous)
     record.update(fields)
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -58,24 +76,41 @@ def lines_of(data: bytes) -> list[bytes]:
 # ---------------------------------------------------------------- refusing a stream
 
 
-def problem(line: int, rule: str, message: str) -> dict[str, Any]:
-    return {"line": line, "rule": rule, "message": message}
+def problem(line: int, rule: str, message: str, field: str | None = None) -> dict[str, Any]:
+    named = {"field": field} if field else {}
+    return {"line": line, **named, "rule": rule, "message": message}
 
 
 class Refused(Unprocessable):
-    """A stream that is not a backup this server restores, naming the first line that is wrong."""
+    """A stream that is not a backup this server restores, naming the first line that is wrong
+    (and, for a value a write would refuse, its field: `memory.tags[3]`)."""
 
-    def __init__(self, line: int, rule: str, message: str) -> None:
-        super().__init__(f"line {line}: {message}", details=[problem(line, rule, message)])
+    def __init__(self, line: int, rule: str, message: str, field: str | None = None) -> None:
+        said = f"{field}: {message}" if field else message
+        super().__init__(f"line {line}: {said}", details=[problem(line, rule, message, field)])
         self.line, self.rule = line, rule
+
+
+def _lenient(line: bytes) -> Any:
+    """The line as Python's own reader takes it (NaN, Infinity and 1e999 become floats), or None
+    when it is not JSON at all. Only for naming the field: every value is then checked as a write
+    checks it (`checks`), which refuses a number that is not finite and a lone surrogate."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
 
 
 def parse(line: bytes, expected: int) -> dict[str, Any]:
     """Line `expected` as a JSON object with the right `n` and a known `kind`."""
     try:
-        record = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise Refused(expected, "json", "is not a JSON object (cut short, or changed)") from None
+        record = json_input.read(line)  # as every door reads JSON: no NaN, 1e999 or lone surrogate
+    except json_input.Unreadable as error:
+        if error.rule != "json":
+            raise Refused(expected, error.rule, error.message, error.field or None) from None
+        record = _lenient(line)  # NaN or 1e999: read, so the line's checks name the field (rule number)
+        if record is None:
+            raise Refused(expected, "json", "is not a JSON object (cut short, or changed)") from None
     if not isinstance(record, dict):
         raise Refused(expected, "json", "is not a JSON object")
     n = record.get("n")
@@ -113,12 +148,32 @@ def check_trailer(record: dict[str, Any], counts: dict[str, int]) -> None:
 
 
 class Checker:
-    """Checks a stream line by line, from line `n` with the digest of the lines before it."""
+    """Checks a stream line by line, from line `n` with the digest of the lines before it; with
+    `key` (called once, on the first signed line), it also tells whether the deployment signed
+    every line before the last one checked (`signed`)."""
 
-    def __init__(self, n: int = 1, digest: bytes = START, counts: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        n: int = 1,
+        digest: bytes = START,
+        counts: dict[str, int] | None = None,
+        key: Callable[[], bytes] | None = None,
+    ) -> None:
         self.n, self.digest = n, digest
         self.counts: dict[str, int] = dict(counts or {})
         self.ended = False
+        self.signed = False
+        self._key = key
+        self._known: bytes | None = None
+
+    def _signs(self, record: dict[str, Any]) -> bool:
+        """Whether the line's `sig` is this deployment's over the digest of the lines before it."""
+        sig = record.get("sig")
+        if self._key is None or not isinstance(sig, str) or not sig.isascii():
+            return False
+        if self._known is None:
+            self._known = self._key()
+        return hmac.compare_digest(sig, signature(self._known, self.digest))
 
     def check(self, line: bytes) -> dict[str, Any]:
         """The record of the next line, if it fits the stream so far; else `Refused` naming it."""
@@ -135,6 +190,7 @@ class Checker:
             )
         elif record["kind"] == HEADER:
             raise Refused(self.n, "header", "is a second header")
+        self.signed = self.n > 1 and self._signs(record)
         kind = str(record["kind"])
         if kind == END:
             check_trailer(record, self.counts)

@@ -26,7 +26,8 @@ from synapse.core.errors import BadRequest, Conflict
 from synapse.memory import expiry, writes
 from synapse.minds import audit
 from synapse.minds.minds import Mind
-from synapse.portability import format, records
+from synapse.portability import checks, format, records
+from synapse.portability.trust import KEPT, RESTORER, Trust
 from synapse.storage import tables
 
 JOB_SK = "RESTORE"
@@ -43,6 +44,7 @@ class Job(NamedTuple):
     digest: bytes
     counts: dict[str, int]
     source: dict[str, Any]
+    trust: str = RESTORER  # KEPT while every line applied was vouched for by this deployment
 
     def answer(self) -> dict[str, Any]:
         return {
@@ -52,6 +54,7 @@ class Job(NamedTuple):
             "counts": {kind: count for kind, count in sorted(self.counts.items()) if count},
             "source": self.source,
             "ids": "kept",
+            "trust": self.trust,
         }
 
 
@@ -71,15 +74,18 @@ def read_job(mind_id: str) -> Job | None:
         bytes.fromhex(str(item["digest"])),
         {str(kind): int(count) for kind, count in (item.get("counts") or {}).items()},
         dict(item.get("source") or {}),
+        KEPT if item.get("trust") == KEPT else RESTORER,
     )
 
 
 class Checked(NamedTuple):
-    """A line that fits the stream, with the digest and counts the stream has once it is applied."""
+    """A line that fits the stream, with the digest and counts the stream has once it is applied,
+    and whether the next line's signature vouches for it (`trust`)."""
 
     record: dict[str, Any]
     digest: bytes
     counts: dict[str, int]
+    vouched: bool = False
 
 
 # ---------------------------------------------------------------- starting
@@ -114,28 +120,36 @@ def _holds_anything(mind: Mind) -> bool:
     return False
 
 
-def _start(mind: Mind, user: str, header: Checked, line: bytes) -> Job:
-    """The job, if the mind is empty (the Minds item's count checked in the same transaction)."""
+def _new_job(header: Checked, line: bytes) -> Job:
+    """The job a backup's header starts (its source checked: `checks.source`), not yet written."""
+    return Job(
+        str(header.record["backup_id"]),
+        hashlib.sha256(line).hexdigest(),
+        "running",
+        2,
+        header.digest,
+        {},
+        checks.source(header.record),
+        KEPT if header.vouched else RESTORER,
+    )
+
+
+def _empty(mind: Mind) -> None:
     if _holds_anything(mind):
         raise Conflict(
             "This mind is not empty: a backup restores into a new or empty mind (create one, or "
             "delete what this one holds).",
             details=[{"line": 1, "rule": "empty_mind"}],
         )
-    record = header.record
-    job = Job(
-        str(record["backup_id"]),
-        hashlib.sha256(line).hexdigest(),
-        "running",
-        2,
-        header.digest,
-        {},
-        {**dict(record["source"]), "created_at": record.get("created_at")},
-    )
+
+
+def _start(mind: Mind, user: str, job: Job) -> None:
+    """Write the job while the mind is empty (`_empty` looked; the Minds item's count is checked
+    in the same transaction)."""
     item = {
         **job_key(mind.id),
         **job._asdict(),
-        "digest": header.digest.hex(),
+        "digest": job.digest.hex(),
         "started_at": clock.to_iso(clock.now()),
         "by": audit.by_user(user),
     }
@@ -155,7 +169,6 @@ def _start(mind: Mind, user: str, header: Checked, line: bytes) -> Job:
             "This mind changed as its restore began (written to, or restored by another "
             "request): look at it again."
         ) from None
-    return job
 
 
 def _resumed(job: Job, lines: list[bytes], first: int | None) -> int | None:
@@ -181,8 +194,16 @@ def _resumed(job: Job, lines: list[bytes], first: int | None) -> int | None:
 
 
 def _checked(lines: list[bytes], checker: format.Checker, last: bool) -> list[Checked]:
-    """The lines, each checked against the stream so far, the one a next line must vouch for held back."""
-    found = [Checked(checker.check(line), checker.digest, dict(checker.counts)) for line in lines]
+    """The lines, each checked against the stream so far (values JSON cannot carry back out
+    refused: `checks.plain`), the one a next line must vouch for held back; each marked vouched
+    for when the line after it carries this deployment's signature."""
+    found: list[Checked] = []
+    for line in lines:
+        record = checker.check(line)
+        checks.plain(record, int(record["n"]))
+        if found:
+            found[-1] = found[-1]._replace(vouched=checker.signed)
+        found.append(Checked(record, checker.digest, dict(checker.counts)))
     if last:
         checker.finish()
     if found and found[-1].record["kind"] != format.END:
@@ -191,11 +212,8 @@ def _checked(lines: list[bytes], checker: format.Checker, last: bool) -> list[Ch
 
 
 def _settings(mind_id: str, record: dict[str, Any]) -> list[dict[str, Any]]:
-    settings = record.get("settings")
-    names = ("agent_writes_to_verified", "history_retention_days", "agent_writes_critical")
-    if not isinstance(settings, dict) or not all(name in settings for name in names):
-        raise format.Refused(int(record["n"]), "mind", "lacks the mind's settings")
-    fields = {name: settings[name] for name in names}
+    fields = checks.settings(record)
+    names = tuple(fields)
     return [
         {
             "Update": {
@@ -210,8 +228,8 @@ def _settings(mind_id: str, record: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _memory(mind_id: str, record: dict[str, Any]) -> list[dict[str, Any]]:
-    memory = records.memory_in(mind_id, record.get("memory"), int(record["n"]))
+def _memory(mind_id: str, record: dict[str, Any], trust: Trust) -> list[dict[str, Any]]:
+    memory = records.memory_in(mind_id, record, trust)
     ops = writes.create_ops(memory)
     if memory.expires_at is not None:  # a bucket the sweep still reads (its updated_at is the backup's)
         hour = max(memory.expires_at, clock.to_iso(clock.now()))[:13]
@@ -220,27 +238,33 @@ def _memory(mind_id: str, record: dict[str, Any]) -> list[dict[str, Any]]:
     return ops
 
 
-def _ops(mind_id: str, job: Job, record: dict[str, Any], user: str) -> list[dict[str, Any]]:
+def _ops(mind_id: str, job: Job, line: Checked, trust: Trust) -> list[dict[str, Any]]:
     """What applying one line writes (metadata and `deleted` lines write nothing: they inform)."""
-    kind = record["kind"]
+    record, kind = line.record, line.record["kind"]
     if kind == format.MIND:
         return _settings(mind_id, record)
     if kind == "memory":
-        return _memory(mind_id, record)
+        return _memory(mind_id, record, trust)
     if kind == "revision":
-        return [records.revision_op(mind_id, record)]
+        return [records.revision_op(mind_id, record, trust)]
     if kind == "proposal":
-        return [writes.put(records.proposal_item(mind_id, record))]
+        return [writes.put(records.proposal_item(mind_id, record, trust))]
     if kind == format.END:
-        target = {"backup_id": job.backup_id, "source": job.source, "counts": record.get("counts")}
-        return [audit.put_operation(mind_id, "mind.restored", audit.by_user(user), target)]
+        target = {
+            "backup_id": job.backup_id,
+            "source": job.source,
+            "counts": line.counts,
+            "trust": KEPT if trust.kept else RESTORER,
+        }
+        return [audit.put_operation(mind_id, "mind.restored", audit.by_user(trust.user), target)]
     return []
 
 
-def _moved_on(mind_id: str, start: int, upto: Checked) -> dict[str, Any]:
-    """The job's own action: from line `start` to the line after `upto`, with its digest and counts."""
+def _moved_on(mind_id: str, start: int, upto: Checked, trust: str) -> dict[str, Any]:
+    """The job's own action: from line `start` to the line after `upto`, with its digest, counts
+    and trust."""
     done = upto.record["kind"] == format.END
-    sets = "next_line = :next, digest = :digest, #counts = :counts" + (
+    sets = "next_line = :next, digest = :digest, #counts = :counts, #trust = :trust" + (
         ", #status = :done, finished_at = :at" if done else ""
     )
     values: dict[str, Any] = {
@@ -248,6 +272,7 @@ def _moved_on(mind_id: str, start: int, upto: Checked) -> dict[str, Any]:
         "digest": upto.digest.hex(),
         "counts": upto.counts,
         "start": start,
+        "trust": trust,
     }
     if done:
         values.update(done="done", at=clock.to_iso(clock.now()))
@@ -255,7 +280,7 @@ def _moved_on(mind_id: str, start: int, upto: Checked) -> dict[str, Any]:
         job_key(mind_id),
         "SET " + sets,
         values,
-        {"#counts": "counts", **({"#status": "status"} if done else {})},
+        {"#counts": "counts", "#trust": "trust", **({"#status": "status"} if done else {})},
         condition="next_line = :start",
     )
 
@@ -275,16 +300,35 @@ def _commit(mind_id: str, ops: list[dict[str, Any]], first: int, last: int) -> b
     return True
 
 
-def _apply(mind_id: str, job: Job, checked: list[Checked], user: str) -> Job:
+class Plan(NamedTuple):
+    """What applying each checked line writes, and the job's trust once it is applied."""
+
+    ops: list[tuple[int, list[dict[str, Any]]]]
+    trust: list[str]
+
+
+def _plan(mind_id: str, job: Job, checked: list[Checked], user: str) -> Plan:
+    """Every line's writes, built (and so checked: `checks`) before any is committed, so a chunk
+    with a line a write would refuse leaves the job where it stood. Trust is kept up to the first
+    line no signature of this deployment vouches for (`trust`), and not after it."""
+    at, state, plan = clock.to_iso(clock.now()), job.trust, Plan([], [])
+    for index, line in enumerate(checked):
+        if not line.vouched and line.record["kind"] != format.END:
+            state = RESTORER
+        plan.ops.append((index, _ops(mind_id, job, line, Trust(state == KEPT, user, at))))
+        plan.trust.append(state)
+    return plan
+
+
+def _apply(mind_id: str, job: Job, checked: list[Checked], plan: Plan) -> Job:
     """The checked lines in as few transactions as fit, each moving the job on; stops after the budget."""
     deadline = time.monotonic() + BUDGET_SECONDS
-    planned = [(index, _ops(mind_id, job, line.record, user)) for index, line in enumerate(checked)]
-    for group in writes.groups(planned, writes.MAX_ACTIONS - ROOM):
-        upto = checked[group.members[-1]]
+    for group in writes.groups(plan.ops, writes.MAX_ACTIONS - ROOM):
+        last = group.members[-1]
+        upto, trust = checked[last], plan.trust[last]
         first = int(checked[group.members[0]].record["n"])
-        if not _commit(
-            mind_id, [*group.ops, _moved_on(mind_id, job.next_line, upto)], first, int(upto.record["n"])
-        ):
+        moved = _moved_on(mind_id, job.next_line, upto, trust)
+        if not _commit(mind_id, [*group.ops, moved], first, int(upto.record["n"])):
             return read_job(mind_id) or job
         done = upto.record["kind"] == format.END
         job = job._replace(
@@ -292,6 +336,7 @@ def _apply(mind_id: str, job: Job, checked: list[Checked], user: str) -> Job:
             digest=upto.digest,
             counts=upto.counts,
             status="done" if done else job.status,
+            trust=trust,
         )
         if time.monotonic() > deadline:
             break
@@ -312,14 +357,19 @@ def restore(mind: Mind, user: str, body: bytes, last: bool) -> dict[str, Any]:
                 "No restore is under way in this mind: send the backup from its first line.",
                 details=[{"line": 1, "rule": "resume"}],
             )
-        checked = _checked(lines, format.Checker(), last)
+        checked = _checked(lines, format.Checker(key=format.signing_key), last)
         if not checked:
             return {"status": "running", "next_line": 1, "ids": "kept"}
-        job = _start(mind, user, checked[0], lines[0])
+        _empty(mind)
+        job = _new_job(checked[0], lines[0])
         checked = checked[1:]
+        plan = _plan(mind.id, job, checked, user)
+        _start(mind, user, job)
     else:
         offset = _resumed(job, lines, first)
         if offset is None:
             return job.answer()
-        checked = _checked(lines[offset:], format.Checker(job.next_line, job.digest, job.counts), last)
-    return _apply(mind.id, job, checked, user).answer()
+        checker = format.Checker(job.next_line, job.digest, job.counts, format.signing_key)
+        checked = _checked(lines[offset:], checker, last)
+        plan = _plan(mind.id, job, checked, user)
+    return _apply(mind.id, job, checked, plan).answer()

@@ -61,7 +61,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from synapse.core import clock
+from synapse.core import clock, json_input
 from synapse.core.errors import Contention
 from synapse.core.settings import get_settings
 
@@ -109,14 +109,14 @@ def _to_dynamo_value(value: Any) -> Any:
     return value
 
 
-def _from_dynamo_value(value: Any) -> Any:
+def _from_dynamo_value(value: Any, address: bool = False) -> Any:  # `address`: pk or sk, kept as stored
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() and "." not in str(value) else float(value)
     if isinstance(value, dict):
         return {k: _from_dynamo_value(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_from_dynamo_value(v) for v in value]
-    return value
+    return json_input.repaired_text(value) if isinstance(value, str) and not address else value  # U+FFFD
 
 
 def dump(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -125,7 +125,7 @@ def dump(item: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def load(item: Mapping[str, Any]) -> Item:
-    return {k: _from_dynamo_value(_deserializer.deserialize(v)) for k, v in item.items()}
+    return {k: _from_dynamo_value(_deserializer.deserialize(v), k in ("pk", "sk")) for k, v in item.items()}
 
 
 def values(**named: Any) -> dict[str, Any]:

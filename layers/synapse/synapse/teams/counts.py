@@ -25,6 +25,13 @@ class Delta(NamedTuple):
     members: int = 0
     owners: int = 0
     invitations: int = 0
+    keys: int = 0  # keys and hooks only ever go down here: revoked with the member who made them
+    hooks: int = 0
+
+
+def total(*deltas: Delta) -> Delta:
+    """The deltas of changes made together, as one."""
+    return Delta(*(sum(moved) for moved in zip(*deltas, strict=True)))
 
 
 def operation(mind_id: str, delta: Delta) -> dict[str, Any]:
@@ -41,11 +48,17 @@ def operation(mind_id: str, delta: Delta) -> dict[str, Any]:
     if delta.invitations > 0:
         conditions.append("invitation_count < :max_invitations")
         values["max_invitations"] = limits.max_pending_invitations
+    added = ["member_count :m", "owner_count :o", "invitation_count :i"]
+    for attribute, moved, name in (("key_count", delta.keys, "k"), ("hook_count", delta.hooks, "h")):
+        if moved:  # a count a mind from before counts lacks is counted first (`holdings`)
+            added.append(f"{attribute} :{name}")
+            conditions.append(f"attribute_exists({attribute})")
+            values[name] = moved
     return {
         "Update": {
             "TableName": tables.minds_table(),
             "Key": tables.dump(tables.mind_key(mind_id)),
-            "UpdateExpression": "ADD member_count :m, owner_count :o, invitation_count :i",
+            "UpdateExpression": "ADD " + ", ".join(added),
             "ConditionExpression": " AND ".join(conditions),
             "ExpressionAttributeValues": tables.values(**values),
         }

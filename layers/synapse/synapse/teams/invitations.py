@@ -23,10 +23,18 @@ from synapse.core.settings import get_settings
 from synapse.memory import event_names
 from synapse.minds import minds
 from synapse.storage import pages, tables
-from synapse.teams import counts, events, members, roles
-from synapse.teams.items import materialise, member_item, put_new
+from synapse.teams import counts, events, members, roles, tenure
+from synapse.teams.items import (
+    INVITE_PREFIX,
+    delete_invitation,
+    invitation_key,
+    invitation_lookup_key,
+    materialise,
+    member_item,
+    put_new,
+)
 
-PREFIX = "INVITE#"
+PREFIX = INVITE_PREFIX
 TOKEN_PREFIX = "minv_"  # noqa: S105 (a prefix, not a secret)
 LIFETIME = timedelta(days=7)
 EMAIL_MAX_CHARS = 254
@@ -50,14 +58,6 @@ class Expired(SynapseError):
 
 class AlreadyMember(Conflict):
     code = "already_member"
-
-
-def invitation_key(mind_id: str, invitation_id: str) -> dict[str, str]:
-    return {"pk": f"MIND#{mind_id}", "sk": f"{PREFIX}{invitation_id}"}
-
-
-def _lookup_key(digest: str) -> dict[str, str]:
-    return {"pk": f"INVITEHASH#{digest}", "sk": "INVITEHASH"}
 
 
 def _hash(token: str) -> str:
@@ -100,11 +100,21 @@ def _invitee(body: dict[str, Any]) -> tuple[str, str | None, str | None]:
             f"user_id: must be a user id of 1-{members.USER_ID_MAX_CHARS} characters.",
             details=[{"field": "user_id", "rule": "length"}],
         )
-    return str(role), email.strip().lower() if email else None, user_id
+    return str(role), same_address(email) if email else None, user_id
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def same_address(email: str) -> str:
+    """An email address as invitations compare it: trimmed and ASCII letters lowercased, nothing
+    else. No Unicode case folding or NFKC: those map other characters onto ASCII letters (U+212A
+    KELVIN SIGN lowercases to `k`), so an address that only looks like the invited one would match."""
+    return email.strip().translate(_ASCII_LOWER)
 
 
 def _put_operations(item: dict[str, Any], digest: str) -> list[dict[str, Any]]:
-    lookup = {**_lookup_key(digest), "mind_id": item["mind_id"], "invitation_id": item["id"]}
+    lookup = {**invitation_lookup_key(digest), "mind_id": item["mind_id"], "invitation_id": item["id"]}
     return [put_new(item), put_new(lookup)]
 
 
@@ -129,9 +139,16 @@ def create(actor: str, mind_id: str, body: dict[str, Any], base: str) -> dict[st
         "invited_by": actor,
         "hash": digest,
     }
+    hold = tenure.hold(mind_id, actor)  # the inviter's tenure as owner: the invitation ends with it
+    if "tenure" in hold.recorded:
+        item["tenure"] = hold.recorded["tenure"]
     target = {"invitation_id": item["id"], "role": role, "email": email, "user_id": user_id}
     event = events.Announcement(mind_id, event_names.MEMBER_INVITED, actor, target)
-    operations = [*_put_operations(item, digest), *event.operations(), _owner_check(mind_id, actor)]
+    operations = [
+        *_put_operations(item, digest),
+        *event.operations(),
+        *([hold.operation] if hold.operation else []),
+    ]
     try:
         counts.commit(mind_id, counts.Delta(invitations=+1), operations, _raced())
     except LimitReached:
@@ -141,34 +158,8 @@ def create(actor: str, mind_id: str, body: dict[str, Any], base: str) -> dict[st
     return {"invitation": public(item), "token": token, "link": base + ACCEPT_PATH + token}
 
 
-def _owner_check(mind_id: str, actor: str) -> dict[str, Any]:
-    return {
-        "ConditionCheck": {
-            "TableName": tables.minds_table(),
-            "Key": tables.dump(roles.member_key(mind_id, actor)),
-            "ConditionExpression": "#role = :owner",
-            "ExpressionAttributeNames": {"#role": "role"},
-            "ExpressionAttributeValues": tables.values(owner=roles.OWNER),
-        }
-    }
-
-
 def _raced() -> Conflict:
     return Conflict("The mind's members changed while we wrote; look again and send the request again.")
-
-
-def _delete_operations(item: dict[str, Any]) -> list[dict[str, Any]]:
-    """Delete the invitation and its lookup, only while the invitation is there."""
-    return [
-        {
-            "Delete": {
-                "TableName": tables.minds_table(),
-                "Key": tables.dump({"pk": item["pk"], "sk": item["sk"]}),
-                "ConditionExpression": "attribute_exists(pk)",
-            }
-        },
-        {"Delete": {"TableName": tables.minds_table(), "Key": tables.dump(_lookup_key(item["hash"]))}},
-    ]
 
 
 def _pending(mind_id: str) -> list[dict[str, Any]]:
@@ -188,7 +179,7 @@ def reap_expired(mind_id: str) -> int:
     for item in _pending(mind_id):
         if item["expires_at"] <= now:
             try:
-                counts.commit(mind_id, counts.Delta(invitations=-1), _delete_operations(item), _raced())
+                counts.commit(mind_id, counts.Delta(invitations=-1), delete_invitation(item), _raced())
                 reaped += 1
             except Conflict:
                 pass  # accepted, revoked or reaped meanwhile
@@ -209,7 +200,7 @@ def revoke(actor: str, mind_id: str, invitation_id: str) -> None:
     if item is None:
         raise NotFound(f"No pending invitation {invitation_id[:80]!r} on this mind.")
     event = events.Announcement(mind_id, event_names.INVITATION_REVOKED, actor, _target(item))
-    operations = [*_delete_operations(item), *event.operations()]
+    operations = [*delete_invitation(item), *event.operations()]
     counts.commit(mind_id, counts.Delta(invitations=-1), operations, _used())
 
 
@@ -232,7 +223,7 @@ def resolve(token: Any) -> dict[str, Any]:
         raise Unprocessable(
             "token: give the invitation's token.", details=[{"field": "token", "rule": "required"}]
         )
-    lookup = tables.get(tables.minds_table(), _lookup_key(_hash(token)))
+    lookup = tables.get(tables.minds_table(), invitation_lookup_key(_hash(token)))
     item = (
         tables.get(tables.minds_table(), invitation_key(lookup["mind_id"], lookup["invitation_id"]))
         if lookup
@@ -242,7 +233,17 @@ def resolve(token: Any) -> dict[str, Any]:
         raise _used()
     if item["expires_at"] <= clock.to_iso(clock.now()):
         raise Expired("This invitation has expired: ask the mind's owner for a new one.")
+    if not tenure.holds(item["mind_id"], item["invited_by"], item.get("tenure")):
+        raise _withdrawn()
     return item
+
+
+def _withdrawn() -> NotFound:
+    """An invitation whose inviter was removed or lost the owner role: revoked with their role
+    (`holdings`), and refused as a revoked one is, also before its revocation is written."""
+    return NotFound(
+        "No such invitation: the person who sent it no longer owns the mind, so it was withdrawn."
+    )
 
 
 def check_invitee(item: dict[str, Any], principal: Person) -> None:
@@ -257,7 +258,7 @@ def check_invitee(item: dict[str, Any], principal: Person) -> None:
         )
     if not principal.email_verified:
         raise _not_for_you("email_unverified", "Your email is not verified with your identity provider yet.")
-    if principal.email.strip().lower() != item["email"]:
+    if same_address(principal.email) != item["email"]:
         raise _not_for_you("email_mismatch", "This invitation is for another email address.")
 
 
@@ -294,9 +295,15 @@ def accept(principal: Person, token: Any) -> dict[str, Any]:
         user_id,
         {"user_id": user_id, "role": item["role"], "invitation_id": item["id"]},
     )
-    operations = [*_delete_operations(item), put_new(member), *event.operations()]
+    inviter = tenure.still(mind_id, item["invited_by"], item.get("tenure"))  # as `resolve` checked
+    operations = [*delete_invitation(item), put_new(member), *event.operations(), *inviter]
     delta = counts.Delta(members=+1, owners=int(item["role"] == roles.OWNER), invitations=-1)
-    counts.commit(mind_id, delta, operations, _used())
+    try:
+        counts.commit(mind_id, delta, operations, _used())
+    except NotFound:
+        if not tenure.holds(mind_id, item["invited_by"], item.get("tenure")):
+            raise _withdrawn() from None
+        raise
     mind = minds.get_mind(mind_id)
     return {"mind": {**mind.public(), "role": item["role"]}, "role": item["role"]}
 
@@ -308,5 +315,5 @@ def decline(principal: Person, token: Any) -> None:
     event = events.Announcement(
         item["mind_id"], event_names.INVITATION_DECLINED, str(principal.user_id), _target(item)
     )
-    operations = [*_delete_operations(item), *event.operations()]
+    operations = [*delete_invitation(item), *event.operations()]
     counts.commit(item["mind_id"], counts.Delta(invitations=-1), operations, _used())

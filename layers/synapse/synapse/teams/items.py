@@ -8,14 +8,21 @@ from typing import Any
 
 from synapse.core.errors import NotFound
 from synapse.storage import tables
-from synapse.teams import roles
+from synapse.teams import roles, tenure
 from synapse.teams.roles import OWNER, member_key
 
 
 def member_item(
-    mind_id: str, user_id: str, role: str, email: str | None, invited_by: str | None, at: str
+    mind_id: str,
+    user_id: str,
+    role: str,
+    email: str | None,
+    invited_by: str | None,
+    at: str,
+    started: str | None = None,
 ) -> dict[str, Any]:
-    """A member item; `member` and `joined_at` put it in the GSI that lists a person's minds."""
+    """A member item; `member` and `joined_at` put it in the GSI that lists a person's minds, and
+    `tenure` (`started`, else new) is what their credentials hang on."""
     return {
         **member_key(mind_id, user_id),
         "mind_id": mind_id,
@@ -25,7 +32,38 @@ def member_item(
         "email": email,
         "joined_at": at,
         "invited_by": invited_by,
+        "tenure": started or tenure.new(),
     }
+
+
+INVITE_PREFIX = "INVITE#"
+
+
+def invitation_key(mind_id: str, invitation_id: str) -> dict[str, str]:
+    return {"pk": f"MIND#{mind_id}", "sk": f"{INVITE_PREFIX}{invitation_id}"}
+
+
+def invitation_lookup_key(digest: str) -> dict[str, str]:
+    return {"pk": f"INVITEHASH#{digest}", "sk": "INVITEHASH"}
+
+
+def delete_invitation(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """Delete the invitation and its lookup, only while the invitation is there."""
+    return [
+        {
+            "Delete": {
+                "TableName": tables.minds_table(),
+                "Key": tables.dump({"pk": item["pk"], "sk": item["sk"]}),
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+        },
+        {
+            "Delete": {
+                "TableName": tables.minds_table(),
+                "Key": tables.dump(invitation_lookup_key(item["hash"])),
+            }
+        },
+    ]
 
 
 def put_new(item: dict[str, Any]) -> dict[str, Any]:

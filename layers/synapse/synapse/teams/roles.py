@@ -14,10 +14,11 @@ from synapse.core.errors import Forbidden, NotFound
 from synapse.core.ids import looks_like_id
 from synapse.minds import minds
 from synapse.storage import tables
+from synapse.teams.tenure import MEMBER_PREFIX as MEMBER_PREFIX  # where a member item is
+from synapse.teams.tenure import member_key as member_key
 
 VIEWER, EDITOR, REVIEWER, OWNER = "viewer", "editor", "reviewer", "owner"
 ROLES = (VIEWER, EDITOR, REVIEWER, OWNER)  # lowest first
-MEMBER_PREFIX = "MEMBER#"
 
 
 def rank(role: str) -> int:
@@ -32,10 +33,6 @@ def vouches(role: str | None) -> bool:
     """Whether a person's write in this role is verified: a reviewer's or an owner's is. An editor is
     trusted to write, not to vouch: their writes stay unverified, like an agent's."""
     return at_least(role, REVIEWER)
-
-
-def member_key(mind_id: str, user_id: str) -> dict[str, str]:
-    return {"pk": f"MIND#{mind_id}", "sk": f"{MEMBER_PREFIX}{user_id}"}
 
 
 def materialised(mind_item: dict[str, Any]) -> bool:

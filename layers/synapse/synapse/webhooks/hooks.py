@@ -18,6 +18,7 @@ from synapse.core.errors import Conflict, NotFound
 from synapse.core.ids import looks_like_id, new_id
 from synapse.minds import audit, limits, minds
 from synapse.storage import pages, tables
+from synapse.teams import tenure
 from synapse.webhooks import sealed, signing
 
 HOOK_ID_PREFIX = "hook_"
@@ -74,6 +75,7 @@ def create_hook(owner: str, mind_id: str, label: str, base: str = "") -> dict[st
     relative one.
     """
     minds.get_mind(mind_id)
+    hold = tenure.hold(mind_id, owner)  # the hook records its creator and ends with their tenure
     hook_id = new_id(HOOK_ID_PREFIX)
     secret = signing.new_secret()
     now = clock.to_iso(clock.now())
@@ -84,15 +86,23 @@ def create_hook(owner: str, mind_id: str, label: str, base: str = "") -> dict[st
         "label": label,
         "secret_prefix": secret[:SHOWN_SECRET_CHARS],
         "created_at": now,
+        **hold.recorded,
     }
     lookup = {
         **tables.hook_lookup_key(hook_id),
         "hook_id": hook_id,
         "mind_id": mind_id,
         "secret": sealed.seal(secret, _bound(hook_id)),
+        **hold.recorded,
     }
     event = _audited(owner, mind_id, "hook.created", item)
-    minds.transact_in_live_mind(mind_id, [_put(item), _put(lookup), event], limits.hooks_of(mind_id), +1)
+    held = [hold.operation] if hold.operation else []
+    try:
+        minds.transact_in_live_mind(
+            mind_id, [_put(item), _put(lookup), event, *held], limits.hooks_of(mind_id), +1
+        )
+    except tables.client().exceptions.TransactionCanceledException:
+        raise tenure.lost() from None
     return {**_public(item, base), "secret": secret}
 
 

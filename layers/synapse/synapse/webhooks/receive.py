@@ -1,7 +1,8 @@
 """A signed delivery to an inbound hook (`POST /hooks/{hook_id}`): authenticated, then stored.
 
 A delivery is authenticated by `Synapse-Signature` over the raw body (`signing`) with one of the
-hook's live secrets (`hooks.live_secrets`). An unknown or revoked hook is checked against a
+hook's live secrets (`hooks.live_secrets`). An unknown or revoked hook, or one whose creator is no
+longer an owner of its mind (`teams.tenure`), is checked against a
 throwaway secret, so it gets exactly the answer a bad signature gets: the endpoint is no oracle for
 which hook ids exist.
 
@@ -26,6 +27,7 @@ from synapse.memory import store
 from synapse.memory.kinds import Source
 from synapse.memory.model import MemoryWrite
 from synapse.storage import ratelimit
+from synapse.teams import tenure
 from synapse.webhooks import batch, hooks, idempotency, signing
 
 MAX_BATCH = batch.MAX_BATCH
@@ -58,6 +60,10 @@ def authenticate(
     """
     moment = int(clock.now().timestamp()) if now is None else now
     lookup = hooks.find_lookup(hook_id)
+    if lookup is not None and not tenure.holds(
+        lookup["mind_id"], lookup.get("created_by"), lookup.get("tenure")
+    ):
+        lookup = None  # its creator is no longer an owner: revoked, or about to be (`teams.tenure`)
     if lookup is None:
         signing.verify(signature, raw_body, [signing.new_secret()], now=moment)  # raises, as a bad one
         raise Unauthorized(f"{signing.HEADER} does not match the body.")

@@ -6,6 +6,8 @@ change. Nothing here talks to a server. The records carry no `source` or `verifi
 remembered is an agent's, unverified, until a person vouches for it (`synapse import --verify`).
 
 The rules every importer shares, so a record never fails the server's checks (SPEC §1):
+- `text_of`: a lone UTF-16 surrogate (a broken "\\ud800" escape in the file) becomes U+FFFD, with a
+  warning (the server refuses text that has no UTF-8 form);
 - `key_of`: lowercase snake_case, at most 128 characters, derived only from the tool's own stable id
   or name, so importing the same file again replaces instead of duplicating; a short hash of the
   original is appended when folding lost something (case aside), so two names never meet by accident;
@@ -53,7 +55,11 @@ class Imported:
         priority: str = "normal",
         expires_at: str | None = None,
     ) -> None:
-        """One memory, made to fit: tags cleaned, content split past the limit, empty ones skipped."""
+        """One memory, made to fit: text made text, tags cleaned, content split past the limit, empty
+        ones skipped."""
+        where = _repaired(where)  # it may quote the file, and it is printed
+        content = text_of(content, where, self.warnings)
+        tags = [text_of(str(tag), where, self.warnings) for tag in tags]
         if not content.strip():
             self.warnings.append(f"{where}: empty content, skipped")
             return
@@ -80,7 +86,24 @@ class Imported:
 
 
 def short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def text_of(value: str, where: str, warnings: list[str]) -> str:
+    """`value` with each lone UTF-16 surrogate (a JSON escape like "\\ud800" without its pair) replaced
+    by U+FFFD, with a warning: such a string has no UTF-8 form, and the server refuses it."""
+    repaired = _repaired(value)
+    if repaired != value:
+        warnings.append(f"{where}: a lone UTF-16 surrogate (not text) replaced by U+FFFD")
+    return repaired
+
+
+def _repaired(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # through UTF-16: a split pair is one character again, a lone half U+FFFD
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return value
 
 
 def key_of(name: str, prefix: str = "", room: int = len(_PART) + 3) -> str:
