@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from synapse.core import clock
+from synapse.core.sources import Source as Source  # where it lived: `memory.kinds.Source` still works
 
 # What a client may send (the request bodies in `model` enforce these; queries and OpenAPI name them)
 KEY_PATTERN = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)*$")
@@ -49,11 +50,6 @@ class Priority(StrEnum):
 
 
 _PRIORITY_RANK = {Priority.CRITICAL: 0, Priority.HIGH: 1, Priority.NORMAL: 2, Priority.LOW: 3}
-
-
-class Source(StrEnum):
-    USER = "user"
-    AGENT = "agent"
 
 
 @dataclass(frozen=True)
