@@ -21,10 +21,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-if TYPE_CHECKING:
-    from aws_lambda_powertools import Tracer
-
-    from synapse.core.powertools import InvocationLogger, ProcessMetrics
+if TYPE_CHECKING:  # powertools' types only: its classes are imported on first use
+    from aws_lambda_powertools import Logger, Metrics, Tracer
 
 SERVICE = "synapse"
 # Metric units as powertools' EMF names them (its MetricUnit values), so that counting imports nothing.
@@ -44,13 +42,13 @@ class _LazyLogger:
     the Logger that invocation's keys, so each line still carries them."""
 
     def __init__(self) -> None:
-        self._logger: InvocationLogger | None = None
+        self._logger: Logger | None = None
         self._lock = threading.Lock()
 
-    def built(self) -> "InvocationLogger | None":
+    def built(self) -> "Logger | None":
         return self._logger
 
-    def _get(self) -> "InvocationLogger":
+    def _get(self) -> "Logger":
         if self._logger is None:
             with self._lock:
                 if self._logger is None:
@@ -73,17 +71,18 @@ class _LazyMetrics:
     invocation that counted nothing flushes nothing and needs none."""
 
     def __init__(self) -> None:
-        self._metrics: ProcessMetrics | None = None
+        self._metrics: Any = None  # a core.powertools.ProcessMetrics once built
         self._lock = threading.Lock()
 
-    def _get(self) -> "ProcessMetrics":
+    def _get(self) -> "Metrics":
         if self._metrics is None:
             with self._lock:
                 if self._metrics is None:
                     from synapse.core.powertools import ProcessMetrics
 
                     self._metrics = ProcessMetrics(service=SERVICE, namespace="Synapse")
-        return self._metrics
+        made: Metrics = self._metrics
+        return made
 
     def flush_if_any(self) -> None:
         if self._metrics is not None:
@@ -94,11 +93,12 @@ class _LazyMetrics:
 
 
 _lazy_logger = _LazyLogger()
-logger = cast("InvocationLogger", _lazy_logger)
+logger = cast("Logger", _lazy_logger)  # an InvocationLogger once built
 # AWS calls only: the X-Ray SDK's default patches sqlite3 too, a subsegment per index statement
 # (rebuilding 1,000 memories went from ~0.2 s to ~2.5 s and 4,006 segments, issue 10).
 TRACED_MODULES = ("botocore",)
-metrics = cast("ProcessMetrics", _LazyMetrics())
+_lazy_metrics = _LazyMetrics()
+metrics = cast("Metrics", _lazy_metrics)  # a ProcessMetrics once built
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
@@ -201,7 +201,7 @@ def entry_point(*, log_event: bool = False) -> Callable[[LambdaHandler], LambdaH
             try:
                 return handler(event, context)
             finally:
-                metrics.flush_if_any()
+                _lazy_metrics.flush_if_any()
 
         traced: list[LambdaHandler] = []  # measured inside the tracer's subsegment, wrapped once
 
