@@ -2,8 +2,7 @@
 
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
-from synapse.core.observability import entry_point, logger, metrics
+from synapse.core.observability import COUNT, entry_point, logger, metrics
 from synapse.webhooks import producers
 
 
@@ -11,5 +10,5 @@ from synapse.webhooks import producers
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     tally = producers.publish_expiring()
     logger.info("memory.expiring run", extra=tally)
-    metrics.add_metric(name="ExpiringEventsQueued", unit=MetricUnit.Count, value=tally["messages"])
+    metrics.add_metric(name="ExpiringEventsQueued", unit=COUNT, value=tally["messages"])
     return tally

@@ -13,7 +13,9 @@ import warnings
 from typing import Any
 
 import pytest
+from aws_lambda_powertools import Tracer
 from aws_lambda_powertools.metrics import MetricUnit
+from synapse.core import observability
 from synapse.core.observability import SERVICE, entry_point, logger, metrics
 
 from infra.gateway import LambdaContext
@@ -192,3 +194,67 @@ def test_with_tracing_off_the_x_ray_sdk_is_never_imported() -> None:
     # invocation's logger keys
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "False", "m_thread"]
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {"LAMBDA_TASK_ROOT": "/var/task"},
+        {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"},
+        {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "0"},
+        {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "Off"},
+        {"LAMBDA_TASK_ROOT": "/var/task", "AWS_SAM_LOCAL": "true"},
+        {"LAMBDA_TASK_ROOT": "/var/task", "AWS_CHALICE_CLI_MODE": "true"},
+        {"POWERTOOLS_TRACE_DISABLED": "false"},
+    ],
+)
+def test_tracing_is_on_exactly_when_powertools_own_rule_says_so(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an environment (observability reads the rule itself, so as not to import the Tracer)
+    for name in ("LAMBDA_TASK_ROOT", "POWERTOOLS_TRACE_DISABLED", "AWS_SAM_LOCAL", "AWS_CHALICE_CLI_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    # When both decide
+    ours = observability.tracing_enabled()
+    # Then they agree
+    assert ours is not bool(Tracer._is_tracer_disabled())
+
+
+def test_a_tracing_switch_that_is_no_boolean_is_refused_as_powertools_refuses_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given POWERTOOLS_TRACE_DISABLED set to something that is not a boolean
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "maybe")
+    # When the rule is read, then it is an error, as in powertools
+    with pytest.raises(ValueError, match="maybe"):
+        observability.tracing_enabled()
+
+
+# A fresh interpreter: an entry point that neither logs nor counts (the authorizer's Mind Key path),
+# invoked twice, then one that logs: whether powertools was loaded, and the keys the log line had.
+_QUIET_INVOCATION = """
+import sys
+from synapse.core.observability import entry_point, logger, metrics
+from infra.gateway import LambdaContext
+quiet = entry_point()(lambda event, context: {})
+quiet({}, LambdaContext("authorizer")); quiet({}, LambdaContext("authorizer"))
+after_quiet = "aws_lambda_powertools" in sys.modules
+keys = entry_point()(lambda event, context: logger.get_current_keys())({}, LambdaContext("logs", "req-1"))
+print(after_quiet, "aws_lambda_powertools" in sys.modules, keys["function_request_id"], keys["cold_start"])
+"""
+
+
+def test_an_invocation_that_logs_and_counts_nothing_imports_no_powertools() -> None:
+    # Given tracing off and a fresh process
+    env = {**os.environ, "POWERTOOLS_TRACE_DISABLED": "true", "PYTHONPATH": os.pathsep.join(sys.path)}
+    # When entry points that log nothing run, then one that reads its logger keys
+    done = subprocess.run(  # noqa: S603 - our interpreter, fixed code
+        [sys.executable, "-c", _QUIET_INVOCATION], env=env, capture_output=True, text=True, check=False
+    )
+    # Then powertools was loaded only by the one that logs, whose keys are its own invocation's
+    # (its request, and not the process's cold start: the quiet ones came first)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "req-1", "False"]

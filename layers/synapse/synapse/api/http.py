@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 from urllib.parse import parse_qs
 
-from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 
 from synapse.api import routes
@@ -27,7 +26,7 @@ from synapse.core.errors import (
     Throttled,
     UnsupportedMediaType,
 )
-from synapse.core.observability import LambdaHandler, entry_point, logger, metrics
+from synapse.core.observability import COUNT, LambdaHandler, entry_point, logger, metrics
 from synapse.core.settings import get_limits
 from synapse.storage import pages, ratelimit
 from synapse.teams import directory, roles
@@ -315,7 +314,7 @@ def _wrap(function: Callable[[Request], Response], authenticated: bool) -> Lambd
         except Exception:
             logger.exception("Unhandled error")
             response = error_response(SynapseError("Something went wrong on our side."), request_id)
-        metrics.add_metric(name=f"Http{response.status // 100}xx", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name=f"Http{response.status // 100}xx", unit=COUNT, value=1)
         logger.info("Handled", extra={"status": response.status, "route": event.get("routeKey")})
         return response.to_lambda()
 

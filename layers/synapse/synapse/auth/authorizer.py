@@ -14,7 +14,7 @@ from synapse.auth.principal import Principal
 from synapse.auth.tokens import decode_jwt
 from synapse.core import clock
 from synapse.core.errors import Unauthorized
-from synapse.memory.kinds import Source
+from synapse.core.sources import Source
 from synapse.minds import keys, tenure
 from synapse.oauth import grants, urls
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from synapse.core.errors import Forbidden, Unauthorized
-from synapse.memory.kinds import Source
+from synapse.core.sources import Source
 from synapse.minds.keys import ALL_SCOPES, SCOPES
 
 HOOK_SCOPES = frozenset({"write"})  # a hook delivery only ever stores

@@ -16,76 +16,138 @@ variables (those logger keys) and, when traced, the X-Ray entity, which the SDK 
 
 import contextvars
 import functools
+import os
 import threading
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.logging.lambda_context import build_lambda_context_model
-from aws_lambda_powertools.metrics import MetricResolution, MetricUnit
+if TYPE_CHECKING:  # powertools' types only: its classes are imported on first use
+    from aws_lambda_powertools import Logger, Metrics, Tracer
 
 SERVICE = "synapse"
+# Metric units as powertools' EMF names them (its MetricUnit values), so that counting imports nothing.
+COUNT = "Count"
+SECONDS = "Seconds"
+
+# The keys of the invocation this context runs (cold start, the Lambda context's), until the Logger
+# exists and takes them: set per invocation by `entry_point`, a ContextVar as powertools' own keys.
+_invocation_keys: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "synapse_invocation_keys", default=None
+)
 
 
-class InvocationLogger(Logger):
-    """powertools' Logger whose appended keys are the calling thread's (its invocation's) only."""
+class _LazyLogger:
+    """Stands for the service's InvocationLogger (`core.powertools`), built on first use: a cold
+    start that logs nothing imports no powertools (issue 35). The first use in an invocation gives
+    the Logger that invocation's keys, so each line still carries them."""
 
-    def append_keys(self, **additional_keys: object) -> None:
-        self.thread_safe_append_keys(**additional_keys)
+    def __init__(self) -> None:
+        self._logger: Logger | None = None
+        self._lock = threading.Lock()
 
-    def get_current_keys(self) -> dict[str, Any]:
-        return {**super().get_current_keys(), **self.thread_safe_get_current_keys()}
+    def built(self) -> "Logger | None":
+        return self._logger
 
-    def remove_keys(self, keys: Iterable[str]) -> None:
-        self.thread_safe_remove_keys(keys)
+    def _get(self) -> "Logger":
+        if self._logger is None:
+            with self._lock:
+                if self._logger is None:
+                    from synapse.core.powertools import InvocationLogger
+
+                    self._logger = InvocationLogger(service=SERVICE)
+        keys = _invocation_keys.get()
+        if keys is not None:
+            _invocation_keys.set(None)
+            self._logger.thread_safe_clear_keys()
+            self._logger.thread_safe_append_keys(**keys)
+        return self._logger
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._get(), name)
 
 
-class ProcessMetrics(Metrics):
-    """powertools' Metrics, whose one metric set per process is added to and flushed under a lock:
-    in the local runner invocations on other threads add and flush too (on Lambda there is one)."""
+class _LazyMetrics:
+    """Stands for the service's ProcessMetrics (`core.powertools`), built on the first metric: an
+    invocation that counted nothing flushes nothing and needs none."""
 
-    _lock = threading.RLock()
+    def __init__(self) -> None:
+        self._metrics: Any = None  # a core.powertools.ProcessMetrics once built
+        self._lock = threading.Lock()
 
-    def add_metric(
-        self, name: str, unit: MetricUnit | str, value: float, resolution: MetricResolution | int = 60
-    ) -> None:
-        with self._lock:
-            super().add_metric(name, unit, value, resolution)
+    def _get(self) -> "Metrics":
+        if self._metrics is None:
+            with self._lock:
+                if self._metrics is None:
+                    from synapse.core.powertools import ProcessMetrics
+
+                    self._metrics = ProcessMetrics(service=SERVICE, namespace="Synapse")
+        made: Metrics = self._metrics
+        return made
 
     def flush_if_any(self) -> None:
-        """Write the metrics counted so far, if any: no empty EMF line for an invocation that counted
-        nothing, and no error when another thread flushed them first."""
-        with self._lock:
-            if self.metric_set:
-                self.flush_metrics()
+        if self._metrics is not None:
+            self._metrics.flush_if_any()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._get(), name)
 
 
-logger = InvocationLogger(service=SERVICE)
+_lazy_logger = _LazyLogger()
+logger = cast("Logger", _lazy_logger)  # an InvocationLogger once built
 # AWS calls only: the X-Ray SDK's default patches sqlite3 too, a subsegment per index statement
 # (rebuilding 1,000 memories went from ~0.2 s to ~2.5 s and 4,006 segments, issue 10).
 TRACED_MODULES = ("botocore",)
-metrics = ProcessMetrics(service=SERVICE, namespace="Synapse")
+_lazy_metrics = _LazyMetrics()
+metrics = cast("Metrics", _lazy_metrics)  # a ProcessMetrics once built
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 _warm = False
-_tracer: Tracer | None = None
+_tracer: "Tracer | None" = None
 _tracer_lock = threading.Lock()
+_TRUE = frozenset({"1", "y", "yes", "t", "true", "on"})
+_FALSE = frozenset({"0", "n", "no", "f", "false", "off"})
+
+
+def _truthy(value: str) -> bool:
+    """powertools' reading of a boolean variable (its strtobool): anything else is an error."""
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    raise ValueError(f"invalid truth value {value!r}")
 
 
 def tracing_enabled() -> bool:
-    """powertools' own rule: on in Lambda unless POWERTOOLS_TRACE_DISABLED says otherwise (off in SAM
-    local, Chalice local and anywhere else). Read per invocation; environment variables only."""
-    return not Tracer._is_tracer_disabled()
+    """powertools' own rule (`Tracer._is_tracer_disabled`, without importing it): on in Lambda
+    unless POWERTOOLS_TRACE_DISABLED says otherwise (off in SAM local, Chalice local and anywhere
+    else). Read per invocation; environment variables only."""
+    if _truthy(os.getenv("POWERTOOLS_TRACE_DISABLED", "false")):
+        return False
+    in_lambda = bool(os.getenv("LAMBDA_TASK_ROOT"))
+    emulated = bool(os.getenv("AWS_SAM_LOCAL") or os.getenv("AWS_CHALICE_CLI_MODE"))
+    return in_lambda and not emulated
 
 
-def service_tracer() -> Tracer:
+def service_tracer() -> "Tracer":
     """The process's Tracer (botocore patched, nothing else), created on first use."""
     global _tracer
     with _tracer_lock:
         if _tracer is None:
+            from aws_lambda_powertools import Tracer
+
             _tracer = Tracer(service=SERVICE, patch_modules=TRACED_MODULES)
         return _tracer
+
+
+def _context_keys(context: Any) -> dict[str, Any]:
+    """The Lambda context's keys on every log line (powertools' `build_lambda_context_model`)."""
+    return {
+        "function_name": context.function_name,
+        "function_memory_size": context.memory_limit_in_mb,
+        "function_arn": context.invoked_function_arn,
+        "function_request_id": context.aws_request_id,
+    }
 
 
 def _trace_entity() -> tuple[Any, Any] | None:
@@ -139,7 +201,7 @@ def entry_point(*, log_event: bool = False) -> Callable[[LambdaHandler], LambdaH
             try:
                 return handler(event, context)
             finally:
-                metrics.flush_if_any()
+                _lazy_metrics.flush_if_any()
 
         traced: list[LambdaHandler] = []  # measured inside the tracer's subsegment, wrapped once
 
@@ -152,17 +214,20 @@ def entry_point(*, log_event: bool = False) -> Callable[[LambdaHandler], LambdaH
 
         @functools.wraps(handler)
         def logged(event: dict[str, Any], context: Any) -> dict[str, Any]:
-            logger.thread_safe_clear_keys()
-            logger.thread_safe_append_keys(
-                cold_start=_cold_start(), **build_lambda_context_model(context).__dict__
-            )
+            built = _lazy_logger.built()
+            if built is not None:
+                built.thread_safe_clear_keys()
+            # the Logger takes these on its first use in this invocation (none if nothing logs)
+            _invocation_keys.set({"cold_start": _cold_start(), **_context_keys(context)})
             if log_event:
                 logger.info(event)
             try:
                 answer: dict[str, Any] = maybe_traced(event, context)
                 return answer
             finally:
-                logger.thread_safe_clear_keys()
+                _invocation_keys.set(None)
+                if (built := _lazy_logger.built()) is not None:
+                    built.thread_safe_clear_keys()
 
         return logged
 

@@ -31,7 +31,6 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from synapse.core import clock
-from synapse.memory import proposals
 from synapse.memory.event_names import (
     CREATED,
     DELETED,
@@ -96,6 +95,8 @@ def is_memory_record(record: dict[str, Any]) -> bool:
 
 
 def _proposal_changes(record: dict[str, Any]) -> list[Change]:
+    from synapse.memory import proposals  # on first use: see `from_stream_record`
+
     body = record["dynamodb"]
     new = tables.load(body.get("NewImage") or {})
     if not new:
@@ -146,7 +147,11 @@ def _event_item_changes(record: dict[str, Any]) -> list[Change]:
 
 def from_stream_record(record: dict[str, Any]) -> list[Change]:
     """The events one stream record means; none for items that are neither memories, proposals nor
-    event items."""
+    event items. Proposals (and through them the write path and the body rules) are imported
+    here, by the stream's reader: the membership and webhook handlers that only write an event item
+    (`outbox_operation`) or ping (`ping`) do not load them at cold start (issue 35)."""
+    from synapse.memory import proposals
+
     if _sort_key(record).startswith(proposals.PROPOSAL_PREFIX):
         return _proposal_changes(record)
     if _sort_key(record).startswith(EVENT_PREFIX):

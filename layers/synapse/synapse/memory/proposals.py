@@ -41,7 +41,6 @@ from synapse.memory import history, writes
 from synapse.memory.changes import makes_critical, protected_change, verified
 from synapse.memory.items import memory_body, memory_from_item
 from synapse.memory.kinds import EDITABLE_FIELDS, Memory, Priority, Source
-from synapse.memory.model import MemoryPatch
 from synapse.minds import minds
 from synapse.storage import pages, tables
 
@@ -112,7 +111,11 @@ def _number(value: Any) -> float | None:
 
 
 def _applicable(proposed: dict[str, Any]) -> dict[str, Any]:
-    """The proposed fields, if a write of them would be taken (PUT /memory's rules); else 409."""
+    """The proposed fields, if a write of them would be taken (PUT /memory's rules); else 409.
+    The body rules are imported here, on accepting: the handlers that only read, list, reject or
+    make proposals take no request body and do not load them at cold start (issue 35)."""
+    from synapse.memory.model import MemoryPatch
+
     try:
         MemoryPatch.from_body({name: proposed.get(name) for name in EDITABLE_FIELDS})
     except Unprocessable as refused:

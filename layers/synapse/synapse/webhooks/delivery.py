@@ -21,10 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
-
 from synapse.core import clock
-from synapse.core.observability import logger, metrics
+from synapse.core.observability import COUNT, logger, metrics
 from synapse.memory import events
 from synapse.webhooks import delivery_log, delivery_queue, health, subscriptions, transport
 
@@ -106,7 +104,7 @@ def count_outcomes(outcomes: list[str]) -> None:
     """One metric per delivery outcome (delivered, retrying, gave_up, waiting, dropped, failed)."""
     for outcome in OUTCOMES:
         count = sum(1 for o in outcomes if o == outcome)
-        metrics.add_metric(name=f"WebhookDeliveries_{outcome}", unit=MetricUnit.Count, value=count)
+        metrics.add_metric(name=f"WebhookDeliveries_{outcome}", unit=COUNT, value=count)
 
 
 def deliver_batch(records: list[dict[str, Any]]) -> dict[str, Any]:

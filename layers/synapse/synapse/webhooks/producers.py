@@ -17,10 +17,8 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
-
 from synapse.core import clock
-from synapse.core.observability import logger, metrics
+from synapse.core.observability import COUNT, logger, metrics
 from synapse.memory import event_names, events, reads
 from synapse.storage import pages, tables
 from synapse.webhooks import delivery_queue, subscriptions
@@ -80,9 +78,9 @@ def publish_stream(records: list[dict[str, Any]]) -> list[str]:
             logger.exception(
                 "webhook events: a stream record failed", extra={"event_id": record.get("eventID")}
             )
-            metrics.add_metric(name="WebhookEventsQueued", unit=MetricUnit.Count, value=queued)
+            metrics.add_metric(name="WebhookEventsQueued", unit=COUNT, value=queued)
             return [str(record["dynamodb"]["SequenceNumber"])]
-    metrics.add_metric(name="WebhookEventsQueued", unit=MetricUnit.Count, value=queued)
+    metrics.add_metric(name="WebhookEventsQueued", unit=COUNT, value=queued)
     return []
 
 
