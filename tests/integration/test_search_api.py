@@ -193,7 +193,7 @@ def test_an_updated_memory_is_returned_as_it_is_now(api: Api, mind: MindHandle, 
 
 def test_a_mind_without_an_index_answers_empty_results(api: Api, mind: MindHandle, index_root: Path) -> None:
     answer = search(api, mind, "anything")
-    expected = {"results": [], "terms": ["anything"], "next_cursor": None}
+    expected = {"results": [], "terms": ["anything"], "mode": "lexical", "next_cursor": None}
     assert answer.status == 200 and answer.json() == expected
 
 

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, NamedTuple
 
 from synapse.memory.kinds import Memory
+
+
+class Mode(StrEnum):
+    """How a best-match query is ranked: both sides fused (default), by words alone, by meaning alone."""
+
+    HYBRID = "hybrid"
+    LEXICAL = "lexical"
+    SEMANTIC = "semantic"
 
 
 class SearchFilters(NamedTuple):

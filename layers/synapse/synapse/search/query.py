@@ -91,6 +91,8 @@ class Query(NamedTuple):
     match: str
     clauses: tuple[Clause, ...]
     plain: bool = False  # its structure did not parse: read as its plain words
+    explicit: bool = False  # phrases, prefix*, operators or +required: exact meaning, lexical only
+    latin: str = "english"  # the language of its Latin-script words (`languages.latin_language`)
 
     @property
     def terms(self) -> list[str]:
@@ -324,7 +326,7 @@ def _compiled(node: Node, raw: str, plain: bool, explicit: bool) -> Query:
     )
     for excluded in reversed(left_out):  # peeled outermost first
         match = f"({match} NOT {excluded.fts(latin)})"
-    return Query(match, tuple(kept), plain)
+    return Query(match, tuple(kept), plain, explicit and not plain, latin)
 
 
 def parse_query(raw: str | None) -> Query:

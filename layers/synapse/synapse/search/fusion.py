@@ -1,0 +1,206 @@
+"""Hybrid ranking of a best-match query: the lexical ranking, with meaning to rescue and to break ties.
+
+Both sides are read from one generation: the lexical candidates (`ranking.index_hits`, coverage
+then BM25) and the cosine similarity of the question to every memory's vector (`vectors.Matrix`,
+exact dot products). Each candidate of either side's first POOL gets
+
+    fused = coverage + BM25_WEIGHT x (score / best score) + SEMANTIC_WEIGHT x lift(similarity)
+
+where lift(s) = max(0, s - SIMILARITY_FLOOR) / (1 - SIMILARITY_FLOOR): what the memory shares with
+the question in meaning beyond what unrelated texts share. Equal-weight reciprocal rank fusion was
+not used: it lets a memory that is merely near in topic outrank one holding the question's names
+and words, and on conversation logs it does worse than lexical search alone (docs/search.md).
+Then two rules, whatever the scores:
+
+- a lexical exact hit (one matching every meaningful term of the query) that lexical search puts on
+  the first page stays on the first page: the semantic side may reorder the page, never push it off;
+- of two hits that say nearly the same thing (their vectors' cosine >= DUPLICATE_SIMILARITY), the
+  more recently updated ranks first (a stale fact and its correction: the correction).
+
+The semantic side is off (hybrid is lexical) for a query the model does not serve: its Latin words
+are German, French or Spanish, or it has words of another script (the model is English).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Any, NamedTuple
+
+from synapse.search import vectors
+from synapse.search.filters import Mode, SearchFilters
+from synapse.search.query import Query
+from synapse.search.ranking import Hit, index_hits
+
+POOL = 50  # candidates taken from each side (a page beyond it widens the pool)
+BM25_WEIGHT = 0.1
+SEMANTIC_WEIGHT = 1.0
+SIMILARITY_FLOOR = 0.25
+DUPLICATE_SIMILARITY = 0.9
+SNIPPET_CHARS = 120
+_ENGLISH_TEXT = re.compile(r"^[\x00-\x7f\u2018\u2019\u201c\u201d\u2026\u2013\u2014]*$")
+
+
+class Scored(NamedTuple):
+    """A hit with its semantic similarity to the query (None: the semantic side did not run)."""
+
+    hit: Hit
+    similarity: float | None
+
+
+def model_serves(query: Query, raw: str) -> bool:
+    """Whether the model understands the query: English (the model's language) in plain ASCII."""
+    return query.latin == "english" and _ENGLISH_TEXT.match(raw) is not None
+
+
+def semantic_applies(query: Query, raw: str, mode: Mode) -> bool:
+    """Explicit syntax stays lexical; a best-match query gets meaning unless asked for words only, or
+    in a language the model does not serve (asked for meaning alone, it is given it anyway)."""
+    if query.explicit or mode is Mode.LEXICAL:
+        return False
+    return mode is Mode.SEMANTIC or model_serves(query, raw)
+
+
+_DOCS_SQL = (
+    "SELECT d.rowid, d.id, d.category, d.key, coalesce(f.raw_content, f.content)"
+    " FROM docs d JOIN fts f ON f.rowid = d.rowid WHERE d.deleted = 0 AND d.rowid IN ({marks}){filters}"
+)
+
+
+def _snippet(content: str) -> str:
+    text = " ".join(content.split())
+    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
+
+
+def _semantic_hits(
+    db: sqlite3.Connection,
+    matrix: vectors.Matrix,
+    sims: Any,
+    filters: SearchFilters,
+    wanted: int,
+    now: str,
+) -> list[tuple[Hit, float]]:
+    """The `wanted` most similar memories passing the filters, most similar first."""
+    import numpy as np
+
+    if not len(sims):
+        return []
+    narrowed = filters.tag is not None or filters.category is not None or filters.priority is not None
+    take = min(len(sims), wanted * (8 if narrowed else 2))
+    while True:
+        top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
+        top = top[np.argsort(-sims[top], kind="stable")]
+        rowids = [int(r) for r in matrix.rowids[top]]
+        where, params = filters.sql(now)
+        sql = _DOCS_SQL.format(marks=", ".join("?" * len(rowids)), filters=where)
+        rows = {row[0]: row for row in db.execute(sql, [*rowids, *params])}
+        found = [
+            (Hit(rows[r][1], rows[r][2], rows[r][3], 0.0, _snippet(rows[r][4]), ()), float(sims[i]))
+            for r, i in zip(rowids, top, strict=True)
+            if r in rows
+        ]
+        if len(found) >= wanted or take >= len(sims):
+            return found[:wanted]
+        take = min(len(sims), take * 4)
+
+
+def lift(similarity: float) -> float:
+    return max(0.0, similarity - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR)
+
+
+def fused_score(coverage: float, bm25: float, similarity: float) -> float:
+    """`bm25`: the hit's BM25 score over the best of the candidates (0 for a semantic-only hit)."""
+    return coverage + BM25_WEIGHT * bm25 + SEMANTIC_WEIGHT * lift(similarity)
+
+
+class _Candidate(NamedTuple):
+    fused: float
+    lexical_at: int  # position in the lexical ranking (POOL + for semantic-only ones)
+    hit: Hit
+    similarity: float
+    exact: bool  # every meaningful term matched
+
+
+def _keep_exact_on_first_page(ranked: list[_Candidate], page: int) -> list[_Candidate]:
+    """The exact lexical hits of lexical's first page keep a place on the first page: others fill
+    the page only while room is left for those still to come (the rest keeps its order)."""
+    protected = {c.hit.id for c in ranked if c.exact and c.lexical_at < page}
+    first: list[_Candidate] = []
+    waiting = len(protected)
+    for candidate in ranked:
+        if len(first) == page:
+            break
+        if candidate.hit.id in protected:
+            first.append(candidate)
+            waiting -= 1
+        elif page - len(first) > waiting:
+            first.append(candidate)
+    placed = {c.hit.id for c in first}
+    return first + [c for c in ranked if c.hit.id not in placed]
+
+
+def newer_first(ids: list[str], updated: list[str], matrix: vectors.Matrix | None) -> list[int]:
+    """The order of a page's hits (indexes into `ids`) once, of two near-duplicates (cosine >=
+    DUPLICATE_SIMILARITY), the more recently updated has taken the better of their two places."""
+    order = list(range(len(ids)))
+    if matrix is None or len(ids) < 2:
+        return order
+    rows = [matrix.row_of(i) for i in ids]
+    present = [i for i, r in enumerate(rows) if r is not None]
+    if len(present) < 2:
+        return order
+    block = matrix.vectors[[rows[i] for i in present]]
+    close = (block @ block.T) >= DUPLICATE_SIMILARITY
+    in_block = {hit: at for at, hit in enumerate(present)}
+    for a in range(len(order)):
+        for b in range(a + 1, len(order)):
+            first, second = order[a], order[b]
+            if first not in in_block or second not in in_block:
+                continue
+            if close[in_block[first], in_block[second]] and updated[second] > updated[first]:
+                order[a], order[b] = second, first
+    return order
+
+
+def hybrid_hits(
+    db: sqlite3.Connection,
+    query: Query,
+    question: Any | None,
+    filters: SearchFilters,
+    limit: int,
+    offset: int,
+    now: str,
+    mode: Mode,
+) -> tuple[list[Scored], bool]:
+    """Hits `offset` to `offset + limit` fused as the module says (`question`: the query's vector;
+    None, or a generation without vectors, gives the lexical ranking)."""
+    matrix = vectors.matrix_of(db) if question is not None else None
+    if matrix is None or question is None or not len(matrix.rowids):
+        hits, more = index_hits(db, query, filters, limit, offset, now)
+        return [Scored(h, None) for h in hits], more
+    pool = max(POOL, offset + limit + 1)
+    sims = matrix.similarities(question)
+    lexical: list[Hit] = []
+    if mode is not Mode.SEMANTIC:
+        lexical, _ = index_hits(db, query, filters, pool, 0, now)
+    semantic = _semantic_hits(db, matrix, sims, filters, pool, now)
+    clauses = max(1, len(query.clauses))
+    best = max((h.score for h in lexical), default=0.0) or 1.0
+    candidates: dict[str, _Candidate] = {}
+    for at, hit in enumerate(lexical):
+        row = matrix.row_of(hit.id)
+        similarity = float(sims[row]) if row is not None else 0.0
+        coverage = len(hit.matched) / clauses
+        fused = fused_score(coverage, max(hit.score, 0.0) / best, similarity)
+        candidates[hit.id] = _Candidate(fused, at, hit, similarity, len(hit.matched) == clauses)
+    for hit, similarity in semantic:
+        if hit.id not in candidates:
+            fused = similarity if mode is Mode.SEMANTIC else fused_score(0.0, 0.0, similarity)
+            candidates[hit.id] = _Candidate(fused, pool + 1, hit, similarity, False)
+    if mode is Mode.SEMANTIC:
+        ranked = sorted(candidates.values(), key=lambda c: (-c.similarity, c.hit.id))
+    else:
+        ranked = sorted(candidates.values(), key=lambda c: (-c.fused, c.lexical_at, -c.similarity, c.hit.id))
+        ranked = _keep_exact_on_first_page(ranked, limit)
+    page = ranked[offset : offset + limit]
+    return [Scored(c.hit, round(c.similarity, 4)) for c in page], len(ranked) > offset + limit
