@@ -45,6 +45,7 @@ def test_the_layer_is_one_package_per_concern() -> None:
         "api",
         "auth",
         "core",
+        "embedding",
         "lifecycle",
         "mcp",
         "memory",
@@ -98,10 +99,13 @@ def test_every_layer_import_is_at_module_level(path: Path) -> None:
     guarded = [
         node.lineno
         for node in tree.body
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        if isinstance(node, ast.If)
+        and "TYPE_CHECKING" in ast.unparse(node.test)
+        and "synapse" in ast.unparse(node)
     ]
     # Then none is deferred into a function (outside the cold-start exception) or hidden behind
-    # TYPE_CHECKING (both dodge a cycle)
+    # TYPE_CHECKING (both dodge a cycle). A third-party module may stand behind TYPE_CHECKING for its
+    # types alone: synapse.embedding names numpy's array type without loading numpy at import.
     assert (deferred == [] or _name(path) in DEFERRED_FOR_COLD_START) and guarded == []
 
 

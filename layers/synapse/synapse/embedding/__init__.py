@@ -1,0 +1,80 @@
+"""Text → vectors for search by meaning: one small interface, one model that works everywhere.
+
+    from synapse.embedding import default_embedder, embed_query, serves
+    vectors = default_embedder().embed(["Wife is Anna", "Drives a Tesla"])  # (2, 384) float32, unit rows
+    query = embed_query("who is his partner")                             # (384,), cached per process
+    cosine = vectors @ query                                              # rows are L2-normalised
+
+Contract for callers (the hybrid ranking, the indexer, rebuild):
+- `Embedder.embed(texts)` returns a float32 array of shape (len(texts), dimensions), every row of
+  unit length, so a dot product is the cosine similarity. Vectors of different `name`s are not
+  comparable: store `name` beside the vectors and re-embed when it changes.
+- `serves(text)` says whether the model understands text's language. The model is all-MiniLM-L6-v2,
+  trained on English only: for text in another language (German, Russian, Chinese, …) its vector is
+  near-noise, so a caller must not let the semantic side rank such a query (use lexical alone);
+  memories in other languages may be embedded, they just rarely come up through semantic search.
+- Loading is lazy: importing this package imports neither numpy nor onnxruntime; the first
+  `default_embedder()` call loads the model (~0.3 s, sha256-checked) once per process, thread-safely.
+  The loaded model runs on one thread.
+- If the model cannot be loaded, `default_embedder()` raises `ModelUnavailable` (not installed) or
+  `ModelIntegrityError` (a file is not the pinned one); both are `EmbeddingError`. A caller may
+  degrade to lexical search on `ModelUnavailable`, but should let `ModelIntegrityError` be loud.
+- Another model (e.g. Bedrock Titan V2 on AWS) replaces this one by implementing `Embedder`.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from synapse.embedding.errors import EmbeddingError, ModelIntegrityError, ModelUnavailable
+from synapse.embedding.languages import serves
+from synapse.embedding.minilm import MiniLM
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = [
+    "Embedder",
+    "EmbeddingError",
+    "ModelIntegrityError",
+    "ModelUnavailable",
+    "default_embedder",
+    "embed_query",
+    "serves",
+]
+
+
+class Embedder(Protocol):
+    """What the rest of Synapse needs of an embedding model."""
+
+    name: str  # identifies the vector space: vectors of two names never mix
+    dimensions: int
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """(len(texts), dimensions) float32, each row L2-normalised."""
+        ...
+
+
+_lock = threading.Lock()
+_loaded: list[Embedder] = []
+
+
+def default_embedder() -> Embedder:
+    """The process's embedder, loaded on the first call (raises EmbeddingError if it cannot be)."""
+    if not _loaded:
+        with _lock:
+            if not _loaded:
+                _loaded.append(MiniLM())
+    return _loaded[0]
+
+
+@functools.lru_cache(maxsize=1024)
+def embed_query(text: str) -> NDArray[np.float32]:
+    """text's vector, shape (dimensions,), read-only; repeated queries are answered from a cache."""
+    vector: NDArray[np.float32] = default_embedder().embed([text])[0]
+    vector.flags.writeable = False
+    return vector

@@ -1,0 +1,117 @@
+# ruff: noqa: RUF001 (queries in many scripts)
+"""The embedding model (issue 33 item 1): the pinned file or nothing, vectors of the promised shape,
+meaning that ranks a paraphrase above an unrelated fact, a lazy import, and the language guard."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from synapse.embedding import ModelIntegrityError, default_embedder, embed_query, serves
+from synapse.embedding.minilm import DIMENSIONS, MODEL_SHA256, MiniLM, model_path, sha256_of
+from synapse.embedding.wordpiece import VOCAB_PATH, VOCAB_SHA256
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_installed_model_file_is_the_pinned_one():
+    # Given the model package the project's requirements install
+    # When its file is hashed
+    # Then it is the sha256 the embedder pins (a new release of the package must change both together)
+    assert sha256_of(model_path()) == MODEL_SHA256
+
+
+def test_the_vocabulary_is_the_pinned_one():
+    assert sha256_of(VOCAB_PATH) == VOCAB_SHA256
+
+
+def test_a_model_file_that_is_not_the_pinned_one_is_refused(tmp_path):
+    # Given a file in the model's place whose bytes differ from the pinned model's by one byte
+    impostor = tmp_path / "model.onnx"
+    data = bytearray(model_path().read_bytes())
+    data[-1] ^= 0xFF
+    impostor.write_bytes(bytes(data))
+    # When the embedder loads it
+    # Then it refuses, naming the file, the hash it found and the one it expected
+    with pytest.raises(ModelIntegrityError) as raised:
+        MiniLM(model=impostor)
+    message = str(raised.value)
+    assert str(impostor) in message and MODEL_SHA256 in message and sha256_of(impostor) in message
+
+
+def test_vectors_are_float32_unit_rows_in_the_order_of_the_texts():
+    # Given texts of very different lengths (the embedder batches them sorted by length)
+    texts = ["Wife is Anna", "", "Drives a 2019 Tesla Model 3 " * 60, "Allergic to peanuts"]
+    # When they are embedded together and one by one
+    together = default_embedder().embed(texts)
+    alone = np.vstack([default_embedder().embed([text]) for text in texts])
+    # Then each row is the text's own unit-length float32 vector of the model's dimensions
+    assert together.shape == (4, DIMENSIONS) and together.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(together, alone, atol=1e-4)
+    assert default_embedder().embed([]).shape == (0, DIMENSIONS)
+
+
+def test_a_paraphrase_is_closer_than_an_unrelated_fact():
+    # Given a question that shares no word with the fact that answers it
+    question = embed_query("who is his partner")
+    wife, car = default_embedder().embed(["Wife is Anna", "Drives a Tesla"])
+    # Then the answer is clearly closer in meaning than an unrelated fact
+    assert float(question @ wife) > float(question @ car) + 0.1
+
+
+def test_a_query_vector_is_cached_and_read_only():
+    first = embed_query("does he have a dog?")
+    assert embed_query("does he have a dog?") is first
+    assert first.shape == (DIMENSIONS,) and not first.flags.writeable
+
+
+def test_importing_the_package_loads_neither_numpy_nor_onnxruntime():
+    # Given a fresh interpreter; When it imports synapse.embedding (what a handler's module level does)
+    code = "import sys, synapse.embedding; print(sorted({'numpy', 'onnxruntime'} & set(sys.modules)))"
+    result = subprocess.run(  # noqa: S603 - the test's own interpreter
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(ROOT / "layers" / "synapse")},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    # Then neither heavy module is loaded until something embeds
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what's his partner's name",
+        "Which car does he drive?",
+        "Wife is Anna, married since 2015",
+        "Does Müller's café still open at 8?",
+        "die hard fans",  # English words that are also German ones
+    ],
+)
+def test_english_is_served(text):
+    assert serves(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Wer ist seine Frau?",
+        "Qui est sa femme ?",
+        "¿Quién es su esposa?",
+        "Chi è sua moglie?",
+        "Quem é a esposa dele?",
+        "Wie is zijn vrouw?",
+        "Кто его жена?",
+        "他的妻子是谁",
+        "2019 / 42",
+        "",
+    ],
+)
+def test_other_languages_and_texts_without_words_are_not_served(text):
+    # the model is English-only: for these the caller keeps to lexical search
+    assert not serves(text)
