@@ -35,9 +35,9 @@ TARGET_PARAPHRASE_R3 = 0.9
 TARGET_STEM_R3 = 0.92
 # The grid `--tune` searches (synapse.search.fusion's constants).
 GRID = {
-    "BM25_WEIGHT": (0.0, 0.1, 0.3),
-    "SEMANTIC_WEIGHT": (0.5, 0.75, 1.0, 1.5, 2.0),
-    "SIMILARITY_FLOOR": (0.1, 0.2, 0.3, 0.4),
+    "BM25_WEIGHT": (0.1,),
+    "SEMANTIC_WEIGHT": (1.0, 1.5, 2.0, 3.0),
+    "SIMILARITY_FLOOR": (0.2, 0.3, 0.4),
 }
 
 

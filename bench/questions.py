@@ -705,10 +705,11 @@ def by_meaning(
     ]
     sets = stored_by_meaning(base)
     title = "stem-sharing (questions.json)"
-    if tune:
-        meaning.tune({title: (mind_id, asked), **sets}, k)
-        return 0
-    results = meaning.side_by_side(mind_id, asked, sets, k)
+    with reads_kept():
+        if tune:
+            meaning.tune({title: (mind_id, asked), **sets}, k)
+            return 0
+        results = meaning.side_by_side(mind_id, asked, sets, k)
     meaning.verdicts(results, {title: [q.shares_stem for q in questions]})
     return 0
 

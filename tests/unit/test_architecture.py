@@ -18,10 +18,7 @@ HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
 # The one module that imports layer modules inside its functions, on purpose: each MCP tool loads its
 # own on first call, so /mcp's cold start does without them (issue 22, tests/unit/test_mcp_imports.py).
 # Not a cycle's hiding place: import-linter checks those imports' direction like any other.
-# And the search index's model: `synapse.embedding` (ONNX Runtime, the weights) is imported by the
-# first call that embeds, so the functions that never do (and the store functions until a write
-# needs `similar`) keep their cold start (issue 33).
-DEFERRED_FOR_COLD_START = {"synapse/mcp/calls.py", "synapse/search/vectors.py"}
+DEFERRED_FOR_COLD_START = {"synapse/mcp/calls.py"}
 
 
 def _layer_modules() -> list[Path]:

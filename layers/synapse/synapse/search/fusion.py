@@ -23,7 +23,6 @@ are German, French or Spanish, or it has words of another script (the model is E
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from typing import Any, NamedTuple
 
@@ -36,9 +35,8 @@ POOL = 50  # candidates taken from each side (a page beyond it widens the pool)
 BM25_WEIGHT = 0.1
 SEMANTIC_WEIGHT = 1.0
 SIMILARITY_FLOOR = 0.25
-DUPLICATE_SIMILARITY = 0.9
+DUPLICATE_SIMILARITY = vectors.REPEAT_SIMILARITY
 SNIPPET_CHARS = 120
-_ENGLISH_TEXT = re.compile(r"^[\x00-\x7f\u2018\u2019\u201c\u201d\u2026\u2013\u2014]*$")
 
 
 class Scored(NamedTuple):
@@ -49,8 +47,8 @@ class Scored(NamedTuple):
 
 
 def model_serves(query: Query, raw: str) -> bool:
-    """Whether the model understands the query: English (the model's language) in plain ASCII."""
-    return query.latin == "english" and _ENGLISH_TEXT.match(raw) is not None
+    """Whether the model understands the query: English, by its function words and letters."""
+    return query.latin == "english" and vectors.serves(raw)
 
 
 def semantic_applies(query: Query, raw: str, mode: Mode) -> bool:

@@ -11,7 +11,6 @@ never its own repeat.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,16 +19,13 @@ from synapse.memory.kinds import Memory
 from synapse.search import vectors
 from synapse.search.readers import reader
 
-# Cosine of the two memories' embedded texts from which they are said to repeat: chosen on labelled
-# pairs (bench/similar.py; docs/search.md): no unrelated pair reaches it.
-SIMILAR_THRESHOLD = 0.75
+SIMILAR_THRESHOLD = vectors.REPEAT_SIMILARITY
 MAX_SIMILAR = 3
-_ENGLISH_TEXT = re.compile(r"^[\x00-\x7f\u2018\u2019\u201c\u201d\u2026\u2013\u2014\u00a0]*$")
 
 
 def _served(memory: Memory) -> bool:
     """The model reads English: texts in other languages look alike to it, whatever they say."""
-    return _ENGLISH_TEXT.match(memory.content) is not None
+    return vectors.serves(memory.content)
 
 
 def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]]]:

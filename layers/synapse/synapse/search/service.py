@@ -86,14 +86,6 @@ def _offset(mind_id: str, scope: str, after: str | None) -> int:
     return offset
 
 
-def _question(raw_query: str, semantic: bool) -> Any:
-    """The question's vector, or None (lexical only, or no model in this build)."""
-    if not semantic:
-        return None
-    model = vectors.embedder()
-    return None if model is None else model.embed_query(raw_query)
-
-
 def search(
     mind_id: str,
     raw_query: str | None,
@@ -116,7 +108,7 @@ def search(
     if db is None:
         return SearchPage([], query.terms)
     semantic = fusion.semantic_applies(query, raw_query or "", mode)
-    question = _question(raw_query or "", semantic) if semantic else None
+    question = vectors.question_vector(raw_query or "") if semantic else None
     now = clock.to_iso(clock.now())
     results: list[Result] = []
     position = offset

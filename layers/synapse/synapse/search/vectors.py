@@ -15,14 +15,21 @@ index upgrades by itself and answers meanwhile, lexically for what has no vector
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple, Protocol
 
+from synapse import embedding
 from synapse.core.observability import logger
 from synapse.search import readers
 
 DIMS = 384
+# Cosine of two memories' embedded texts from which they say nearly the same: a write answers with
+# such memories (`repeats`), and of two such hits the newer ranks first (`fusion`). Chosen on
+# labelled pairs (bench/similar.py, docs/search.md): precision 0.97, recall 0.97 of 32 restated or
+# updated facts; one of 40 pairs of distinct facts of one person reaches it (0.635).
+REPEAT_SIMILARITY = 0.6
 # Missing vectors embedded per batch (an upgraded index, a rebuild's leftovers): ~2.5 s of one CPU.
 FILL_PER_BATCH = 256
 _META_MODEL = "vectors_model"
@@ -50,35 +57,48 @@ _MISSING_SQL = (
 
 
 class Embedder(Protocol):
-    """What the index needs of a model: unit-length float32 rows, one per text."""
+    """What the index needs of a model (`synapse.embedding.Embedder`): unit-length float32 rows."""
 
     def embed(self, texts: Sequence[str]) -> Any: ...
 
-    def embed_query(self, text: str) -> Any: ...
 
-
-_override: list[Embedder | None] = []
+_override: list[Embedder] = []
 _missing_logged: list[bool] = []
 
 
-def use_embedder(embedder: Embedder | None) -> None:
+def use_embedder(model: Embedder | None) -> None:
     """Replace the model (tests' deterministic fake; None: back to the shipped one)."""
-    _override[:] = [embedder] if embedder is not None else []
+    _override[:] = [model] if model is not None else []
 
 
 def embedder() -> Embedder | None:
-    """The model, loaded on first use; None when this build has none (then nothing is embedded)."""
+    """The model, loaded on first use; None when this build has none (then nothing is embedded).
+    A model file that is not the pinned one raises (`ModelIntegrityError`): that must be loud."""
     if _override:
         return _override[0]
     try:
-        from synapse.embedding import default_embedder  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
+        found: Embedder = embedding.default_embedder()
+    except embedding.ModelUnavailable:
         if not _missing_logged:
             _missing_logged.append(True)
             logger.warning("no embedding model in this build: search is lexical only")
         return None
-    found: Embedder = default_embedder()
     return found
+
+
+def question_vector(text: str) -> Any:
+    """The query's vector (the shipped model caches repeated questions), or None without a model."""
+    model = embedder()
+    if model is None:
+        return None
+    if _override:
+        return model.embed([text])[0]
+    return embedding.embed_query(text)
+
+
+def serves(text: str) -> bool:
+    """Whether the model reads text's language (English): for another, its vector is near noise."""
+    return embedding.serves(text)
 
 
 def model_name(model: Embedder) -> str:
@@ -86,9 +106,15 @@ def model_name(model: Embedder) -> str:
     return str(getattr(model, "name", None) or getattr(model, "model_id", None) or type(model).__name__)
 
 
+# A key derived from the content (MCP `remember` without a key: `<category>_<16 hex digits>`) says
+# nothing the content does not: it is left out of the embedded text, where it would be noise (and
+# would make every such note a little alike).
+_DERIVED_KEY = re.compile(r"^[a-z]+_[0-9a-f]{16}$")
+
+
 def embedded_text(key: str, content: str, tags: str) -> str:
     """What is embedded: the key as words, the content, the tags (as the index holds them, joined)."""
-    parts = [key.replace("_", " "), content]
+    parts = [content] if _DERIVED_KEY.match(key) else [key.replace("_", " "), content]
     if tags:
         parts.append(tags)
     return "\n".join(parts)

@@ -125,7 +125,7 @@ class Writer:
         before = self._db.total_changes
         vectors.prepare(self._db, model)
         self.embedded = vectors.write(self._db, model, self._pending.values())
-        self.embedded += vectors.fill(self._db, model)
+        self.embedded += vectors.fill(self._db, model, vectors.FILL_PER_BATCH)
         self._pending.clear()
         if self._db.total_changes != before:
             self.changed = max(self.changed, 1)
