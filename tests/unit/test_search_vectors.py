@@ -168,9 +168,20 @@ def test_of_two_near_duplicates_the_newer_ranks_first(tmp_path: Path, fake_embed
     db = readers.reader(MIND, tmp_path)
     assert db is not None
     order = fusion.newer_first(
-        ["mem_old", "mem_new"], ["2026-01-01T00:00:00Z", "2026-05-01T00:00:00Z"], vectors.matrix_of(db)
+        ["mem_old", "mem_new"],
+        ["2026-01-01T00:00:00Z", "2026-05-01T00:00:00Z"],
+        [1, 1],
+        vectors.matrix_of(db),
     )
     assert order == [1, 0]
+    # But not when the older one matches more of what was asked
+    order = fusion.newer_first(
+        ["mem_old", "mem_new"],
+        ["2026-01-01T00:00:00Z", "2026-05-01T00:00:00Z"],
+        [2, 1],
+        vectors.matrix_of(db),
+    )
+    assert order == [0, 1]
 
 
 def test_a_rebuild_reuses_the_vectors_of_unchanged_texts(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:

@@ -33,6 +33,7 @@ from synapse.search.ranking import Hit, index_hits
 
 POOL = 50  # candidates taken from each side (a page beyond it widens the pool)
 BM25_WEIGHT = 0.1
+COVERAGE_POWER = 1.0
 SEMANTIC_WEIGHT = 1.0
 SIMILARITY_FLOOR = 0.25
 DUPLICATE_SIMILARITY = vectors.REPEAT_SIMILARITY
@@ -108,7 +109,7 @@ def lift(similarity: float) -> float:
 
 def fused_score(coverage: float, bm25: float, similarity: float) -> float:
     """`bm25`: the hit's BM25 score over the best of the candidates (0 for a semantic-only hit)."""
-    return coverage + BM25_WEIGHT * bm25 + SEMANTIC_WEIGHT * lift(similarity)
+    return coverage**COVERAGE_POWER + BM25_WEIGHT * bm25 + SEMANTIC_WEIGHT * lift(similarity)
 
 
 class _Candidate(NamedTuple):
@@ -137,9 +138,13 @@ def _keep_exact_on_first_page(ranked: list[_Candidate], page: int) -> list[_Cand
     return first + [c for c in ranked if c.hit.id not in placed]
 
 
-def newer_first(ids: list[str], updated: list[str], matrix: vectors.Matrix | None) -> list[int]:
+def newer_first(
+    ids: list[str], updated: list[str], matched: list[int], matrix: vectors.Matrix | None
+) -> list[int]:
     """The order of a page's hits (indexes into `ids`) once, of two near-duplicates (cosine >=
-    DUPLICATE_SIMILARITY), the more recently updated has taken the better of their two places."""
+    DUPLICATE_SIMILARITY) that match as many of the query's terms (`matched`), the more recently
+    updated has taken the better of their two places: a fact and its correction, not two turns of a
+    conversation of which one holds more of what was asked."""
     order = list(range(len(ids)))
     if matrix is None or len(ids) < 2:
         return order
@@ -155,7 +160,12 @@ def newer_first(ids: list[str], updated: list[str], matrix: vectors.Matrix | Non
             first, second = order[a], order[b]
             if first not in in_block or second not in in_block:
                 continue
-            if close[in_block[first], in_block[second]] and updated[second] > updated[first]:
+            same_evidence = matched[first] == matched[second]
+            if (
+                same_evidence
+                and close[in_block[first], in_block[second]]
+                and updated[second] > updated[first]
+            ):
                 order[a], order[b] = second, first
     return order
 

@@ -132,9 +132,12 @@ def search(
             break
     more = more and position < MAX_OFFSET
     next_cursor = cursor.encode(mind_id, scope, {"o": position}) if more else None
-    if question is not None and len(results) > 1:
+    if question is not None and mode is Mode.HYBRID and len(results) > 1:
         order = fusion.newer_first(
-            [r.memory.id for r in results], [r.memory.updated_at for r in results], vectors.matrix_of(db)
+            [r.memory.id for r in results],
+            [r.memory.updated_at for r in results],
+            [len(r.matched) for r in results],
+            vectors.matrix_of(db),
         )
         results = [results[i] for i in order]
     return SearchPage(results, query.terms, next_cursor, used.value)
