@@ -35,9 +35,9 @@ TARGET_PARAPHRASE_R3 = 0.9
 TARGET_STEM_R3 = 0.92
 # The grid `--tune` searches (synapse.search.fusion's constants).
 GRID = {
-    "COVERAGE_POWER": (1.0, 2.0),
     "BM25_WEIGHT": (0.1,),
-    "SEMANTIC_WEIGHT": (2.0, 3.0, 4.0, 6.0),
+    "SEMANTIC_WEIGHT": (0.5, 1.0, 2.0),
+    "RESCUE_WEIGHT": (2.0, 3.0, 4.0),
     "SIMILARITY_FLOOR": (0.2, 0.3),
 }
 
@@ -164,6 +164,10 @@ def side_by_side(
         found = ranks(searcher(mind_id), asked, k)
         results[title] = found
         print("\n".join(table(f"{title}: first {k} results", asked, found)))
+        worse = [(q.q, lex, hyb) for q, lex, hyb in zip(asked, found["lexical"], found["hybrid"], strict=True)
+                 if (hyb or k + 1) > (lex or k + 1)]  # fmt: skip
+        for text, lex, hyb in worse:
+            print(f"    hybrid below lexical: {text!r} (rank {lex} -> {hyb})")
     print(
         f"\n({time.perf_counter() - started:.1f} s for {sum(len(a) for _, a in everything.values())} x 3 searches)"
     )

@@ -3,6 +3,7 @@ handlers, moto DynamoDB, its stream fed to the real indexer, and the model that 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +54,17 @@ def test_a_paraphrase_finds_its_memory(api: Api, mind: MindHandle, pump: Pump) -
     ids = everyday(api, mind, pump)
     # When questions that share no word with them are asked
     for question, key in (
-        ("What's his partner's name?", "spouse"),
+        ("Who is his partner?", "spouse"),
         ("Does he own a pet?", "dog"),
-        ("Any food restrictions?", "allergy"),
+        ("Which nuts should he avoid?", "allergy"),
+        ("What does he do for a living?", "job"),
         ("What vehicle does he own?", "car"),
     ):
         answer = search(api, mind, question)
         # Then the memory that answers comes first, with its similarity, ranked by both sides
         assert answer.status == 200, answer.text
         body = answer.json()
-        assert body["mode"] == "hybrid"
+        assert body["mode"] == "hybrid", body
         first = body["results"][0]
         assert first["memory"]["id"] == ids[key], (question, [r["memory"]["key"] for r in body["results"]])
         assert first["similarity"] > 0.3 and first["memory"]["updated_at"]
@@ -70,7 +72,7 @@ def test_a_paraphrase_finds_its_memory(api: Api, mind: MindHandle, pump: Pump) -
 
 def test_lexical_mode_and_explicit_syntax_match_words_only(api: Api, mind: MindHandle, pump: Pump) -> None:
     everyday(api, mind, pump)
-    lexical = search(api, mind, "What's his partner's name?", mode="lexical").json()
+    lexical = search(api, mind, "Who is his partner?", mode="lexical").json()
     assert lexical["mode"] == "lexical" and lexical["results"] == []
     phrase = search(api, mind, '"golden retriever"').json()
     assert phrase["mode"] == "lexical" and [r["similarity"] for r in phrase["results"]] == [None]
@@ -135,3 +137,40 @@ def test_a_batch_item_that_repeats_a_memory_says_so(api: Api, mind: MindHandle, 
     first, second = answer.json()["results"]
     assert [s["id"] for s in first["similar"]] == [dog["id"]]
     assert "similar" not in second
+
+
+def test_mcp_remember_says_which_memory_a_write_repeats(api: Api, mind: MindHandle, pump: Pump) -> None:
+    # Given a fact stored through MCP, content alone, and indexed
+    first = mcp_tool(api, mind, "remember", content="Drives a 2019 Tesla Model 3")
+    pump.run_once()
+    # When its update is remembered as new content (so under another derived key)
+    again = mcp_tool(api, mind, "remember", content="Drives a 2024 BMW i4 now; sold the Tesla")
+    # Then the answer names the memory, in words the model acts on, and shows when it was written
+    assert [s["id"] for s in again["similar"]] == [first["id"]]
+    assert again["note"].startswith(f"A similar memory exists: key {first['key']} (id {first['id']}")
+    assert "update that memory instead of keeping two versions" in again["note"]
+    assert again["updated_at"]
+    # And search hits show their date and similarity
+    pump.run_once()
+    hits = mcp_tool(api, mind, "search", query="Which car does he drive?")["hits"]
+    assert hits[0]["id"] == again["id"] and hits[0]["updated_at"] and hits[0]["similarity"] is not None
+
+
+def mcp_tool(api: Api, mind: MindHandle, name: str, **arguments: Any) -> Any:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    answer = api.call(
+        "POST",
+        "/mcp",
+        token=mind.key,
+        raw_body=json.dumps(message).encode(),
+        headers={"content-type": "application/json", "accept": "application/json, text/event-stream"},
+    )
+    assert answer.status == 200, answer.text
+    result = answer.json()["result"]
+    assert not result["isError"], result
+    return json.loads(result["content"][0]["text"])

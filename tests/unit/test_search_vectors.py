@@ -192,7 +192,7 @@ def test_a_rebuild_reuses_the_vectors_of_unchanged_texts(tmp_path: Path, fake_em
     items = [
         {"id": f"mem_{n}", "mind_id": MIND, "category": "fact", "key": f"k_{n}", "content": text,
          "tags": [], "priority": "normal", "updated_at": NOW, "version": 1}
-        for n, text in enumerate(["fact number 0", "fact number 1", "fact number 2", "fact number 3", "changed"])
+        for n, text in enumerate([*(f"fact number {n}" for n in range(4)), "changed"])
     ]  # fmt: skip
     done = rebuild.rebuild(MIND, items, tmp_path)
     assert (done.vectors_reused, done.vectors_embedded) == (4, 1)

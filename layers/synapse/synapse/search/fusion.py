@@ -33,9 +33,9 @@ from synapse.search.ranking import Hit, index_hits
 
 POOL = 50  # candidates taken from each side (a page beyond it widens the pool)
 BM25_WEIGHT = 0.1
-COVERAGE_POWER = 1.0
 SEMANTIC_WEIGHT = 1.0
-SIMILARITY_FLOOR = 0.25
+RESCUE_WEIGHT = 3.0
+SIMILARITY_FLOOR = 0.2
 DUPLICATE_SIMILARITY = vectors.REPEAT_SIMILARITY
 SNIPPET_CHARS = 120
 
@@ -108,8 +108,14 @@ def lift(similarity: float) -> float:
 
 
 def fused_score(coverage: float, bm25: float, similarity: float) -> float:
-    """`bm25`: the hit's BM25 score over the best of the candidates (0 for a semantic-only hit)."""
-    return coverage**COVERAGE_POWER + BM25_WEIGHT * bm25 + SEMANTIC_WEIGHT * lift(similarity)
+    """A lexical hit's: `bm25` is its BM25 score over the best of the candidates; meaning breaks
+    ties between hits of similar lexical evidence (SEMANTIC_WEIGHT)."""
+    return coverage + BM25_WEIGHT * bm25 + SEMANTIC_WEIGHT * lift(similarity)
+
+
+def rescued_score(similarity: float) -> float:
+    """A memory lexical search did not find (in its first POOL): meaning alone (RESCUE_WEIGHT)."""
+    return RESCUE_WEIGHT * lift(similarity)
 
 
 class _Candidate(NamedTuple):
@@ -202,8 +208,8 @@ def hybrid_hits(
         fused = fused_score(coverage, max(hit.score, 0.0) / best, similarity)
         candidates[hit.id] = _Candidate(fused, at, hit, similarity, len(hit.matched) == clauses)
     for hit, similarity in semantic:
-        if hit.id not in candidates:
-            fused = similarity if mode is Mode.SEMANTIC else fused_score(0.0, 0.0, similarity)
+        if hit.id not in candidates and (mode is Mode.SEMANTIC or lift(similarity) > 0):
+            fused = similarity if mode is Mode.SEMANTIC else rescued_score(similarity)
             candidates[hit.id] = _Candidate(fused, pool + 1, hit, similarity, False)
     if mode is Mode.SEMANTIC:
         ranked = sorted(candidates.values(), key=lambda c: (-c.similarity, c.hit.id))
