@@ -169,7 +169,8 @@ def side_by_side(
         for text, lex, hyb in worse:
             print(f"    hybrid below lexical: {text!r} (rank {lex} -> {hyb})")
     print(
-        f"\n({time.perf_counter() - started:.1f} s for {sum(len(a) for _, a in everything.values())} x 3 searches)"
+        f"\n({time.perf_counter() - started:.1f} s for"
+        f" {sum(len(a) for _, a in everything.values())} x 3 searches)"
     )
     return results
 
@@ -184,7 +185,8 @@ def verdicts(results: dict[str, dict[str, list[int | None]]], stem_flags: dict[s
             lexical, hybrid = figures(found["lexical"])["MRR"], figures(found["hybrid"])["MRR"]
             verdict = "met" if hybrid >= lexical else "NOT met"
             print(
-                f"  target hybrid MRR >= lexical MRR on the conversation log: {hybrid:.3f} vs {lexical:.3f}, {verdict}"
+                f"  target hybrid MRR >= lexical MRR on the conversation log: {hybrid:.3f}"
+                f" vs {lexical:.3f}, {verdict}"
             )
         elif title.startswith("stem-sharing"):
             flags = stem_flags[title]
@@ -231,7 +233,8 @@ def tune(everything: dict[str, tuple[str, list[Asked]]], k: int) -> None:
         )
     )
     print(
-        "\nFusion grid (margins over the goals: paraphrase r@3 - 0.9, stem r@3 - 0.92, conversation MRR - lexical)"
+        "\nFusion grid (margins over the goals: paraphrase r@3 - 0.9, stem r@3 - 0.92,"
+        " conversation MRR - lexical)"
     )
     for point, on_tune, on_holdout in scored:
         print(f"  {point}  tune {_shown(on_tune)}  holdout {_shown(on_holdout)}")

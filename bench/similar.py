@@ -50,7 +50,8 @@ def main() -> int:
     different = [float(s) for s, p in zip(sims, pairs, strict=True) if p["label"] == "different"]
     print(f"{len(same)} same pairs (mean similarity {statistics.mean(same):.3f}, lowest {min(same):.3f}),")
     print(
-        f"{len(different)} different pairs (mean {statistics.mean(different):.3f}, highest {max(different):.3f})"
+        f"{len(different)} different pairs (mean {statistics.mean(different):.3f},"
+        f" highest {max(different):.3f})"
     )
     print(f"\n{'threshold':>9}  precision  recall  alarms on different pairs")
     for threshold in THRESHOLDS:
@@ -88,7 +89,8 @@ def cost(model: vectors.Embedder) -> None:
         np.argpartition(-scores, 4)[:4]
         samples.append(time.perf_counter() - started)
     print(
-        f"\nsimilar's cost on a store (model loaded, 10k memories): p50 {statistics.median(samples) * 1000:.1f} ms"
+        "\nsimilar's cost on a store (model loaded, 10k memories):"
+        f" p50 {statistics.median(samples) * 1000:.1f} ms"
     )
 
 
