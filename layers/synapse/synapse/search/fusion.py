@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from synapse.search import vectors
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query
-from synapse.search.ranking import Hit, index_hits
+from synapse.search.ranking import Hit, coverage_rows, hits_of, index_hits
 
 POOL = 50  # candidates taken from each side (a page beyond it widens the pool)
 BM25_WEIGHT = 0.1
@@ -61,9 +61,10 @@ def semantic_applies(query: Query, raw: str, mode: Mode) -> bool:
 
 
 _DOCS_SQL = (
-    "SELECT d.rowid, d.id, d.category, d.key, coalesce(f.raw_content, f.content)"
-    " FROM docs d JOIN fts f ON f.rowid = d.rowid WHERE d.deleted = 0 AND d.rowid IN ({marks}){filters}"
+    "SELECT d.rowid, d.id, d.category, d.key FROM docs d"
+    " WHERE d.deleted = 0 AND d.rowid IN ({marks}){filters}"
 )
+_CONTENT_SQL = "SELECT rowid, coalesce(raw_content, content) FROM fts WHERE rowid IN ({marks})"
 
 
 def _snippet(content: str) -> str:
@@ -71,14 +72,21 @@ def _snippet(content: str) -> str:
     return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
 
 
-def _semantic_hits(
-    db: sqlite3.Connection,
-    matrix: vectors.Matrix,
-    sims: Any,
-    filters: SearchFilters,
-    wanted: int,
-    now: str,
-) -> list[tuple[Hit, float]]:
+class _Row(NamedTuple):
+    """A candidate as read before the page is known (no snippet yet)."""
+
+    rowid: int
+    id: str
+    category: str
+    key: str
+    score: float  # BM25, higher is better (0 for a semantic-only candidate)
+    mask: int  # the query's clauses it matched
+    lexical: Any  # its `ranking.coverage_rows` row (None: found by meaning only)
+
+
+def _semantic_rows(
+    db: sqlite3.Connection, matrix: vectors.Matrix, sims: Any, filters: SearchFilters, wanted: int, now: str
+) -> list[tuple[_Row, float]]:
     """The `wanted` most similar memories passing the filters, most similar first."""
     import numpy as np
 
@@ -86,21 +94,38 @@ def _semantic_hits(
         return []
     narrowed = filters.tag is not None or filters.category is not None or filters.priority is not None
     take = min(len(sims), wanted * (8 if narrowed else 2))
+    where, params = filters.sql(now)
     while True:
         top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
         top = top[np.argsort(-sims[top], kind="stable")]
         rowids = [int(r) for r in matrix.rowids[top]]
-        where, params = filters.sql(now)
         sql = _DOCS_SQL.format(marks=", ".join("?" * len(rowids)), filters=where)
         rows = {row[0]: row for row in db.execute(sql, [*rowids, *params])}
         found = [
-            (Hit(rows[r][1], rows[r][2], rows[r][3], 0.0, _snippet(rows[r][4]), ()), float(sims[i]))
+            (_Row(r, rows[r][1], rows[r][2], rows[r][3], 0.0, 0, None), float(sims[i]))
             for r, i in zip(rowids, top, strict=True)
             if r in rows
         ]
         if len(found) >= wanted or take >= len(sims):
             return found[:wanted]
         take = min(len(sims), take * 4)
+
+
+def _page_hits(db: sqlite3.Connection, query: Query, page: list[_Row]) -> list[Hit]:
+    """The page's hits with their snippets: the lexical ones marked as lexical search marks them,
+    the others the start of their content."""
+    lexical = {hit.id: hit for hit in hits_of(db, query, [r.lexical for r in page if r.lexical is not None])}
+    others = [r.rowid for r in page if r.lexical is None]
+    contents: dict[int, str] = {}
+    if others:
+        sql = _CONTENT_SQL.format(marks=", ".join("?" * len(others)))
+        contents = dict(db.execute(sql, others).fetchall())
+    return [
+        lexical[r.id]
+        if r.id in lexical
+        else Hit(r.id, r.category, r.key, 0.0, _snippet(contents.get(r.rowid, "")), ())
+        for r in page
+    ]
 
 
 def lift(similarity: float) -> float:
@@ -121,7 +146,7 @@ def rescued_score(similarity: float) -> float:
 class _Candidate(NamedTuple):
     fused: float
     lexical_at: int  # position in the lexical ranking (POOL + for semantic-only ones)
-    hit: Hit
+    row: _Row
     similarity: float
     exact: bool  # every meaningful term matched
 
@@ -129,19 +154,19 @@ class _Candidate(NamedTuple):
 def _keep_exact_on_first_page(ranked: list[_Candidate], page: int) -> list[_Candidate]:
     """The exact lexical hits of lexical's first page keep a place on the first page: others fill
     the page only while room is left for those still to come (the rest keeps its order)."""
-    protected = {c.hit.id for c in ranked if c.exact and c.lexical_at < page}
+    protected = {c.row.id for c in ranked if c.exact and c.lexical_at < page}
     first: list[_Candidate] = []
     waiting = len(protected)
     for candidate in ranked:
         if len(first) == page:
             break
-        if candidate.hit.id in protected:
+        if candidate.row.id in protected:
             first.append(candidate)
             waiting -= 1
         elif page - len(first) > waiting:
             first.append(candidate)
-    placed = {c.hit.id for c in first}
-    return first + [c for c in ranked if c.hit.id not in placed]
+    placed = {c.row.id for c in first}
+    return first + [c for c in ranked if c.row.id not in placed]
 
 
 def newer_first(
@@ -194,27 +219,28 @@ def hybrid_hits(
         return [Scored(h, None) for h in hits], more
     pool = max(POOL, offset + limit + 1)
     sims = matrix.similarities(question)
-    lexical: list[Hit] = []
-    if mode is not Mode.SEMANTIC:
-        lexical, _ = index_hits(db, query, filters, pool, 0, now)
-    semantic = _semantic_hits(db, matrix, sims, filters, pool, now)
+    lexical = coverage_rows(db, query, filters, pool, 0, now) if mode is not Mode.SEMANTIC else []
     clauses = max(1, len(query.clauses))
-    best = max((h.score for h in lexical), default=0.0) or 1.0
+    best = max((-row[0] for row in lexical), default=0.0) or 1.0
     candidates: dict[str, _Candidate] = {}
-    for at, hit in enumerate(lexical):
-        row = matrix.row_of(hit.id)
-        similarity = float(sims[row]) if row is not None else 0.0
-        coverage = len(hit.matched) / clauses
-        fused = fused_score(coverage, max(hit.score, 0.0) / best, similarity)
-        candidates[hit.id] = _Candidate(fused, at, hit, similarity, len(hit.matched) == clauses)
-    for hit, similarity in semantic:
-        if hit.id not in candidates and (mode is Mode.SEMANTIC or lift(similarity) > 0):
+    for at, found in enumerate(lexical):
+        row = _Row(found[6], found[3], found[4], found[5], -found[0], found[7], found)
+        matched = row.mask.bit_count()
+        position = matrix.row_of(row.id)
+        similarity = float(sims[position]) if position is not None else 0.0
+        fused = fused_score(matched / clauses, max(row.score, 0.0) / best, similarity)
+        candidates[row.id] = _Candidate(fused, at, row, similarity, matched == clauses)
+    for row, similarity in _semantic_rows(db, matrix, sims, filters, pool, now):
+        if row.id not in candidates and (mode is Mode.SEMANTIC or lift(similarity) > 0):
             fused = similarity if mode is Mode.SEMANTIC else rescued_score(similarity)
-            candidates[hit.id] = _Candidate(fused, pool + 1, hit, similarity, False)
+            candidates[row.id] = _Candidate(fused, pool + 1, row, similarity, False)
     if mode is Mode.SEMANTIC:
-        ranked = sorted(candidates.values(), key=lambda c: (-c.similarity, c.hit.id))
+        ranked = sorted(candidates.values(), key=lambda c: (-c.similarity, c.row.id))
     else:
-        ranked = sorted(candidates.values(), key=lambda c: (-c.fused, c.lexical_at, -c.similarity, c.hit.id))
+        ranked = sorted(candidates.values(), key=lambda c: (-c.fused, c.lexical_at, -c.similarity, c.row.id))
         ranked = _keep_exact_on_first_page(ranked, limit)
     page = ranked[offset : offset + limit]
-    return [Scored(c.hit, round(c.similarity, 4)) for c in page], len(ranked) > offset + limit
+    hits = _page_hits(db, query, [c.row for c in page])
+    return [Scored(h, round(c.similarity, 4)) for h, c in zip(hits, page, strict=True)], len(
+        ranked
+    ) > offset + limit

@@ -197,13 +197,26 @@ def _best_matches(
     db: sqlite3.Connection, query: Query, filters: SearchFilters, limit: int, offset: int, now: str
 ) -> tuple[list[Hit], bool]:
     """Candidates matching any clause, ordered by how many they match, then as `_all_matching`."""
+    found = coverage_rows(db, query, filters, limit + 1, offset, now)
+    page, more = found[:limit], len(found) > limit
+    return hits_of(db, query, page), more
+
+
+def coverage_rows(
+    db: sqlite3.Connection, query: Query, filters: SearchFilters, limit: int, offset: int, now: str
+) -> list[Any]:
+    """Best-match candidates in coverage order, without snippets (what hybrid ranking fuses):
+    (rank, priority_rank, updated_at, id, category, key, rowid, mask of the clauses matched)."""
     where, params = filters.sql(now)
     sql = _coverage_sql(len(query.clauses), where)
     clauses = [c.match for c in query.clauses]
-    found = _all_rows(db, query, sql, [*clauses, query.match, *params, limit + 1, offset])
-    page, more = found[:limit], len(found) > limit
+    return _all_rows(db, query, sql, [*clauses, query.match, *params, limit, offset])
+
+
+def hits_of(db: sqlite3.Connection, query: Query, page: list[Any]) -> list[Hit]:
+    """`coverage_rows` rows as hits, with their snippets (cut for these rows only)."""
     if not page:
-        return [], more
+        return []
     marks = ", ".join("?" * len(page))
     snippets = {
         rowid: (marked, folded)
@@ -214,4 +227,4 @@ def _best_matches(
     rows: list[_Row] = [(*row[:7], *snippets.get(row[6], (None, 0))) for row in page]
     labels = query.terms
     matched = [tuple(label for bit, label in enumerate(labels) if row[7] >> bit & 1) for row in page]
-    return _hits(db, rows, matched), more
+    return _hits(db, rows, matched)
