@@ -1,24 +1,26 @@
-"""Hybrid ranking of a best-match query: the lexical ranking, with meaning to rescue and to break ties.
+"""Hybrid ranking of a best-match query: the lexical ranking, with meaning to break ties and rescue.
 
-Both sides are read from one generation: the lexical candidates (`ranking.index_hits`, coverage
-then BM25) and the cosine similarity of the question to every memory's vector (`vectors.Matrix`,
-exact dot products). Each candidate of either side's first POOL gets
+Both sides are read from one generation: the lexical candidates (`ranking.coverage_rows`: coverage
+then BM25, the first POOL, without snippets) and the cosine similarity of the question to every
+memory's vector (`vectors.Matrix`, exact dot products). Then
 
-    fused = coverage + BM25_WEIGHT x (score / best score) + SEMANTIC_WEIGHT x lift(similarity)
+    a lexical hit:        coverage + BM25_WEIGHT x score / best score + SEMANTIC_WEIGHT x lift(sim)
+    found by meaning:     RESCUE_WEIGHT x lift(sim)
+    lift(s) = max(0, s - SIMILARITY_FLOOR) / (1 - SIMILARITY_FLOOR)
 
-where lift(s) = max(0, s - SIMILARITY_FLOOR) / (1 - SIMILARITY_FLOOR): what the memory shares with
-the question in meaning beyond what unrelated texts share. Equal-weight reciprocal rank fusion was
-not used: it lets a memory that is merely near in topic outrank one holding the question's names
-and words, and on conversation logs it does worse than lexical search alone (docs/search.md).
-Then two rules, whatever the scores:
+Meaning breaks ties between lexical hits of like evidence, and rescues what lexical search misses
+(never under the floor: what unrelated texts share). Equal-weight reciprocal rank fusion was not
+used: it lets a memory merely near the topic outrank one holding the question's names and words,
+and on conversation logs it does worse than lexical search alone. The constants were chosen on
+held-out question sets (bench/meaning.py, docs/search.md). Two rules hold whatever the scores:
 
-- a lexical exact hit (one matching every meaningful term of the query) that lexical search puts on
-  the first page stays on the first page: the semantic side may reorder the page, never push it off;
-- of two hits that say nearly the same thing (their vectors' cosine >= DUPLICATE_SIMILARITY), the
-  more recently updated ranks first (a stale fact and its correction: the correction).
+- a lexical exact hit (matching every meaningful term of the query) that lexical search puts on
+  the first page stays on the first page: meaning may reorder the page, never push it off;
+- of two near-duplicate hits (cosine >= DUPLICATE_SIMILARITY) matching as many of the query's
+  terms, the more recently updated ranks first (`newer_first`: a stale fact and its correction).
 
-The semantic side is off (hybrid is lexical) for a query the model does not serve: its Latin words
-are German, French or Spanish, or it has words of another script (the model is English).
+The semantic side is off (hybrid is lexical) for explicit syntax and for a query the model does not
+serve (another language: `synapse.embedding.serves`).
 """
 
 from __future__ import annotations
