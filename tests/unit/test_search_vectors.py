@@ -208,7 +208,8 @@ def test_the_matrix_is_loaded_once_per_opened_generation(tmp_path: Path, fake_em
     apply_batch(MIND, [Change.upsert(doc("mem_2", "Has a cat"))], tmp_path)
     fresh = readers.reader(MIND, tmp_path)
     assert fresh is not None
-    assert vectors.matrix_of(fresh).ids == ["mem_1", "mem_2"]
+    matrix = vectors.matrix_of(fresh)
+    assert matrix is not None and matrix.ids == ["mem_1", "mem_2"]
 
 
 def test_a_derived_key_is_not_embedded() -> None:
