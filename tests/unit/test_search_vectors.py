@@ -214,6 +214,8 @@ def test_the_matrix_is_loaded_once_per_opened_generation(tmp_path: Path, fake_em
 
 def test_a_derived_key_is_not_embedded() -> None:
     assert vectors.embedded_text("note_0123456789abcdef", "Hates cilantro", "") == "Hates cilantro"
+    assert vectors.embedded_text("walks_work_cf7811", "Walks to work", "") == "walks work\nWalks to work"
+    assert vectors.embedded_text("cafe_facade", "x", "") == "cafe facade\nx"
     assert vectors.embedded_text("coffee_order", "Flat white", "coffee") == "coffee order\nFlat white\ncoffee"
 
 

@@ -106,15 +106,18 @@ def model_name(model: Embedder) -> str:
     return str(getattr(model, "name", None) or getattr(model, "model_id", None) or type(model).__name__)
 
 
-# A key derived from the content (MCP `remember` without a key: `<category>_<16 hex digits>`) says
-# nothing the content does not: it is left out of the embedded text, where it would be noise (and
-# would make every such note a little alike).
-_DERIVED_KEY = re.compile(r"^[a-z]+_[0-9a-f]{16}$")
+# A key derived from the content (MCP `remember` without a key: `<category>_<16 hex digits>`, or
+# words of the content and a short digest, `walks_work_cf7811`) adds nothing to the content but its
+# digest, which would be noise (and would make such notes a little alike): the digest is left out,
+# and a key that is only a category with it, whole.
+_DIGEST = re.compile(r"_(?=[0-9a-f]*[0-9])[0-9a-f]{6,16}$")
+_CATEGORIES = frozenset({"identity", "preference", "fact", "project", "skill", "mistake", "context", "note"})
 
 
 def embedded_text(key: str, content: str, tags: str) -> str:
     """What is embedded: the key as words, the content, the tags (as the index holds them, joined)."""
-    parts = [content] if _DERIVED_KEY.match(key) else [key.replace("_", " "), content]
+    words = _DIGEST.sub("", key)
+    parts = [content] if words in _CATEGORIES or not words else [words.replace("_", " "), content]
     if tags:
         parts.append(tags)
     return "\n".join(parts)
