@@ -4,7 +4,7 @@ memory becomes a proposal (202), as does an editor's (a person who may not vouch
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
 from synapse.memory.model import MemoryWrite
-from synapse.search import repeats
+from synapse.search import on_write
 
 
 @endpoint
@@ -17,7 +17,7 @@ def handler(request: Request) -> Response:
         principal.writer(write.source),
         changed_by=principal.changed_by(),
         vouches=mind.vouches,
-        similar=repeats.similar_to,
+        similar=on_write.similar_to,
     )
     if stored.proposal is not None:
         return Response.json({"proposal": stored.proposal, "memory": stored.memory.public()}, 202)

@@ -18,7 +18,9 @@ HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
 # The one module that imports layer modules inside its functions, on purpose: each MCP tool loads its
 # own on first call, so /mcp's cold start does without them (issue 22, tests/unit/test_mcp_imports.py).
 # Not a cycle's hiding place: import-linter checks those imports' direction like any other.
-DEFERRED_FOR_COLD_START = {"synapse/mcp/calls.py"}
+# And the write handlers' `similar` (issue 33): the search index's modules load on the first write
+# that asks, so the store functions' cold start does without them.
+DEFERRED_FOR_COLD_START = {"synapse/mcp/calls.py", "synapse/search/on_write.py"}
 
 
 def _layer_modules() -> list[Path]:
