@@ -117,7 +117,8 @@ def built_handlers(build_dir: Path) -> list[Handler]:
             continue
         props = resource["Properties"]
         module = props.get("Handler", globals_.get("Handler")).rsplit(".", 1)[0]
-        refs = props.get("Layers", globals_.get("Layers", []))
+        # SAM prepends the global Layers to a function's own (the embedding functions add one)
+        refs = [*globals_.get("Layers", []), *props.get("Layers", [])]
         layers = tuple(build_dir / resources[r["Ref"]]["Properties"]["ContentUri"] / "python" for r in refs)
         code_dir = build_dir / props["CodeUri"]
         found.append(Handler(_source_name(code_dir), code_dir, module, layers))

