@@ -699,6 +699,8 @@ def main() -> int:
         default="all",
         help="stems: the report above; conversation: the lexical variants on both sets; all: both",
     )
+    parser.add_argument("--tune", action="store_true", help="search the fusion's grid (bench/meaning.py)")
+    parser.add_argument("--meaning-only", action="store_true", help="only the lexical/semantic/hybrid tables")
     args = parser.parse_args()
     if not 1 <= args.k <= 100:
         parser.error("--k must be between 1 and 100")
@@ -731,6 +733,8 @@ def main() -> int:
         mind_id, items = store_mind(mind_name, memories)
         index_mind(base, items)
         stored = time.perf_counter()
+        if args.meaning_only or args.tune:
+            return by_meaning(base, mind_id, items, questions, k, args.tune)
 
         new_search = working_search(mind_id)
         if args.set != "stems":
@@ -823,6 +827,55 @@ def main() -> int:
         f"\n{time.perf_counter() - started:.1f} s: storing and indexing {stored - started:.1f} s,"
         f" {len(questions)} questions x (2 searches + 1 recall) {ran - stored:.1f} s"
     )
+    return 0
+
+
+# ---------------------------------------------------------------- by meaning (issue 33)
+
+
+def stored_by_meaning(base: Path) -> dict[str, tuple[str, list[Any]]]:
+    """The paraphrase and conversation-log sets (bench/meaning.py), each in a mind of its own."""
+    import meaning
+
+    def index(items: list[dict[str, Any]]) -> None:
+        index_mind(base, items)
+
+    return {
+        "paraphrase (no shared word)": meaning.stored_set(
+            "paraphrase", store_mind, index, lambda q: q["domain"]
+        ),
+        "conversation log": meaning.stored_set("conversation", store_mind, index, lambda q: "turns"),
+    }
+
+
+def by_meaning(
+    base: Path, mind_id: str, items: list[dict[str, Any]], questions: list[Question], k: int, tune: bool
+) -> int:
+    """Lexical, semantic and hybrid side by side, on this file's questions and on the two sets of
+    bench/meaning.py (run inside main's moto and index folder)."""
+    import meaning
+
+    overlaps = meaning.paraphrase_overlaps(shares_stem)
+    if overlaps:
+        print(f"  paraphrase questions sharing a stem with their answer (fix the data): {overlaps}")
+    ids = {item["key"]: item["id"] for item in items}
+    asked = [
+        meaning.Asked(
+            q.q,
+            frozenset(ids[key] for key in q.answers),
+            "tune" if at % 2 == 0 else "holdout",
+            "shares_stem" if q.shares_stem else "no shared stem",
+        )
+        for at, q in enumerate(questions)
+    ]
+    sets = stored_by_meaning(base)
+    title = "stem-sharing (questions.json)"
+    with reads_kept():
+        if tune:
+            meaning.tune({title: (mind_id, asked), **sets}, k)
+            return 0
+        results = meaning.side_by_side(mind_id, asked, sets, k)
+    meaning.verdicts(results, {title: [q.shares_stem for q in questions]})
     return 0
 
 

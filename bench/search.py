@@ -46,6 +46,13 @@ temp folder for the run. Then:
     (its current generation there, so the carry-over runs), timed whole and by part; the DynamoDB
     read it would do is not run: its size by DynamoDB's item-size rules and the 1 MB Query pages it
     takes are printed instead.
+(h) `--hybrid N` (issue 33): search by words and meaning against lexical search, in one run. A mind of
+    N memories of English words (`english_vocabulary`), indexed through `StreamBatch.stage` with the
+    shipped model (the rate, memories/s with embedding, is printed), then the 200 best-match queries
+    of (b) in those words, one thread, interleaved: lexical (`mode=lexical`: parse, `index_hits`)
+    against hybrid (parse, the query's embedding with the model's cache cleared so every query is
+    new, the fused ranking `fusion.hybrid_hits` over the generation's cached vector matrix); then
+    both through the search handler end to end (hydrated from moto). And the query embedding alone.
 (g) Once, after the sizes (`--upgrade-size`, default 10,000; 0 skips it): the in-place upgrade. A
     schema-"2" generation of that many memories, the same memories in the table (moto), one `Writer`
     batch of 100 changes: the writer upgrades the generation in place (`schema.IN_PLACE_UPGRADES`:
@@ -458,7 +465,11 @@ def timed(paths: dict[str, Callable[..., Any]], args: list[tuple[Any, ...]], rep
 
 
 def end_to_end(
-    mind_id: str, items: list[dict[str, Any]], queries: list[tuple[str, str | None]], repeats: int
+    mind_id: str,
+    items: list[dict[str, Any]],
+    queries: list[tuple[str, str | None]],
+    repeats: int,
+    mode: str = "lexical",
 ) -> dict[str, Any]:
     """The search handler over moto: (p50, p95) ms wall, and the mean results per page."""
     from urllib.parse import quote
@@ -475,10 +486,10 @@ def end_to_end(
     context = LambdaContext("SearchFunction")
     events = []
     for text, tag in queries:
-        query = f"q={quote(text)}" + (f"&tag={tag}" if tag else "")
+        query = f"q={quote(text)}" + (f"&tag={tag}" if tag else "") + f"&mode={mode}"
         events.append(handler_event(Sample("GET", "/memory/search", as_agent=True, query=query)))
     # Moto holds the memories the queries return (hydration reads them by key; others cost nothing).
-    hits = _hit_ids(mind_id, queries)
+    hits = _hit_ids(mind_id, queries, mode)
     by_id = {item["id"]: item for item in items}
     for memory_id in hits:
         client.put_item(TableName=tables.memories_table(), Item=tables.dump(by_id[memory_id]))
@@ -495,9 +506,10 @@ def end_to_end(
     return {**stats, "mean_results": results / (len(events) * (repeats + 1)), "stored": len(hits)}
 
 
-def _hit_ids(mind_id: str, queries: list[tuple[str, str | None]]) -> set[str]:
+def _hit_ids(mind_id: str, queries: list[tuple[str, str | None]], mode: str = "lexical") -> set[str]:
     """Every memory id the queries' first pages (and the few rounds after skipped hits) can return."""
-    from synapse.search.filters import SearchFilters
+    from synapse.search import fusion, vectors
+    from synapse.search.filters import Mode, SearchFilters
     from synapse.search.query import parse_query
     from synapse.search.ranking import index_hits
     from synapse.search.readers import reader
@@ -508,6 +520,12 @@ def _hit_ids(mind_id: str, queries: list[tuple[str, str | None]]) -> set[str]:
     for text, tag in queries:
         hits, _ = index_hits(db, parse_query(text), SearchFilters(tag=tag), 100, 0, QUERY_NOW)
         found.update(hit.id for hit in hits)
+        if mode == "hybrid":
+            scored, _ = fusion.hybrid_hits(
+                db, parse_query(text), vectors.question_vector(text), SearchFilters(tag=tag), 100, 0,
+                QUERY_NOW, Mode.HYBRID,
+            )  # fmt: skip
+            found.update(s.hit.id for s in scored)
     return found
 
 
@@ -870,6 +888,63 @@ def run_size(size: int, repeats: int, rebuild: bool) -> None:
         )
 
 
+def hybrid_report(size: int, repeats: int) -> None:
+    """(h): hybrid against lexical search at `size` memories, one run (see the module's docstring)."""
+    from synapse.core.settings import get_settings
+    from synapse.embedding import default_embedder, embed_query
+    from synapse.search import fusion, vectors
+    from synapse.search.filters import Mode, SearchFilters
+    from synapse.search.query import parse_query
+    from synapse.search.ranking import index_hits
+    from synapse.search.readers import reader
+
+    from tests.support.events import EXAMPLE_MIND_ID
+
+    mind_id = EXAMPLE_MIND_ID
+    words = english_vocabulary()
+    items = corpus(mind_id, size, words)
+    default_embedder()
+    with tempfile.TemporaryDirectory(prefix="synapse-hybrid-") as folder:
+        base = Path(folder)
+        os.environ["SYNAPSE_INDEX_DIR"] = str(base)
+        get_settings.cache_clear()
+        seconds, _ = build(base, mind_id, items)
+        print(f"\n(h) {size:,} memories of English words, indexed with embeddings in {seconds:.1f} s"
+              f" = {size / seconds:,.0f} memories/s (one thread)")  # fmt: skip
+        queries = best_match_queries(random.Random(SEED + 2), words)
+        db = reader(mind_id)
+        assert db is not None
+        started = time.perf_counter()
+        assert vectors.matrix_of(db) is not None
+        print(f"    the generation's vector matrix loaded in {(time.perf_counter() - started) * 1000:.1f} ms")
+
+        def lexical(text: str, tag: str | None) -> Any:
+            return index_hits(db, parse_query(text), SearchFilters(tag=tag), 20, 0, QUERY_NOW)
+
+        def hybrid(text: str, tag: str | None) -> Any:
+            embed_query.cache_clear()
+            query = parse_query(text)
+            serves = fusion.semantic_applies(query, text, Mode.HYBRID)
+            question = vectors.question_vector(text) if serves else None
+            filters = SearchFilters(tag=tag)
+            return fusion.hybrid_hits(db, query, question, filters, 20, 0, QUERY_NOW, Mode.HYBRID)
+
+        def embedding(text: str, tag: str | None) -> Any:
+            embed_query.cache_clear()
+            return embed_query(text)
+
+        stats = timed({"lexical": lexical, "hybrid": hybrid}, list(queries), repeats)
+        print_paths("(h) module", stats, "hybrid", "lexical", ("hybrid", "lexical"))
+        alone = timed({"embed": embedding}, list(queries), repeats)
+        print(f"    the query's embedding alone: p50 {alone['embed_wall'][0]:.2f} ms wall,"
+              f" CPU {alone['embed_cpu'][0]:.2f} ms (p95 {alone['embed_wall'][1]:.2f} ms)")  # fmt: skip
+        e2e = {mode: end_to_end(mind_id, items, queries, repeats, mode) for mode in ("lexical", "hybrid")}
+        lex, hyb = e2e["lexical"]["handler_wall"], e2e["hybrid"]["handler_wall"]
+        print(f"    (h) handler end to end: hybrid p50 {hyb[0]:.2f} ms p95 {hyb[1]:.2f} ms, lexical p50"
+              f" {lex[0]:.2f} ms p95 {lex[1]:.2f} ms: hybrid / lexical p50 {hyb[0] / lex[0]:.2f}"
+              f" (target <= 2)")  # fmt: skip
+
+
 def upgrade_report(size: int) -> None:
     up = upgrading(size)
     print(f"\n(g) upgrade: one Writer batch of 100 changes on a schema-2 generation of {size:,}")
@@ -899,6 +974,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="runs per query; its median counts")
     parser.add_argument("--rebuild", action="store_true", help="build the indexes again, not from the cache")
     parser.add_argument("--upgrade-size", type=int, default=10000, help="(g)'s mind size; 0 skips it")
+    parser.add_argument("--hybrid", type=int, default=10000, help="(h)'s mind size; 0 skips it")
     args = parser.parse_args()
     motofix.apply()
     with mock_aws():
@@ -910,6 +986,8 @@ def main() -> None:
             run_size(size, args.repeats, args.rebuild)
         if args.upgrade_size:
             upgrade_report(args.upgrade_size)
+        if args.hybrid:
+            hybrid_report(args.hybrid, args.repeats)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ signature (401), the Idempotency-Key header (400), the JSON (415/400).
 
 from synapse.api.hooks import answered, idempotency_key
 from synapse.api.http import Request, Response, public_endpoint
+from synapse.search import on_write
 from synapse.webhooks import receive, signing
 
 
@@ -16,5 +17,5 @@ def handler(request: Request) -> Response:
     signature = request.headers.get(signing.HEADER.lower())
     delivery = receive.authenticate(request.path("hook_id"), raw, signature)
     key = idempotency_key(request)
-    answer = receive.deliver(delivery, request.json_object(receive.MAX_BODY_BYTES), key)
+    answer = receive.deliver(delivery, request.json_object(receive.MAX_BODY_BYTES), key, on_write.similar_to)
     return answered(answer)

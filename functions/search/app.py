@@ -1,4 +1,4 @@
-"""GET /memory/search — full-text search over the mind's current index snapshot, hydrated from DynamoDB."""
+"""GET /memory/search — words and meaning over the mind's current index snapshot, hydrated from DynamoDB."""
 
 from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
@@ -12,5 +12,6 @@ def handler(request: Request) -> Response:
         request.query_one("q"),
         queries.search_filters(request),
         *request.page(),
+        mode=queries.search_mode(request),
     )
     return Response.json(page.public())

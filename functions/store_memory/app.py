@@ -4,6 +4,7 @@ memory becomes a proposal (202), as does an editor's (a person who may not vouch
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
 from synapse.memory.model import MemoryWrite
+from synapse.search import on_write
 
 
 @endpoint
@@ -16,9 +17,13 @@ def handler(request: Request) -> Response:
         principal.writer(write.source),
         changed_by=principal.changed_by(),
         vouches=mind.vouches,
+        similar=on_write.similar_to,
     )
     if stored.proposal is not None:
         return Response.json({"proposal": stored.proposal, "memory": stored.memory.public()}, 202)
+    body = stored.memory.public()
+    if stored.similar:
+        body["similar"] = list(stored.similar)
     if stored.created:
-        return Response.json(stored.memory.public(), 201, {"Location": f"/memory/{stored.memory.id}"})
-    return Response.json(stored.memory.public())
+        return Response.json(body, 201, {"Location": f"/memory/{stored.memory.id}"})
+    return Response.json(body)

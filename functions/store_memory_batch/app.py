@@ -9,6 +9,7 @@ from synapse.api.hooks import answered, idempotency_key
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
 from synapse.memory.model import MemoryWrite
+from synapse.search import on_write
 from synapse.webhooks import batch
 
 
@@ -22,5 +23,5 @@ def handler(request: Request) -> Response:
         source = principal.writer(write.source)
         return store.Request(mind.mind_id, write, source, principal.changed_by(), mind.vouches)
 
-    answer = batch.store_batch(mind.mind_id, body, key, store_one)
+    answer = batch.store_batch(mind.mind_id, body, key, store_one, on_write.similar_to)
     return answered(answer)

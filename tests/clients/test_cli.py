@@ -204,10 +204,10 @@ def test_search_lines_show_coverage_and_matched_terms(runner: RunningService, mi
     assert found.returncode == 0, found.stderr
     page = mind.agent.search("coffee")
     hit = page.items[0]
-    # (--json: the API's answer as it came, one page: results, terms, next_cursor)
+    # (--json: the API's answer as it came, one page: results, terms, mode, next_cursor)
     as_json = json.loads(run_cli("--json", "search", "coffee", env=env).stdout)
     assert as_json == api_json(runner, mind, "GET", "/memory/search", params={"q": "coffee", "limit": 20})
-    assert set(as_json) == {"results", "next_cursor", "terms"} and as_json["terms"] == page.terms
+    assert set(as_json) == {"results", "next_cursor", "terms", "mode"} and as_json["terms"] == page.terms
     assert [(i["memory"]["id"], i["matched"], i["coverage"]) for i in as_json["results"]] == [
         (coffee.id, hit.matched, hit.coverage)
     ]
@@ -217,11 +217,14 @@ def test_search_lines_show_coverage_and_matched_terms(runner: RunningService, mi
     if hit.coverage is None:  # a server from before best-match search
         assert found.stdout == f"{start}{hit.snippet}\n"
         return
-    assert found.stdout == f"{start}[1.00 {', '.join(hit.matched)}]  {hit.snippet}\n"
+    similar = f" ~{hit.similarity:.2f}" if hit.similarity is not None else ""
+    assert found.stdout == f"{start}[1.00 {', '.join(hit.matched)}{similar}]  {hit.snippet}\n"
     # And a question shows how much of it each hit covers
     asked = run_cli("search", "What coffee does he drink?", env=env)
     assert asked.returncode == 0, asked.stderr
-    line = re.fullmatch(r"(\S+)  preference/coffee_order  \[(\d\.\d\d) ([^\]]+)\]  (.+)\n", asked.stdout)
+    line = re.fullmatch(
+        r"(\S+)  preference/coffee_order  \[(\d\.\d\d) ([^\]~]+?)(?: ~\d\.\d\d)?\]  (.+)\n", asked.stdout
+    )
     assert line is not None, asked.stdout
     answered = mind.agent.search("What coffee does he drink?").items[0]
     assert answered.coverage is not None

@@ -96,9 +96,10 @@ def test_a_hit_in_key_or_tags_outranks_a_hit_in_content(api: Api, mind: MindHand
     in_key = store(api, mind, key="docker_setup", content="We use it for the build servers")
     in_tags = store(api, mind, key="servers", content="We use it for the build servers", tags=["docker"])
     pump.run_once()
-    found = ids(search(api, mind, "docker"))
+    # (mode=lexical: BM25 alone; by default meaning breaks ties between these too)
+    found = ids(search(api, mind, "docker", mode="lexical"))
     assert found == [in_key["id"], in_tags["id"], in_content["id"]]
-    scores = [r["score"] for r in search(api, mind, "docker").json()["results"]]
+    scores = [r["score"] for r in search(api, mind, "docker", mode="lexical").json()["results"]]
     assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
 
 
@@ -107,7 +108,7 @@ def test_ties_break_by_priority_then_recency(api: Api, mind: MindHandle, pump: P
     critical = store(api, mind, key="b", content="same words here", priority="critical")
     newer = store(api, mind, key="c", content="same words here")
     pump.run_once()
-    assert ids(search(api, mind, "words")) == [critical["id"], newer["id"], older["id"]]
+    assert ids(search(api, mind, "words", mode="lexical")) == [critical["id"], newer["id"], older["id"]]
 
 
 def test_the_snippet_marks_the_hits(api: Api, mind: MindHandle, pump: Pump) -> None:
@@ -187,13 +188,13 @@ def test_an_updated_memory_is_returned_as_it_is_now(api: Api, mind: MindHandle, 
     (result,) = search(api, mind, "berlin").json()["results"]
     assert result["memory"]["content"] == "Lives in Hamburg" and result["memory"]["version"] == 2
     pump.run_once()
-    assert ids(search(api, mind, "berlin")) == []
+    assert ids(search(api, mind, "berlin", mode="lexical")) == []  # (by meaning, Hamburg is near Berlin)
     assert ids(search(api, mind, "hamburg")) == [memory["id"]]
 
 
 def test_a_mind_without_an_index_answers_empty_results(api: Api, mind: MindHandle, index_root: Path) -> None:
     answer = search(api, mind, "anything")
-    expected = {"results": [], "terms": ["anything"], "next_cursor": None}
+    expected = {"results": [], "terms": ["anything"], "mode": "lexical", "next_cursor": None}
     assert answer.status == 200 and answer.json() == expected
 
 

@@ -26,8 +26,8 @@ def mind(api: Api) -> MindHandle:
     return api.create_mind()
 
 
-def results(api: Api, mind: MindHandle, q: str) -> list[dict[str, Any]]:
-    answer = search(api, mind, q)
+def results(api: Api, mind: MindHandle, q: str, **params: Any) -> list[dict[str, Any]]:
+    answer = search(api, mind, q, **params)
     assert answer.status == 200, answer.text
     found: list[dict[str, Any]] = answer.json()["results"]
     return found
@@ -137,8 +137,9 @@ def test_a_turn_matching_only_the_speakers_names_ranks_below_a_rarer_word(
     ]
     paperwork = store(api, mind, key="d2_1", content="Jon: The adoption paperwork arrived", tags=["jon"])
     pump.run_once()
-    # When a question names both speakers and one rarer word
-    found = results(api, mind, "What did Caroline and Melanie say about the adoption?")
+    # When a question names both speakers and one rarer word (lexical ranking: hybrid lets a turn
+    # close in meaning rise too, tests/integration/test_search_meaning.py)
+    found = results(api, mind, "What did Caroline and Melanie say about the adoption?", mode="lexical")
     # Then the turn holding the rarer word ranks above the turns holding only the names, though
     # they match more of the question's terms (two names against one word)
     order = [r["memory"]["id"] for r in found]

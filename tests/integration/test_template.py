@@ -34,7 +34,17 @@ ROOT = template.ROOT
 FUNCTIONS_DIR = ROOT / "functions"
 LAYERS = ("SynapseLayer", "EmbeddingLayer")
 # The functions that embed text (issue 33): only they carry the EmbeddingLayer (model + onnxruntime).
-EMBEDDING_FUNCTIONS = {"search", "recall", "mcp", "indexer", "rebuild_index"}
+# The write functions embed the memory written, for its `similar` (loaded on the first write that asks).
+EMBEDDING_FUNCTIONS = {
+    "search",
+    "recall",
+    "mcp",
+    "indexer",
+    "rebuild_index",
+    "store_memory",
+    "store_memory_batch",
+    "receive_hook",
+}
 LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024  # function + layers
 VENV_BIN = Path(sys.executable).parent
 
@@ -199,7 +209,7 @@ def test_only_the_functions_that_embed_carry_the_embedding_layer() -> None:
     own_layers = {
         _dir_of(resource): resource["Properties"].get("Layers", []) for resource in _functions().values()
     }
-    # Then the five that embed add the EmbeddingLayer, and no other function gets any layer
+    # Then the ones that embed add the EmbeddingLayer, and no other function gets any layer
     assert {name for name, layers in own_layers.items() if layers} == EMBEDDING_FUNCTIONS
     assert all(own_layers[name] == [{"Ref": "EmbeddingLayer"}] for name in EMBEDDING_FUNCTIONS)
 

@@ -20,12 +20,14 @@ HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
 # tests/unit/test_mcp_imports.py); observability builds the powertools Logger/Metrics on first use, the
 # stream reader loads proposals, accepting a proposal loads the body rules (issue 35,
 # tests/unit/test_import_budget.py). Not a cycle's hiding place: import-linter checks those imports'
-# direction like any other.
+# direction like any other. And the write handlers' `similar` (issue 33): the search index's
+# modules load on the first write that asks, so the store functions' cold start does without them.
 DEFERRED_FOR_COLD_START = {
     "synapse/mcp/calls.py",
     "synapse/core/observability.py",
     "synapse/memory/events.py",
     "synapse/memory/proposals.py",
+    "synapse/search/on_write.py",
 }
 
 

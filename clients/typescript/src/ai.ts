@@ -70,6 +70,7 @@ export interface SearchInput {
   tag?: string;
   category?: Category;
   limit?: number;
+  mode?: "hybrid" | "lexical" | "semantic";
 }
 export interface ForgetInput {
   id?: string;
@@ -113,9 +114,10 @@ export async function recall(client: Synapse, input: RecallInput): Promise<strin
   return namingSearchTool(await client.recall(options));
 }
 
-/** `search`: the hits with how much of the question each matched. */
+/** `search`: the hits with how much of the question each matched, and how close each is in meaning. */
 export async function search(client: Synapse, input: SearchInput): Promise<Record<string, unknown>> {
-  const found = await client.search(input.query, { tag: input.tag, category: input.category, limit: input.limit ?? 10 });
+  const options = { tag: input.tag, category: input.category, limit: input.limit ?? 10, mode: input.mode };
+  const found = await client.search(input.query, options);
   const hits = found.items.map((hit) => ({
     id: hit.memory.id,
     category: hit.memory.category,
@@ -126,8 +128,10 @@ export async function search(client: Synapse, input: SearchInput): Promise<Recor
     score: hit.score,
     matched: hit.matched,
     coverage: hit.coverage,
+    similarity: hit.similarity,
+    updated_at: hit.memory.updated_at,
   }));
-  return { terms: found.terms, hits };
+  return { terms: found.terms, mode: found.mode, hits };
 }
 
 /** `forget`: delete a memory by id, or by category and key. */

@@ -96,15 +96,20 @@ export interface ExpiringOptions extends ListOptions {
   /** A window such as "24h" or "7d". */
   within?: string;
 }
+/** How a best-match query is ranked: words and meaning fused, words only, meaning only. */
+export type SearchMode = "hybrid" | "lexical" | "semantic";
 export interface SearchOptions extends ListOptions {
   tag?: string;
   category?: string;
   priority?: string;
   includeExpired?: boolean;
+  mode?: SearchMode;
 }
 export interface SearchPage extends Page<SearchResult> {
   /** The terms the query was read as. */
   terms: string[];
+  /** How the page was ranked (null: an older server). */
+  mode: SearchMode | null;
 }
 export interface UpdateFields {
   content?: string;
@@ -151,8 +156,18 @@ async function forgotten(response: Response): Promise<Memory | null> {
 }
 
 async function searchPage(response: Response): Promise<SearchPage> {
-  const body = (await response.json()) as { results: SearchResult[]; next_cursor?: string | null; terms?: string[] };
-  return { items: body.results, nextCursor: body.next_cursor ?? null, terms: (body.terms ?? []).map(String) };
+  const body = (await response.json()) as {
+    results: SearchResult[];
+    next_cursor?: string | null;
+    terms?: string[];
+    mode?: SearchMode;
+  };
+  return {
+    items: body.results,
+    nextCursor: body.next_cursor ?? null,
+    terms: (body.terms ?? []).map(String),
+    mode: body.mode ?? null,
+  };
 }
 
 function recallParams(options: RecallOptions): Params {
@@ -379,13 +394,16 @@ export class Synapse {
       include_expired: options.includeExpired || undefined,
       limit: options.limit,
       cursor: options.cursor,
+      mode: options.mode,
     };
     return { method: "GET", path: "/memory/search", parse: searchPage, params };
   }
 
   /**
-   * Full-text search, best match first (`GET /memory/search`): a question in the agent's own words
-   * or keywords; "a phrase", prefix*, AND, OR, NOT keep their meaning. New writes show up after indexing.
+   * Search by words and meaning, best match first (`GET /memory/search`): a question in the agent's
+   * own words or keywords ("who is his partner?" finds "Wife is Anna"); "a phrase", prefix*, AND, OR,
+   * NOT keep their exact meaning. `mode`: hybrid (default), lexical or semantic. Each hit has
+   * `matched`, `coverage` and `similarity`. New writes show up after indexing.
    */
   search(query: string, options: SearchOptions = {}): Promise<SearchPage> {
     return this.send(this.searchCall(query, options));

@@ -9,6 +9,7 @@ export type {
   RecallOptions,
   ByTagOptions,
   ExpiringOptions,
+  SearchMode,
   SearchOptions,
   SearchPage,
   UpdateFields,

@@ -5,7 +5,7 @@ export const INSTRUCTIONS: string = "Synapse is your long-term memory about the 
 
 export const TOOLS = {
   "remember": {
-    "description": "Store one memory in the user's Synapse mind. Only `content` is required: without a category it is a\nnote, and without a key one is derived from the content, so storing the same text twice keeps one\nmemory. Storing again with the same category and key REPLACES that memory (same id, version + 1),\nso reuse stable keys: `home_city`, `preferred_editor`, `project_atlas_status` — lowercase\nsnake_case, no dates or counters in keys.\n\nCategories: identity (who the user is: name, role, languages), preference (how they like things\ndone), fact (durable facts about their world), project (state and decisions of ongoing work),\nskill (how to do something in their environment), mistake (what went wrong, to avoid repeating),\ncontext (short-lived situational context: current task, today's plan — give it expires_at),\nnote (anything else).\n\nPriority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you\nare; agents default to 0.7). expires_at: an ISO 8601 timestamp with a time zone such as\n2026-12-31T23:59:00Z — set it for session or task context so it drops out of recall by itself.\nReturns the stored memory (its id, version, verified flag). An agent's write to a memory a person\nverified may come back as a proposal awaiting their review.",
+    "description": "Store one memory in the user's Synapse mind. Only `content` is required: without a category it is a\nnote, and without a key one is derived from the content, so storing the same text twice keeps one\nmemory. Storing again with the same category and key REPLACES that memory (same id, version + 1),\nso reuse stable keys: `home_city`, `preferred_editor`, `project_atlas_status` — lowercase\nsnake_case, no dates or counters in keys.\n\nCategories: identity (who the user is: name, role, languages), preference (how they like things\ndone), fact (durable facts about their world), project (state and decisions of ongoing work),\nskill (how to do something in their environment), mistake (what went wrong, to avoid repeating),\ncontext (short-lived situational context: current task, today's plan — give it expires_at),\nnote (anything else).\n\nPriority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you\nare; agents default to 0.7). expires_at: an ISO 8601 timestamp with a time zone such as\n2026-12-31T23:59:00Z — set it for session or task context so it drops out of recall by itself.\nReturns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory\na person verified may come back as a proposal awaiting their review. When the mind already holds a\nmemory saying nearly the same under another key, the answer lists it in `similar` and says so:\nupdate that memory (remember with its category and key) and forget the extra one, rather than keep\ntwo versions of a fact.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -112,7 +112,7 @@ export const TOOLS = {
     }
   },
   "search": {
-    "description": "Search the user's memories, best match first. Pass the user's question as-is (\"What coffee does\nhe drink?\") or keywords; exact syntax also works: \"a phrase\", prefix*, AND, OR, NOT, +required.\nEach hit has a snippet (matches in **bold**), `matched` (which of the query's `terms` it matched)\nand `coverage` (0-1, their share). Low coverage means a weak match: if no hit covers what was\nasked, say \"I don't know\" rather than guess. Filter by tag or category. A memory stored a moment\nago may take a few seconds to become searchable. Read a hit in full with `fetch`.",
+    "description": "Search the user's memories, best match first. Pass the user's question as-is (\"What coffee does\nhe drink?\") or keywords; exact syntax also works: \"a phrase\", prefix*, AND, OR, NOT, +required.\nQuestions match by meaning too (\"who is his partner?\" finds \"Wife is Anna\"). Each hit has a snippet\n(matches in **bold**), `matched` (which of the query's `terms` it matched), `coverage` (0-1, their\nshare), `similarity` (0-1, closeness in meaning) and `updated_at`. Low coverage and low similarity\nmean a weak match: if no hit answers what was asked, say \"I don't know\" rather than guess. Of two\nhits saying nearly the same, the newer (the current fact) comes first. Filter by tag or category;\nmode=lexical for words only. A memory stored a moment ago may take a few seconds to become\nsearchable. Read a hit in full with `fetch`.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -147,6 +147,15 @@ export const TOOLS = {
           "maximum": 100,
           "description": "At most this many hits.",
           "default": 10
+        },
+        "mode": {
+          "type": "string",
+          "description": "hybrid (default): words and meaning; lexical: words only; semantic: meaning only.",
+          "enum": [
+            "hybrid",
+            "lexical",
+            "semantic"
+          ]
         }
       },
       "additionalProperties": false,

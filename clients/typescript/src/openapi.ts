@@ -358,7 +358,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Full-text search */
+        /** Search by words and meaning */
         get: operations["search"];
         put?: never;
         post?: never;
@@ -1044,6 +1044,12 @@ export interface components {
             proposal: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Similar
+             * @description Other memories it repeats, as POST /memory names them.
+             * @default null
+             */
+            similar: components["schemas"]["SimilarMemory"][] | null;
         } & {
             [key: string]: unknown;
         };
@@ -2210,7 +2216,7 @@ export interface components {
         SearchPage: {
             /**
              * Results
-             * @description Most terms matched first, then by score.
+             * @description Words and meaning fused (docs/search.md); an exact word match is never pushed off the first page by meaning; of two near-duplicates the newer first.
              */
             results: components["schemas"]["SearchResult"][];
             /**
@@ -2218,6 +2224,12 @@ export interface components {
              * @description The query's meaningful terms (function words dropped).
              */
             terms: string[];
+            /**
+             * Mode
+             * @description How the page was ranked: explicit syntax, a language the model does not serve, or an index without vectors yet give lexical.
+             * @enum {string}
+             */
+            mode: "hybrid" | "lexical" | "semantic";
             /** Next Cursor */
             next_cursor: string | null;
         } & {
@@ -2246,11 +2258,86 @@ export interface components {
              * @description matched / terms: 1.0 covers the whole question; low means a weak match.
              */
             coverage: number;
+            /**
+             * Similarity
+             * @description Closeness in meaning to the query (cosine, about 0-1); null when ranked by words alone.
+             */
+            similarity: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SimilarMemory */
+        SimilarMemory: {
+            /** Id */
+            id: string;
+            /** Key */
+            key: string;
+            /**
+             * Similarity
+             * @description Cosine of the two memories' meanings.
+             */
+            similarity: number;
         } & {
             [key: string]: unknown;
         };
         /** @enum {string} */
         Source: "user" | "agent";
+        /**
+         * StoredMemory
+         * @description `POST /memory`'s answer: the memory, and the others it repeats.
+         */
+        StoredMemory: {
+            /** Id */
+            id: string;
+            /** Mind Id */
+            mind_id: string;
+            /** Category */
+            category: string;
+            /** Key */
+            key: string;
+            /** Content */
+            content: string;
+            /** Tags */
+            tags: string[];
+            /** Priority */
+            priority: string;
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "user" | "agent";
+            /** Verified */
+            verified: boolean;
+            /** Confidence */
+            confidence: number;
+            /** Expires At */
+            expires_at: string | null;
+            /** Created At */
+            created_at: string;
+            /** Updated At */
+            updated_at: string;
+            /** Version */
+            version: number;
+            /** Verified At */
+            verified_at: string | null;
+            /** Verified By */
+            verified_by: string | null;
+            /**
+             * Pending Proposal
+             * @description The id of an agent's change waiting for review.
+             */
+            pending_proposal: string | null;
+            /** Expired */
+            expired: boolean;
+            /**
+             * Similar
+             * @description Other memories of the mind that say nearly the same under another key (at most 3, most similar first): update one of them instead of keeping two versions. Absent when none.
+             * @default null
+             */
+            similar: components["schemas"]["SimilarMemory"][] | null;
+        } & {
+            [key: string]: unknown;
+        };
         /** StoredSummary */
         StoredSummary: {
             /** Id */
@@ -3489,7 +3576,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Memory"];
+                    "application/json": components["schemas"]["StoredMemory"];
                 };
             };
             /** @description Created */
@@ -3500,7 +3587,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Memory"];
+                    "application/json": components["schemas"]["StoredMemory"];
                 };
             };
             /** @description Accepted */
@@ -4929,6 +5016,8 @@ export interface operations {
                 priority?: "critical" | "high" | "normal" | "low";
                 /** @description Include expired memories. */
                 include_expired?: boolean;
+                /** @description hybrid (default): words and meaning fused; lexical: words only; semantic: meaning only. Explicit syntax is lexical. */
+                mode?: "hybrid" | "lexical" | "semantic";
                 /** @description Page size (default 20). */
                 limit?: number;
                 /** @description The previous page's next_cursor, as it came (any other is a 400). */

@@ -53,7 +53,20 @@ def remember(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
         shown["note"] = (
             f"A person verified this memory: the change waits for their review ({memory.pending_proposal})."
         )
+    similar = getattr(memory, "similar", None)
+    if similar:
+        shown["note"] = similar_note(similar)
     return shown
+
+
+def similar_note(similar: list[dict[str, Any]]) -> str:
+    """What the model reads when a write repeats a memory (as /mcp says it: synapse.mcp.calls)."""
+    named = "; ".join(f"key {s['key']} (id {s['id']}, similarity {s['similarity']})" for s in similar)
+    return (
+        f"A similar memory exists: {named}. If this is the same fact, update that memory instead of "
+        "keeping two versions: remember again with its category and key, then forget the one just "
+        "stored."
+    )
 
 
 def recall(client: Synapse, a: dict[str, Any]) -> str:
@@ -65,14 +78,19 @@ def recall(client: Synapse, a: dict[str, Any]) -> str:
 
 def search(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
     found = client.search(
-        a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit") or 10
+        a["query"],
+        tag=a.get("tag"),
+        category=a.get("category"),
+        limit=a.get("limit") or 10,
+        mode=a.get("mode"),
     )
     hits = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "content": h.memory.content,
-         "tags": h.memory.tags, "score": h.score, "matched": h.matched, "coverage": h.coverage}
+         "tags": h.memory.tags, "score": h.score, "matched": h.matched, "coverage": h.coverage,
+         "similarity": h.similarity, "updated_at": h.memory.updated_at}
         for h in found.items
     ]  # fmt: skip
-    return {"terms": found.terms, "hits": hits}
+    return {"terms": found.terms, "mode": found.mode, "hits": hits}
 
 
 def forget(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:

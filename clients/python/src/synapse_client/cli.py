@@ -206,8 +206,9 @@ def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
 
 
 def cmd_search(client: Synapse, args: argparse.Namespace, out: Output) -> None:
-    answer = answered(client, ops.search(args.query, tag=args.tag, category=args.category, limit=args.limit))
-    if out.as_json:  # {"results", "terms", "next_cursor"}: one page, as the API answered
+    call = ops.search(args.query, tag=args.tag, category=args.category, limit=args.limit, mode=args.mode)
+    answer = answered(client, call)
+    if out.as_json:  # {"results", "terms", "mode", "next_cursor"}: one page, as the API answered
         return out.json(answer.body)
     found = answer.value
     for hit in found.items:
@@ -219,11 +220,13 @@ def cmd_search(client: Synapse, args: argparse.Namespace, out: Output) -> None:
 
 
 def match(hit: SearchHit) -> str:
-    """`[0.50 coffee, drink]  `: a hit's coverage and matched terms ("" from a server without them)."""
+    """`[0.50 coffee, drink ~0.62]  `: a hit's coverage and matched terms, and its similarity in
+    meaning when the page was ranked by meaning too ("" from a server without them)."""
     if hit.coverage is None:
         return ""
     terms = f" {', '.join(hit.matched)}" if hit.matched else ""
-    return f"[{hit.coverage:.2f}{terms}]  "
+    similar = f" ~{hit.similarity:.2f}" if hit.similarity is not None else ""
+    return f"[{hit.coverage:.2f}{terms}{similar}]  "
 
 
 def show_memory(client: Synapse, call: Call[Memory], out: Output) -> None:
@@ -545,8 +548,9 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "search",
         help="find memories by a question or keywords",
-        description="Full-text search, best match first. Each line: id, category/key, "
-        "[coverage matched terms], then the snippet (matches in **bold**). Low coverage: a weak match.",
+        description="Search by words and meaning, best match first. Each line: id, category/key, "
+        "[coverage matched terms ~similarity], then the snippet (matches in **bold**). Low coverage "
+        "and low similarity: a weak match.",
     )
     p.add_argument(
         "query",
@@ -557,6 +561,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tag")
     p.add_argument("--category", choices=CATEGORIES)
     p.add_argument("--limit", type=int, default=20)
+    p.add_argument(
+        "--mode",
+        choices=("hybrid", "lexical", "semantic"),
+        help="hybrid (default): words and meaning; lexical: words only; semantic: meaning only",
+    )
     p.set_defaults(run=cmd_search)
 
     for name, run, text in (

@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 
-from synapse_client._agent_tools import RECALL_QUERY_MAX, SEARCH_TOOL, derived_key
+from synapse_client._agent_tools import RECALL_QUERY_MAX, SEARCH_TOOL, derived_key, similar_note
 from synapse_client._core import VERSION
 from synapse_client.client import AsyncSynapse
 from synapse_client.config import Settings
@@ -66,6 +66,9 @@ def _memory(memory: Any) -> dict[str, Any]:
             "A person verified this memory, so this change waits for their review "
             f"(proposal {memory.pending_proposal}); until then the memory stays as shown."
         )
+    similar = getattr(memory, "similar", None)
+    if similar:
+        shown["note"] = similar_note(similar)
     return shown
 
 
@@ -96,15 +99,16 @@ async def recall(client: AsyncSynapse, a: dict[str, Any]) -> Any:
 
 async def search(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     found = await client.search(
-        a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit", 10)
+        a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit", 10), mode=a.get("mode")
     )
     hits = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "snippet": h.snippet,
          "content": h.memory.content, "tags": h.memory.tags, "score": h.score,
-         "matched": h.matched, "coverage": h.coverage}
+         "matched": h.matched, "coverage": h.coverage, "similarity": h.similarity,
+         "updated_at": h.memory.updated_at}
         for h in found.items
     ]  # fmt: skip
-    return {"terms": found.terms, "hits": hits}
+    return {"terms": found.terms, "mode": found.mode, "hits": hits}
 
 
 async def fetch(client: AsyncSynapse, a: dict[str, Any]) -> Any:

@@ -75,14 +75,16 @@ class CreatedMind(Model):
 
 class SearchHit(Model):
     """One search result. `matched`: which of the query's meaningful terms (the page's `terms`) this
-    memory matched; `coverage`: their share, 0-1 (low: a weak match). An older server sends
-    neither: `matched` is then empty and `coverage` None."""
+    memory matched; `coverage`: their share, 0-1 (low: a weak match); `similarity`: its closeness in
+    meaning to the query, 0-1 (None when the page was ranked by words alone). An older server sends
+    none of them: `matched` is then empty and the others None."""
 
     memory: Memory
     score: float
     snippet: str
     matched: list[str] = []
     coverage: float | None = None
+    similarity: float | None = None
 
 
 LEFT_OUT = re.compile(
@@ -268,3 +270,4 @@ class SearchPage(Page[SearchHit]):
     hit's `matched` is a subset of them; empty from an older server)."""
 
     terms: list[str] = field(default_factory=list)
+    mode: str | None = None  # how the page was ranked: hybrid, lexical or semantic (None: older server)

@@ -247,16 +247,21 @@ def search(
     include_expired: bool = False,
     limit: int | None = None,
     cursor: str | None = None,
+    mode: str | None = None,
 ) -> Call[SearchPage]:
-    """Full-text search, best match first (`GET /memory/search`); new writes show up after indexing.
+    """Search by words and meaning, best match first (`GET /memory/search`); new writes show up
+    after indexing.
 
     `query` is a question in the agent's own words ("What coffee does he drink?") or keywords: stop
-    words are ignored, inflections match, memories matching more of its terms rank first. Exact
-    syntax keeps its meaning: "a phrase", prefix*, AND, OR, NOT, parentheses, +required. The page's
-    `terms` are the terms the query was read as; each hit's `matched` and `coverage` say how much
-    of them it matched."""
+    words are ignored, inflections match, memories matching more of its terms rank first, and
+    paraphrases match by meaning ("who is his partner?" finds "Wife is Anna"). Exact syntax keeps
+    its meaning (and is lexical): "a phrase", prefix*, AND, OR, NOT, parentheses, +required. The
+    page's `terms` are the terms the query was read as; each hit's `matched` and `coverage` say how
+    much of them it matched, `similarity` how close it is in meaning. `mode`: "hybrid" (the
+    server's default), "lexical" (words only) or "semantic" (meaning only)."""
     params = {
         "q": query,
+        "mode": mode,
         "tag": tag,
         "category": category,
         "priority": priority,
@@ -270,7 +275,8 @@ def search(
 def _search_page(response: httpx.Response) -> SearchPage:
     body = response.json()
     hits = [SearchHit.model_validate(item) for item in body["results"]]
-    return SearchPage(hits, body.get("next_cursor"), [str(term) for term in body.get("terms") or []])
+    terms = [str(term) for term in body.get("terms") or []]
+    return SearchPage(hits, body.get("next_cursor"), terms, body.get("mode"))
 
 
 # ---------------------------------------------------------------- history and proposals

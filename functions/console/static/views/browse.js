@@ -1,6 +1,7 @@
-// Browse and search: the list filters of GET /memory, full-text search (GET /memory/search: a
-// question or keywords) with the matched words highlighted and each hit's matched terms and
-// coverage, and "Load more" following next_cursor.
+// Browse and search: the list filters of GET /memory, search (GET /memory/search: a question or
+// keywords, by words and meaning; `mode` hybrid, lexical or semantic) with the matched words
+// highlighted and each hit's matched terms, coverage, similarity in meaning and last update, and
+// "Load more" following next_cursor.
 
 import { api } from "../api.js";
 import { append, field, h, highlighted, select } from "../dom.js";
@@ -17,8 +18,10 @@ function coverage(row, terms) {
   const matched = Array.isArray(row.matched) ? row.matched : [];
   const share = `${Math.round(row.coverage * 100)}%`;
   const of = terms.length ? `${matched.length} of ${terms.length} terms (${share})` : share;
+  const meaning = typeof row.similarity === "number" ? `; similarity in meaning ${row.similarity.toFixed(2)}` : "";
+  const updated = row.memory && row.memory.updated_at ? `; updated ${row.memory.updated_at.slice(0, 10)}` : "";
   return h("p", { class: "coverage", "data-coverage": String(row.coverage) },
-    matched.length ? `Matched ${matched.join(", ")}: ${of}` : `Matched no term: ${of}`);
+    (matched.length ? `Matched ${matched.join(", ")}: ${of}` : `Matched no term: ${of}`) + meaning + updated);
 }
 
 export async function render(page, ctx) {
@@ -30,10 +33,11 @@ export async function render(page, ctx) {
   const source = select("source", any(["agent", "user"]), params.get("source") || "");
   const verified = select("verified", [["", "any"], ["true", "verified"], ["false", "unverified"]], params.get("verified") || "");
   const expired = h("input", { type: "checkbox", name: "include_expired", checked: params.get("include_expired") === "true" });
+  const mode = select("mode", [["", "words and meaning"], ["lexical", "words only"], ["semantic", "meaning only"]], params.get("mode") || "");
   const form = h("form", { class: "filters", role: "search", "aria-label": "Find memories" },
     field("Search", q, SEARCH_HINT),
     field("Category", category), field("Tag", tag), field("Priority", priority),
-    field("Source", source), field("Verified", verified),
+    field("Source", source), field("Verified", verified), field("Match by", mode),
     h("div", { class: "field check" }, expired, h("label", { for: expired.id = "include-expired" }, "Include expired")),
     h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Show")));
   form.addEventListener("submit", (event) => {
@@ -56,6 +60,7 @@ export async function render(page, ctx) {
   for (const name of ["category", "tag", "priority", "include_expired"]) if (params.get(name)) query[name] = params.get(name);
   if (!searching) for (const name of ["source", "verified"]) if (params.get(name)) query[name] = params.get(name);
   if (searching) query.q = params.get("q");
+  if (searching && params.get("mode")) query.mode = params.get("mode");
   let cursor = null;
   let shown = 0;
 

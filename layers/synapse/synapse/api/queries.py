@@ -13,7 +13,7 @@ from synapse.memory.kinds import TAG_MAX_CHARS, Category, Priority, Source
 from synapse.memory.selections import ListFilters, TagQuery
 from synapse.recall import text
 from synapse.recall.query import RecallQuery
-from synapse.search.filters import SearchFilters
+from synapse.search.filters import Mode, SearchFilters
 
 _WITHIN = re.compile(r"([1-9][0-9]{0,6})([mhdw])")
 WITHIN_UNITS = {
@@ -107,6 +107,11 @@ def list_filters(request: Request) -> ListFilters:
         verified=request.query_bool("verified"),
         include_expired=bool(request.query_bool("include_expired", False)),
     )
+
+
+def search_mode(request: Request) -> Mode:
+    """`mode`: hybrid (default), lexical or semantic; explicit query syntax is lexical whatever it says."""
+    return Mode(request.query_choice("mode", Mode) or Mode.HYBRID.value)
 
 
 def search_filters(request: Request) -> SearchFilters:

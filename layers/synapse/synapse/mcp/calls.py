@@ -77,9 +77,20 @@ def _shown(public: dict[str, Any], proposal: dict[str, Any] | None) -> dict[str,
     return public
 
 
+def similar_note(similar: list[dict[str, Any]]) -> str:
+    """What the model reads when a write repeats a memory: which, and what to do about it."""
+    named = "; ".join(f"key {s['key']} (id {s['id']}, similarity {s['similarity']})" for s in similar)
+    return (
+        f"A similar memory exists: {named}. If this is the same fact, update that memory instead of "
+        "keeping two versions: remember again with its category and key, then forget the one just "
+        "stored."
+    )
+
+
 def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.memory import store
     from synapse.memory.model import MemoryWrite
+    from synapse.search import repeats
 
     write = MemoryWrite.from_body(write_body(arguments))
     principal = caller.principal
@@ -89,13 +100,19 @@ def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
         principal.writer(None),
         changed_by=principal.changed_by(),
         vouches=caller.vouches,
+        similar=repeats.similar_to,
     )
-    return _shown(stored.memory.public(), stored.proposal)
+    shown = _shown(stored.memory.public(), stored.proposal)
+    if stored.similar:
+        shown["similar"] = list(stored.similar)
+        shown["note"] = similar_note(list(stored.similar))
+    return shown
 
 
 def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.memory import store
     from synapse.memory.model import MemoryWrite
+    from synapse.search import repeats
     from synapse.webhooks import batch
 
     principal = caller.principal
@@ -105,11 +122,18 @@ def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
             caller.mind_id, write, principal.writer(None), principal.changed_by(), caller.vouches
         )
 
-    answer = batch.apply_all([write_body(item) for item in arguments["memories"]], store_one)
+    answer = batch.apply_all(
+        [write_body(item) for item in arguments["memories"]], store_one, repeats.similar_to
+    )
     if answer["summary"]["proposed"]:
         answer["note"] = (
             "Items with status `proposed` changed memories a person verified: "
             "they wait for that person's review."
+        )
+    if any(r.get("similar") for r in answer["results"]):
+        answer["note_similar"] = (
+            "Items with `similar` repeat a memory the mind already holds under another key: update "
+            "that memory instead of keeping two versions (remember with its category and key)."
         )
     return answer
 
@@ -141,17 +165,19 @@ def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
 
 def search(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.search import service
-    from synapse.search.filters import SearchFilters
+    from synapse.search.filters import Mode, SearchFilters
 
     filters = SearchFilters(tag=_tag(arguments.get("tag")), category=arguments.get("category"))
-    page = service.search(caller.mind_id, arguments["query"], filters, arguments.get("limit", 10))
+    mode = Mode(arguments.get("mode") or Mode.HYBRID.value)
+    page = service.search(caller.mind_id, arguments["query"], filters, arguments.get("limit", 10), mode=mode)
     hits = [
         {"id": r.memory.id, "category": r.memory.category, "key": r.memory.key, "snippet": r.snippet,
          "content": r.memory.content, "tags": r.memory.tags, "score": r.score,
-         "matched": list(r.matched), "coverage": r.coverage}
+         "matched": list(r.matched), "coverage": r.coverage, "similarity": r.similarity,
+         "updated_at": r.memory.updated_at}
         for r in page.results
     ]  # fmt: skip
-    return {"terms": page.terms, "hits": hits}
+    return {"terms": page.terms, "mode": page.mode, "hits": hits}
 
 
 def fetch(caller: Caller, arguments: dict[str, Any]) -> Result:

@@ -43,8 +43,11 @@ note (anything else).
 Priority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you
 are; agents default to 0.7). expires_at: an ISO 8601 timestamp with a time zone such as
 2026-12-31T23:59:00Z — set it for session or task context so it drops out of recall by itself.
-Returns the stored memory (its id, version, verified flag). An agent's write to a memory a person
-verified may come back as a proposal awaiting their review."""
+Returns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory
+a person verified may come back as a proposal awaiting their review. When the mind already holds a
+memory saying nearly the same under another key, the answer lists it in `similar` and says so:
+update that memory (remember with its category and key) and forget the extra one, rather than keep
+two versions of a fact."""
 
 REMEMBER_MANY = """\
 Store up to 100 memories at once, each exactly as `remember` stores one (content alone works).
@@ -61,10 +64,13 @@ the text's size."""
 SEARCH = """\
 Search the user's memories, best match first. Pass the user's question as-is ("What coffee does
 he drink?") or keywords; exact syntax also works: "a phrase", prefix*, AND, OR, NOT, +required.
-Each hit has a snippet (matches in **bold**), `matched` (which of the query's `terms` it matched)
-and `coverage` (0-1, their share). Low coverage means a weak match: if no hit covers what was
-asked, say "I don't know" rather than guess. Filter by tag or category. A memory stored a moment
-ago may take a few seconds to become searchable. Read a hit in full with `fetch`."""
+Questions match by meaning too ("who is his partner?" finds "Wife is Anna"). Each hit has a snippet
+(matches in **bold**), `matched` (which of the query's `terms` it matched), `coverage` (0-1, their
+share), `similarity` (0-1, closeness in meaning) and `updated_at`. Low coverage and low similarity
+mean a weak match: if no hit answers what was asked, say "I don't know" rather than guess. Of two
+hits saying nearly the same, the newer (the current fact) comes first. Filter by tag or category;
+mode=lexical for words only. A memory stored a moment ago may take a few seconds to become
+searchable. Read a hit in full with `fetch`."""
 
 FETCH = """\
 Read one memory in full by its id (mem_…, as `search`, `by_tag` or `remember` return it): its
@@ -201,6 +207,10 @@ TOOLS: list[dict[str, Any]] = [
                 "tag": TAG,
                 "category": _string("Only this category.", enum=CATEGORIES),
                 "limit": _integer("At most this many hits.", 1, 100, 10),
+                "mode": _string(
+                    "hybrid (default): words and meaning; lexical: words only; semantic: meaning only.",
+                    enum=["hybrid", "lexical", "semantic"],
+                ),
             },
             ["query"],
         ),

@@ -20,7 +20,7 @@ from botocore.exceptions import ClientError
 
 from synapse.core import clock
 from synapse.core.errors import PreconditionFailed
-from synapse.memory import history, proposals, writes
+from synapse.memory import history, proposals, repeats, writes
 from synapse.memory.changes import (
     PatchFields,
     WriteFields,
@@ -54,6 +54,8 @@ class Stored(NamedTuple):
     memory: Memory
     created: bool
     proposal: dict[str, Any] | None = None
+    # Other memories of the mind that say nearly the same ({id, key, similarity}): `memory.repeats`.
+    similar: tuple[dict[str, Any], ...] = ()
 
 
 def _proposing(
@@ -148,18 +150,20 @@ def store(
     at: datetime | None = None,
     changed_by: ChangedBy | None = None,
     vouches: bool | None = None,
+    similar: repeats.FindSimilar | None = None,
 ) -> Stored:
     """Create, or replace by (category, key). Never creates a duplicate, whatever the race.
 
     The one per-item apply of POST /memory, and of a batch's item whose shared write failed
-    (`store_many`)."""
+    (`store_many`). With `similar`, the answer names the memories the write repeats."""
     request = Request(mind_id, write, source, changed_by, vouches)
 
     def attempt() -> Stored:
         current = writes.read_by_key(mind_id, write.category.value, write.key)
         return _committed(_stored_over(request, current, at or clock.now()))
 
-    return writes.retrying(attempt)
+    stored: Stored = repeats.with_similar(mind_id, [writes.retrying(attempt)], similar)[0]
+    return stored
 
 
 Outcome = Stored | Exception
@@ -213,7 +217,7 @@ def _store_round(requests: Sequence[Request], indexes: list[int], outcomes: dict
             outcomes.update((index, plans[index].stored) for index in group.members)
 
 
-def store_many(requests: Sequence[Request]) -> list[Outcome]:
+def store_many(requests: Sequence[Request], similar: repeats.FindSimilar | None = None) -> list[Outcome]:
     """Each request stored as `store` stores it, answered in order, with far fewer round trips: one
     read for all and a few shared transactions instead of a read and a transaction each (issue 23).
 
@@ -223,7 +227,15 @@ def store_many(requests: Sequence[Request]) -> list[Outcome]:
     outcomes: dict[int, Outcome] = {}
     for indexes in _rounds(requests):
         _store_round(requests, indexes, outcomes)
-    return [outcomes[index] for index in range(len(requests))]
+    ordered = [outcomes[index] for index in range(len(requests))]
+    if similar is None:
+        return ordered
+    for mind_id in {r.mind_id for r in requests}:
+        ours = [at for at, r in enumerate(requests) if r.mind_id == mind_id]
+        noted = repeats.with_similar(mind_id, [ordered[at] for at in ours], similar)
+        for at, outcome in zip(ours, noted, strict=True):
+            ordered[at] = outcome
+    return ordered
 
 
 def update(

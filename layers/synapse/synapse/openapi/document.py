@@ -113,7 +113,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "Store a memory: create (201), replace by (category, key) (200) or propose the change (202)",
         "memory",
         "either",
-        {200: S.Memory, 201: S.Memory, 202: S.Proposed},
+        {200: S.StoredMemory, 201: S.StoredMemory, 202: S.Proposed},
         MemoryWrite,
     ),
     ("POST", "/memory/batch"): Op(
@@ -229,7 +229,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         params=(query("within", WITHIN, "30m, 24h, 7d, 2w (default 7d, at most 365d)."), *PAGE),
     ),
     ("GET", "/memory/search"): Op(
-        "search", "Full-text search", "memory", "either", {200: S.SearchPage}, params=SEARCH + PAGE
+        "search", "Search by words and meaning", "memory", "either", {200: S.SearchPage}, params=SEARCH + PAGE
     ),
     ("POST", "/minds/{mind_id}/webhooks"): Op(
         "createWebhook",

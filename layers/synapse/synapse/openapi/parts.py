@@ -160,6 +160,12 @@ SEARCH = (
     query("category", enum(Category)),
     query("priority", enum(Priority)),
     INCLUDE_EXPIRED,
+    query(
+        "mode",
+        {"type": "string", "enum": ["hybrid", "lexical", "semantic"]},
+        "hybrid (default): words and meaning fused; lexical: words only; semantic: meaning only. "
+        "Explicit syntax is lexical.",
+    ),
 )
 SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "user": [{"jwt": []}],

@@ -58,6 +58,22 @@ class Memory(_Answer):
     expired: bool
 
 
+class SimilarMemory(_Answer):
+    id: str
+    key: str
+    similarity: float = Field(ge=-1, le=1, description="Cosine of the two memories' meanings.")
+
+
+class StoredMemory(Memory):
+    """`POST /memory`'s answer: the memory, and the others it repeats."""
+
+    similar: list[SimilarMemory] | None = Field(
+        default=None,
+        description="Other memories of the mind that say nearly the same under another key (at most 3, "
+        "most similar first): update one of them instead of keeping two versions. Absent when none.",
+    )
+
+
 class MemoryPage(_Answer):
     memories: list[Memory]
     next_cursor: str | None
@@ -145,11 +161,21 @@ class SearchResult(_Answer):
             " less: 1.0 covers the whole question; low means a weak match."
         ),
     )
+    similarity: float | None = Field(
+        description="Closeness in meaning to the query (cosine, about 0-1); null when ranked by words alone."
+    )
 
 
 class SearchPage(_Answer):
-    results: list[SearchResult] = Field(description="Most terms matched first, then by score.")
+    results: list[SearchResult] = Field(
+        description="Words and meaning fused (docs/search.md); an exact word match is never pushed off "
+        "the first page by meaning; of two near-duplicates the newer first."
+    )
     terms: list[str] = Field(description="The query's meaningful terms (function words dropped).")
+    mode: Literal["hybrid", "lexical", "semantic"] = Field(
+        description="How the page was ranked: explicit syntax, a language the model does not serve, or "
+        "an index without vectors yet give lexical."
+    )
     next_cursor: str | None
 
 
@@ -216,6 +242,9 @@ class BatchResult(_Answer):
     error: ItemError | None = Field(default=None, description="When the item failed.")
     proposal: dict[str, Any] | None = Field(
         default=None, description="When proposed: the change waiting for a person's review."
+    )
+    similar: list[SimilarMemory] | None = Field(
+        default=None, description="Other memories it repeats, as POST /memory names them."
     )
 
 

@@ -1,9 +1,9 @@
 """The memories of a recall's selection most relevant to its `q` (the user's message or the task).
 
-Found by best-match search over the mind's index, so they come as search ranks them: most of the
-message's meaningful terms covered first. A hit covering less than half of what the best hit
-covers is left to recall's usual order: a long message shares a word with many memories, and only
-the strong matches should jump ahead of the mind's priorities.
+Found by best-match search over the mind's index (hybrid: words and meaning), so they come as search
+ranks them. A hit covering less than half of what the best hit covers, and not close in meaning
+either (similarity under RELEVANT_SIMILARITY), is left to recall's usual order: a long message shares
+a word with many memories, and only the strong matches should jump ahead of the mind's priorities.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from synapse.search.filters import SearchFilters
 from synapse.search.query import MAX_QUERY_CHARS
 
 MAX_RELEVANT = 10
+RELEVANT_SIMILARITY = 0.5  # a memory this close in meaning is relevant, whatever words it shares
 
 
 def _searched_part(q: str) -> str:
@@ -41,4 +42,8 @@ def relevant_memories(mind_id: str, query: RecallQuery) -> list[Memory]:
     if not hits:
         return []
     best = max(r.coverage for r in hits)
-    return [r.memory for r in hits if r.coverage >= best / 2][:MAX_RELEVANT]
+    return [
+        r.memory
+        for r in hits
+        if (r.coverage > 0 and r.coverage >= best / 2) or (r.similarity or 0.0) >= RELEVANT_SIMILARITY
+    ][:MAX_RELEVANT]

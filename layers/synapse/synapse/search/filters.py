@@ -5,9 +5,18 @@ data") are left out: they are not the person's; a `tag` selects every memory tha
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, NamedTuple
 
 from synapse.memory.kinds import APP_PRIVATE_TAG, Memory
+
+
+class Mode(StrEnum):
+    """How a best-match query is ranked: both sides fused (default), by words alone, by meaning alone."""
+
+    HYBRID = "hybrid"
+    LEXICAL = "lexical"
+    SEMANTIC = "semantic"
 
 
 class SearchFilters(NamedTuple):

@@ -121,6 +121,8 @@ class Query(NamedTuple):
     plain: bool = False  # its structure did not parse: read as its plain words
     candidates: Expr | None = None
     exact: bool = False
+    explicit: bool = False  # phrases, prefix*, operators or +required: exact meaning, lexical only
+    latin: str = "english"  # the language of its Latin-script words (`languages.latin_language`)
 
     @property
     def terms(self) -> list[str]:
@@ -361,7 +363,9 @@ def _compiled(node: Node, raw: str, plain: bool, explicit: bool) -> Query:
     for excluded in reversed(left_out):  # peeled outermost first
         match = f"({match} NOT {excluded.fts(latin)})"
         candidates = combine("NOT", [candidates, excluded.expr(latin)])
-    return Query(match, tuple(kept), plain, candidates, touches_exact(candidates))
+    return Query(
+        match, tuple(kept), plain, candidates, touches_exact(candidates), explicit and not plain, latin
+    )
 
 
 def parse_query(raw: str | None) -> Query:

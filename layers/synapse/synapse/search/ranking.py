@@ -262,15 +262,24 @@ def _stem_counts_sql(clauses: int) -> str:
 
 def _matched(labels: list[str], weights: list[int], mask: int) -> tuple[tuple[str, ...], float]:
     """The labels a row's mask holds, and their share of the query's weight."""
-    matched = tuple(label for bit, label in enumerate(labels) if mask >> bit & 1)
-    share = sum(w for bit, w in enumerate(weights) if mask >> bit & 1) / sum(weights)
-    return matched, share
+    return tuple(label for bit, label in enumerate(labels) if mask >> bit & 1), coverage_of(weights, mask)
 
 
 def _best_matches(
     db: sqlite3.Connection, query: Query, filters: SearchFilters, limit: int, offset: int, now: str
 ) -> tuple[list[Hit], bool]:
     """Candidates matching any clause, ordered by how many they match, then as `_all_matching`."""
+    found, weights = coverage_rows(db, query, filters, limit + 1, offset, now)
+    page, more = found[:limit], len(found) > limit
+    return hits_of(db, query, page, weights), more
+
+
+def coverage_rows(
+    db: sqlite3.Connection, query: Query, filters: SearchFilters, limit: int, offset: int, now: str
+) -> tuple[list[Any], list[int]]:
+    """Best-match candidates in coverage order, without snippets (what hybrid ranking fuses):
+    (rank, priority_rank, updated_at, id, category, key, rowid, mask of the clauses matched), and
+    each clause's weight (how informative it is: `clause_weights`)."""
     where, params = filters.sql(now)
     sql = _coverage_sql(len(query.clauses), where)
     clauses = [c.match for c in query.clauses]
@@ -278,12 +287,20 @@ def _best_matches(
         weights = clause_weights.idf_weights(db, _stem_counts_sql(len(clauses)), clauses)
     except sqlite3.Error as error:
         raise _refused(query, error) from None
-    found = _all_rows(db, query, sql, [*clauses, query.match, *params, *weights, limit + 1, offset])
-    page, more = found[:limit], len(found) > limit
+    return _all_rows(db, query, sql, [*clauses, query.match, *params, *weights, limit, offset]), weights
+
+
+def coverage_of(weights: list[int], mask: int) -> float:
+    """A `coverage_rows` row's share of the query's weight."""
+    return sum(w for bit, w in enumerate(weights) if mask >> bit & 1) / (sum(weights) or 1)
+
+
+def hits_of(db: sqlite3.Connection, query: Query, page: list[Any], weights: list[int]) -> list[Hit]:
+    """`coverage_rows` rows as hits, with their snippets (cut for these rows only)."""
     if not page:
-        return [], more
+        return []
     rows = _with_snippets(db, query, page, [Side(STEMS, query.match)])
-    return _page_hits(db, query, rows, page, weights), more
+    return _page_hits(db, query, rows, page, weights)
 
 
 def _page_hits(

@@ -7,8 +7,9 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from synapse.core.settings import get_settings
 from synapse.search import generations
@@ -21,6 +22,7 @@ MAX_OPEN_READERS = 32
 class _Open(NamedTuple):
     generation: str  # CURRENT's text when it was opened (base name and batch count)
     connection: sqlite3.Connection
+    derived: dict[str, Any]  # what was computed from this generation (its vector matrix), by name
 
 
 class _Readers(threading.local):
@@ -79,8 +81,24 @@ def reader(mind_id: str, base: Path | None = None) -> sqlite3.Connection | None:
         connection.execute("SELECT 1 FROM meta LIMIT 1").fetchone()
     except sqlite3.Error:
         return None
-    _readers.open[pointer] = _Open(name, connection)
+    _readers.open[pointer] = _Open(name, connection, {})
     while len(_readers.open) > MAX_OPEN_READERS:
         _, evicted = _readers.open.popitem(last=False)
         evicted.connection.close()
     return connection
+
+
+_MISSING = object()
+
+
+def derived(db: sqlite3.Connection, name: str, compute: Callable[[sqlite3.Connection], Any]) -> Any:
+    """`compute(db)`, once per opened generation (as long as the reader keeps it open): the vector
+    matrix is loaded once, not on every search. A connection that is not a cached reader's computes
+    every time."""
+    for opened in _readers.open.values():
+        if opened.connection is db:
+            found = opened.derived.get(name, _MISSING)
+            if found is _MISSING:
+                found = opened.derived[name] = compute(db)
+            return found
+    return compute(db)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from synapse.core import clock
-from synapse.search import generations, schema
+from synapse.search import generations, schema, vectors
 from synapse.search.documents import Change, Doc
 from synapse.storage import tables
 
@@ -69,6 +69,49 @@ class Rebuilt(NamedTuple):
     indexed: int
     carried_over: int
     generation: Path | None
+    vectors_reused: int = 0
+    vectors_embedded: int = 0
+
+
+# What a rebuild embeds itself; the rest (a large mind's first embedding) is left to the indexer's
+# next batches (`vectors.fill`) and to the next rebuild, which reuses everything embedded by then.
+REBUILD_EMBED_BUDGET = 20_000
+
+
+def _vectors_into(db: sqlite3.Connection, current: Path | None, budget: int) -> tuple[int, int]:
+    """A new base's vectors: those of the current generation whose text is unchanged (by
+    text_hash), then up to `budget` embedded. Outside a transaction (ATTACH cannot be in one)."""
+    model = vectors.embedder()
+    if model is None:
+        return 0, 0
+    reused = 0
+    db.execute("BEGIN")
+    vectors.prepare(db, model)
+    db.execute("COMMIT")
+    if current is not None and current.exists():
+        generations.configure(db)
+        db.execute("ATTACH DATABASE ? AS old", (generations.read_only_uri(current),))
+        try:
+            db.execute("BEGIN")
+            same_model = db.execute(
+                "SELECT 1 FROM old.meta WHERE name = 'vectors_model' AND value = ?",
+                (vectors.model_name(model),),
+            ).fetchone()
+            reused = vectors.carry(db, "old") if same_model else 0
+            db.execute("COMMIT")
+        finally:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            db.execute("DETACH DATABASE old")
+    embedded = 0
+    db.execute("BEGIN")
+    while embedded < budget:
+        step = vectors.fill(db, model, min(vectors.FILL_PER_BATCH, budget - embedded))
+        embedded += step
+        if not step:
+            break
+    db.execute("COMMIT")
+    return reused, embedded
 
 
 def _memory_items(mind_id: str) -> Iterator[dict[str, Any]]:
@@ -129,10 +172,16 @@ def upgrade_into(db: sqlite3.Connection, mind_id: str, current: Path) -> int:
     started = clock.to_iso(clock.now() - timedelta(seconds=REBUILD_OVERLAP_SECONDS))
     indexed = _index_all(db, mind_id, _memory_items(mind_id))
     _carry_over(db, current, started)
+    _vectors_into(db, current, 0)  # reused only: the writer's publish embeds its share (`fill`)
     return indexed
 
 
-def rebuild(mind_id: str, items: Iterable[dict[str, Any]] | None = None, base: Path | None = None) -> Rebuilt:
+def rebuild(
+    mind_id: str,
+    items: Iterable[dict[str, Any]] | None = None,
+    base: Path | None = None,
+    embed_budget: int = REBUILD_EMBED_BUDGET,
+) -> Rebuilt:
     """Build a mind's index from the table (or `items`) into a new generation.
 
     The slow part — reading the table and indexing — runs without the writer lock, into a private
@@ -145,12 +194,13 @@ def rebuild(mind_id: str, items: Iterable[dict[str, Any]] | None = None, base: P
     db = generations.open_build(temp)
     try:
         indexed = _index_all(db, mind_id, _memory_items(mind_id) if items is None else items)
+        reused, embedded = _vectors_into(db, generations.current_generation(folder), embed_budget)
         with generations.writer_lock(folder):
             current = generations.current_generation(folder)
             carried = _carry_over(db, current, started) if current is not None and current.exists() else 0
             db.close()
             generation = generations.publish(folder, temp)
-        return Rebuilt(mind_id, indexed, carried, generation)
+        return Rebuilt(mind_id, indexed, carried, generation, reused, embedded)
     finally:
         with contextlib.suppress(sqlite3.ProgrammingError):
             db.close()

@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import NamedTuple
 
 from synapse.core import clock
+from synapse.search import vectors
 from synapse.search.documents import Change, Doc
 from synapse.search.folding import fold
 
@@ -136,10 +137,17 @@ def create_schema(db: sqlite3.Connection, mind_id: str) -> None:
     db.executescript(_SCHEMA)
     create_exact_words(db)
     db.execute(_TOMBSTONES_INDEX)
+    create_vector_table(db)
     db.executemany(
         "INSERT INTO meta (name, value) VALUES (?, ?)",
         [("schema", SCHEMA_VERSION), ("mind_id", mind_id)],
     )
+
+
+def create_vector_table(db: sqlite3.Connection) -> None:
+    """Each memory's embedding beside its rows (`vectors`); a generation from before it gets the
+    table from the writer's next batch, so vectors need no new index format."""
+    vectors.create_table(db)
 
 
 def schema_of(db: sqlite3.Connection) -> str | None:
@@ -184,6 +192,7 @@ def _remove(db: sqlite3.Connection, change: Change, indexed: _Indexed | None) ->
         )
         return True
     _drop_indexed(db, indexed.rowid)
+    vectors.remove(db, change.memory_id)
     db.execute(
         "UPDATE docs SET version = ?, deleted = 1, category = NULL, key = NULL, priority = NULL,"
         " priority_rank = NULL, updated_at = ?, expires_at = NULL WHERE rowid = ?",

@@ -9,9 +9,10 @@ from typing import Any, NamedTuple
 from synapse.core import clock
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
-from synapse.search.filters import SearchFilters
+from synapse.search import fusion, vectors
+from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
-from synapse.search.ranking import Hit, index_hits
+from synapse.search.ranking import Hit
 from synapse.search.readers import reader
 from synapse.storage import cursor, tables
 
@@ -24,6 +25,7 @@ class Result(NamedTuple):
     snippet: str
     matched: tuple[str, ...]  # the query's terms it matched
     coverage: float  # the share of the query's terms matched, each weighed by how informative it is
+    similarity: float | None = None  # cosine to the question (None: the semantic side did not run)
 
     def public(self) -> dict[str, Any]:
         return {
@@ -32,6 +34,7 @@ class Result(NamedTuple):
             "snippet": self.snippet,
             "matched": list(self.matched),
             "coverage": self.coverage,
+            "similarity": self.similarity,
         }
 
 
@@ -39,10 +42,11 @@ class SearchPage(NamedTuple):
     results: list[Result]
     terms: list[str]  # the meaningful terms the query was read as
     next_cursor: str | None = None
+    mode: str = Mode.LEXICAL.value  # how the page was ranked (hybrid asked of explicit syntax: lexical)
 
     def public(self) -> dict[str, Any]:
         results = [r.public() for r in self.results]
-        return {"results": results, "terms": self.terms, "next_cursor": self.next_cursor}
+        return {"results": results, "terms": self.terms, "mode": self.mode, "next_cursor": self.next_cursor}
 
 
 def hydrate(mind_id: str, hits: list[Hit]) -> dict[str, Memory]:
@@ -64,9 +68,12 @@ def hydrate(mind_id: str, hits: list[Hit]) -> dict[str, Memory]:
     return found
 
 
-def _scope(raw_query: str, filters: SearchFilters) -> str:
-    """What a cursor is bound to: the same query and filters, or it is refused."""
-    text = json.dumps([raw_query, filters.tag, filters.category, filters.priority, filters.include_expired])
+def _scope(raw_query: str, filters: SearchFilters, mode: Mode = Mode.HYBRID) -> str:
+    """What a cursor is bound to: the same query, filters and mode, or it is refused."""
+    fields: list[Any] = [raw_query, filters.tag, filters.category, filters.priority, filters.include_expired]
+    if mode is not Mode.HYBRID:
+        fields.append(mode.value)
+    text = json.dumps(fields)
     return "search:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
@@ -80,34 +87,57 @@ def _offset(mind_id: str, scope: str, after: str | None) -> int:
 
 
 def search(
-    mind_id: str, raw_query: str | None, filters: SearchFilters, limit: int, after: str | None = None
+    mind_id: str,
+    raw_query: str | None,
+    filters: SearchFilters,
+    limit: int,
+    after: str | None = None,
+    mode: Mode = Mode.HYBRID,
 ) -> SearchPage:
     """One page of results. Hits come from the index; what is returned is the record as it is now.
 
-    A hit whose memory is gone (deleted, or replaced under the same key by a new one) or no longer
-    passes the filters is skipped and the next hit taken, so a page is full while hits remain.
+    A best-match query is ranked by words and meaning together (`fusion`) unless `mode` says
+    otherwise; explicit syntax is lexical. A hit whose memory is gone (deleted, or replaced under
+    the same key by a new one) or no longer passes the filters is skipped and the next hit taken, so
+    a page is full while hits remain. Of two near-duplicates on a page, the newer comes first.
     """
     query = parse_query(raw_query)
-    scope = _scope(raw_query or "", filters)
+    scope = _scope(raw_query or "", filters, mode)
     offset = _offset(mind_id, scope, after)
     db = reader(mind_id)
     if db is None:
         return SearchPage([], query.terms)
+    semantic = fusion.semantic_applies(query, raw_query or "", mode)
+    question = vectors.question_vector(raw_query or "") if semantic else None
     now = clock.to_iso(clock.now())
     results: list[Result] = []
     position = offset
     more = False
+    used = Mode.LEXICAL
     for _ in range(4):  # bounded: a badly stale index costs a few rounds, never a scan
-        hits, more = index_hits(db, query, filters, limit - len(results), position, now)
+        scored, more = fusion.hybrid_hits(
+            db, query, question, filters, limit - len(results), position, now, mode
+        )
+        hits = [s.hit for s in scored]
         current = hydrate(mind_id, hits) if hits else {}
-        for hit in hits:
+        for hit, similarity in scored:
             position += 1
+            if similarity is not None:
+                used = mode if mode is not Mode.LEXICAL else Mode.HYBRID
             memory = current.get(hit.id)
             if memory is not None and filters.keeps(memory, now):
                 coverage = round(hit.coverage, 3)
-                results.append(Result(memory, hit.score, hit.snippet, hit.matched, coverage))
+                results.append(Result(memory, hit.score, hit.snippet, hit.matched, coverage, similarity))
         if not more or len(results) >= limit or position >= MAX_OFFSET:
             break
     more = more and position < MAX_OFFSET
     next_cursor = cursor.encode(mind_id, scope, {"o": position}) if more else None
-    return SearchPage(results, query.terms, next_cursor)
+    if question is not None and mode is Mode.HYBRID and len(results) > 1:
+        order = fusion.newer_first(
+            [r.memory.id for r in results],
+            [r.memory.updated_at for r in results],
+            [len(r.matched) for r in results],
+            vectors.matrix_of(db),
+        )
+        results = [results[i] for i in order]
+    return SearchPage(results, query.terms, next_cursor, used.value)

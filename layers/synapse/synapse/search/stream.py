@@ -13,7 +13,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from synapse.core.observability import in_this_invocation, logger, metrics
 from synapse.core.settings import get_settings
 from synapse.memory import expiry
-from synapse.search import generations, orphans
+from synapse.search import generations, orphans, vectors
 from synapse.search.documents import Change, Doc, Unindexable
 from synapse.search.writer import Writer
 from synapse.storage import tables
@@ -210,6 +210,28 @@ def index_stream(event: dict[str, Any], base: Path | None = None) -> dict[str, A
     """
     records = event.get("Records") or []
     minds, failed = _by_mind(records, base)
+    with vectors.embedded_ahead(_texts(records)):
+        return _index_minds(records, minds, failed, base)
+
+
+def _texts(records: list[dict[str, Any]]) -> list[str]:
+    """What the batch's upserts embed (a record that cannot be read is left to its mind's apply)."""
+    texts = []
+    for record in records:
+        try:
+            change = change_from_record(record)
+        except Unindexable:
+            continue
+        if change is not None and change.doc is not None:
+            doc = change.doc
+            texts.append(vectors.embedded_text(doc.key, doc.content, ", ".join(doc.tags)))
+    return texts
+
+
+def _index_minds(
+    records: list[dict[str, Any]], minds: dict[str, Positioned], failed: list[int], base: Path | None
+) -> dict[str, Any]:
+    """`index_stream`'s part after the records are sorted by mind."""
     # Writers made in sorted mind order: the order in which their locks are asked for.
     work = [(Writer(mind_id, base), minds[mind_id]) for mind_id in sorted(minds)]
     results: list[MindResult] = []

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import TracebackType
 
 from synapse.core.observability import logger
-from synapse.search import generations, rebuild, schema
+from synapse.search import generations, rebuild, schema, vectors
 from synapse.search.documents import Change, Unindexable
 
 
@@ -42,6 +42,8 @@ class Writer:
         self._db: sqlite3.Connection | None = None
         self.pointer = ""  # CURRENT's text when the lock was taken
         self._base_size: int | None = None
+        self._pending: dict[str, vectors.Pending] = {}  # memories whose vector this batch writes
+        self.embedded = 0
 
     @property
     def indexed(self) -> bool:
@@ -112,12 +114,38 @@ class Writer:
             raise
         self._db.execute("RELEASE change")
         self.changed += int(applied)
+        if applied:
+            self._note_vector(change)
         return applied
+
+    def _note_vector(self, change: Change) -> None:
+        if change.doc is None:
+            self._pending.pop(change.memory_id, None)
+            return
+        doc = change.doc
+        text = vectors.embedded_text(doc.key, doc.content, ", ".join(doc.tags))
+        self._pending[doc.id] = vectors.Pending(doc.id, doc.version, text)
+
+    def _write_vectors(self) -> None:
+        """The batch's vectors, in its transaction: those of the changes it applied (the same text's
+        vector reused), then a bounded share of what an older index or a rebuild left without one."""
+        assert self._db is not None
+        model = vectors.embedder()
+        if model is None:
+            return
+        before = self._db.total_changes
+        vectors.prepare(self._db, model)
+        self.embedded = vectors.write(self._db, model, self._pending.values())
+        self.embedded += vectors.fill(self._db, model, vectors.FILL_PER_BATCH)
+        self._pending.clear()
+        if self._db.total_changes != before:
+            self.changed = max(self.changed, 1)
 
     def publish(self) -> Path | None:
         """Publish if anything changed (a replayed batch publishes nothing); returns the generation
         (the base) that now holds the batch."""
         assert self._db is not None
+        self._write_vectors()
         if not self.changed and not self.rebuilt and not self.upgraded:
             self._db.execute("ROLLBACK")
             return None

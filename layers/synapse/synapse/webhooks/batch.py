@@ -18,7 +18,7 @@ from typing import Any
 
 from synapse.core.errors import SynapseError, Unprocessable
 from synapse.core.observability import logger
-from synapse.memory import store
+from synapse.memory import repeats, store
 from synapse.memory.model import MemoryWrite
 from synapse.webhooks import idempotency
 
@@ -111,15 +111,20 @@ def _result(index: int, outcome: store.Outcome) -> dict[str, Any]:
         proposal = outcome.proposal
         return {"index": index, "status": "proposed", "memory": _summary(outcome), "proposal": proposal}
     status = "created" if outcome.created else "replaced"
-    return {"index": index, "status": status, "memory": _summary(outcome)}
+    result = {"index": index, "status": status, "memory": _summary(outcome)}
+    if outcome.similar:
+        result["similar"] = list(outcome.similar)
+    return result
 
 
-def apply_all(memories: list[Any], store_one: StoreOne) -> dict[str, Any]:
+def apply_all(
+    memories: list[Any], store_one: StoreOne, similar: repeats.FindSimilar | None = None
+) -> dict[str, Any]:
     """Every item validated, then the valid ones stored together (`store.store_many`: as if one
     after the other, in order): `{"results": [...], "summary": {...}}`, one result per item in order."""
     prepared = [_prepared(index, item, store_one) for index, item in enumerate(memories)]
     requests = [(index, p) for index, p in enumerate(prepared) if isinstance(p, store.Request)]
-    outcomes = store.store_many([request for _, request in requests])
+    outcomes = store.store_many([request for _, request in requests], similar)
     results = [p for p in prepared if not isinstance(p, store.Request)]
     results += [_result(index, outcome) for (index, _), outcome in zip(requests, outcomes, strict=True)]
     results.sort(key=lambda result: int(result["index"]))
@@ -133,7 +138,11 @@ def apply_all(memories: list[Any], store_one: StoreOne) -> dict[str, Any]:
 
 
 def store_batch(
-    mind_id: str, body: dict[str, Any], idempotency_key: str | None, store_one: StoreOne
+    mind_id: str,
+    body: dict[str, Any],
+    idempotency_key: str | None,
+    store_one: StoreOne,
+    similar: repeats.FindSimilar | None = None,
 ) -> idempotency.Answer:
     """`POST /memory/batch`: the body's memories stored in `mind_id`, at most once per key.
 
@@ -142,11 +151,11 @@ def store_batch(
     """
     memories = items(body)
     if idempotency_key is None:
-        return idempotency.Answer(200, apply_all(memories, store_one))
+        return idempotency.Answer(200, apply_all(memories, store_one, similar))
     claim = idempotency.claim_for_key(f"BATCH#{mind_id}", body, idempotency_key)
     first = idempotency.acquire(claim)
     if first is not None:
         return first
-    answer = idempotency.Answer(200, apply_all(memories, store_one))
+    answer = idempotency.Answer(200, apply_all(memories, store_one, similar))
     idempotency.finish(claim, answer)
     return answer

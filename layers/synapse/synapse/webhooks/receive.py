@@ -23,7 +23,7 @@ from typing import Any
 from synapse.core import clock
 from synapse.core.errors import Forbidden, Unauthorized
 from synapse.core.settings import get_limits
-from synapse.memory import store
+from synapse.memory import repeats, store
 from synapse.memory.kinds import Source
 from synapse.memory.model import MemoryWrite
 from synapse.minds import tenure
@@ -93,7 +93,10 @@ def _store_agent(mind_id: str, hook_id: str) -> batch.StoreOne:
 
 
 def deliver(
-    delivery: Authenticated, body: dict[str, Any], idempotency_key: str | None = None
+    delivery: Authenticated,
+    body: dict[str, Any],
+    idempotency_key: str | None = None,
+    similar: repeats.FindSimilar | None = None,
 ) -> idempotency.Answer:
     """Store what an authenticated delivery carries (`body`, its raw body parsed), at most once.
 
@@ -106,7 +109,9 @@ def deliver(
     first = idempotency.acquire(claim)
     if first is not None:
         return first
-    answer = idempotency.Answer(200, batch.apply_all(items, _store_agent(delivery.mind_id, delivery.hook_id)))
+    answer = idempotency.Answer(
+        200, batch.apply_all(items, _store_agent(delivery.mind_id, delivery.hook_id), similar)
+    )
     idempotency.finish(claim, answer)
     hooks.record_delivery(delivery.lookup)
     return answer

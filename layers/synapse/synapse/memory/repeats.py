@@ -1,0 +1,30 @@
+"""A write's answer names the memories it repeats: how the store asks whoever can tell.
+
+The store cannot: the mind's vectors live in its search index, a package above this one. The
+callers that answer a write (the REST, batch and hook handlers, MCP) pass `search.repeats.similar_to`
+as `FindSimilar`; the rest (restores, proposals, tests) pass nothing and pay nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from synapse.memory.kinds import Memory
+
+# Given a mind and memories just stored in it, the other memories each one repeats (`search.repeats`,
+# passed in by the callers above this package: the index is search's business, not the store's).
+FindSimilar = Callable[[str, Sequence[Memory]], list[list[dict[str, Any]]]]
+
+
+def with_similar(mind_id: str, outcomes: list[Any], find: FindSimilar | None) -> list[Any]:
+    """The stored writes (not proposals, not errors) with the memories they repeat."""
+    stored = [(at, o) for at, o in enumerate(outcomes) if hasattr(o, "similar") and o.proposal is None]
+    if not stored or find is None:
+        return outcomes
+    hints = find(mind_id, [o.memory for _, o in stored])
+    out = list(outcomes)
+    for (at, outcome), similar in zip(stored, hints, strict=True):
+        if similar:
+            out[at] = outcome._replace(similar=tuple(similar))
+    return out

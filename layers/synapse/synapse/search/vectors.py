@@ -1,0 +1,321 @@
+"""Each memory's meaning as a vector, kept in the mind's index generation beside its FTS5 rows.
+
+`vectors(memory_id, version, text_hash, vector)`: one row per live memory, the float16 embedding of
+its key (underscores as spaces), content and tags. Rows are written by the index writer in the
+batch's own transaction, version-gated like the docs (a replayed older image never brings back an
+old vector) and deleted with the memory. `text_hash` names the embedded text, so a change that
+leaves the text alone (priority, expiry) and a rebuild reuse the vector instead of embedding again.
+
+The model is `synapse.embedding.default_embedder()` (imported when first needed: the functions that
+never embed do not load it). A generation from before vectors gets its table from the next batch
+that writes its mind, and its missing vectors a bounded number per batch (`fill`), so an existing
+index upgrades by itself and answers meanwhile, lexically for what has no vector yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple, Protocol
+
+from synapse import embedding
+from synapse.core.observability import logger
+from synapse.search import readers
+
+DIMS = 384
+# Cosine of two memories' embedded texts from which they say nearly the same: a write answers with
+# such memories (`repeats`), and of two such hits the newer ranks first (`fusion`). Chosen on
+# labelled pairs (bench/similar.py, docs/search.md): precision 0.97, recall 0.97 of 32 restated or
+# updated facts; one of 40 pairs of distinct facts of one person reaches it (0.635).
+REPEAT_SIMILARITY = 0.6
+# Missing vectors embedded per batch (an upgraded index, a rebuild's leftovers): ~2.5 s of one CPU.
+FILL_PER_BATCH = 256
+_META_MODEL = "vectors_model"
+_META_COMPLETE = "vectors_complete"
+
+# Statements run one by one (`executescript` would commit the batch's open transaction).
+_VECTOR_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS vectors (memory_id TEXT PRIMARY KEY, version INTEGER NOT NULL,"
+    " text_hash BLOB NOT NULL, vector BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS vectors_by_text ON vectors (text_hash)",
+)
+# Version-gated: a row is replaced only by the same memory at a version at least its own.
+_PUT_SQL = (
+    "INSERT INTO vectors (memory_id, version, text_hash, vector) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (memory_id) DO UPDATE SET version = excluded.version, text_hash = excluded.text_hash,"
+    " vector = excluded.vector WHERE excluded.version >= vectors.version"
+)
+# Live docs without a vector (or with one of an older text), with the text to embed.
+_MISSING_SQL = (
+    "SELECT d.id, d.version, d.key, coalesce(f.raw_content, f.content), coalesce(f.raw_tags, f.tags)"
+    " FROM docs d JOIN fts f ON f.rowid = d.rowid WHERE d.deleted = 0"
+    " AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.memory_id = d.id AND v.version = d.version)"
+    " LIMIT ?"
+)
+
+
+class Embedder(Protocol):
+    """What the index needs of a model (`synapse.embedding.Embedder`): unit-length float32 rows."""
+
+    def embed(self, texts: Sequence[str]) -> Any: ...
+
+
+_override: list[Embedder] = []
+_missing_logged: list[bool] = []
+
+
+def use_embedder(model: Embedder | None) -> None:
+    """Replace the model (tests' deterministic fake; None: back to the shipped one)."""
+    _override[:] = [model] if model is not None else []
+
+
+def embedder() -> Embedder | None:
+    """The model, loaded on first use; None when this build has none (then nothing is embedded).
+    A model file that is not the pinned one raises (`ModelIntegrityError`): that must be loud."""
+    if _override:
+        return _override[0]
+    try:
+        found: Embedder = embedding.default_embedder()
+    except embedding.ModelUnavailable:
+        if not _missing_logged:
+            _missing_logged.append(True)
+            logger.warning("no embedding model in this build: search is lexical only")
+        return None
+    return found
+
+
+def question_vector(text: str) -> Any:
+    """The query's vector (the shipped model caches repeated questions), or None without a model."""
+    model = embedder()
+    if model is None:
+        return None
+    if _override:
+        return model.embed([text])[0]
+    return embedding.embed_query(text)
+
+
+def serves(text: str) -> bool:
+    """Whether the model reads text's language (English): for another, its vector is near noise."""
+    return embedding.serves(text)
+
+
+def model_name(model: Embedder) -> str:
+    """Vectors of another model are not comparable: a generation records whose they are."""
+    return str(getattr(model, "name", None) or getattr(model, "model_id", None) or type(model).__name__)
+
+
+# A key derived from the content (MCP `remember` without a key: `<category>_<16 hex digits>`, or
+# words of the content and a short digest, `walks_work_cf7811`) adds nothing to the content but its
+# digest, which would be noise (and would make such notes a little alike): the digest is left out,
+# and a key whose every word the content already says (a derived key's are its first words), whole:
+# said twice, those words would outweigh the rest of the content.
+_DIGEST = re.compile(r"_(?=[0-9a-f]*[0-9])[0-9a-f]{6,16}$")
+_CATEGORIES = frozenset({"identity", "preference", "fact", "project", "skill", "mistake", "context", "note"})
+
+
+def embedded_text(key: str, content: str, tags: str) -> str:
+    """What is embedded: the key as words, the content, the tags (as the index holds them, joined)."""
+    words = _DIGEST.sub("", key)
+    said = set(re.findall(r"[a-z0-9]+", content.casefold()))
+    redundant = words in _CATEGORIES or not words or set(words.split("_")) <= said
+    parts = [content] if redundant else [words.replace("_", " "), content]
+    if tags:
+        parts.append(tags)
+    return "\n".join(parts)
+
+
+def text_hash(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
+
+
+class Pending(NamedTuple):
+    """A memory whose applied version needs its vector."""
+
+    memory_id: str
+    version: int
+    text: str
+
+
+def create_table(db: sqlite3.Connection) -> None:
+    for statement in _VECTOR_SCHEMA:
+        db.execute(statement)
+
+
+def has_table(db: sqlite3.Connection) -> bool:
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors'").fetchone()
+    return found is not None
+
+
+def remove(db: sqlite3.Connection, memory_id: str) -> None:
+    """A removed memory's vector goes with it (the docs tombstone guards against replays)."""
+    if has_table(db):
+        db.execute("DELETE FROM vectors WHERE memory_id = ?", (memory_id,))
+
+
+def _meta(db: sqlite3.Connection, name: str) -> str | None:
+    found = db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+    return None if found is None else str(found[0])
+
+
+def _set_meta(db: sqlite3.Connection, name: str, value: str) -> None:
+    db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value))
+
+
+def prepare(db: sqlite3.Connection, model: Embedder) -> None:
+    """The table exists and holds this model's vectors (another model's are dropped, to re-embed)."""
+    create_table(db)
+    name = model_name(model)
+    if _meta(db, _META_MODEL) != name:
+        db.execute("DELETE FROM vectors")
+        _set_meta(db, _META_MODEL, name)
+        _set_meta(db, _META_COMPLETE, "0")
+
+
+def _pack(vector: Any) -> bytes:
+    import numpy as np
+
+    return np.asarray(vector, dtype=np.float16).tobytes()
+
+
+# Vectors embedded ahead for a whole stream batch (`embedded_ahead`), by text hash: one `embed` call
+# for every mind's texts costs ~3 ms a text where one call per mind costs ~5 (bench/indexer.py).
+_ahead: dict[bytes, Any] = {}
+
+
+@contextlib.contextmanager
+def embedded_ahead(texts: Sequence[str]) -> Iterator[None]:
+    """Embed `texts` in one call now; each mind's `write` then takes its vectors from here."""
+    wanted = {text_hash(t): t for t in texts}
+    try:
+        model = embedder() if wanted else None
+        if model is not None:
+            digests = list(wanted)
+            for digest, vector in zip(digests, model.embed([wanted[d] for d in digests]), strict=True):
+                _ahead[digest] = vector
+    except Exception:  # each mind then embeds its own (and fails on its own, if it must)
+        logger.exception("embedding a stream batch ahead failed")
+    try:
+        yield
+    finally:
+        _ahead.clear()
+
+
+def write(db: sqlite3.Connection, model: Embedder, pending: Iterable[Pending]) -> int:
+    """Store the vectors of `pending` (changes applied in this transaction): a vector of the same
+    text already in the generation is reused, the rest embedded in one call. Returns how many were
+    embedded. Only versions the docs table still holds are written (a later removal wins)."""
+    wanted: list[tuple[Pending, bytes]] = []
+    reused: list[tuple[str, int, bytes, bytes]] = []
+    for item in pending:
+        live = db.execute(
+            "SELECT version FROM docs WHERE id = ? AND deleted = 0", (item.memory_id,)
+        ).fetchone()
+        if live is None or live[0] != item.version:
+            continue
+        digest = text_hash(item.text)
+        same = db.execute("SELECT vector FROM vectors WHERE text_hash = ? LIMIT 1", (digest,)).fetchone()
+        if same is not None:
+            reused.append((item.memory_id, item.version, digest, same[0]))
+        else:
+            wanted.append((item, digest))
+    ready = [(item, digest) for item, digest in wanted if digest in _ahead]
+    reused += [(item.memory_id, item.version, digest, _pack(_ahead[digest])) for item, digest in ready]
+    wanted = [(item, digest) for item, digest in wanted if digest not in _ahead]
+    db.executemany(_PUT_SQL, reused)
+    if not wanted:
+        return len(ready)
+    embedded = model.embed([item.text for item, _ in wanted])
+    rows = [
+        (item.memory_id, item.version, digest, _pack(vector))
+        for (item, digest), vector in zip(wanted, embedded, strict=True)
+    ]
+    db.executemany(_PUT_SQL, rows)
+    return len(rows) + len(ready)
+
+
+def fill(db: sqlite3.Connection, model: Embedder, budget: int = FILL_PER_BATCH) -> int:
+    """Embed up to `budget` live memories that have no vector of their version yet (an index from
+    before vectors, a rebuild's leftovers); once none is left the generation says so, and later
+    batches skip the look. Returns how many were written."""
+    if _meta(db, _META_COMPLETE) == "1":
+        return 0
+    found = db.execute(_MISSING_SQL, (budget + 1,)).fetchall()
+    pending = [
+        Pending(i, version, embedded_text(key, content, tags))
+        for i, version, key, content, tags in found[:budget]
+    ]
+    written = write(db, model, pending)
+    if len(found) <= budget:
+        _set_meta(db, _META_COMPLETE, "1")
+    return written
+
+
+def carry(db: sqlite3.Connection, source: str) -> int:
+    """Copy into `db` the vectors of attached database `source` (a previous generation) whose text
+    is what a live doc of `db` embeds now: a rebuild re-embeds only what changed."""
+    if not db.execute(f"SELECT 1 FROM {source}.sqlite_master WHERE name = 'vectors'").fetchone():  # noqa: S608
+        return 0
+    rows = db.execute(
+        "SELECT d.id, d.version, d.key, coalesce(f.raw_content, f.content), coalesce(f.raw_tags, f.tags)"
+        " FROM docs d JOIN fts f ON f.rowid = d.rowid WHERE d.deleted = 0"
+    ).fetchall()
+    found = []
+    for memory_id, version, key, content, tags in rows:
+        digest = text_hash(embedded_text(key, content, tags))
+        same = db.execute(
+            f"SELECT vector FROM {source}.vectors WHERE text_hash = ? LIMIT 1",  # noqa: S608
+            (digest,),
+        ).fetchone()
+        if same is not None:
+            found.append((memory_id, version, digest, same[0]))
+    db.executemany(_PUT_SQL, found)
+    return len(found)
+
+
+class Matrix:
+    """A generation's vectors, loaded once per opened generation: row i is memory `ids[i]`."""
+
+    def __init__(self, ids: list[str], rowids: Any, matrix: Any) -> None:
+        self.ids = ids
+        self.rowids = rowids  # numpy int64 (n,): the docs rowids
+        self.vectors = matrix  # numpy float32 (n, DIMS), unit rows
+        self._rows: dict[str, int] | None = None
+
+    def row_of(self, memory_id: str) -> int | None:
+        if self._rows is None:
+            self._rows = {memory_id: at for at, memory_id in enumerate(self.ids)}
+        return self._rows.get(memory_id)
+
+    def similarities(self, query: Any) -> Any:
+        import numpy as np
+
+        if not len(self.ids):
+            return np.zeros(0, dtype=np.float32)
+        return np.asarray(self.vectors @ np.asarray(query, dtype=np.float32).reshape(-1), dtype=np.float32)
+
+
+def load(db: sqlite3.Connection) -> Matrix | None:
+    """Every live memory's vector (None: this generation has none, e.g. from before vectors)."""
+    import numpy as np
+
+    if not has_table(db):
+        return None
+    rows = db.execute(
+        "SELECT d.rowid, d.id, v.vector FROM vectors v JOIN docs d ON d.id = v.memory_id"
+        " WHERE d.deleted = 0 AND d.version = v.version"
+    ).fetchall()
+    if not rows:
+        return Matrix([], np.zeros(0, dtype=np.int64), np.zeros((0, DIMS), dtype=np.float32))
+    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    blob = b"".join(r[2] for r in rows)
+    matrix = np.frombuffer(blob, dtype=np.float16).reshape(len(rows), -1).astype(np.float32)
+    return Matrix([r[1] for r in rows], rowids, matrix)
+
+
+def matrix_of(db: sqlite3.Connection) -> Matrix | None:
+    """The generation's matrix, loaded once per opened generation (cached with its reader)."""
+    found: Matrix | None = readers.derived(db, "vectors", load)
+    return found

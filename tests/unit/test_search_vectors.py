@@ -1,0 +1,234 @@
+"""Vectors in the mind's index generation (issue 33): written with the rows, version-gated, deleted
+with the memory, reused by text, added to an index from before vectors by the next batches; and the
+fusion's rule that meaning never pushes a lexical exact hit off the first page.
+
+The model here is the deterministic fake of tests/support/embedding.py: these tests are about the
+index's mechanics, not about meaning (tests/integration/test_search_meaning.py uses the real model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from synapse.search import fusion, readers, schema, vectors
+from synapse.search.documents import Change, Doc
+from synapse.search.filters import Mode, SearchFilters
+from synapse.search.query import parse_query
+
+from tests.support.embedding import FakeEmbedder
+from tests.support.embedding import fake_embedder_fixture as fake_embedder_fixture
+from tests.support.indexing import apply_batch
+
+MIND = "m_vectors"
+NOW = "2026-06-01T00:00:00Z"
+
+
+def doc(memory_id: str, content: str, version: int = 1, key: str | None = None, at: str = NOW) -> Doc:
+    return Doc(
+        memory_id,
+        MIND,
+        "fact",
+        key or memory_id.replace("mem_", "k_"),
+        content,
+        (),
+        "normal",
+        at,
+        None,
+        version,
+    )
+
+
+def stored_vectors(base: Path) -> dict[str, tuple[int, np.ndarray]]:
+    """memory id → (version, vector) as the published generation holds them."""
+    db = readers.reader(MIND, base)
+    assert db is not None
+    rows = db.execute("SELECT memory_id, version, vector FROM vectors").fetchall()
+    return {m: (v, np.frombuffer(blob, dtype=np.float16).astype(np.float32)) for m, v, blob in rows}
+
+
+def close_to(vector: np.ndarray, text: str, fake: FakeEmbedder) -> bool:
+    return float(vector @ fake.embed([text])[0]) > 0.99
+
+
+def test_a_memory_gets_its_vector_with_its_rows(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:
+    # Given a batch storing a memory
+    apply_batch(MIND, [Change.upsert(doc("mem_1", "Wife is Anna", key="spouse"))], tmp_path)
+    # Then its vector is in the generation: key as words, content
+    found = stored_vectors(tmp_path)
+    assert set(found) == {"mem_1"} and found["mem_1"][0] == 1
+    assert close_to(found["mem_1"][1], "spouse\nWife is Anna", fake_embedder)
+
+
+def test_vectors_are_version_gated(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:
+    # Given version 2 of a memory indexed
+    apply_batch(MIND, [Change.upsert(doc("mem_1", "Drives a BMW i4", version=2))], tmp_path)
+    # When the stream replays its version 1 (another text)
+    apply_batch(MIND, [Change.upsert(doc("mem_1", "Drives a Tesla", version=1))], tmp_path)
+    # Then the vector stays version 2's
+    version, vector = stored_vectors(tmp_path)["mem_1"]
+    assert version == 2 and close_to(vector, "k 1\nDrives a BMW i4", fake_embedder)
+
+
+def test_a_removed_memory_loses_its_vector_and_a_replay_does_not_bring_it_back(
+    tmp_path: Path, fake_embedder: FakeEmbedder
+) -> None:
+    apply_batch(MIND, [Change.upsert(doc("mem_1", "Has a dog"))], tmp_path)
+    apply_batch(MIND, [Change(MIND, "mem_1", 1, None)], tmp_path)
+    assert stored_vectors(tmp_path) == {}
+    # When version 1's upsert is replayed after its removal
+    apply_batch(MIND, [Change.upsert(doc("mem_1", "Has a dog"))], tmp_path)
+    # Then no vector comes back
+    assert stored_vectors(tmp_path) == {}
+
+
+def test_a_change_that_keeps_the_text_reuses_the_vector(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:
+    apply_batch(MIND, [Change.upsert(doc("mem_1", "Has a dog"))], tmp_path)
+    embedded = len(fake_embedder.embedded)
+    # When only its version (e.g. its priority) changes
+    apply_batch(MIND, [Change.upsert(doc("mem_1", "Has a dog", version=2))], tmp_path)
+    # Then nothing is embedded again, and the vector follows the version
+    assert len(fake_embedder.embedded) == embedded
+    assert stored_vectors(tmp_path)["mem_1"][0] == 2
+
+
+def _old_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: list[Doc]) -> None:
+    """A generation as written before vectors existed: no table, no model."""
+    with monkeypatch.context() as patched:
+        patched.setattr(schema, "create_vector_table", lambda db: None)
+        patched.setattr(vectors, "embedder", lambda: None)
+        apply_batch(MIND, [Change.upsert(d) for d in docs], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None and not vectors.has_table(db)
+
+
+def test_an_old_index_answers_meanwhile_and_upgrades_with_its_next_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder: FakeEmbedder
+) -> None:
+    # Given an index from before vectors, holding a memory
+    _old_index(tmp_path, monkeypatch, [doc("mem_1", "Wife is Anna, married since 2015", key="spouse")])
+    question = parse_query("who is his partner")
+    q = fake_embedder.embed(["who is his partner"])[0]
+    # Then a search answers from it meanwhile, lexically (no similarity)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    found, _ = fusion.hybrid_hits(db, parse_query("anna"), q, SearchFilters(), 10, 0, NOW, Mode.HYBRID)
+    assert [(s.hit.id, s.similarity) for s in found] == [("mem_1", None)]
+    # When the mind's next batch comes (about another memory)
+    apply_batch(MIND, [Change.upsert(doc("mem_2", "Has a golden retriever"))], tmp_path)
+    # Then the index has vectors for both, and the paraphrase finds the old memory by meaning
+    assert set(stored_vectors(tmp_path)) == {"mem_1", "mem_2"}
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    found, _ = fusion.hybrid_hits(db, question, q, SearchFilters(), 10, 0, NOW, Mode.HYBRID)
+    assert found[0].hit.id == "mem_1" and found[0].similarity is not None
+
+
+def test_an_upgrade_embeds_a_bounded_share_per_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder: FakeEmbedder
+) -> None:
+    _old_index(tmp_path, monkeypatch, [doc(f"mem_{n}", f"fact number {n}") for n in range(7)])
+    monkeypatch.setattr(vectors, "FILL_PER_BATCH", 3)
+    apply_batch(MIND, [Change.upsert(doc("mem_new", "one more"))], tmp_path)
+    assert len(stored_vectors(tmp_path)) == 1 + 3
+    apply_batch(MIND, [Change.upsert(doc("mem_new2", "and another"))], tmp_path)
+    apply_batch(MIND, [Change.upsert(doc("mem_new3", "and the last"))], tmp_path)
+    assert len(stored_vectors(tmp_path)) == 10
+
+
+def test_a_lexical_exact_hit_is_never_pushed_off_the_first_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder: FakeEmbedder
+) -> None:
+    # Given a memory holding every word of the query, and three that mean the query exactly
+    exact = doc("mem_exact", "zebra invoice filed", key="paperwork")
+    twins = [doc(f"mem_twin{n}", "partner", key="spouse") for n in range(3)]
+    apply_batch(MIND, [Change.upsert(d) for d in [exact, *twins]], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    # When meaning weighs far more than words (whatever the constants are)
+    monkeypatch.setattr(fusion, "SEMANTIC_WEIGHT", 50.0)
+    q = fake_embedder.embed(["spouse\npartner"])[0]
+    found, _ = fusion.hybrid_hits(
+        db, parse_query("zebra invoice"), q, SearchFilters(), 2, 0, NOW, Mode.HYBRID
+    )
+    # Then the exact hit keeps a place on the first page (of 2)
+    assert "mem_exact" in [s.hit.id for s in found]
+    # And without the rule, meaning would have pushed it off
+    monkeypatch.setattr(fusion, "_keep_exact_on_first_page", lambda ranked, page: ranked)
+    found, _ = fusion.hybrid_hits(
+        db, parse_query("zebra invoice"), q, SearchFilters(), 2, 0, NOW, Mode.HYBRID
+    )
+    assert "mem_exact" not in [s.hit.id for s in found]
+
+
+def test_of_two_near_duplicates_the_newer_ranks_first(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:
+    older = doc("mem_old", "Drives a Tesla", key="car", at="2026-01-01T00:00:00Z")
+    newer = doc("mem_new", "Drives a Tesla now", key="car_now", at="2026-05-01T00:00:00Z")
+    apply_batch(MIND, [Change.upsert(older), Change.upsert(newer)], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    order = fusion.newer_first(
+        ["mem_old", "mem_new"],
+        ["2026-01-01T00:00:00Z", "2026-05-01T00:00:00Z"],
+        [1, 1],
+        vectors.matrix_of(db),
+    )
+    assert order == [1, 0]
+    # But not when the older one matches more of what was asked
+    order = fusion.newer_first(
+        ["mem_old", "mem_new"],
+        ["2026-01-01T00:00:00Z", "2026-05-01T00:00:00Z"],
+        [2, 1],
+        vectors.matrix_of(db),
+    )
+    assert order == [0, 1]
+
+
+def test_a_rebuild_reuses_the_vectors_of_unchanged_texts(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:
+    from synapse.search import rebuild
+
+    apply_batch(MIND, [Change.upsert(doc(f"mem_{n}", f"fact number {n}")) for n in range(5)], tmp_path)
+    embedded = len(fake_embedder.embedded)
+    items = [
+        {"id": f"mem_{n}", "mind_id": MIND, "category": "fact", "key": f"k_{n}", "content": text,
+         "tags": [], "priority": "normal", "updated_at": NOW, "version": 1}
+        for n, text in enumerate([*(f"fact number {n}" for n in range(4)), "changed"])
+    ]  # fmt: skip
+    done = rebuild.rebuild(MIND, items, tmp_path)
+    assert (done.vectors_reused, done.vectors_embedded) == (4, 1)
+    assert len(fake_embedder.embedded) == embedded + 1
+    assert len(stored_vectors(tmp_path)) == 5
+
+
+def test_the_matrix_is_loaded_once_per_opened_generation(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:
+    apply_batch(MIND, [Change.upsert(doc("mem_1", "Has a dog"))], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    assert vectors.matrix_of(db) is vectors.matrix_of(db)
+    apply_batch(MIND, [Change.upsert(doc("mem_2", "Has a cat"))], tmp_path)
+    fresh = readers.reader(MIND, tmp_path)
+    assert fresh is not None
+    matrix = vectors.matrix_of(fresh)
+    assert matrix is not None and matrix.ids == ["mem_1", "mem_2"]
+
+
+def test_a_derived_key_is_not_embedded() -> None:
+    assert vectors.embedded_text("note_0123456789abcdef", "Hates cilantro", "") == "Hates cilantro"
+    # a key whose words the content already says adds nothing (a derived key is its first words)
+    assert vectors.embedded_text("walks_work_cf7811", "Walks to work", "") == "Walks to work"
+    assert vectors.embedded_text("home_city", "Lives in Berlin", "") == "home city\nLives in Berlin"
+    assert vectors.embedded_text("cafe_facade", "x", "") == "cafe facade\nx"
+    assert vectors.embedded_text("coffee_order", "Flat white", "coffee") == "coffee order\nFlat white\ncoffee"
+
+
+def test_explicit_syntax_and_other_languages_stay_lexical() -> None:
+    assert not fusion.semantic_applies(parse_query('"flat white"'), '"flat white"', Mode.HYBRID)
+    assert not fusion.semantic_applies(parse_query("dock*"), "dock*", Mode.HYBRID)
+    assert not fusion.semantic_applies(
+        parse_query("Wann kommt der Schornsteinfeger?"), "Wann kommt der Schornsteinfeger?", Mode.HYBRID
+    )
+    assert not fusion.semantic_applies(
+        parse_query("Когда день рождения мамы?"), "Когда день рождения мамы?", Mode.HYBRID
+    )
+    assert not fusion.semantic_applies(parse_query("who is his partner"), "who is his partner", Mode.LEXICAL)
+    assert fusion.semantic_applies(parse_query("who is his partner"), "who is his partner", Mode.HYBRID)
