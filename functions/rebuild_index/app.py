@@ -4,7 +4,7 @@ removes deleted minds' indexes, resuming where the last run stopped (synapse.sea
 import time
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
+from synapse.core import observability
 from synapse.core.observability import entry_point, metrics
 from synapse.search import orphans, rebuild
 
@@ -18,7 +18,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         deadline = time.monotonic() + (remaining - min(MARGIN_MS, remaining // 2)) / 1000
         folders = int(event.get("folders", orphans.FOLDERS_PER_RUN))
         swept = orphans.sweep(out_of_time=lambda: time.monotonic() > deadline, folders=folders)
-        metrics.add_metric(name=orphans.LAG_METRIC, unit=MetricUnit.Seconds, value=swept.lag_seconds)
+        metrics.add_metric(name=orphans.LAG_METRIC, unit=observability.SECONDS, value=swept.lag_seconds)
         return {"status": "swept", **swept.as_dict()}
     mind_id = str(event.get("mind_id") or "")
     if not orphans.mind_exists(mind_id):

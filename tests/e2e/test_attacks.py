@@ -15,10 +15,6 @@ import pytest
 from bench import attacks
 from tests.support.runner import RunningService, start_runner
 
-pytestmark = pytest.mark.xfail(
-    strict=False, reason="fixed on trust branches; the lead removes this marker at merge"
-)
-
 
 @pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:

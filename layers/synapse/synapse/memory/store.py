@@ -20,16 +20,8 @@ from botocore.exceptions import ClientError
 
 from synapse.core import clock
 from synapse.core.errors import PreconditionFailed
-from synapse.memory import history, proposals, repeats, writes
-from synapse.memory.changes import (
-    PatchFields,
-    WriteFields,
-    new_memory,
-    patched,
-    replaced,
-    verified,
-    voucher,
-)
+from synapse.memory import changes, history, proposals, repeats, writes
+from synapse.memory.changes import PatchFields, WriteFields, new_memory, patched, replaced, verified
 from synapse.memory.history import Change
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory, Source
@@ -129,7 +121,7 @@ class Request(NamedTuple):
 def _stored_over(request: Request, current: Memory | None, moment: datetime) -> _Plan:
     """The plan of storing `request` over `current`, the memory its (category, key) holds now."""
     reviewed = reviewed_as(request.source, request.vouches)
-    person = voucher(request.by())
+    person = changes.voucher(request.by())
     if current is None:
         new = new_memory(request.mind_id, request.write, request.source, moment, request.vouches, person)
         return _create(new, reviewed, request.by(), moment)
@@ -256,7 +248,7 @@ def update(
                 f"If-Match: version {if_match} is stale; the memory is at version {current.version}."
             )
         moment = clock.now()
-        candidate = patched(current, patch, source, moment, vouches, voucher(by))
+        candidate = patched(current, patch, source, moment, vouches, changes.voucher(by))
         reviewed = reviewed_as(source, vouches)
         return _committed(_change(current, candidate, reviewed, by, moment, Change.UPDATED))
 

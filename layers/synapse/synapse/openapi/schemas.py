@@ -1,9 +1,5 @@
-"""The JSON the API answers, as pydantic models: used only to describe it (`synapse.openapi.document`).
-
-Handlers build their answers from the domain objects' `public()` dicts; these models say what those
-hold, field for field. Extra fields are allowed (a client must ignore fields it does not know), so
-an answer that gains a field stays conformant; a field listed here without a default is always sent.
-"""
+"""The JSON the API answers, as pydantic models that only describe it (`synapse.openapi.document`):
+the domain objects' `public()` dicts. Extra fields allowed; a field without a default is always sent."""
 
 from __future__ import annotations
 
@@ -14,9 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 class _Answer(BaseModel):
     model_config = ConfigDict(extra="allow")
-
-
-# ---------------------------------------------------------------- errors
 
 
 class ErrorInfo(_Answer):

@@ -1,4 +1,4 @@
-"""The search query language (SPEC §5): what a user types → the FTS5 expressions we run, or a 400.
+"""The search query language (docs/rules.md §5): what a user types → the FTS5 expressions we run, or a 400.
 
 A query is read as clauses side by side, and side by side means *best match*: a memory matching any
 clause is a candidate, and the ranking puts those matching more of them first (`Query.clauses`
@@ -7,15 +7,11 @@ does he drink?"): function words (`languages`) do not decide a match (unless the
 else), and inflected forms match (the index stems English; other languages match by stem prefix).
 
 Explicit syntax keeps its exact meaning: `"exact phrase"`, `prefix*`, `a AND b` (both), `a OR b`,
-`a NOT b`, parentheses; `+word` or `+"a phrase"` makes a clause required. A query that is one
-`AND` chain requires every part; a `NOT` beside other clauses leaves its right side out of all of
-them (`docker swarm NOT compose`). Precedence, tightest first: NOT, AND, OR, side by side.
+`a NOT b`, parentheses; `+word` makes a clause required; a `NOT` beside other clauses leaves its
+right side out of all (`docker swarm NOT compose`). Precedence: NOT, AND, OR, side by side.
 
-The user's query is parsed here, never handed to FTS5 as typed: every word and phrase is re-quoted
-as an FTS5 string and only the operators we recognise are emitted as syntax. A query whose
-structure does not parse (a stray OR, an unbalanced parenthesis) is searched as its plain words; one
-with nothing searchable, or too large, is a 400. So FTS5 never sees raw syntax from a client and no
-FTS5 error text can reach one.
+Parsed here, never handed to FTS5 as typed (words and phrases re-quoted, only our operators
+emitted): a query that does not parse is searched as plain words; an empty or huge one is a 400.
 """
 
 from __future__ import annotations

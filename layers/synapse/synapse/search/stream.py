@@ -8,8 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from aws_lambda_powertools.metrics import MetricUnit
-
+from synapse.core import observability
 from synapse.core.observability import in_this_invocation, logger, metrics
 from synapse.core.settings import get_settings
 from synapse.memory import expiry
@@ -248,9 +247,9 @@ def _index_minds(
     for result in results:
         failed.extend(result.failed)
     metrics.add_metric(
-        name="IndexChangesApplied", unit=MetricUnit.Count, value=sum(r.applied for r in results)
+        name="IndexChangesApplied", unit=observability.COUNT, value=sum(r.applied for r in results)
     )
     metrics.add_metric(
-        name="IndexGenerationsPublished", unit=MetricUnit.Count, value=sum(r.published for r in results)
+        name="IndexGenerationsPublished", unit=observability.COUNT, value=sum(r.published for r in results)
     )
     return {"batchItemFailures": [{"itemIdentifier": _failed_sequence(records[n])} for n in sorted(failed)]}
