@@ -63,7 +63,7 @@ def test_a_model_s_tool_calls_remember_recall_search_and_forget(mind: MindClient
     tool_set = {tool.name: tool for tool in tools(mind.agent)}
     # When the model remembers with only content, and with a category and key
     noted = json.loads(str(call(tool_set, "remember", {"content": "Ada likes ramen"}, 1).content))
-    assert noted["category"] == "note" and noted["key"].startswith("note_")
+    assert noted["category"] == "note" and noted["key"] == _agent_tools.derived_key("note", noted["content"])
     kept = call(
         tool_set, "remember", {"content": "Ada lives in Paris", "category": "fact", "key": "home_city"}, 2
     )

@@ -63,7 +63,7 @@ def test_backup_and_restore_through_the_cli_reproduce_the_mind(
         if hits:
             break
         time.sleep(0.1)
-    assert [hit["memory"]["id"] for hit in hits] == [ids["vouched"]]
+    assert hits[0]["memory"]["id"] == ids["vouched"]  # first: others may follow by meaning
     # And restoring the file again changes nothing
     again = run_cli("restore", str(path), "--mind", target.id, env=env)
     assert again.returncode == 0, again.stderr

@@ -10,7 +10,6 @@ import time
 from typing import Any
 
 import anyio
-import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
@@ -93,7 +92,7 @@ def test_an_agent_remembers_recalls_searches_and_forgets_over_mcp(
             assert fetched["content"] == "Earl Grey, no milk"
             # And content alone is a note under a key derived from it
             note = json.loads(text_of(await call(session, "remember", {"content": "Walks to work"})))
-            assert note["category"] == "note" and note["key"].startswith("note_")
+            assert note["category"] == "note" and note["key"].startswith("walks_work_")
             unknown = await call(session, "remember", {"content": "x", "colour": "blue"})
             assert unknown.is_error and "colour" in text_of(unknown)
             # And a Synapse error is a tool error with Synapse's message
@@ -196,16 +195,15 @@ def test_the_tools_tell_the_model_to_recall_for_the_message_and_weigh_coverage(
             assert not found.is_error, text_of(found)
             answer = json.loads(text_of(found))
             # Then each hit carries matched and coverage (from a server that reports them)
-            assert set(answer) == {"terms", "hits"}
-            assert [h["id"] for h in keyword["hits"]] == [coffee.id]
+            assert set(answer) == {"terms", "hits", "mode"}
+            assert keyword["hits"][0]["id"] == coffee.id  # first; others may follow by meaning
             assert {"matched", "coverage"} <= set(keyword["hits"][0])
             if keyword["terms"]:
                 assert keyword["hits"][0]["coverage"] == 1.0
-                assert [h["id"] for h in answer["hits"]] == [coffee.id]
+                assert answer["hits"][0]["id"] == coffee.id
                 hit = answer["hits"][0]
                 assert set(hit["matched"]) <= set(answer["terms"])
-                share = len(hit["matched"]) / len(answer["terms"])
-                assert 0 < hit["coverage"] == pytest.approx(share, abs=0.005)
+                assert 0 < hit["coverage"] <= 1  # each term weighed by how informative it is
             else:  # a server from before best-match search
                 assert keyword["hits"][0]["coverage"] is None and keyword["hits"][0]["matched"] == []
 

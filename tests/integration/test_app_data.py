@@ -65,8 +65,9 @@ def test_search_leaves_an_apps_private_memories_out_unless_its_tag_is_asked(
     pump.run_once()
     # When an agent searches the mind for a word both the person's and the app's memories hold
     found = ok(api.call("GET", "/memory/search", query={"q": "tea"}, **as_agent(mind)))
-    # Then only the person's are found
-    assert sorted(r["memory"]["key"] for r in found["results"]) == ["tea"]
+    # Then only the person's are found (the teapot by meaning, beside the word's own hit)
+    assert sorted(r["memory"]["key"] for r in found["results"]) in (["tea"], ["tea", "teapot"])
+    assert found["results"][0]["memory"]["key"] == "tea"
     # And with the app's tag, the app's are
     asked = ok(api.call("GET", "/memory/search", query={"q": "tea", "tag": "app:private"}, **as_agent(mind)))
     assert sorted(r["memory"]["key"] for r in asked["results"]) == ["draft", "editor_state", "old_draft"]

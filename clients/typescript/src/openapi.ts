@@ -2149,6 +2149,12 @@ export interface components {
              * @constant
              */
             ids: "kept";
+            /**
+             * Trust
+             * @description kept: every line applied so far was signed by this deployment, and its verification is kept exactly; restorer: from a line that was not, verified memories are recorded as verified by the person restoring (docs/backup.md).
+             * @default null
+             */
+            trust: ("kept" | "restorer") | null;
         } & {
             [key: string]: unknown;
         };
@@ -2166,6 +2172,14 @@ export interface components {
             /** Changed At */
             changed_at: string;
             changed_by: components["schemas"]["ChangedBy"];
+            /**
+             * Claimed
+             * @description What a restored backup said of who verified (verified_by, verified_at) or made this change (changed_by) that its restore could not stand behind: the backup was not signed by this deployment (docs/backup.md). Absent otherwise.
+             * @default null
+             */
+            claimed: {
+                [key: string]: unknown;
+            } | null;
         } & {
             [key: string]: unknown;
         };
@@ -2255,7 +2269,7 @@ export interface components {
             matched: string[];
             /**
              * Coverage
-             * @description matched / terms: 1.0 covers the whole question; low means a weak match.
+             * @description The share of the query's terms matched, a term in over 10 % of the memories weighing less: 1.0 covers the whole question; low means a weak match.
              */
             coverage: number;
             /**
@@ -3443,7 +3457,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A line that is not the backup's (its details name it: line, rule) */
+            /** @description A line that is not the backup's, or holds a value its write would refuse (details name it: line, field, rule) */
             422: {
                 headers: {
                     [name: string]: unknown;
