@@ -66,8 +66,8 @@ def test_a_restored_mind_equals_its_source_item_by_item_and_as_the_api_shows_it(
     ] == ["user-1"]
     # And the audit records the restore
     events = ok(api.call("GET", f"/minds/{target.id}/audit", token=target.jwt))["events"]
-    restored = [e for e in events if e["action"] == "mind.restored"]  # beside the first key's creation
-    assert len(restored) == 1 and restored[0]["target"]["source"]["mind_id"] == mind.id
+    restored_events = [e for e in events if e["action"] == "mind.restored"]  # beside the first key's creation
+    assert len(restored_events) == 1 and restored_events[0]["target"]["source"]["mind_id"] == mind.id
 
 
 def test_a_backup_pages_with_a_signed_cursor_and_is_its_owners_alone(
