@@ -55,7 +55,7 @@ def derived_key(category: str, content: str) -> str:
     return mcp_key(category, content)
 
 
-def _turns_as_memories(data: dict[str, Any]) -> dict[str, Any]:
+def turns_as_memories(data: dict[str, Any]) -> dict[str, Any]:
     """The dialogue's turns as memories, stored as bench/questions.py's conversation set stores them
     (content "Speaker: text", the speaker and the date as tags), and its questions split alternately
     into the tuning and the held-out half."""
@@ -79,7 +79,7 @@ def load(name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     `ref`, and its questions."""
     data = json.loads((DATA / f"{name}.json").read_text())
     if "sessions" in data:  # a dialogue (bench/data/conversation.json): one memory per turn
-        data = _turns_as_memories(data)
+        data = turns_as_memories(data)
     memories = []
     for memory in data["memories"]:
         body = {k: memory[k] for k in ("category", "content", "tags")} | {"ref": memory["ref"]}

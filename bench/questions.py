@@ -569,19 +569,11 @@ TEMPORAL_WORDS = frozenset({"after", "before", "while", "during", "until", "thro
 
 def load_conversation() -> tuple[list[dict[str, Any]], list[Question]]:
     """The turns as memories (one per turn) and the questions, each naming its answering turns."""
+    import meaning
+
     data = json.loads(CONVERSATION.read_text(encoding="utf-8"))
-    memories = []
-    for session in data["sessions"]:
-        for at, (speaker, text) in enumerate(session["turns"], start=1):
-            memories.append(
-                {
-                    "category": "context",
-                    "key": f"d{session['session']}_{at}",
-                    "content": f"{speaker}: {text}",
-                    "tags": [speaker.lower(), session["date"]],
-                    "priority": "normal",
-                }
-            )
+    turns = meaning.turns_as_memories(data)["memories"]
+    memories = [{k: v for k, v in turn.items() if k != "ref"} | {"priority": "normal"} for turn in turns]
     keys = {m["key"] for m in memories}
     questions = []
     for raw in data["questions"]:

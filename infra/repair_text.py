@@ -10,7 +10,6 @@ Locally it reads the table at SYNAPSE_DYNAMODB_ENDPOINT (DynamoDB Local, or the 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -20,12 +19,11 @@ if str(ROOT / "layers" / "synapse") not in sys.path:
 
 from synapse.lifecycle import text_repair  # noqa: E402
 
+from infra import local_endpoint_credentials  # noqa: E402
+
 
 def main(argv: list[str] | None = None) -> int:
-    if os.environ.get("SYNAPSE_DYNAMODB_ENDPOINT"):
-        # A local endpoint (moto, DynamoDB Local) takes any credentials; botocore still wants some.
-        for name, value in {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}.items():
-            os.environ.setdefault(name, value)
+    local_endpoint_credentials()
     parser = argparse.ArgumentParser(prog="python -m infra.repair_text", description=__doc__.split("\n")[0])
     parser.add_argument("mind_ids", nargs="+", metavar="mind_id")
     args = parser.parse_args(argv)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 from synapse.search import generations, schema
 
 from infra.stream_pump import Pump
+from tests.integration.test_best_match import results
 from tests.integration.test_search_api import ids, search, store
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_user
@@ -24,13 +24,6 @@ from tests.support.settings import configure_fixture as configure_fixture
 @pytest.fixture
 def mind(api: Api) -> MindHandle:
     return api.create_mind()
-
-
-def results(api: Api, mind: MindHandle, q: str, **params: Any) -> list[dict[str, Any]]:
-    answer = search(api, mind, q, **params)
-    assert answer.status == 200, answer.text
-    found: list[dict[str, Any]] = answer.json()["results"]
-    return found
 
 
 # ---------------------------------------------------------------- prefixes and phrases as written
