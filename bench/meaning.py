@@ -36,9 +36,10 @@ TARGET_STEM_R3 = 0.92
 # The grid `--tune` searches (synapse.search.fusion's constants).
 GRID = {
     "BM25_WEIGHT": (0.1,),
-    "SEMANTIC_WEIGHT": (0.5, 1.0, 2.0),
-    "RESCUE_WEIGHT": (2.0, 3.0, 4.0),
-    "SIMILARITY_FLOOR": (0.2, 0.3),
+    "SEMANTIC_WEIGHT": (0.2, 1.0),
+    "RESCUE_WEIGHT": (1.0, 3.0, 5.0),
+    "SIMILARITY_FLOOR": (0.2,),
+    "RESCUE_FADE": (0.0, 1.0, 2.0),
 }
 
 

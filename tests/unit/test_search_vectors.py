@@ -139,9 +139,10 @@ def test_an_upgrade_embeds_a_bounded_share_per_batch(
 def test_a_lexical_exact_hit_is_never_pushed_off_the_first_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder: FakeEmbedder
 ) -> None:
-    # Given a memory holding every word of the query, and three that mean the query exactly
+    # Given a memory holding every word of the query, and three holding one of them that mean the
+    # query exactly
     exact = doc("mem_exact", "zebra invoice filed", key="paperwork")
-    twins = [doc(f"mem_twin{n}", "partner", key="spouse") for n in range(3)]
+    twins = [doc(f"mem_twin{n}", "partner invoice", key="spouse") for n in range(3)]
     apply_batch(MIND, [Change.upsert(d) for d in [exact, *twins]], tmp_path)
     db = readers.reader(MIND, tmp_path)
     assert db is not None
@@ -159,6 +160,25 @@ def test_a_lexical_exact_hit_is_never_pushed_off_the_first_page(
         db, parse_query("zebra invoice"), q, SearchFilters(), 2, 0, NOW, Mode.HYBRID
     )
     assert "mem_exact" not in [s.hit.id for s in found]
+
+
+def test_meaning_alone_does_not_outrank_words_that_answer_the_whole_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder: FakeEmbedder
+) -> None:
+    # Given a memory holding every word of the query, and three no word finds that mean it exactly
+    exact = doc("mem_exact", "zebra invoice filed", key="paperwork")
+    twins = [doc(f"mem_twin{n}", "partner", key="spouse") for n in range(3)]
+    apply_batch(MIND, [Change.upsert(d) for d in [exact, *twins]], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    monkeypatch.setattr(fusion, "RESCUE_WEIGHT", 50.0)  # however much meaning alone may weigh
+    q = fake_embedder.embed(["spouse\npartner"])[0]
+    # When the words cover the whole question
+    found, _ = fusion.hybrid_hits(
+        db, parse_query("zebra invoice"), q, SearchFilters(), 4, 0, NOW, Mode.HYBRID
+    )
+    # Then their hit ranks first, and what only meaning finds follows it
+    assert found[0].hit.id == "mem_exact" and len(found) == 4
 
 
 def test_of_two_near_duplicates_the_newer_ranks_first(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:

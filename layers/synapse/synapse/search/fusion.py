@@ -38,6 +38,8 @@ BM25_WEIGHT = 0.1
 SEMANTIC_WEIGHT = 1.0
 RESCUE_WEIGHT = 3.0
 SIMILARITY_FLOOR = 0.2
+# How fast a rescue fades as lexical search covers more of the question: (1 - best coverage) ** this.
+RESCUE_FADE = 2.0
 DUPLICATE_SIMILARITY = vectors.REPEAT_SIMILARITY
 SNIPPET_CHARS = 120
 
@@ -141,9 +143,12 @@ def fused_score(coverage: float, bm25: float, similarity: float) -> float:
     return coverage + BM25_WEIGHT * bm25 + SEMANTIC_WEIGHT * lift(similarity)
 
 
-def rescued_score(similarity: float) -> float:
-    """A memory lexical search did not find (in its first POOL): meaning alone (RESCUE_WEIGHT)."""
-    return RESCUE_WEIGHT * lift(similarity)
+def rescued_score(similarity: float, best_coverage: float) -> float:
+    """A memory lexical search did not find (in its first POOL): meaning alone (RESCUE_WEIGHT), as
+    far as the words left the question open. When lexical search matched all of the question's
+    informative words somewhere, the answer is most likely there (names, exact words in a log);
+    when it matched little, meaning is the better witness (a paraphrase shares no word)."""
+    return float(RESCUE_WEIGHT * lift(similarity) * (1.0 - best_coverage) ** RESCUE_FADE)
 
 
 class _Candidate(NamedTuple):
@@ -227,6 +232,7 @@ def hybrid_hits(
     )
     clauses = max(1, len(query.clauses))
     best = max((-row[0] for row in lexical), default=0.0) or 1.0
+    best_coverage = max((coverage_of(weights, row[7]) for row in lexical), default=0.0)
     candidates: dict[str, _Candidate] = {}
     for at, found in enumerate(lexical):
         row = _Row(found[6], found[3], found[4], found[5], -found[0], found[7], found)
@@ -237,7 +243,7 @@ def hybrid_hits(
         candidates[row.id] = _Candidate(fused, at, row, similarity, matched == clauses)
     for row, similarity in _semantic_rows(db, matrix, sims, filters, pool, now):
         if row.id not in candidates and (mode is Mode.SEMANTIC or lift(similarity) > 0):
-            fused = similarity if mode is Mode.SEMANTIC else rescued_score(similarity)
+            fused = similarity if mode is Mode.SEMANTIC else rescued_score(similarity, best_coverage)
             candidates[row.id] = _Candidate(fused, pool + 1, row, similarity, False)
     if mode is Mode.SEMANTIC:
         ranked = sorted(candidates.values(), key=lambda c: (-c.similarity, c.row.id))
