@@ -60,7 +60,7 @@ export const TOOLS = {
         },
         "expires_at": {
           "type": "string",
-          "description": "ISO 8601 with a time zone, e.g. 2026-12-31T23:59:00Z; for short-lived context."
+          "description": "A future ISO 8601 time with a time zone, e.g. 2026-12-31T23:59:00Z; for short-lived context."
         }
       },
       "additionalProperties": false,
