@@ -41,8 +41,9 @@ context (short-lived situational context: current task, today's plan — give it
 note (anything else).
 
 Priority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you
-are; agents default to 0.7). expires_at: an ISO 8601 timestamp with a time zone such as
-2026-12-31T23:59:00Z — set it for session or task context so it drops out of recall by itself.
+are; agents default to 0.7). expires_at: a future ISO 8601 timestamp with a time zone such as
+2026-12-31T23:59:00Z (a past one is refused) — set it for session or task context so it drops out
+of recall by itself.
 Returns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory
 a person verified may come back as a proposal awaiting their review. When the mind already holds a
 memory saying nearly the same under another key, the answer lists it in `similar` and says so:
