@@ -143,7 +143,9 @@ TAGS = {
 }
 PRIORITY = _string("Default normal.", enum=PRIORITIES)
 CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1, "description": "0-1; default 0.7."}
-EXPIRES_AT = _string("A future ISO 8601 time with a time zone, e.g. 2026-12-31T23:59:00Z; for short-lived context.")
+EXPIRES_AT = _string(
+    "A future ISO 8601 time with a time zone, e.g. 2026-12-31T23:59:00Z; for short-lived context."
+)
 TAG = _string("Only memories with this tag.", minLength=1, maxLength=64)
 CURSOR = _string("next_cursor of the previous answer, for the next page.")
 LIMIT = _integer("At most this many.", 1, 100, 20)
