@@ -3486,6 +3486,7 @@ export interface operations {
                 tag?: string;
                 priority?: "critical" | "high" | "normal" | "low";
                 source?: "user" | "agent";
+                /** @description false: what waits for review, an app's private memories (app:private) left out unless `tag` asks. */
                 verified?: boolean;
                 /** @description Include expired memories. */
                 include_expired?: boolean;
