@@ -43,6 +43,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from contextlib import nullcontext
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -151,10 +152,16 @@ def _stop_pricing() -> None:
 
 
 def _write(mind_id: str, key: str, category: str = "fact", at: Any = None, **fields: Any) -> None:
+    from unittest import mock
+
+    from synapse.core import clock
     from synapse.memory import kinds, model, store
 
     body = {"category": category, "key": key, "content": "x" * 100, "tags": ["home", "coffee"], **fields}
-    store.store(mind_id, model.MemoryWrite.from_body(body), kinds.Source.USER, at=at)
+    # A write `at` a past moment is checked then: its expiry need only be future then (issue 34 item 5)
+    with mock.patch.object(clock, "now", lambda: at) if at is not None else nullcontext():
+        write = model.MemoryWrite.from_body(body)
+    store.store(mind_id, write, kinds.Source.USER, at=at)
 
 
 def write_units() -> dict[str, Any]:

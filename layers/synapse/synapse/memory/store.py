@@ -24,7 +24,7 @@ from synapse.memory import changes, history, proposals, repeats, writes
 from synapse.memory.changes import PatchFields, WriteFields, new_memory, patched, replaced, verified
 from synapse.memory.history import Change
 from synapse.memory.items import memory_from_item
-from synapse.memory.kinds import Memory, Source
+from synapse.memory.kinds import APP_PRIVATE_TAG, Memory, Source
 from synapse.memory.selections import ListFilters
 from synapse.memory.writes import ChangedBy
 from synapse.storage import batch_reads, cursor, tables
@@ -342,6 +342,9 @@ def _filter_expression(filters: ListFilters, now: str) -> tuple[str | None, dict
     if filters.tag is not None:
         clauses.append("contains(tags, :tag)")
         vals["tag"] = filters.tag
+    elif filters.verified is False:  # the review queue is the person's: no app's data unless asked
+        clauses.append("NOT contains(tags, :private)")
+        vals["private"] = APP_PRIVATE_TAG
     if not filters.include_expired:
         clauses.append("(attribute_not_exists(expires_at) OR expires_at > :now)")
         vals["now"] = now
