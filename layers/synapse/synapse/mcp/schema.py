@@ -42,7 +42,7 @@ note (anything else).
 
 Priority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you
 are; agents default to 0.7). expires_at: a future ISO 8601 timestamp with a time zone such as
-2026-12-31T23:59:00Z (a past one is refused) — set it for session or task context so it drops out
+2030-06-30T18:00:00Z (a past one is refused) — set it for session or task context so it drops out
 of recall by itself.
 Returns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory
 a person verified may come back as a proposal awaiting their review. When the mind already holds a
@@ -144,7 +144,7 @@ TAGS = {
 PRIORITY = _string("Default normal.", enum=PRIORITIES)
 CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1, "description": "0-1; default 0.7."}
 EXPIRES_AT = _string(
-    "A future ISO 8601 time with a time zone, e.g. 2026-12-31T23:59:00Z; for short-lived context."
+    "A future ISO 8601 time with a time zone, e.g. 2030-06-30T18:00:00Z; for short-lived context."
 )
 TAG = _string("Only memories with this tag.", minLength=1, maxLength=64)
 CURSOR = _string("next_cursor of the previous answer, for the next page.")
