@@ -131,6 +131,19 @@ def test_every_lambda_entry_point_wears_one_decorator(handler: Path) -> None:
     assert len(names) == 1 and names[0] in ENTRY_DECORATORS, names
 
 
+@pytest.mark.parametrize("handler", HANDLERS, ids=lambda p: p.parent.name)
+def test_every_handler_imports_boto3_before_the_layer(handler: Path) -> None:
+    # Given a function's app.py
+    imports = [node for node in _tree(handler).body if isinstance(node, ast.Import | ast.ImportFrom)]
+    # When the modules it imports are listed in their order
+    modules = [n.names[0].name if isinstance(n, ast.Import) else n.module or "" for n in imports]
+    first_layer = next(i for i, name in enumerate(modules) if name.split(".")[0] == "synapse")
+    # Then boto3 comes first, before any layer module: botocore's import runs at the stack depth a
+    # handler importing boto3 alone gives it, not under the layer's chain, where CPython 3.13 may
+    # free and map a frame-stack chunk again and again (docs/benchmarks.md#cold-start)
+    assert "boto3" in modules[:first_layer], f"{handler.parent.name}/app.py: `import boto3` first"
+
+
 @pytest.mark.parametrize(
     "handler", sorted((ROOT / "functions").glob("*/app.py")), ids=lambda p: p.parent.name
 )
