@@ -5,8 +5,6 @@ reads: a dict (shown as JSON) or text. A refusal is a `SynapseError` carrying Sy
 which `protocol` turns into an `isError` result.
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 import unicodedata

@@ -16,8 +16,6 @@ once a minute per process (`_retention`). Deleting a memory writes its `deleted`
 gives it and the 9 before it a `ttl` of 30 days; a restore takes that `ttl` off again.
 """
 
-from __future__ import annotations
-
 import time
 from dataclasses import replace
 from datetime import datetime, timedelta

@@ -23,8 +23,6 @@ is newest first. Decided proposals expire by TTL after `DECIDED_KEPT`. Each prop
 memory as it was when the proposal was made or decided (`memory`), for the webhook events.
 """
 
-from __future__ import annotations
-
 import math
 import secrets
 from dataclasses import replace

@@ -8,8 +8,6 @@ becomes a proposal instead, and so may an agent's write of critical priority (`p
 `Stored.proposal` says so, and the memory is returned as it stays.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace

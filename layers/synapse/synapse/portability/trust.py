@@ -11,8 +11,6 @@ and the file's claim (`verified_by`, `verified_at`, and who made a vouching chan
 revision as `claimed`, for the record.
 """
 
-from __future__ import annotations
-
 from dataclasses import replace
 from typing import Any, NamedTuple
 

@@ -3,8 +3,6 @@
 Apart from `recall.reads` so that building one costs no import of the read path: the search
 handler, which parses its query strings in `api.queries` too, never runs it (issue 14)."""
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from synapse.recall import text

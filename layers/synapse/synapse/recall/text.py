@@ -45,8 +45,6 @@ as the answer can show (at most `limit` + 1), so reading stops when the budget i
 `format=json` (`Recall.public`) carries exactly the same selection and order.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from itertools import chain
 from typing import Any, NamedTuple
