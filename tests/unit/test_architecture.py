@@ -22,11 +22,14 @@ HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
 # tests/unit/test_import_budget.py). Not a cycle's hiding place: import-linter checks those imports'
 # direction like any other. And the write handlers' `similar` (issue 33): the search index's
 # modules load on the first write that asks, so the store functions' cold start does without them.
+# And recall's `relevant` (issue 35): the search modules and sqlite3 load with the first recall that
+# has a `q`, so a recall without one does without them.
 DEFERRED_FOR_COLD_START = {
     "synapse/mcp/calls.py",
     "synapse/core/observability.py",
     "synapse/memory/events.py",
     "synapse/memory/proposals.py",
+    "synapse/recall/relevant.py",
     "synapse/search/on_write.py",
 }
 # Modules whose NamedTuples still have string annotations (`from __future__ import annotations`):
