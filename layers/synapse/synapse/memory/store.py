@@ -10,7 +10,6 @@ becomes a proposal instead, and so may an agent's write of critical priority (`p
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -91,7 +90,7 @@ def _change(
         ops, whole, marked = proposals.propose_ops(current, proposed, by, at)
         return _Plan(ops, None, Stored(marked, created=False, proposal=whole))
     # A change applied beside a pending proposal keeps it pending (its accept then sees the new version)
-    kept = replace(applied, pending_proposal=current.pending_proposal)
+    kept = applied._replace(pending_proposal=current.pending_proposal)
     proposal_ops, proposal, memory = _proposing(kept, proposed, by, at)
     ops = writes.replace_ops(current, memory) + history.revision_ops(memory, change, by, at) + proposal_ops
     return _Plan(ops, None, Stored(memory, created=False, proposal=proposal))
