@@ -23,7 +23,8 @@ HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
 # direction like any other. And the write handlers' `similar` (issue 33): the search index's
 # modules load on the first write that asks, so the store functions' cold start does without them.
 # And recall's `relevant` (issue 35): the search modules and sqlite3 load with the first recall that
-# has a `q`, so a recall without one does without them.
+# has a `q`, so a recall without one does without them; a member change loads `holdings` only when it
+# ends an owner's tenure, so creating a mind, listing members and invitations do without it.
 DEFERRED_FOR_COLD_START = {
     "synapse/mcp/calls.py",
     "synapse/core/observability.py",
@@ -31,6 +32,7 @@ DEFERRED_FOR_COLD_START = {
     "synapse/memory/proposals.py",
     "synapse/recall/relevant.py",
     "synapse/search/on_write.py",
+    "synapse/teams/members.py",
 }
 # Modules whose NamedTuples still have string annotations (`from __future__ import annotations`):
 # search fusion and vectors, being reworked on another branch; they follow it when it lands.
