@@ -8,6 +8,7 @@ import pytest
 from synapse.memory.counts import Tally
 from synapse.memory.kinds import Memory
 from synapse.recall import text as recall
+from synapse.recall.query import MAX_CHARS, MIN_CHARS
 
 from tests.support.recall import SPEC_EXAMPLE
 
@@ -56,7 +57,7 @@ class Pulled:
         return self.memories[self.pulled - 1]
 
 
-def compose(memories: list[Memory], limit: int = 100, max_chars: int = recall.MAX_CHARS) -> recall.Recall:
+def compose(memories: list[Memory], limit: int = 100, max_chars: int = MAX_CHARS) -> recall.Recall:
     """Recall of `memories` (already in recall order), counted as the counters would count them."""
     tally = Tally()
     for m in memories:
@@ -201,7 +202,7 @@ def test_when_the_rest_does_not_fit_the_least_important_are_left_out_and_counted
 
 def test_the_text_never_exceeds_max_chars_and_always_counts_everything() -> None:
     mind = example_mind()
-    for budget in range(recall.MIN_CHARS, len(compose(mind).text) + 2):
+    for budget in range(MIN_CHARS, len(compose(mind).text) + 2):
         answer = compose(mind, max_chars=budget)
         assert len(answer.text) <= budget
         assert len(answer.memories) + len(answer.low_keys) + answer.left_out == 12
