@@ -1,6 +1,7 @@
 """POST /invitations/preview, /invitations/accept and /invitations/decline — the invited person,
 signed in with their own JWT, sees what an invitation's token offers, joins, or turns it down."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.core.errors import NotFound
 from synapse.teams import invitations

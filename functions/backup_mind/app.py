@@ -1,5 +1,6 @@
 """GET /minds/{mind_id}/backup — a page of the mind's backup (docs/backup.md), for its owner."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.hooks import base_url
 from synapse.api.http import Request, Response, endpoint
 from synapse.minds import minds

@@ -1,5 +1,6 @@
 """GET /memory/by-tag — memories carrying a tag (case-insensitive), recall order, paginated."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import reads

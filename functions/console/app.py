@@ -7,6 +7,7 @@ answer (its 404s and 500s too) the console's security headers.
 
 from pathlib import Path
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api import console
 from synapse.api.http import Request, Response
 

@@ -1,5 +1,6 @@
 """POST /minds/{mind_id}/hooks — a new inbound hook: its URL and signing secret (shown once)."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.hooks import base_url
 from synapse.api.http import Request, Response, endpoint
 from synapse.webhooks import bodies, hooks

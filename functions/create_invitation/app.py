@@ -1,5 +1,6 @@
 """POST /minds/{mind_id}/invitations — invite a person by email or user id (token shown once)."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.oauth import urls
 from synapse.teams import invitations

@@ -1,5 +1,6 @@
 """POST /minds/{mind_id}/keys — a new Mind Key (shown once), with its scopes (default: all)."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory.model import KeyCreate
 from synapse.minds import minds

@@ -1,5 +1,6 @@
 """POST /minds — a new mind, its creator as its owner, and its first Mind Key (shown once)."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory.model import MindWrite
 from synapse.teams import members

@@ -1,5 +1,6 @@
 """POST /minds/{mind_id}/webhooks — subscribe an HTTPS endpoint to the mind's events (secret shown once)."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.webhooks import bodies, subscriptions
 

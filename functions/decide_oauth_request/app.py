@@ -1,5 +1,6 @@
 """POST /oauth/requests/{request_id} — the person approves (a mind, scopes) or denies the app."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.oauth import consent
 

@@ -1,6 +1,7 @@
 """DELETE /memory/{id} — the memory goes; its history stays 30 days, so it can be restored. An
 agent's (or an editor's) delete of a verified memory becomes a proposal (202)."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
 

@@ -1,5 +1,6 @@
 """DELETE /minds/{mind_id}/webhooks/{webhook_id} — unsubscribe (queued events are dropped)."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.webhooks import subscriptions
 

@@ -3,6 +3,7 @@ receiver holds up no other; a message whose retry could not be queued is reporte
 
 from typing import Any
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.core.observability import entry_point
 from synapse.webhooks import delivery
 

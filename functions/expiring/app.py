@@ -1,5 +1,6 @@
 """GET /memory/expiring — memories expiring within a window (default 7d), soonest first, paginated."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import reads

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.core.observability import COUNT, entry_point, logger, metrics
 from synapse.webhooks import producers
 

@@ -4,6 +4,7 @@ indexes (synapse.memory.sweep)."""
 import time
 from typing import Any
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.core.observability import COUNT, SECONDS, entry_point, logger, metrics
 from synapse.memory import sweep
 

@@ -1,13 +1,14 @@
 """GET /memory — newest first, filtered, paginated."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
-from synapse.memory import store
+from synapse.memory import reads
 
 
 @endpoint
 def handler(request: Request) -> Response:
-    page = store.list_memories(
+    page = reads.list_memories(
         request.mind_id(),
         queries.list_filters(request),
         *request.page(),

@@ -1,6 +1,7 @@
 """GET /minds — the minds the caller is a member of, with their role and memory counts, oldest
 joined first, paginated."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.teams import directory
 

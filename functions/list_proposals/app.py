@@ -1,5 +1,6 @@
 """GET /proposals — agents' changes to verified memories, newest first, filtered, paginated."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import proposals
 from synapse.memory.kinds import Category

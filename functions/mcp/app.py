@@ -1,6 +1,7 @@
 """POST /mcp — MCP Streamable HTTP, stateless: one JSON-RPC message per POST, answered as JSON
 (notifications 202); GET and DELETE /mcp are 405. The tools are synapse.mcp.schema's."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, public_endpoint
 from synapse.mcp import protocol
 

@@ -1,5 +1,6 @@
 """GET /minds/{mind_id}/audit — who changed the mind's credentials and settings, newest first."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.minds import minds
 

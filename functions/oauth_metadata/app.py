@@ -1,6 +1,7 @@
 """GET /.well-known/oauth-protected-resource[/mcp] (RFC 9728) and
 GET /.well-known/oauth-authorization-server (RFC 8414): how a connector finds Synapse's OAuth."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api import oauth
 from synapse.api.http import Request, Response
 from synapse.oauth import urls

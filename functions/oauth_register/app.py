@@ -1,5 +1,6 @@
 """POST /oauth/register — dynamic client registration (RFC 7591) for public clients."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api import oauth
 from synapse.api.http import Request, Response
 from synapse.core.errors import BadRequest, UnsupportedMediaType

@@ -1,5 +1,6 @@
 """POST /oauth/token — an authorization code (with its PKCE verifier) or a refresh token → tokens."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api import oauth
 from synapse.api.http import Request, Response
 from synapse.oauth import tokens

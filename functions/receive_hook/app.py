@@ -5,6 +5,7 @@ The request is read in this order, which sets which error a bad one gets: the bo
 signature (401), the Idempotency-Key header (400), the JSON (415/400).
 """
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.hooks import answered, idempotency_key
 from synapse.api.http import Request, Response, public_endpoint
 from synapse.search import on_write

@@ -1,5 +1,6 @@
 """POST /proposals/{id}/reject — a person turns an agent's proposed change down."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import proposals
 

@@ -1,5 +1,6 @@
 """DELETE /minds/{mind_id}/members/{user_id} — an owner removes a member, or a member leaves."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.teams import members
 

@@ -1,5 +1,6 @@
 """PATCH /minds/{mind_id} — rename, and/or change the mind's settings."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory.model import MindPatch
 from synapse.minds import minds

@@ -1,5 +1,6 @@
 """POST /memory/{id}/restore — a person brings back an earlier revision as a new version."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import restore
 

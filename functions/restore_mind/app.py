@@ -1,5 +1,6 @@
 """POST /minds/{mind_id}/restore — a chunk of a backup's lines into a new or empty mind, for its owner."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.core.errors import UnsupportedMediaType
 from synapse.minds import minds

@@ -1,5 +1,6 @@
 """DELETE /minds/{mind_id}/grants/{grant_id} — disconnect an app; its tokens stop working at once."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.oauth import revocation
 

@@ -7,6 +7,7 @@ API Gateway would answer its own `{"message": "Not Found"}`, outside SPEC's erro
 there does (`console.endpoint`); elsewhere it is `http.public_endpoint`'s answer as it is.
 """
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api import console, routes
 from synapse.api.http import Request, Response
 

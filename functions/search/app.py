@@ -1,5 +1,6 @@
 """GET /memory/search — words and meaning over the mind's current index snapshot, hydrated from DynamoDB."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api import queries
 from synapse.api.http import Request, Response, endpoint
 from synapse.search import service

@@ -1,6 +1,7 @@
 """POST /memory — create (201) or replace by (category, key) (200); an agent's change to a verified
 memory becomes a proposal (202), as does an editor's (a person who may not vouch)."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
 from synapse.memory.model import MemoryWrite

@@ -5,6 +5,7 @@ delivery does.
 With an Idempotency-Key, a replay within 24 h gets the first answer and applies nothing again.
 """
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.hooks import answered, idempotency_key
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store

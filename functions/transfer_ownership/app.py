@@ -1,5 +1,6 @@
 """POST /minds/{mind_id}/transfer — another member becomes owner; the caller takes `keep_role`."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.teams import members
 

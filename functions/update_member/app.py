@@ -1,5 +1,6 @@
 """PATCH /minds/{mind_id}/members/{user_id} — an owner changes a member's role."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.teams import members
 

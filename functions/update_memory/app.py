@@ -1,6 +1,7 @@
 """PUT /memory/{id} — partial update, conditional on If-Match; an agent's (or an editor's) change to
 a verified memory becomes a proposal (202)."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
 from synapse.memory.model import MemoryPatch

@@ -1,5 +1,6 @@
 """PATCH /minds/{mind_id}/webhooks/{webhook_id} — change url, events or enabled."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.webhooks import bodies, subscriptions
 

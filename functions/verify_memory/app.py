@@ -1,5 +1,6 @@
 """POST /memory/{id}/verify — a person vouches for a memory."""
 
+import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.memory import store
 

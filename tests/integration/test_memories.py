@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from synapse.core import clock
-from synapse.memory import store
+from synapse.memory import reads
 from synapse.storage import tables
 
 from tests.support.api import Api, MindHandle, memory_body
@@ -407,7 +407,7 @@ def test_a_selective_filter_reads_a_bounded_amount_per_request_and_still_finds_e
     ids = [
         api.store(mind, key=f"m{i}", tags=["rare"] if i < 2 else ["common"]).json()["id"] for i in range(30)
     ]
-    monkeypatch.setattr(store, "LIST_READ_BUDGET", 8)
+    monkeypatch.setattr(reads, "LIST_READ_BUDGET", 8)
     # When the tag is listed, following next_cursor
     seen: list[str] = []
     reads_per_request: list[int] = []

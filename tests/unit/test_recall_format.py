@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pytest
 from synapse.memory.counts import Tally
 from synapse.memory.kinds import Memory
 from synapse.recall import text as recall
+from synapse.recall.query import MAX_CHARS, MIN_CHARS
 
 from tests.support.recall import SPEC_EXAMPLE
 
@@ -57,7 +57,7 @@ class Pulled:
         return self.memories[self.pulled - 1]
 
 
-def compose(memories: list[Memory], limit: int = 100, max_chars: int = recall.MAX_CHARS) -> recall.Recall:
+def compose(memories: list[Memory], limit: int = 100, max_chars: int = MAX_CHARS) -> recall.Recall:
     """Recall of `memories` (already in recall order), counted as the counters would count them."""
     tally = Tally()
     for m in memories:
@@ -202,7 +202,7 @@ def test_when_the_rest_does_not_fit_the_least_important_are_left_out_and_counted
 
 def test_the_text_never_exceeds_max_chars_and_always_counts_everything() -> None:
     mind = example_mind()
-    for budget in range(recall.MIN_CHARS, len(compose(mind).text) + 2):
+    for budget in range(MIN_CHARS, len(compose(mind).text) + 2):
         answer = compose(mind, max_chars=budget)
         assert len(answer.text) <= budget
         assert len(answer.memories) + len(answer.low_keys) + answer.left_out == 12
@@ -274,17 +274,17 @@ def test_counts_that_lag_the_stream_never_give_negative_numbers(stale: Tally) ->
 
 
 def test_entry_number_grows_past_three_digits() -> None:
-    assert recall.entry(1000, replace(memory("k"), priority="low")).startswith(
+    assert recall.entry(1000, memory("k")._replace(priority="low")).startswith(
         "[1000] fact (LOW) [verified]\n"
     )
 
 
 def test_a_memory_with_a_pending_proposal_shows_one_more_line_after_its_tags() -> None:
     # Given verified memories an agent proposed to change, with and without tags
-    tagged = replace(
-        memory("home_city", content="Lives in Berlin", tags=("home",)), pending_proposal="prop_1"
+    tagged = memory("home_city", content="Lives in Berlin", tags=("home",))._replace(
+        pending_proposal="prop_1"
     )
-    plain = replace(memory("editor", content="Uses Neovim"), pending_proposal="prop_2")
+    plain = memory("editor", content="Uses Neovim")._replace(pending_proposal="prop_2")
     # Then each entry ends with the pending line, right after the tags (or the content)
     assert recall.entry(1, tagged) == (
         "[001] fact (NORMAL) [verified]\n  home_city\n  Lives in Berlin\n  Tags: home\n"
@@ -292,4 +292,4 @@ def test_a_memory_with_a_pending_proposal_shows_one_more_line_after_its_tags() -
     )
     assert recall.entry(2, plain).endswith("  Uses Neovim\n  (change proposed by an agent, pending review)\n")
     # And without a proposal the entry is SPEC §4's, unchanged
-    assert "pending review" not in recall.entry(1, replace(tagged, pending_proposal=None))
+    assert "pending review" not in recall.entry(1, tagged._replace(pending_proposal=None))

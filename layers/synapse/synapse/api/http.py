@@ -2,8 +2,6 @@
 every domain error to SPEC's JSON error body in one place.
 """
 
-from __future__ import annotations
-
 import base64
 import binascii
 import json
@@ -47,19 +45,19 @@ class Response(NamedTuple):
     headers: dict[str, str]  # no default: one dict shared by every Response could be changed by one
 
     @classmethod
-    def json(cls, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    def json(cls, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> "Response":
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
         if not json_input.is_text(text):  # the last guard: an answer is sent as UTF-8, never a 500
             text = json.dumps(json_input.repaired(payload), ensure_ascii=False, separators=(",", ":"))
         return cls(status, text, {"Content-Type": JSON_TYPE, **(headers or {})})
 
     @classmethod
-    def text(cls, payload: str, status: int = 200) -> Response:
+    def text(cls, payload: str, status: int = 200) -> "Response":
         shown = payload if json_input.is_text(payload) else json_input.repaired_text(payload)
         return cls(status, shown, {"Content-Type": "text/plain; charset=utf-8"})
 
     @classmethod
-    def empty(cls, status: int = 204) -> Response:
+    def empty(cls, status: int = 204) -> "Response":
         return cls(status, "", {})
 
     def to_lambda(self) -> dict[str, Any]:
@@ -117,7 +115,7 @@ class Request(NamedTuple):
     request_id: str
 
     @classmethod
-    def from_event(cls, event: dict[str, Any], request_id: str) -> Request:
+    def from_event(cls, event: dict[str, Any], request_id: str) -> "Request":
         headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
         query = parse_qs(event.get("rawQueryString") or "", keep_blank_values=True)
         if not query and event.get("queryStringParameters"):

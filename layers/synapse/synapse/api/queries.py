@@ -11,7 +11,7 @@ from synapse.api.http import Request
 from synapse.core.errors import BadRequest
 from synapse.memory.kinds import TAG_MAX_CHARS, Category, Priority, Source
 from synapse.memory.selections import ListFilters, TagQuery
-from synapse.recall import text
+from synapse.recall import query
 from synapse.recall.query import RecallQuery
 from synapse.search.filters import Mode, SearchFilters
 
@@ -76,8 +76,8 @@ def recall_query(request: Request) -> RecallQuery:
     return RecallQuery(
         categories=categories_of(request),
         tag=tag_of(request, required=False),
-        limit=request.query_int("limit", text.DEFAULT_LIMIT, 1, text.MAX_LIMIT),
-        max_chars=request.query_int("max_chars", text.MAX_CHARS, text.MIN_CHARS, text.MAX_CHARS),
+        limit=request.query_int("limit", query.DEFAULT_LIMIT, 1, query.MAX_LIMIT),
+        max_chars=request.query_int("max_chars", query.MAX_CHARS, query.MIN_CHARS, query.MAX_CHARS),
         as_json=shape == "json",
         q=recall_focus(request),
     )
@@ -86,8 +86,8 @@ def recall_query(request: Request) -> RecallQuery:
 def recall_focus(request: Request) -> str | None:
     """Recall's `q`: a user's message can be long; what is searched is its start (`recall.reads`)."""
     q = request.query_one("q")
-    if q is not None and len(q) > text.MAX_FOCUS_CHARS:
-        raise _bad("q", "length", f"at most {text.MAX_FOCUS_CHARS} characters (got {len(q)}).")
+    if q is not None and len(q) > query.MAX_FOCUS_CHARS:
+        raise _bad("q", "length", f"at most {query.MAX_FOCUS_CHARS} characters (got {len(q)}).")
     return q if q and q.strip() else None
 
 

@@ -1,7 +1,5 @@
 """Who is calling: what the authorizer puts in the request context and what handlers read."""
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from synapse.core.errors import Forbidden, Unauthorized
@@ -27,7 +25,7 @@ class Principal(NamedTuple):
     email_verified: bool = False  # and its `email_verified` claim: only a verified email matches
 
     @classmethod
-    def hook(cls, mind_id: str, hook_id: str) -> Principal:
+    def hook(cls, mind_id: str, hook_id: str) -> "Principal":
         """The writer of a signed hook delivery."""
         return cls(source=Source.AGENT, mind_id=mind_id, hook_id=hook_id, scopes=HOOK_SCOPES)
 
@@ -67,7 +65,7 @@ class Principal(NamedTuple):
         }
 
     @classmethod
-    def from_context(cls, context: dict[str, Any] | None) -> Principal:
+    def from_context(cls, context: dict[str, Any] | None) -> "Principal":
         context = context or {}
         if context.get("error") or context.get("source") not in {"user", "agent"}:
             raise Unauthorized(str(context.get("error") or "A valid JWT or Mind Key is required."))

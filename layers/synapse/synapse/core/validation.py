@@ -9,8 +9,6 @@ the whole number 2, is taken as 2) and an unknown field is refused. Every broken
 detail naming the field (`tags[2]` for an item), and the whole is one 422.
 """
 
-from __future__ import annotations
-
 import inspect
 import re
 from collections.abc import Callable
@@ -67,7 +65,7 @@ class Rule(NamedTuple):
     choices: type[StrEnum] | tuple[str, ...] | None = None
     minimum: float | None = None
     maximum: float | None = None
-    items: Rule | None = None
+    items: "Rule | None" = None
     min_items: int | None = None
     check: Callable[[Any], Any] | None = None
     schema: dict[str, Any] = {}  # noqa: RUF012  (read, never changed)

@@ -5,8 +5,6 @@ reads: a dict (shown as JSON) or text. A refusal is a `SynapseError` carrying Sy
 which `protocol` turns into an `isError` result.
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 import unicodedata
@@ -149,16 +147,15 @@ def _tag(raw: str | None) -> str | None:
 
 def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.recall import reads as recall_reads
-    from synapse.recall import text
-    from synapse.recall.query import RecallQuery
+    from synapse.recall.query import MAX_CHARS, MCP_SEARCH_HINT, RecallQuery
 
     asked = (arguments.get("query") or "").strip()[:RECALL_QUERY_MAX]
     query = RecallQuery(
         categories=frozenset(arguments.get("category") or ()) or None,
         tag=_tag(arguments.get("tag")),
-        max_chars=arguments.get("max_chars", text.MAX_CHARS),
+        max_chars=arguments.get("max_chars", MAX_CHARS),
         q=asked or None,
-        way_on=text.MCP_SEARCH_HINT,
+        way_on=MCP_SEARCH_HINT,
     )
     return recall_reads.recall_of(caller.mind_id, query).text
 
@@ -274,7 +271,6 @@ TOOLS: dict[str, Tool] = {
 def recall_text(caller: Caller) -> str:
     """The synapse://recall resource: the mind's whole recall text."""
     from synapse.recall import reads as recall_reads
-    from synapse.recall import text
-    from synapse.recall.query import RecallQuery
+    from synapse.recall.query import MCP_SEARCH_HINT, RecallQuery
 
-    return recall_reads.recall_of(caller.mind_id, RecallQuery(way_on=text.MCP_SEARCH_HINT)).text
+    return recall_reads.recall_of(caller.mind_id, RecallQuery(way_on=MCP_SEARCH_HINT)).text

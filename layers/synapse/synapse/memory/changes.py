@@ -9,7 +9,6 @@ fields through the `WriteFields`/`PatchFields` protocols.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
@@ -141,8 +140,7 @@ def _after_change(
         verified_at, verified_by = old.verified_at, old.verified_by
     else:
         verified_at = verified_by = None
-    return replace(
-        new,
+    return new._replace(
         source=source.value,
         verified=verified,
         verified_at=verified_at,
@@ -161,7 +159,7 @@ def replaced(
     by: str | None = None,
 ) -> Memory:
     """Store-again by (category, key): id and created_at stay, everything else follows the write."""
-    fresh = replace(new_memory(old.mind_id, write, source, at, vouches), id=old.id, created_at=old.created_at)
+    fresh = new_memory(old.mind_id, write, source, at, vouches)._replace(id=old.id, created_at=old.created_at)
     return _after_change(old, fresh, source, at, vouches, by)
 
 
@@ -189,11 +187,11 @@ def patched(
             continue
         value = getattr(patch, field)  # None only for expires_at: the body refuses any other null
         changes[field] = value.value if isinstance(value, StrEnum) else value
-    return _after_change(old, replace(old, **changes), source, at, vouches, by)
+    return _after_change(old, old._replace(**changes), source, at, vouches, by)
 
 
 def verified(old: Memory, by: str, at: datetime) -> Memory:
     stamp = clock.to_iso(at)
-    return replace(
-        old, verified=True, verified_at=stamp, verified_by=by, updated_at=stamp, version=old.version + 1
+    return old._replace(
+        verified=True, verified_at=stamp, verified_by=by, updated_at=stamp, version=old.version + 1
     )

@@ -24,8 +24,6 @@ time) and the subscription, so a replayed stream record or a second scheduler ru
 id and receivers can deduplicate on it.
 """
 
-from __future__ import annotations
-
 import hashlib
 from datetime import UTC, datetime
 from typing import Any, NamedTuple

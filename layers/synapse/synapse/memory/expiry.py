@@ -27,8 +27,6 @@ follows what expires and no key is shared by every mind. Items written before th
 bare hour (`bucket_key(hour, None)`): the sweep reads those keys too, as one more shard (docs/deploy.md).
 """
 
-from __future__ import annotations
-
 import hashlib
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta

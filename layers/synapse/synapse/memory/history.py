@@ -16,10 +16,7 @@ once a minute per process (`_retention`). Deleting a memory writes its `deleted`
 gives it and the 9 before it a `ttl` of 30 days; a restore takes that `ttl` off again.
 """
 
-from __future__ import annotations
-
 import time
-from dataclasses import replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -115,7 +112,7 @@ def revision_ops(
 
 def deleted_ops(old: Memory, changed_by: writes.ChangedBy, at: datetime) -> list[dict[str, Any]]:
     """The `deleted` revision (version + 1) and 30 days for it and the 9 before it."""
-    gone = replace(old, version=old.version + 1, updated_at=clock.to_iso(at))
+    gone = old._replace(version=old.version + 1, updated_at=clock.to_iso(at))
     ttl = _epoch(at + DELETED_KEPT)
     ops = [revision_put(gone, Change.DELETED, changed_by, at, ttl)]
     first = max(1, gone.version - KEEP_NEWEST + 1)

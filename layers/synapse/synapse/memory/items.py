@@ -8,7 +8,6 @@ they carry none of the GSI key attributes (`recall_sk`, `created_sk`, `expires_a
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
 from synapse.core import clock
@@ -16,7 +15,7 @@ from synapse.memory import expiry
 from synapse.memory.kinds import Memory
 from synapse.storage import tables
 
-MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
+MEMORY_FIELDS = Memory._fields
 _INVERTED_BASE = 10**17
 
 

@@ -23,11 +23,8 @@ is newest first. Decided proposals expire by TTL after `DECIDED_KEPT`. Each prop
 memory as it was when the proposal was made or decided (`memory`), for the webhook events.
 """
 
-from __future__ import annotations
-
 import math
 import secrets
-from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
@@ -163,7 +160,7 @@ def review(current: Memory | None, candidate: Memory, source: Source) -> Review:
     if protected and settings.agent_writes_to_verified == "propose":
         return Review(None, candidate)
     if critical and settings.agent_writes_critical == "propose":
-        return Review(replace(candidate, priority=Priority.HIGH.value), candidate)
+        return Review(candidate._replace(priority=Priority.HIGH.value), candidate)
     return Review(candidate, None)
 
 
@@ -210,7 +207,7 @@ def proposal_ops(
     be stored: the proposal's operations (its Put, and superseding `base`'s pending one), its JSON,
     and `base` marked with it. The caller writes the marked memory in the same transaction."""
     proposal_id = new_proposal_id(at)
-    marked = replace(base, pending_proposal=proposal_id)
+    marked = base._replace(pending_proposal=proposal_id)
     item = {
         **proposal_key(base.mind_id, proposal_id),
         "id": proposal_id,
@@ -311,8 +308,7 @@ def _pending(mind_id: str, proposal_id: str) -> dict[str, Any]:
 
 def accepted(current: Memory, proposed: dict[str, Any], user_id: str, at: datetime) -> Memory:
     """`current` with the proposed fields, vouched for by `user_id` as its next version."""
-    taken = replace(
-        current,
+    taken = current._replace(
         content=str(proposed["content"]),
         tags=list(proposed.get("tags") or []),
         priority=str(proposed["priority"]),
@@ -371,7 +367,7 @@ def reject(
         ops: list[dict[str, Any]] = []
         memory = current
         if current is not None and current.pending_proposal == proposal_id:
-            memory = replace(current, pending_proposal=None)
+            memory = current._replace(pending_proposal=None)
             ops = writes.replace_ops(current, memory)
         kept = memory if memory is not None else memory_of(item)
         writes.commit([*ops, _decide(mind_id, proposal_id, Status.REJECTED, at, changed_by, kept)])

@@ -1,5 +1,6 @@
-"""The reads of memories by tag and by expiry (recall's is `recall.streams`), and the query pieces
-both share.
+"""The reads of memories by tag, by expiry and the list of GET /memory (recall's is `recall.streams`),
+and the query pieces they share. Apart from `store` (the writes), so a read's cold start loads none
+of the write path (issue 35).
 
 Each reads an index already in the order it answers in and stops when the answer is full, so
 its cost follows the answer, not the mind (`tables.query_pages` counts every item read):
@@ -10,18 +11,23 @@ Expired memories are skipped one by one only until the expiry sweep (`expiry`, `
 out of these indexes, so what a read pays for them is what expired since the last sweep.
 """
 
-from __future__ import annotations
-
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.errors import BadRequest
 from synapse.memory import expiry
 from synapse.memory.items import memory_from_item
-from synapse.memory.selections import TagQuery
-from synapse.memory.store import Page
+from synapse.memory.kinds import APP_PRIVATE_TAG, Memory
+from synapse.memory.selections import ListFilters, TagQuery
 from synapse.storage import cursor, pages, tables
+
+LIST_READ_BUDGET = 1000  # items one GET /memory may read before it answers with a cursor
+
+
+class Page(NamedTuple):
+    memories: list[Memory]
+    next_cursor: str | None
 
 
 def _bad(name: str, rule: str, message: str) -> BadRequest:
@@ -103,3 +109,73 @@ def expiring(
         "ExpressionAttributeValues": tables.values(mind=mind_id, start=start, end=end),
     }
     return _page(mind_id, params, limit, scope, list(EXPIRING_POSITION), after)
+
+
+# ---------------------------------------------------------------- list (GET /memory)
+
+
+def _filter_expression(filters: ListFilters, now: str) -> tuple[str | None, dict[str, Any], dict[str, str]]:
+    clauses: list[str] = []
+    vals: dict[str, Any] = {}
+    for name in ("category", "priority", "source", "verified"):
+        value = getattr(filters, name)
+        if value is not None:
+            clauses.append(f"#{name} = :{name}")
+            vals[name] = value
+    if filters.tag is not None:
+        clauses.append("contains(tags, :tag)")
+        vals["tag"] = filters.tag
+    elif filters.verified is False:  # the review queue is the person's: no app's data unless asked
+        clauses.append("NOT contains(tags, :private)")
+        vals["private"] = APP_PRIVATE_TAG
+    if not filters.include_expired:
+        clauses.append("(attribute_not_exists(expires_at) OR expires_at > :now)")
+        vals["now"] = now
+    names = {
+        f"#{n}": n for n in ("category", "priority", "source", "verified") if getattr(filters, n) is not None
+    }
+    return (" AND ".join(clauses) or None), vals, names
+
+
+def list_memories(mind_id: str, filters: ListFilters, limit: int, after: str | None) -> Page:
+    """Newest first (by created_at): reads until `limit` matches plus one, to know whether more exist.
+
+    A selective filter on a large mind could read on and on, so one request reads at most about
+    LIST_READ_BUDGET items; it then answers what it found (maybe fewer than `limit`, maybe none)
+    with a cursor where it stopped. Clients already follow `next_cursor` until it is null.
+    """
+    scope = filters.scope()
+    params: dict[str, Any] = {
+        "TableName": tables.memories_table(),
+        "IndexName": "created",
+        "KeyConditionExpression": "pk = :mind",
+        "ScanIndexForward": False,
+        "Limit": min(limit + 1, 100),
+    }
+    expression, vals, names = _filter_expression(filters, clock.to_iso(clock.now()))
+    params["ExpressionAttributeValues"] = tables.values(mind=mind_id, **vals)
+    if expression:
+        params["FilterExpression"] = expression
+    if names:
+        params["ExpressionAttributeNames"] = names
+    if after:
+        params["ExclusiveStartKey"] = tables.dump(
+            cursor.decode(after, mind_id, scope, ("pk", "sk", "created_sk"))
+        )
+    found: list[dict[str, Any]] = []
+    stopped_at: dict[str, Any] | None = None
+    for read, (items, last_key) in enumerate(tables.query_pages(**params), start=1):
+        found += items
+        if len(found) > limit:
+            break
+        if last_key and read * params["Limit"] >= LIST_READ_BUDGET:
+            stopped_at = tables.load(last_key)
+            break
+    memories = [memory_from_item(i) for i in found[:limit]]
+    next_cursor = None
+    if len(found) > limit:
+        last = found[limit - 1]
+        stopped_at = {"pk": last["pk"], "sk": last["sk"], "created_sk": last["created_sk"]}
+    if stopped_at is not None:
+        next_cursor = cursor.encode(mind_id, scope, stopped_at)
+    return Page(memories, next_cursor)

@@ -9,7 +9,6 @@ newest again.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -29,8 +28,8 @@ class RestoreRequest(Body):
 
 def restored(base: Memory, earlier: Memory, user_id: str, at: datetime) -> Memory:
     """`base` with `earlier`'s text and settings, vouched for by `user_id` as its next version."""
-    taken = replace(
-        base, **{name: getattr(earlier, name) for name in EDITABLE_FIELDS}, source=Source.USER.value
+    taken = base._replace(
+        **{name: getattr(earlier, name) for name in EDITABLE_FIELDS}, source=Source.USER.value
     )
     return verified(taken, user_id, at)
 
@@ -50,7 +49,7 @@ def _bring_back(chosen: history.Revision, user_id: str, changed_by: writes.Chang
         raise Conflict(
             f"Another memory now holds ({gone.category}, {gone.key}); delete it first to restore this one."
         )
-    memory = restored(replace(gone, version=last.version, pending_proposal=None), chosen.memory, user_id, at)
+    memory = restored(gone._replace(version=last.version, pending_proposal=None), chosen.memory, user_id, at)
     again_newest = [_version_of(item) for item in recent[: history.KEEP_NEWEST - 1] if "ttl" in item]
     ops = [
         *history.revision_ops(memory, history.Change.RESTORED, changed_by, at),

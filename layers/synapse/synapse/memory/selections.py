@@ -4,8 +4,6 @@ request and `reads` / `store` answer them (the recall's is `recall.query`).
 Apart from those modules so that building one costs no import of the read and write paths: the
 search handler, which parses its query strings in `api.queries` too, never runs them (issue 14)."""
 
-from __future__ import annotations
-
 import json
 from typing import NamedTuple
 

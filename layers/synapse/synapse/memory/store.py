@@ -1,5 +1,5 @@
 """Memories in DynamoDB: idempotent store-by-key, id lookup, conditional update, verify, delete,
-purge, list.
+purge (the reads that list memories are `reads`).
 
 Every write is one transaction (see `writes`) over the memory item, its id pointer, its tag copies,
 its counters and its revision (`history`), conditioned on what it read; a lost race re-reads and
@@ -8,11 +8,8 @@ becomes a proposal instead, and so may an agent's write of critical priority (`p
 `Stored.proposal` says so, and the memory is returned as it stays.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -24,12 +21,9 @@ from synapse.memory import changes, history, proposals, repeats, writes
 from synapse.memory.changes import PatchFields, WriteFields, new_memory, patched, replaced, verified
 from synapse.memory.history import Change
 from synapse.memory.items import memory_from_item
-from synapse.memory.kinds import APP_PRIVATE_TAG, Memory, Source
-from synapse.memory.selections import ListFilters
+from synapse.memory.kinds import Memory, Source
 from synapse.memory.writes import ChangedBy
-from synapse.storage import batch_reads, cursor, tables
-
-LIST_READ_BUDGET = 1000  # items one GET /memory may read before it answers with a cursor
+from synapse.storage import batch_reads, tables
 
 
 def get_memory(mind_id: str, memory_id: str) -> Memory:
@@ -96,7 +90,7 @@ def _change(
         ops, whole, marked = proposals.propose_ops(current, proposed, by, at)
         return _Plan(ops, None, Stored(marked, created=False, proposal=whole))
     # A change applied beside a pending proposal keeps it pending (its accept then sees the new version)
-    kept = replace(applied, pending_proposal=current.pending_proposal)
+    kept = applied._replace(pending_proposal=current.pending_proposal)
     proposal_ops, proposal, memory = _proposing(kept, proposed, by, at)
     ops = writes.replace_ops(current, memory) + history.revision_ops(memory, change, by, at) + proposal_ops
     return _Plan(ops, None, Stored(memory, created=False, proposal=proposal))
@@ -321,78 +315,3 @@ def purge_mind(mind_id: str) -> int:
             return deleted
         tables.batch_delete(tables.memories_table(), keys)
         deleted += len(keys)
-
-
-# ---------------------------------------------------------------- list
-
-
-class Page(NamedTuple):
-    memories: list[Memory]
-    next_cursor: str | None
-
-
-def _filter_expression(filters: ListFilters, now: str) -> tuple[str | None, dict[str, Any], dict[str, str]]:
-    clauses: list[str] = []
-    vals: dict[str, Any] = {}
-    for name in ("category", "priority", "source", "verified"):
-        value = getattr(filters, name)
-        if value is not None:
-            clauses.append(f"#{name} = :{name}")
-            vals[name] = value
-    if filters.tag is not None:
-        clauses.append("contains(tags, :tag)")
-        vals["tag"] = filters.tag
-    elif filters.verified is False:  # the review queue is the person's: no app's data unless asked
-        clauses.append("NOT contains(tags, :private)")
-        vals["private"] = APP_PRIVATE_TAG
-    if not filters.include_expired:
-        clauses.append("(attribute_not_exists(expires_at) OR expires_at > :now)")
-        vals["now"] = now
-    names = {
-        f"#{n}": n for n in ("category", "priority", "source", "verified") if getattr(filters, n) is not None
-    }
-    return (" AND ".join(clauses) or None), vals, names
-
-
-def list_memories(mind_id: str, filters: ListFilters, limit: int, after: str | None) -> Page:
-    """Newest first (by created_at): reads until `limit` matches plus one, to know whether more exist.
-
-    A selective filter on a large mind could read on and on, so one request reads at most about
-    LIST_READ_BUDGET items; it then answers what it found (maybe fewer than `limit`, maybe none)
-    with a cursor where it stopped. Clients already follow `next_cursor` until it is null.
-    """
-    scope = filters.scope()
-    params: dict[str, Any] = {
-        "TableName": tables.memories_table(),
-        "IndexName": "created",
-        "KeyConditionExpression": "pk = :mind",
-        "ScanIndexForward": False,
-        "Limit": min(limit + 1, 100),
-    }
-    expression, vals, names = _filter_expression(filters, clock.to_iso(clock.now()))
-    params["ExpressionAttributeValues"] = tables.values(mind=mind_id, **vals)
-    if expression:
-        params["FilterExpression"] = expression
-    if names:
-        params["ExpressionAttributeNames"] = names
-    if after:
-        params["ExclusiveStartKey"] = tables.dump(
-            cursor.decode(after, mind_id, scope, ("pk", "sk", "created_sk"))
-        )
-    found: list[dict[str, Any]] = []
-    stopped_at: dict[str, Any] | None = None
-    for pages, (items, last_key) in enumerate(tables.query_pages(**params), start=1):
-        found += items
-        if len(found) > limit:
-            break
-        if last_key and pages * params["Limit"] >= LIST_READ_BUDGET:
-            stopped_at = tables.load(last_key)
-            break
-    memories = [memory_from_item(i) for i in found[:limit]]
-    next_cursor = None
-    if len(found) > limit:
-        last = found[limit - 1]
-        stopped_at = {"pk": last["pk"], "sk": last["sk"], "created_sk": last["created_sk"]}
-    if stopped_at is not None:
-        next_cursor = cursor.encode(mind_id, scope, stopped_at)
-    return Page(memories, next_cursor)

@@ -29,7 +29,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -116,7 +115,11 @@ def sweep_ops(item: dict[str, Any], now: str) -> list[dict[str, Any]]:
     ]
     for tag in memory.tags:
         ops.append(writes.delete({"pk": mind_id, "sk": tables.tag_prefix(tag) + recall_sk}))
-        moved = {"pk": mind_id, "sk": expiry.swept_tag_sk(tag, recall_sk), "memory": asdict(memory)}
+        moved = {
+            "pk": mind_id,
+            "sk": expiry.swept_tag_sk(tag, recall_sk),
+            "memory": {**memory._asdict(), "tags": list(memory.tags)},
+        }
         ops.append(writes.put(moved))
     return ops + counts.operations(mind_id, memory, None)
 

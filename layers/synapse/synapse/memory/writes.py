@@ -8,8 +8,6 @@ re-reads and tries again, so concurrent writers to one (category, key) serialise
 duplicate, no lost version, no half-written fan-out, never a change without its revision.
 """
 
-from __future__ import annotations
-
 import json
 import random
 import time

@@ -5,8 +5,6 @@ that hash, so the authorizer finds a key with one GetItem and never holds a plai
 Ownership is checked by the callers in `minds.minds`; this module knows only mind ids.
 """
 
-from __future__ import annotations
-
 import hashlib
 import hmac
 import secrets

@@ -10,8 +10,6 @@ counted once (a Query of what it counts), written only if still missing, and the
 tried again. Every writer needs the count to exist, so nothing changes what is counted meanwhile.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import Any, NamedTuple
 

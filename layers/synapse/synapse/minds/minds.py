@@ -6,8 +6,6 @@ operations leave the key items to `minds.keys`; deleting a mind with everything 
 them (`limits.minds_of`), and before members existed it was the mind's one owner.
 """
 
-from __future__ import annotations
-
 import secrets
 from collections.abc import Callable, Iterable
 from decimal import Decimal

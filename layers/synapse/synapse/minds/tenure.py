@@ -20,8 +20,6 @@ members) holds while its creator is an owner.
 This module reads only the Minds table, so the authorizer and the key module may use it.
 """
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from synapse.core.errors import Conflict

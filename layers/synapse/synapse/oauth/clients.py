@@ -6,8 +6,6 @@ PER_CALLER_PER_MINUTE from one address and TOTAL_PER_MINUTE from all, so a flood
 both rate and what it leaves behind (at most TOTAL_PER_MINUTE x 1,440 live unused registrations).
 """
 
-from __future__ import annotations
-
 from datetime import timedelta
 from typing import Any, NamedTuple
 

@@ -14,8 +14,6 @@ The authorizer resolves an access token with one GetItem, as it does a Mind Key.
 rotating tokens is `tokens`; listing and revoking grants is `revocation`.
 """
 
-from __future__ import annotations
-
 import secrets
 from datetime import timedelta
 from typing import Any, NamedTuple

@@ -9,8 +9,6 @@ refused before it is parsed at all, registered or requested; what passes is spli
 and a `Location` is rebuilt from those parts (the query kept, what RFC 3986 does not allow
 percent-encoded, our parameters added), never copied from the request."""
 
-from __future__ import annotations
-
 import re
 import unicodedata
 from typing import Any, NamedTuple
@@ -54,7 +52,7 @@ class RedirectUri(NamedTuple):
     def netloc(self) -> str:
         return self.host + (f":{self.port}" if self.port is not None else "")
 
-    def same_except_port(self, other: RedirectUri) -> bool:
+    def same_except_port(self, other: "RedirectUri") -> bool:
         return (self.scheme, self.host, self.path, self.query) == (
             other.scheme,
             other.host,

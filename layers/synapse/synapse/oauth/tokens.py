@@ -3,8 +3,6 @@ only) becomes a grant and its first tokens; a refresh token rotates both (OAuth 
 is one transaction with the use of what was presented, so a code or refresh token works once;
 presented again, it revokes the grant it gave (RFC 6749 §4.1.2, OAuth 2.1 §4.3.1)."""
 
-from __future__ import annotations
-
 import base64
 import hashlib
 import secrets

@@ -14,8 +14,6 @@ then memories (`MEM#`), revisions (`REV#`, live ones, with a `deleted` line afte
 each memory whose newest revision is its deletion), proposals (`PROP#`, every status), trailer.
 """
 
-from __future__ import annotations
-
 import json
 import time
 from collections.abc import Callable

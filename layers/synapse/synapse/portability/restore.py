@@ -14,8 +14,6 @@ the trailer, which ends the stream. Each line is written with the store's own op
 they see a stored one. Memory and proposal ids are kept: they are scoped to the mind.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import time

@@ -11,9 +11,6 @@ and the file's claim (`verified_by`, `verified_at`, and who made a vouching chan
 revision as `claimed`, for the record.
 """
 
-from __future__ import annotations
-
-from dataclasses import replace
 from typing import Any, NamedTuple
 
 from synapse.memory.history import Change
@@ -37,7 +34,7 @@ class Trust(NamedTuple):
         if self.kept or not memory.verified:
             return memory, None
         claim = {"verified_by": memory.verified_by, "verified_at": memory.verified_at}
-        return replace(memory, verified_by=self.user, verified_at=self.at), claim
+        return memory._replace(verified_by=self.user, verified_at=self.at), claim
 
     def changed_by(self, change: Change, by: dict[str, Any], claim: dict[str, Any] | None) -> dict[str, Any]:
         """Who made a revision's change: for a vouching change the restorer's word replaces the

@@ -39,14 +39,14 @@ from synapse.memory.counts import Tally
 from synapse.memory.kinds import APP_PRIVATE_TAG
 from synapse.minds import heads, minds
 from synapse.recall import text
-from synapse.recall.query import RecallQuery
+from synapse.recall.query import DEFAULT_LIMIT, RecallQuery
 from synapse.recall.relevant import relevant_memories
 from synapse.recall.streams import recall_streams
 from synapse.storage import tables
 
 # The first page asks for what the answer can use (limit + 1, so the default limit of 100 learns
 # from one page whether everything fits); later pages for this many.
-PAGE = text.DEFAULT_LIMIT + 1
+PAGE = DEFAULT_LIMIT + 1
 # Head and counters, expired not swept, the first page of the memories (one per asked category).
 WORKERS = 4
 

@@ -11,19 +11,17 @@ from __future__ import annotations
 from synapse.core.errors import BadRequest
 from synapse.memory.kinds import Memory
 from synapse.recall.query import RecallQuery
-from synapse.search import service
 from synapse.search.filters import SearchFilters
-from synapse.search.query import MAX_QUERY_CHARS
 
 MAX_RELEVANT = 10
 RELEVANT_SIMILARITY = 0.5  # a memory this close in meaning is relevant, whatever words it shares
 
 
-def _searched_part(q: str) -> str:
+def _searched_part(q: str, max_chars: int) -> str:
     """The start of the message, cut at a word so no half word is searched."""
-    if len(q) <= MAX_QUERY_CHARS:
+    if len(q) <= max_chars:
         return q
-    cut = q[:MAX_QUERY_CHARS]
+    cut = q[:max_chars]
     return cut.rsplit(None, 1)[0] if " " in cut.strip() else cut
 
 
@@ -31,11 +29,16 @@ def relevant_memories(mind_id: str, query: RecallQuery) -> list[Memory]:
     """Up to MAX_RELEVANT memories of the selection, best match first ([] without `q`)."""
     if not query.q:
         return []
+    # The search modules (and sqlite3) load with the first recall that has a `q`: a recall without
+    # one, the usual start of a conversation, does without them at cold start (issue 35).
+    from synapse.search import service
+    from synapse.search.query import MAX_QUERY_CHARS
+
     one_category = next(iter(query.categories)) if query.categories and len(query.categories) == 1 else None
     filters = SearchFilters(tag=query.tag, category=one_category)
     wanted = MAX_RELEVANT if one_category or not query.categories else 3 * MAX_RELEVANT
     try:
-        page = service.search(mind_id, _searched_part(query.q), filters, wanted)
+        page = service.search(mind_id, _searched_part(query.q, MAX_QUERY_CHARS), filters, wanted)
     except BadRequest:
         return []  # nothing searchable in the message (punctuation, emoji): recall as without it
     hits = [r for r in page.results if not query.categories or r.memory.category in query.categories]

@@ -45,28 +45,14 @@ as the answer can show (at most `limit` + 1), so reading stops when the budget i
 `format=json` (`Recall.public`) carries exactly the same selection and order.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from itertools import chain
 from typing import Any, NamedTuple
 
 from synapse.memory.counts import Tally
 from synapse.memory.kinds import Memory
+from synapse.recall.query import DEFAULT_LIMIT, MAX_CHARS, SEARCH_HINT
 
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
-# 400,000 characters keep the answer under Lambda's 6 MB response limit in any script.
-MAX_CHARS = 400_000
-# Room for the header with a 100-character mind name and both closing lines with large counts.
-MIN_CHARS = 500
-# Recall's `q` may be a whole user message; its first MAX_QUERY_CHARS (search's bound) are searched.
-MAX_FOCUS_CHARS = 4_000
-# How the reader finds what was left out, in the words of the surface that shows the text: REST names
-# its route, MCP its tool (a model over MCP cannot call a route), the CLI its command. No other way on
-# may be longer than the route's, so a client that names its own never pushes the text past max_chars.
-SEARCH_HINT = "GET /memory/search"
-MCP_SEARCH_HINT = "the search tool"
 PENDING_LINE = "  (change proposed by an agent, pending review)"
 
 

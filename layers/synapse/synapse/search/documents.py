@@ -1,7 +1,5 @@
 """What gets indexed: a memory's indexed part (`Doc`), and a change to the index (`Change`)."""
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from synapse.memory.kinds import Priority
@@ -26,7 +24,7 @@ class Doc(NamedTuple):
     version: int
 
     @classmethod
-    def from_item(cls, item: dict[str, Any]) -> Doc:
+    def from_item(cls, item: dict[str, Any]) -> "Doc":
         """From a memory item of the table (plain values, as `tables.load` returns them)."""
         try:
             doc = cls(
@@ -61,11 +59,11 @@ class Change(NamedTuple):
     doc: Doc | None
 
     @classmethod
-    def upsert(cls, doc: Doc) -> Change:
+    def upsert(cls, doc: Doc) -> "Change":
         return cls(doc.mind_id, doc.id, doc.version, doc)
 
     @classmethod
-    def removal(cls, item: dict[str, Any]) -> Change:
+    def removal(cls, item: dict[str, Any]) -> "Change":
         try:
             return cls(str(item["mind_id"]), str(item["id"]), int(item["version"]), None)
         except (KeyError, TypeError, ValueError) as error:

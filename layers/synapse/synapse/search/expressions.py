@@ -2,8 +2,6 @@
 (`fts_exact`) for prefixes and phrases; one FTS5 expression where a part is on one table, the set
 operations of their rows where parts are on both."""
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 # The two FTS5 tables of a generation (`schema`): the stems (porter) and the words as written.
@@ -22,7 +20,7 @@ class SetOp(NamedTuple):
     """Rows of several expressions on different tables combined: UNION, INTERSECT or EXCEPT."""
 
     op: str
-    parts: tuple[Expr, ...]
+    parts: "tuple[Expr, ...]"
 
 
 Expr = Side | SetOp

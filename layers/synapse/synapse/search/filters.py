@@ -3,8 +3,6 @@
 Without a `tag`, an application's private memories (tag `app:private`, docs/api.md "Application
 data") are left out: they are not the person's; a `tag` selects every memory that carries it."""
 
-from __future__ import annotations
-
 from enum import StrEnum
 from typing import Any, NamedTuple
 

@@ -14,8 +14,6 @@ Parsed here, never handed to FTS5 as typed (words and phrases re-quoted, only ou
 emitted): a query that does not parse is searched as plain words; an empty or huge one is a 400.
 """
 
-from __future__ import annotations
-
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -64,7 +62,7 @@ class Term(NamedTuple):
         would make the prefix `deploi`); a word matches its stem, so its inflections match too."""
         return Side(STEMS, self.fts(latin)) if self.bare else Side(EXACT, self._quoted())
 
-    def parts(self) -> list[Term]:
+    def parts(self) -> "list[Term]":
         """A hyphenated compound's words ("transgender-specific" → transgender, specific), each a
         term of its own in best match; any other word is itself. The index splits compounds into
         their words already (unicode61), so a turn saying only "transgender" matches one part."""
@@ -76,7 +74,7 @@ class Term(NamedTuple):
 
 class Op(NamedTuple):
     name: str  # AND, OR, NOT, or ANY (side by side: OR to FTS5, ranked by how many parts match)
-    parts: tuple[Node, ...]
+    parts: "tuple[Node, ...]"
     grouped: bool = False  # written in parentheses: kept whole
 
     def label(self) -> str:

@@ -1,7 +1,5 @@
 """Ranked hits from one generation: BM25 in FTS5, ties broken as SPEC §5 says, snippets mapped back."""
 
-from __future__ import annotations
-
 import functools
 import operator
 import sqlite3

@@ -1,7 +1,5 @@
 """Readers: each mind's current generation, opened read-only once and kept while CURRENT names it."""
 
-from __future__ import annotations
-
 import functools
 import os
 import sqlite3

@@ -1,7 +1,5 @@
 """Rebuilding a mind's index from the table, merged with whatever the indexer published meanwhile."""
 
-from __future__ import annotations
-
 import contextlib
 import sqlite3
 from collections.abc import Iterable, Iterator

@@ -6,8 +6,6 @@ a tombstone so a replayed older image cannot bring a deleted memory back (for tw
 the stream keeps any record).
 """
 
-from __future__ import annotations
-
 import sqlite3
 from collections.abc import Callable
 from datetime import timedelta

@@ -1,7 +1,5 @@
 """Full-text search (SPEC §5): ranked hits from the index, returned as the records are now, in pages."""
 
-from __future__ import annotations
-
 import hashlib
 import json
 from typing import Any, NamedTuple

@@ -1,7 +1,5 @@
 """The indexer's work: a DynamoDB stream batch → one published generation per mind."""
 
-from __future__ import annotations
-
 import contextlib
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor

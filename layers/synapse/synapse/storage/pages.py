@@ -5,8 +5,6 @@ A cursor carries only what names the last item (`Position.fields`); the Exclusiv
 from it here and checked against the list it is for, so a signed cursor of the wrong shape is a 400.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import Any, NamedTuple
 

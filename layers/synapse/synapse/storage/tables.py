@@ -37,8 +37,6 @@ Minds table:
 An item written by a conditional Put in a transaction carries `txn`, that transaction's token.
 """
 
-from __future__ import annotations
-
 import itertools
 import random
 import time

@@ -6,8 +6,6 @@ A cancelled transaction is explained by reading the mind item again: gone (404),
 (409 `last_owner`), full (409 `limit_reached`), or changed meanwhile (409, send again).
 """
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from synapse.core.errors import Conflict, Contention, LimitReached, NotFound

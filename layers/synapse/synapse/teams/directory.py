@@ -7,8 +7,6 @@ person who owned minds from before members existed has them materialised on thei
 until then `only_mind` also reads the `owner` index, so nothing is missed meanwhile.
 """
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from synapse.core.ids import looks_like_id

@@ -19,8 +19,6 @@ member removes it. What records no creator (made
 before creators were recorded) belongs to the mind and is not ended with anyone (docs/auth.md).
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 

@@ -15,7 +15,7 @@ from synapse.core.errors import Conflict, NotFound, Unprocessable
 from synapse.memory import event_names
 from synapse.minds import minds, tenure
 from synapse.storage import pages, tables
-from synapse.teams import counts, events, holdings, roles
+from synapse.teams import counts, events, roles
 from synapse.teams.items import materialise, member_item, put_new
 from synapse.teams.roles import OWNER, member_key
 
@@ -149,6 +149,11 @@ def _commit_ending(
     if not _loses_creating_role(before, after):
         counts.commit(mind_id, delta, operations, _raced())
         return lambda: None
+    # Only an owner's tenure ending loads what it revokes (keys, hooks, webhooks, grants: the webhook
+    # subscriptions and their SSRF rules among them): no other member change, and no handler that
+    # only creates, lists or invites, loads them at cold start (issue 35).
+    from synapse.teams import holdings
+
     reason = (
         holdings.DEMOTED if after is not None else holdings.LEFT if actor == user_id else holdings.REMOVED
     )

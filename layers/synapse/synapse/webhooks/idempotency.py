@@ -11,8 +11,6 @@ anything is applied; a concurrent duplicate waits briefly for the first answer, 
     if first is None: answer = <apply>; finish(claim, answer)
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import random

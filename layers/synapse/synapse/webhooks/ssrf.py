@@ -11,8 +11,6 @@ Only the local runner and tests opt in to loopback (and plain http to loopback) 
 `SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK=true`; nothing else is ever allowed.
 """
 
-from __future__ import annotations
-
 import ipaddress
 import socket
 from typing import Any, NamedTuple

@@ -17,8 +17,6 @@ the producer and again by delivery), and is revoked when they are removed or dem
 (`teams.holdings`). One from before creators were recorded belongs to the mind.
 """
 
-from __future__ import annotations
-
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, Protocol
 

@@ -6,8 +6,6 @@ rebinds the name between check and connect gains nothing. No redirect is followe
 (5 s) bounds the whole attempt, connecting included, not only each read.
 """
 
-from __future__ import annotations
-
 import contextlib
 import http.client
 import json
