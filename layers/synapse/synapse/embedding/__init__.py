@@ -7,27 +7,28 @@
 
 Contract for callers (the hybrid ranking, the indexer, rebuild):
 - `Embedder.embed(texts)` returns a float32 array of shape (len(texts), dimensions), every row of
-  unit length, so a dot product is the cosine similarity. Vectors of different `name`s are not
+  unit length, so a dot product is the cosine similarity; what is stored is embedded with it.
+  `Embedder.embed_query(text)` embeds a question (MiniLM: the same weights computed in int8, 2.4x
+  faster, within a cosine of ~0.99; see minilm.py). Vectors of different `name`s are not
   comparable: store `name` beside the vectors and re-embed when it changes.
 - `serves(text)` says whether the model understands text's language. The model is all-MiniLM-L6-v2,
   trained on English only: for text in another language (German, Russian, Chinese, …) its vector is
   near-noise, so a caller must not let the semantic side rank such a query (use lexical alone);
   memories in other languages may be embedded, they just rarely come up through semantic search.
-- Loading is lazy: importing this package imports neither numpy nor onnxruntime; the first
-  `default_embedder()` call loads the model (~0.3 s, sha256-checked) once per process, thread-safely.
-  `preload()` starts that load on a background thread (e.g. at a handler's import, so it overlaps
-  the first request's I/O). The loaded model runs on one thread, and importing this package pins
+- Loading is lazy: importing this package imports neither numpy nor onnxruntime; `default_embedder()`
+  loads numpy and the vocabulary; the first `embed` loads the stored texts' model (~0.2 s of CPU), the
+  first `embed_query` the questions' model (~0.13 s), each sha256-checked, once per process,
+  thread-safely. The models run on one thread, and importing this package pins
   numpy's BLAS to one thread (OMP/OPENBLAS/MKL_NUM_THREADS, unless already set): import it before
   numpy so a matrix product over stored vectors does not fight for the CPU.
-- If the model cannot be loaded, `default_embedder()` raises `ModelUnavailable` (not installed) or
-  `ModelIntegrityError` (a file is not the pinned one); both are `EmbeddingError`. A caller may
-  degrade to lexical search on `ModelUnavailable`, but should let `ModelIntegrityError` be loud.
+- If the model is not installed, `default_embedder()` raises `ModelUnavailable`; a model file that is
+  not the pinned one raises `ModelIntegrityError` where it is first used; both are `EmbeddingError`.
+  A caller may degrade to lexical search on `ModelUnavailable`, but should let `ModelIntegrityError` be loud.
 - Another model (e.g. Bedrock Titan V2 on AWS) replaces this one by implementing `Embedder`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import threading
@@ -49,7 +50,6 @@ __all__ = [
     "ModelUnavailable",
     "default_embedder",
     "embed_query",
-    "preload",
     "serves",
 ]
 
@@ -64,6 +64,11 @@ class Embedder(Protocol):
         """(len(texts), dimensions) float32, each row L2-normalised."""
         ...
 
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        """A question's vector, (dimensions,), L2-normalised: compared with stored vectors, never stored,
+        so it may come from a faster approximation of the same model (within a cosine of ~0.99)."""
+        ...
+
 
 # One thread for numpy's BLAS and OpenMP pools, set before anything imports numpy (this package is
 # imported at module level by what embeds, numpy only on first use): with two threads on a busy 2-core
@@ -73,7 +78,6 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 _lock = threading.Lock()
 _loaded: list[Embedder] = []
-_preloading: list[threading.Thread] = []
 
 
 def default_embedder() -> Embedder:
@@ -85,26 +89,9 @@ def default_embedder() -> Embedder:
     return _loaded[0]
 
 
-def preload() -> None:
-    """Start loading the model on a background thread, once; a handler that will embed may call it at
-    import so the load (~0.25 s of CPU) overlaps its first request's I/O. A failure is not raised
-    here: the next default_embedder() call raises it to its caller."""
-    with _lock:
-        if _loaded or _preloading:
-            return
-        thread = threading.Thread(target=_load_quietly, name="synapse-embedding-preload", daemon=True)
-        _preloading.append(thread)
-    thread.start()
-
-
-def _load_quietly() -> None:
-    with contextlib.suppress(EmbeddingError):
-        default_embedder()
-
-
 @functools.lru_cache(maxsize=1024)
 def embed_query(text: str) -> NDArray[np.float32]:
     """text's vector, shape (dimensions,), read-only; repeated queries are answered from a cache."""
-    vector: NDArray[np.float32] = default_embedder().embed([text])[0]
+    vector: NDArray[np.float32] = default_embedder().embed_query(text)
     vector.flags.writeable = False
     return vector

@@ -33,6 +33,9 @@ serve (another language: `synapse.embedding.serves`).
 from __future__ import annotations
 
 import sqlite3
+from bisect import bisect_right
+from collections.abc import Callable
+from itertools import accumulate
 from typing import Any, NamedTuple
 
 from synapse.search import vectors
@@ -170,10 +173,19 @@ def rescued_score(similarity: float, closing_coverage: float) -> float:
     return float(RESCUE_WEIGHT * lift(similarity) * (1.0 - closing_coverage) ** RESCUE_FADE)
 
 
-def _closing_coverage(supported: list[tuple[float, float]], similarity: float) -> float:
-    """The best coverage of the lexical hits (similarity, coverage) no further from the question
-    than `similarity` by more than CLOSING_MARGIN."""
-    return max((c for s, c in supported if s >= similarity - CLOSING_MARGIN), default=0.0)
+def _closing_coverage(supported: list[tuple[float, float]]) -> Callable[[float], float]:
+    """For a similarity, the best coverage of the lexical hits (similarity, coverage) no further from
+    the question than it by more than CLOSING_MARGIN (a sorted list and running maxima: one bisection
+    a rescued memory)."""
+    ordered = sorted(supported, key=lambda hit: -hit[0])
+    negated = [-similarity for similarity, _ in ordered]  # ascending
+    best = list(accumulate((coverage for _, coverage in ordered), max))
+
+    def closing(similarity: float) -> float:
+        reached = bisect_right(negated, CLOSING_MARGIN - similarity)
+        return best[reached - 1] if reached else 0.0
+
+    return closing
 
 
 class _Candidate(NamedTuple):
@@ -264,27 +276,27 @@ def hybrid_hits(
     )
     clauses = max(1, len(query.clauses))
     best = max((-row[0] for row in lexical), default=0.0) or 1.0
+    at_rows = [matrix.row_of(found[3]) for found in lexical]
+    lexical_sims = sims[[0 if r is None else r for r in at_rows]].tolist() if lexical else []
+    coverages: dict[int, float] = {}  # by mask: the pool's hits share a few
     supported: list[tuple[float, float]] = []  # the lexical hits' (similarity, coverage) over the floor
     candidates: dict[str, _Candidate] = {}
     for at, found in enumerate(lexical):
         row = _Row(found[6], found[3], found[4], found[5], -found[0], found[7], found)
-        matched = row.mask.bit_count()
-        position = matrix.row_of(row.id)
-        similarity = float(sims[position]) if position is not None else 0.0
-        coverage = coverage_of(weights, row.mask)
+        similarity = 0.0 if at_rows[at] is None else lexical_sims[at]
+        coverage = coverages.get(row.mask)
+        if coverage is None:
+            coverage = coverages[row.mask] = coverage_of(weights, row.mask)
         if lift(similarity) > 0:
             supported.append((similarity, coverage))
         else:
             coverage *= UNSUPPORTED
         fused = fused_score(coverage, max(row.score, 0.0) / best, similarity)
-        candidates[row.id] = _Candidate(fused, at, row, similarity, matched == clauses)
+        candidates[row.id] = _Candidate(fused, at, row, similarity, row.mask.bit_count() == clauses)
+    closing = _closing_coverage(supported)
     for row, similarity in _semantic_rows(db, matrix, sims, filters, pool, now):
         if row.id not in candidates and (mode is Mode.SEMANTIC or lift(similarity) > 0):
-            fused = (
-                similarity
-                if mode is Mode.SEMANTIC
-                else rescued_score(similarity, _closing_coverage(supported, similarity))
-            )
+            fused = similarity if mode is Mode.SEMANTIC else rescued_score(similarity, closing(similarity))
             candidates[row.id] = _Candidate(fused, pool + 1, row, similarity, False)
     if mode is Mode.SEMANTIC:
         ranked = sorted(candidates.values(), key=lambda c: (-c.similarity, c.row.id))

@@ -1,0 +1,102 @@
+"""Derive the questions' model from the pinned all-MiniLM-L6-v2 int8 model: `.venv/bin/python
+layers/embedding/derive_questions_model.py [--check]`.
+
+Why a second model: the shipped model stores int8 weights but computes in float32 (ONNX Runtime turns
+the weights back into float32 when it loads them), so a one-question run reads 42 MB of weights: ~4.5 ms
+on one thread, as long as lexical search's whole query at 10,000 memories. The same weights computed in
+int8 (ONNX Runtime's dynamic quantization: MatMulInteger over int8 weights, one int8 scale per output
+column, activations quantized per run) embed a question in ~1.9 ms, and its vector agrees with the
+shipped model's to a cosine of ~0.99, which moves no answer on the question bench (docs/search.md,
+"Speed"). Only questions use it: stored vectors stay the shipped model's, so no mind is re-embedded, and a
+memory compared with a memory (`similar`) stays exact.
+
+What it does, with the pinned onnx and onnxruntime of requirements/dev.txt (the output is byte for byte
+the same on every run, so its sha256 is pinned in synapse/embedding/minilm.py and a test derives it
+again):
+1. the pinned model.onnx (sha256-checked), its weights folded to float32 by ONNX Runtime's basic graph
+   optimisation (constant folding only);
+2. `onnxruntime.quantization.quantize_dynamic` over its MatMuls, int8, per channel;
+3. the token and position tables put back as the source has them (int8 rows and their scales);
+4. written to synapse_minilm_questions/model.onnx beside this script, which the EmbeddingLayer ships
+   (layers/embedding/Makefile) and which synapse.embedding.minilm finds locally.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import logging
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+OUTPUT = HERE / "synapse_minilm_questions" / "model.onnx"
+
+
+def derive(output: Path) -> None:
+    import onnx
+    import onnxruntime
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    sys.path.insert(0, str(HERE.parent / "synapse"))
+    from synapse.embedding.minilm import MODEL_SHA256, model_path, verified
+
+    source = verified(model_path(), MODEL_SHA256)
+    with tempfile.TemporaryDirectory(prefix="synapse-questions-model-") as folder:
+        folded, quantized = Path(folder) / "float32.onnx", Path(folder) / "int8.onnx"
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(folded)
+        options.log_severity_level = 3
+        onnxruntime.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
+        quantize_dynamic(
+            folded, quantized, weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"], per_channel=True
+        )
+        model = onnx.load(quantized)
+    with_source_tables(model, onnx.load_from_string(source))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, output)
+
+
+def with_source_tables(model: Any, source: Any) -> None:
+    """Put back the source's own int8 token and position tables (int8 rows, a scale a row, turned into
+    float32 by Cast and Mul) where folding left them float32: the tables a question looks words up
+    in are then exactly the stored texts' model's, and the file stays the source's size. Quantized
+    again instead (quantize_dynamic's Gather), they cost the conversation bench 0.017 of MRR."""
+    made_by = {out: node for node in source.graph.node for out in node.output}
+    tables = {t.name for t in source.graph.initializer}
+    restored: list[Any] = []
+    for gather in (node for node in model.graph.node if node.op_type == "Gather"):
+        scaled = made_by.get(gather.input[0])
+        if scaled is None or scaled.op_type != "Mul":
+            continue
+        cast = made_by[scaled.input[0]]
+        restored += [cast, scaled]
+        model.graph.initializer.remove(next(t for t in model.graph.initializer if t.name == gather.input[0]))
+        wanted = {name for node in (cast, scaled) for name in node.input if name in tables}
+        model.graph.initializer.extend(t for t in source.graph.initializer if t.name in wanted)
+    for at, node in enumerate(restored):
+        model.graph.node.insert(at, node)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="derive into a temp file, compare with the pin")
+    args = parser.parse_args()
+    logging.disable(logging.WARNING)  # quantize_dynamic's advice to pre-process is for image models
+    sys.path.insert(0, str(HERE.parent / "synapse"))
+    from synapse.embedding.minilm import QUESTIONS_SHA256
+
+    with tempfile.TemporaryDirectory(prefix="synapse-questions-check-") as folder:
+        target = Path(folder) / "model.onnx" if args.check else OUTPUT
+        derive(target)
+        digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    pinned = digest == QUESTIONS_SHA256
+    print(f"{target}: {digest} ({'the pinned file' if pinned else 'NOT the pinned file'})")
+    return 0 if pinned or not args.check else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
