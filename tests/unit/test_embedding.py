@@ -79,8 +79,9 @@ def test_the_questions_model_is_what_its_recipe_derives_from_the_pinned_model():
 
 def test_a_questions_model_that_is_not_the_pinned_one_is_refused(tmp_path, monkeypatch):
     # Given a questions' model one byte off
-    impostor = tmp_path / "model.onnx"
-    data = bytearray(questions_model_path().read_bytes())
+    impostor, genuine = tmp_path / "model.onnx", questions_model_path()
+    assert genuine is not None
+    data = bytearray(genuine.read_bytes())
     data[-1] ^= 0xFF
     impostor.write_bytes(bytes(data))
     monkeypatch.setattr(minilm, "questions_model_path", lambda: impostor)

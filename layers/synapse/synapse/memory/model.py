@@ -96,7 +96,7 @@ def _check_future_expiry(value: str | None) -> str | None:
         raise Invalid(
             "future",
             f"is in the past ({stamped}, now {clock.to_iso(now)}): give a future time, or delete "
-            "the memory to remove it now",
+            "the memory (MCP: forget) to remove it now",
         )
     return stamped
 
