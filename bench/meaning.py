@@ -35,11 +35,12 @@ TARGET_PARAPHRASE_R3 = 0.9
 TARGET_STEM_R3 = 0.92
 # The grid `--tune` searches (synapse.search.fusion's constants).
 GRID = {
-    "BM25_WEIGHT": (0.1,),
-    "SEMANTIC_WEIGHT": (0.2, 1.0),
-    "RESCUE_WEIGHT": (1.0, 3.0, 5.0),
-    "SIMILARITY_FLOOR": (0.2,),
-    "RESCUE_FADE": (0.0, 1.0, 2.0),
+    "BM25_WEIGHT": (0.1, 0.3),
+    "SEMANTIC_WEIGHT": (0.5, 1.0),
+    "RESCUE_WEIGHT": (3.0, 5.0),
+    "RESCUE_FADE": (1.0, 2.0),
+    "UNSUPPORTED": (0.5, 1.0),
+    "CLOSING_MARGIN": (0.0, 0.05, 1.0),
 }
 
 

@@ -4,6 +4,8 @@ each named, and the delete decided with "Accept and delete"."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from playwright.sync_api import Locator, expect
 
 from tests.browser.conftest import Console, Mind
@@ -21,7 +23,8 @@ def test_an_agents_demotions_and_delete_of_verified_memories_show_in_the_queue(
     employer = mind.person.store("fact", "employer", "Works at Acme")
     team = mind.person.store("fact", "team", "Works in the platform team")
     demoted = mind.agent.call("PUT", f"/memory/{allergy['id']}", {"priority": "low", "confidence": 0.0})
-    buried = mind.agent.call("PUT", f"/memory/{employer['id']}", {"expires_at": "2020-01-01T00:00:00Z"})
+    now = datetime.now(UTC).isoformat()  # expire at once (a past expiry is refused: issue 34 item 5)
+    buried = mind.agent.call("PUT", f"/memory/{employer['id']}", {"expires_at": now})
     deleted = mind.agent.call("DELETE", f"/memory/{team['id']}")
     assert [demoted.status_code, buried.status_code, deleted.status_code] == [202, 202, 202]
     # When the person opens the queue
@@ -34,7 +37,7 @@ def test_an_agents_demotions_and_delete_of_verified_memories_show_in_the_queue(
     expect(changes).to_contain_text("Priority: high → low lower priority")
     expect(changes).to_contain_text("Confidence: 1.00 → 0.00 lower confidence")
     expect(item.locator("p.content")).to_have_text("Allergic to penicillin")
-    # And the expiry in the past says it leaves recall at once
+    # And the expiry now says it leaves recall at once
     expiring = _queue_item(console, "fact / employer").get_by_role("list", name="Other proposed changes")
     expect(expiring).to_contain_text("Expires: never → ")
     expect(expiring).to_contain_text("leaves recall at once")

@@ -196,6 +196,7 @@ def test_importing_another_tools_file_twice_replaces_and_keeps_it_unverified(
         "verified": 0,
         "proposed": 0,
         "failed": 0,
+        "skipped_expired": 0,
     }
     assert set(stored(mind.person).values()) == {("agent", False)}
     assert mind.person.find("identity", "entity_default_user") is not None

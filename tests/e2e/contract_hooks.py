@@ -16,11 +16,13 @@ no next page; an OAuth client that is registered (and its redirect URI), a decis
 the person's, and once per grant type a code (with its PKCE verifier) or refresh token the service
 issued; a webhook URL whose host resolves, and to an address this run may call (the generated URL
 with its host and port made `localhost:9`); in an update of the seeded memory, its own category
-and key (they cannot change); in a restore, a backup the service wrote (its lines are chained, which
-no schema states; the seeded mind is not empty, so it is refused by state, a 409); and always a
-valid signature. A transfer of ownership always keeps the run's person an owner (`keep_role`), so
-the operations after it are still an owner's. Where either credential works, a body
-that names its `source` is sent with that source's credential (a JWT writes as `user`).
+and key (they cannot change); in a write of a memory, an `expires_at` in the service's future (a
+write's may not lie in the past, which depends on its clock as an id does on its state); in a
+restore, a backup the service wrote (its lines are chained, which no schema states; the seeded mind
+is not empty, so it is refused by state, a 409); and always a valid signature. A transfer of
+ownership always keeps the run's person an owner (`keep_role`), so the operations after it are
+still an owner's. Where either credential works, a body that names its `source` is sent with that
+source's credential (a JWT writes as `user`).
 
 The ids and credentials come from the environment variable SYNAPSE_CONTRACT (JSON).
 """
@@ -30,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -101,6 +104,20 @@ def _same_category_and_key(case: Any) -> None:
         for name in ("category", "key"):
             if case.body.get(name) is not None:
                 case.body[name] = SEEDED[f"memory_{name}"]
+
+
+def _future_expiry(case: Any) -> None:
+    """A generated `expires_at` before now becomes a day from now: a write's expiry may not lie in
+    the past (docs/rules.md §1, rule `future`), which no schema can state."""
+    if not isinstance(case.body, dict) or not isinstance(case.body.get("expires_at"), str):
+        return
+    try:
+        moment = datetime.fromisoformat(case.body["expires_at"])
+    except ValueError:
+        return
+    now = datetime.now(UTC)
+    if moment.tzinfo is not None and moment < now:
+        case.body["expires_at"] = (now + timedelta(days=1)).isoformat()
 
 
 def _sign(case: Any, headers: dict[str, Any], always: bool) -> None:
@@ -208,6 +225,8 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
         _callable_url(case)
     if positive and (method, path) == ("PUT", "/memory/{id}"):
         _same_category_and_key(case)
+    if positive and (method, path) in (("POST", "/memory"), ("PUT", "/memory/{id}")):
+        _future_expiry(case)
     if positive and (method, path) == ("POST", "/minds/{mind_id}/restore"):
         case.body = SEEDED["backup"]  # lines the service wrote, chained as no schema can say
     if (method, path) == ("POST", "/minds/{mind_id}/transfer") and isinstance(case.body, dict):

@@ -1,6 +1,7 @@
 """Application data (docs/api.md "Application data"): a memory tagged `app:private` is an app's own
-(a LangGraph store's items, say), not the person's. Recall and search without a `tag` leave it out,
-header counts included; a `tag` filter that names one of its tags brings it back."""
+(a LangGraph store's items, say), not the person's. Recall, search and the review queue
+(`GET /memory?verified=false`) without a `tag` leave it out, header counts included; a `tag` filter
+that names one of its tags brings it back."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from synapse.core import clock
 
 from infra.stream_pump import Pump
 from tests.support.api import Api, MindHandle
-from tests.support.checks import as_agent, ok
+from tests.support.checks import as_agent, as_user, ok
 from tests.support.clock import MovableClock
 from tests.support.clock import movable_clock_fixture as movable_clock_fixture
 from tests.support.index import index_root_fixture as index_root_fixture
@@ -57,6 +58,24 @@ def test_recall_leaves_an_apps_private_memories_out_unless_its_tag_is_asked(
     # When it asks for the app's tag, Then the app's memories are what it gets, counted
     apps = recall(api, mind, tag="app:langgraph")
     assert keys_of(apps) == ["draft", "editor_state", "old_draft"] and apps["total"] == 3, apps
+
+
+def test_the_review_queue_leaves_an_apps_private_memories_out_unless_its_tag_is_asked(
+    api: Api, mind: MindHandle
+) -> None:
+    # Given, besides the app's three unverified memories, an agent's guess about the person
+    ok(api.store(mind, as_agent=True, key="guess", content="Maybe likes jazz"), 201)
+
+    def listed(**query: Any) -> list[str]:
+        return keys_of(ok(api.call("GET", "/memory", query=query, **as_user(mind))))
+
+    # When the person lists what waits for review (GET /memory?verified=false, the console's queue)
+    # Then only the guess is in it: the app's data is not the person's to vouch for
+    assert listed(verified="false") == ["guess"]
+    # When the list asks for the app's tag, Then the app's unverified memories come back
+    assert listed(verified="false", tag="app:langgraph") == ["draft", "editor_state", "old_draft"]
+    # And the plain list shows every memory, the app's too
+    assert listed() == ["draft", "editor_state", "guess", "old_draft", "tea", "teapot"]
 
 
 def test_search_leaves_an_apps_private_memories_out_unless_its_tag_is_asked(

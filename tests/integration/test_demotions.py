@@ -1,7 +1,8 @@
 """Verified means protected (issue 21 item 3): an agent's change that would take a verified memory
-down or out of recall — an expiry added, brought forward, now or in the past; a lower priority; a
-lower confidence; a delete — waits as a proposal, on every agent write path, exactly like a change
-of its content. A person's same change applies directly; so does an agent's raise."""
+down or out of recall — an expiry added, brought forward, or now (a moment ago, within the grace of
+a write's expiry, counts as now); a lower priority; a lower confidence; a delete — waits as a
+proposal, on every agent write path, exactly like a change of its content. A person's same change
+applies directly; so does an agent's raise."""
 
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ LATER_STILL = "2099-06-01T00:00:00.000Z"
 PENDING_LINE = "  (change proposed by an agent, pending review)"
 
 
-def past() -> str:
-    return clock.to_iso(clock.now() - timedelta(days=1))
+def a_moment_ago() -> str:
+    """An expiry just past, within the grace a write's expiry has (model.EXPIRY_GRACE): taken as now."""
+    return clock.to_iso(clock.now() - timedelta(seconds=30))
 
 
 def now() -> str:
@@ -34,7 +36,7 @@ def now() -> str:
 # What a person stored (and so verified) for each case, and the agent's demoting change to it.
 # An expiry is stored on the memory only where the case needs one to bring forward.
 DEMOTIONS: dict[str, tuple[dict[str, Any], Any]] = {
-    "expiry in the past": ({}, lambda: {"expires_at": past()}),
+    "expiry a moment ago": ({}, lambda: {"expires_at": a_moment_ago()}),
     "expiry now": ({}, lambda: {"expires_at": now()}),
     "expiry added, far off": ({}, lambda: {"expires_at": FAR}),
     "expiry brought forward": ({"expires_at": LATER_STILL}, lambda: {"expires_at": FAR}),
@@ -147,8 +149,8 @@ def test_an_agents_demotion_of_a_verified_memory_is_a_proposal_and_accepting_app
     assert {name: after[name] for name in proposal["proposed"]} == proposal["proposed"]
     assert (after["version"], after["verified"], after["pending_proposal"]) == (2, True, None)
     assert get(api, mind, f"/memory/{memory['id']}") == after
-    # And an expiry now or in the past takes it out of recall only then
-    gone = case in {"expiry in the past", "expiry now"}
+    # And an expiry now or a moment ago takes it out of recall only then
+    gone = case in {"expiry a moment ago", "expiry now"}
     assert after["expired"] is gone and (CONTENT in recall(api, mind)) is not gone
 
 

@@ -4,21 +4,25 @@ verify, delete, and list with filters and pagination."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from synapse.core import clock
 from synapse.memory import reads
 from synapse.storage import tables
 
 from tests.support.api import Api, MindHandle, memory_body
 from tests.support.checks import as_agent, as_user, assert_error
+from tests.support.clock import START, MovableClock
 from tests.support.clock import frozen_clock_fixture as frozen_clock_fixture
+from tests.support.clock import movable_clock_fixture as movable_clock_fixture
 from tests.support.clock import ticking_clock_fixture as ticking_clock_fixture
 from tests.support.tables import mind_items
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
-PAST = "2020-01-01T00:00:00Z"
 FUTURE = "2099-01-01T00:00:00+01:00"
+SOON = clock.to_iso(START + timedelta(hours=1))
 
 
 @pytest.fixture
@@ -160,13 +164,16 @@ def test_the_largest_memory_the_rules_allow_can_be_stored_and_rewritten(
 # ---------------------------------------------------------------- read
 
 
-def test_an_expired_memory_is_still_readable_by_id(api: Api, mind: MindHandle) -> None:
-    # Given a memory whose expiry has passed, and one that has not
-    expired = api.store(mind, key="old_plan", expires_at=PAST).json()
+def test_an_expired_memory_is_still_readable_by_id(
+    api: Api, mind: MindHandle, movable_clock: MovableClock
+) -> None:
+    # Given a memory whose expiry has passed since it was stored, and one whose has not
+    expired = api.store(mind, key="old_plan", expires_at=SOON).json()
     current = api.store(mind, key="new_plan", expires_at=FUTURE).json()
+    movable_clock.advance(hours=2)
     # Then both read by id, the first flagged expired
     assert get(api, mind, expired["id"])["expired"] is True
-    assert get(api, mind, expired["id"])["expires_at"] == "2020-01-01T00:00:00.000Z"
+    assert get(api, mind, expired["id"])["expires_at"] == SOON
     assert get(api, mind, current["id"])["expired"] is False
     # But a list leaves the expired one out unless asked
     assert [m["key"] for m in listed(api, mind)] == ["new_plan"]
@@ -200,8 +207,9 @@ def test_put_changes_only_the_fields_it_names(api: Api, mind: MindHandle) -> Non
     assert get(api, mind, memory["id"]) == updated
 
 
-def test_put_expires_at_null_clears_it(api: Api, mind: MindHandle) -> None:
-    memory = api.store(mind, expires_at=PAST).json()
+def test_put_expires_at_null_clears_it(api: Api, mind: MindHandle, movable_clock: MovableClock) -> None:
+    memory = api.store(mind, expires_at=SOON).json()
+    movable_clock.advance(hours=2)
     cleared = put(api, mind, memory["id"], {"expires_at": None}).json()
     assert (cleared["expires_at"], cleared["expired"]) == (None, False)
     assert [m["id"] for m in listed(api, mind)] == [memory["id"]]
@@ -329,7 +337,7 @@ def test_list_filters(api: Api, mind: MindHandle, ticking_clock: None) -> None:
     api.store(mind, key="a", category="fact", tags=["Docker"], priority="high")
     api.store(mind, key="b", category="skill", tags=["python", "docker"], as_agent=True)
     api.store(mind, key="c", category="fact", priority="low", as_agent=True)
-    api.store(mind, key="d", category="note", expires_at=PAST, tags=["docker"])
+    api.store(mind, key="d", category="note", expires_at=clock.to_iso(clock.now()), tags=["docker"])
     verified_id = api.store(mind, key="e", category="skill", as_agent=True).json()["id"]
     api.call("POST", f"/memory/{verified_id}/verify", **as_user(mind))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -235,9 +235,12 @@ def test_an_expired_memory_leaves_recall_and_by_tag_but_stays_readable_by_id(
 def test_a_memory_that_expired_before_the_year_1000_is_expired_everywhere(
     api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
-    # Given a memory whose expires_at lies in the first millennium
-    store(api, mind, moved, key="stays", tags=["docker"])
+    # Given a memory whose expires_at lies in the first millennium: stored then, a moment before it
+    # (a write's expiry may not be in the past), and the clock back to today
+    moved.at = datetime(998, 12, 31, 23, 59, tzinfo=UTC)
     gone = store(api, mind, moved, key="ancient", tags=["docker"], expires_at="0999-01-01T00:00:00Z")
+    moved.at = T0
+    store(api, mind, moved, key="stays", tags=["docker"])
     # When recall, by-tag and expiring read the mind
     # Then it is left out of all three and its read by id says expired
     assert recall_keys(api, mind) == ["stays"]
@@ -403,8 +406,8 @@ def test_each_read_costs_what_it_returns_not_the_size_of_the_mind(
             fields["tags"] = ["rare"]
         if i % 60 == 2:
             fields["expires_at"] = iso(T0 + timedelta(days=3))
-        if i % 10 == 3:
-            fields["expires_at"] = iso(T0 + timedelta(minutes=1))
+        if i % 10 == 3:  # expired by the day after: stored with a future expiry, as writes must be
+            fields["expires_at"] = iso(T0 + timedelta(hours=1))
         store(api, mind, moved, **fields)
     moved.at = T0 + timedelta(days=1)
 

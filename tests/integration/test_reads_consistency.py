@@ -23,7 +23,6 @@ from tests.support.clock import ticking_clock_fixture as ticking_clock_fixture
 RANK = {"critical": 0, "high": 1, "normal": 2, "low": 3}
 SOON = clock.to_iso(START + timedelta(days=2))
 LATER = clock.to_iso(START + timedelta(days=3))
-PAST = clock.to_iso(START - timedelta(hours=1))
 
 
 def _pages(api: Api, mind: MindHandle, path: str, **query: Any) -> list[dict[str, Any]]:
@@ -171,7 +170,7 @@ def test_put_update_of_tags_priority_and_expiry(api: Api, ticking_clock: None) -
     put("b", content="same tags, new text")
     put("c", expires_at=None)
     put("b", expires_at=SOON)
-    put("a", expires_at=PAST)  # expired now: out of recall, by-tag and expiring
+    put("a", expires_at=clock.to_iso(clock.now()))  # expired now: out of recall, by-tag and expiring
     put("a", expires_at=LATER)  # and back
     put("c", tags=[])
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+from synapse.core import clock
 from synapse.memory.events import EVENT_PREFIX
 
 from infra.gateway import HttpResponse
@@ -42,7 +43,7 @@ def rich_mind(api: Api, user: str = "user-1") -> tuple[MindHandle, dict[str, str
     )["id"]
     ok(api.call("POST", f"/memory/{ids['vouched']}/verify", **as_user(mind)))
     ids["expired"] = ok(
-        api.store(mind, as_agent=True, key="old_trip", content="In Rome", expires_at="2020-01-01T00:00:00Z"),
+        api.store(mind, as_agent=True, key="old_trip", content="In Rome", expires_at=expire_now()),
         201,
     )["id"]
     ids["revised"] = ok(
@@ -70,6 +71,11 @@ def rich_mind(api: Api, user: str = "user-1") -> tuple[MindHandle, dict[str, str
     )
     ok(api.call("POST", f"/minds/{mind.id}/hooks", token=mind.jwt, json_body={"label": "zapier"}), 201)
     return mind, ids
+
+
+def expire_now() -> str:
+    """An expiry of now: the memory is expired at once (a past one is refused, issue 34 item 5)."""
+    return clock.to_iso(clock.now())
 
 
 def _proposals(api: Api, mind: MindHandle, ids: dict[str, str]) -> None:

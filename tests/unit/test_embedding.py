@@ -13,7 +13,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from synapse.embedding import ModelIntegrityError, default_embedder, embed_query, serves
-from synapse.embedding.minilm import DIMENSIONS, MODEL_SHA256, MiniLM, model_path, sha256_of
+from synapse.embedding.minilm import (
+    BATCH_SIZE,
+    DIMENSIONS,
+    MODEL_SHA256,
+    PADDING_PER_RUN,
+    MiniLM,
+    batches,
+    model_path,
+    sha256_of,
+)
 from synapse.embedding.wordpiece import VOCAB_PATH, VOCAB_SHA256
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,6 +64,22 @@ def test_vectors_are_float32_unit_rows_in_the_order_of_the_texts():
     np.testing.assert_allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
     np.testing.assert_allclose(together, alone, atol=1e-4)
     assert default_embedder().embed([]).shape == (0, DIMENSIONS)
+
+
+def test_texts_run_shortest_first_in_runs_that_pad_little():
+    # Given texts of mixed lengths (in word pieces), and many of one length
+    lengths = [40, 9, 135, 12, 30, 10, 100, 11, 29, 89] + [20] * (BATCH_SIZE + 3)
+    # When they are cut into runs of the model
+    runs = batches(lengths)
+    # Then each text is in one run, shortest first, no run over BATCH_SIZE
+    assert sorted(i for run in runs for i in run) == list(range(len(lengths)))
+    ordered = [lengths[i] for run in runs for i in run]
+    assert ordered == sorted(lengths) and max(map(len, runs)) == BATCH_SIZE
+    # And each text a run takes in pads the run by no more than another run would cost
+    for run in runs:
+        width = max(lengths[i] for i in run)
+        assert sum(width - lengths[i] for i in run) <= PADDING_PER_RUN * (len(run) - 1)
+    assert [lengths[i] for i in runs[-1]] == [135] and batches([]) == []
 
 
 def test_a_paraphrase_is_closer_than_an_unrelated_fact():

@@ -6,15 +6,24 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from synapse.core import clock
 from synapse.core.errors import Unprocessable
 from synapse.memory.changes import new_memory, patched, replaced, verified
 from synapse.memory.kinds import CONTENT_MAX_BYTES, Source
-from synapse.memory.model import MemoryPatch, MemoryWrite, MindWrite
+from synapse.memory.model import EXPIRY_GRACE, MemoryPatch, MemoryWrite, MindWrite, StoredPatch
 
 from tests.support.api import memory_body
 
 AT = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
 LATER = AT + timedelta(minutes=5)
+WRITTEN = AT - timedelta(days=1)
+
+
+@pytest.fixture(autouse=True)
+def written_before_at(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bodies of this file are checked a day before AT, whatever today is: their expiries are in
+    the future, as a write's must be (issue 34 item 5)."""
+    monkeypatch.setattr(clock, "now", lambda: WRITTEN)
 
 
 def broken(body: dict[str, Any], model: type[Any] = MemoryWrite) -> list[tuple[str, str]]:
@@ -161,12 +170,18 @@ def test_verified_by_source_on_creation() -> None:
         ("2026-12-31T23:59:00Z", "2026-12-31T23:59:00.000Z"),
         ("2026-12-31T23:59:00+02:00", "2026-12-31T21:59:00.000Z"),
         ("2027-01-01T01:30:00.25-05:30", "2027-01-01T07:00:00.250Z"),
-        # Four-digit years always, so text order stays time order before the year 1000 too
-        ("0999-01-01T00:00:00Z", "0999-01-01T00:00:00.000Z"),
     ],
 )
 def test_expires_at_needs_a_time_zone_and_is_kept_in_utc_with_z(given: str, stored: str) -> None:
     assert write(expires_at=given).expires_at == stored
+
+
+def test_a_stored_expiry_keeps_four_digit_years_before_the_year_1000() -> None:
+    # Given an expiry a proposal holds (past ones too), in the first millennium
+    # When it is read as a stored patch
+    # Then its year has four digits, so text order stays time order
+    held = StoredPatch.from_body({"expires_at": "0999-01-01T00:00:00Z"})
+    assert held.expires_at == "0999-01-01T00:00:00.000Z"
 
 
 @pytest.mark.parametrize(
@@ -185,6 +200,43 @@ def test_expires_at_without_a_zone_or_not_a_timestamp_is_refused(given: Any, rul
 
 def test_expires_at_null_means_never() -> None:
     assert write(expires_at=None).expires_at is None
+
+
+@pytest.mark.parametrize("model", [MemoryWrite, MemoryPatch])
+@pytest.mark.parametrize(
+    "given",
+    ["2020-01-01T00:00:00Z", clock.to_iso(WRITTEN - EXPIRY_GRACE - timedelta(milliseconds=1))],
+    ids=["years ago", "just beyond the grace"],
+)
+def test_a_write_with_an_expiry_in_the_past_is_refused_naming_the_field_and_rule(
+    model: type[Any], given: str
+) -> None:
+    # Given a write whose expires_at lies further back than the grace (issue 34 item 5)
+    body = memory_body(expires_at=given) if model is MemoryWrite else {"expires_at": given}
+    # When its body is checked
+    with pytest.raises(Unprocessable) as caught:
+        model.from_body(body)
+    # Then it is a 422 naming expires_at and the rule `future`, saying what to do instead
+    assert [(d["field"], d["rule"]) for d in caught.value.details] == [("expires_at", "future")]
+    assert caught.value.message.startswith("expires_at: is in the past")
+    assert "give a future time" in caught.value.message
+
+
+@pytest.mark.parametrize("ago", [timedelta(0), timedelta(seconds=30), EXPIRY_GRACE])
+def test_an_expiry_now_or_within_the_grace_is_taken_as_now(ago: timedelta) -> None:
+    # Given a write whose expiry is now or a moment before, as a client whose clock runs behind sends
+    given = clock.to_iso(WRITTEN - ago)
+    # When its body is checked, Then it is taken as written: the memory expires at once
+    assert write(expires_at=given).expires_at == given
+    assert MemoryPatch.from_body({"expires_at": given}).expires_at == given
+
+
+def test_a_proposal_holds_its_expiry_once_it_has_passed() -> None:
+    # Given an agent's proposed expiry, taken when it was made, and now long past
+    # When it is read back as the proposal holds it (on accepting)
+    # Then it is the same moment: the write was checked when it was made
+    held = StoredPatch.from_body({"expires_at": "2020-01-01T00:00:00Z"})
+    assert held.expires_at == "2020-01-01T00:00:00.000Z"
 
 
 # ---------------------------------------------------------------- the body as a whole

@@ -172,7 +172,7 @@ def test_meaning_alone_does_not_outrank_words_that_answer_the_whole_question(
     db = readers.reader(MIND, tmp_path)
     assert db is not None
     monkeypatch.setattr(fusion, "RESCUE_WEIGHT", 50.0)  # however much meaning alone may weigh
-    q = fake_embedder.embed(["spouse\npartner"])[0]
+    q = fake_embedder.embed(["zebra invoice filed partner"])[0]  # nearer the words than the twins
     # When the words cover the whole question
     found, _ = fusion.hybrid_hits(
         db, parse_query("zebra invoice"), q, SearchFilters(), 4, 0, NOW, Mode.HYBRID
@@ -187,21 +187,35 @@ def test_of_two_near_duplicates_the_newer_ranks_first(tmp_path: Path, fake_embed
     apply_batch(MIND, [Change.upsert(older), Change.upsert(newer)], tmp_path)
     db = readers.reader(MIND, tmp_path)
     assert db is not None
-    order = fusion.newer_first(
-        ["mem_old", "mem_new"],
-        ["2026-01-01T00:00:00Z", "2026-05-01T00:00:00Z"],
-        [1, 1],
-        vectors.matrix_of(db),
-    )
-    assert order == [1, 0]
+    ids, updated = ["mem_old", "mem_new"], ["2026-01-01T00:00:00Z", "2026-05-01T00:00:00Z"]
+    assert fusion.newer_first(ids, updated, [1, 1], [0.41, 0.40], vectors.matrix_of(db)) == [1, 0]
     # But not when the older one matches more of what was asked
-    order = fusion.newer_first(
-        ["mem_old", "mem_new"],
-        ["2026-01-01T00:00:00Z", "2026-05-01T00:00:00Z"],
-        [2, 1],
-        vectors.matrix_of(db),
+    assert fusion.newer_first(ids, updated, [2, 1], [0.41, 0.40], vectors.matrix_of(db)) == [0, 1]
+    # Nor when it is clearly closer to the question (two turns of a conversation on one topic)
+    assert fusion.newer_first(ids, updated, [1, 1], [0.75, 0.48], vectors.matrix_of(db)) == [0, 1]
+
+
+def test_a_word_shared_in_another_sense_does_not_bury_what_meaning_finds(
+    tmp_path: Path, fake_embedder: FakeEmbedder
+) -> None:
+    # Given a memory sharing the question's one word but about something else, and one that
+    # answers the question in other words
+    other_sense = doc(
+        "mem_firm",
+        "Business partner at the law firm, Frank: meets clients, drafts contracts, reviews filings",
+        key="law_firm",
     )
-    assert order == [0, 1]
+    answer = doc("mem_wife", "Wife is Anna", key="family")
+    apply_batch(MIND, [Change.upsert(other_sense), Change.upsert(answer)], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    q = fake_embedder.embed(["who is his partner"])[0]
+    # When the question is asked
+    found, _ = fusion.hybrid_hits(
+        db, parse_query("who is his partner"), q, SearchFilters(), 5, 0, NOW, Mode.HYBRID
+    )
+    # Then the memory meaning finds ranks first: the word alone does not close the question
+    assert [s.hit.id for s in found] == ["mem_wife", "mem_firm"]
 
 
 def test_a_rebuild_reuses_the_vectors_of_unchanged_texts(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:

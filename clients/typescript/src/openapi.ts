@@ -1708,7 +1708,7 @@ export interface components {
             priority?: components["schemas"]["Priority"];
             confidence?: number;
             /**
-             * @description ISO 8601 with a time zone (Z or an offset).
+             * @description ISO 8601 with a time zone (Z or an offset). Not in the past: a time more than 60 s before now is refused (422, rule `future`); up to that counts as now and expires the memory at once.
              * @default null
              */
             expires_at: string | null;
@@ -1732,7 +1732,7 @@ export interface components {
             /** @default null */
             confidence: number | null;
             /**
-             * @description ISO 8601 with a time zone (Z or an offset).
+             * @description ISO 8601 with a time zone (Z or an offset). Not in the past: a time more than 60 s before now is refused (422, rule `future`); up to that counts as now and expires the memory at once.
              * @default null
              */
             expires_at: string | null;
@@ -3486,6 +3486,7 @@ export interface operations {
                 tag?: string;
                 priority?: "critical" | "high" | "normal" | "low";
                 source?: "user" | "agent";
+                /** @description false: what waits for review, an app's private memories (app:private) left out unless `tag` asks. */
                 verified?: boolean;
                 /** @description Include expired memories. */
                 include_expired?: boolean;

@@ -2,7 +2,9 @@
  * Export a mind to JSON Lines and import such a file into a mind (backups, migrations), as the
  * Python client's transfer module does: export writes every memory (expired ones too) with all its
  * fields, one object a line; import stores them with `POST /memory/batch`, 100 a request, keyed by
- * (category, key), so importing a file twice replaces rather than duplicates.
+ * (category, key), so importing a file twice replaces rather than duplicates. A record whose expiry
+ * has passed is skipped and counted (`skippedExpired`): a write may not set an expiry in the past, and
+ * an expired memory is out of recall anyway; a backup is what keeps expired memories.
  */
 
 import type { Synapse } from "./client.js";
@@ -82,9 +84,23 @@ export interface ImportReport {
   replaced: number;
   proposed: number;
   failed: number;
+  /** Records expired by the time of the import (this machine's clock): not written. */
+  skippedExpired: number;
+  /** Every record dealt with, the skipped ones too. */
   total: number;
   /** Each failed record with its batch result (Synapse's message in `result.error`). */
   errors: { record: Record<string, unknown>; result: BatchResult }[];
+}
+
+/**
+ * Whether the record's `expires_at` is at or before `now`. One that is not a timestamp with a zone is
+ * not: it is sent, and its error names the field.
+ */
+function hasExpired(record: Record<string, unknown>, now: number = Date.now()): boolean {
+  const value = record.expires_at;
+  if (typeof value !== "string" || !/(Z|[+-]\d\d:?\d\d)$/i.test(value)) return false;
+  const moment = Date.parse(value);
+  return !Number.isNaN(moment) && moment <= now;
 }
 
 function randomId(): string {
@@ -96,14 +112,22 @@ function randomId(): string {
 /**
  * Store `records` (exported memories, or JSON Lines via `readLines`) in the client's mind, 100 per
  * batch request, one request at a time; each chunk has its own Idempotency-Key, so a retried chunk
- * applies once.
+ * applies once. A record already expired is skipped and counted in `skippedExpired`.
  */
 export async function importRecords(
   client: Synapse,
   records: Records,
   progress?: (total: number) => void,
 ): Promise<ImportReport> {
-  const report: ImportReport = { created: 0, replaced: 0, proposed: 0, failed: 0, total: 0, errors: [] };
+  const report: ImportReport = {
+    created: 0,
+    replaced: 0,
+    proposed: 0,
+    failed: 0,
+    skippedExpired: 0,
+    total: 0,
+    errors: [],
+  };
   const run = randomId();
   let number = 0;
   const send = async (chunk: Record<string, unknown>[]): Promise<void> => {
@@ -116,11 +140,16 @@ export async function importRecords(
     report.replaced += answer.summary.replaced;
     report.proposed += answer.summary.proposed;
     report.failed += answer.summary.failed;
-    report.total = report.created + report.replaced + report.proposed + report.failed;
+    report.total = report.created + report.replaced + report.proposed + report.failed + report.skippedExpired;
     progress?.(report.total);
   };
   let chunk: Record<string, unknown>[] = [];
   for await (const record of records) {
+    if (hasExpired(record)) {
+      report.skippedExpired += 1;
+      report.total += 1;
+      continue;
+    }
     chunk.push(record);
     if (chunk.length === CHUNK) {
       await send(chunk);

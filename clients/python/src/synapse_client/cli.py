@@ -460,12 +460,18 @@ def cmd_import(client: Synapse, args: argparse.Namespace, out: Output) -> None:
         "verified": report.verified,
         "proposed": report.proposed,
         "failed": report.failed,
+        "skipped_expired": report.skipped_expired,
     }
     if out.as_json:
         out.json(summary)
     else:
-        names = {"unverified": "kept unverified", "verified": "verified by you"}
-        shown = [(name, n) for name, n in summary.items() if n or name not in ("proposed", "verified")]
+        names = {
+            "unverified": "kept unverified",
+            "verified": "verified by you",
+            "skipped_expired": "skipped as expired",
+        }
+        optional = ("proposed", "verified", "skipped_expired")
+        shown = [(name, n) for name, n in summary.items() if n or name not in optional]
         out.line(", ".join(f"{n} {names.get(name, name)}" for name, n in shown))
     if report.failed:
         raise SystemExit(1)
@@ -619,7 +625,8 @@ def parser() -> argparse.ArgumentParser:
         "import",
         help="store the memories of an export, or of another tool (--from), by category and key",
         description="Agent-sourced memories (and every other tool's) arrive as an agent's, unverified; "
-        "with a person's JWT, their own verified memories stay verified. See docs/importing.md.",
+        "with a person's JWT, their own verified memories stay verified. Records already expired are "
+        "skipped and counted (a backup keeps them: synapse backup). See docs/importing.md.",
     )
     p.add_argument("file", help="the export file, or - for stdin; with --from, the tool's file or folder")
     p.add_argument("--from", dest="source", choices=importers.FORMATS, help="read another tool's format")

@@ -7,8 +7,8 @@ How a LangGraph item maps onto a Synapse memory (one mind: the client's):
 - key: the item key in lowercase snake_case plus 10 hex digits of a hash of (namespace, key), so
   equal keys in different namespaces never collide (`("notes", "u1")`, `"Coffee order"` →
   `coffee_order_32632ed60f`);
-- tags: `app:private` (the item is this app's data, not the person's: recall and search without a
-  `tag` leave it out, docs/api.md "Application data"), `app:langgraph`, one
+- tags: `app:private` (the item is this app's data, not the person's: recall, search and the review
+  queue without a `tag` leave it out, docs/api.md "Application data"), `app:langgraph`, one
   `app:langgraph:ns:<prefix>` per namespace prefix (`app:langgraph:ns:notes`,
   `app:langgraph:ns:notes/u1`) for server-side filtering, and `app:langgraph:item:<hash>` naming the
   item (a get is one request; two for an item that is not there: it also looks for an earlier

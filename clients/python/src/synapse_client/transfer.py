@@ -5,7 +5,10 @@ following `next_cursor` to the end. Import stores them with `POST /memory/batch`
 (`parallel` requests at a time, one by default), keyed by (category, key): importing a file twice
 replaces rather than duplicates. What a mind assigns itself (id, version, timestamps) is the
 importing mind's; source and verification stay honest (`Writers`): an import never makes an agent's
-memory a verified one. docs/importing.md tells the rule and the importers of other tools' formats.
+memory a verified one. A record whose expiry has passed is skipped and counted (`skipped_expired`):
+a write may not set an expiry in the past, and an expired memory is out of recall anyway; a backup
+(`backup.py`) is what keeps expired memories. docs/importing.md tells the rules and the importers
+of other tools' formats.
 """
 
 from __future__ import annotations
@@ -49,6 +52,19 @@ def write_body(record: dict[str, Any]) -> dict[str, Any]:
     return {name: record[name] for name in WRITE_FIELDS if record.get(name) is not None}
 
 
+def has_expired(record: dict[str, Any], now: datetime) -> bool:
+    """Whether the record's `expires_at` is at or before `now`. One the server would not read as a
+    moment (no zone, not a timestamp) is not: it is sent, and its error names the field."""
+    value = record.get("expires_at")
+    if not isinstance(value, str):
+        return False
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return moment.tzinfo is not None and moment <= now
+
+
 def read_lines(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -74,6 +90,7 @@ class ImportReport:
     replaced: int = 0
     proposed: int = 0
     failed: int = 0
+    skipped_expired: int = 0  # expired by the time of the import: not written (a write's expiry is future)
     unverified: int = 0  # stored as an agent's, unverified
     verified: int = 0  # agent-sourced ones a person vouched for after writing them (JWT)
     lost_verification: int = 0  # verified in the file, unverified here (a Mind Key cannot vouch)
@@ -82,7 +99,8 @@ class ImportReport:
 
     @property
     def total(self) -> int:
-        return self.created + self.replaced + self.proposed + self.failed
+        """Every record the import has dealt with, the skipped ones too."""
+        return self.created + self.replaced + self.proposed + self.failed + self.skipped_expired
 
 
 def chunks(records: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
@@ -174,12 +192,20 @@ def import_records(
     request, `parallel` requests at a time (a file naming one (category, key) twice needs
     `parallel=1` for the last to win), keeping trust honest (see `Writers`): an import never makes
     an agent's memory a verified one unless `verify` (a person's JWT only) says the person vouches.
+    A record already expired (by this machine's clock) is skipped and counted in `skipped_expired`.
     ValueError when `verify` comes with a Mind Key."""
     report = ImportReport()
     run = uuid.uuid4().hex  # one Idempotency-Key per chunk and run: a retried chunk applies once
     label = key_label or f"import {datetime.now(UTC):%Y-%m-%d %H:%M}"
     writers = Writers(client, verify, label)
     lock = threading.Lock()  # the first chunks in flight must make one key between them
+
+    def unexpired(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for record in records:
+            if has_expired(record, datetime.now(UTC)):
+                report.skipped_expired += 1  # read here, on the calling thread only
+                continue
+            yield record
 
     def send(number: int, chunk: list[dict[str, Any]]) -> list[Sent]:
         groups: dict[int, tuple[Synapse, list[int]]] = {}
@@ -224,7 +250,7 @@ def import_records(
     try:
         with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="synapse-import") as pool:
             in_flight: deque[Future[list[Sent]]] = deque()
-            for number, chunk in enumerate(chunks(records)):
+            for number, chunk in enumerate(chunks(unexpired(records))):
                 in_flight.append(pool.submit(send, number, chunk))
                 if len(in_flight) >= max(1, parallel):  # read ahead no further than the requests in flight
                     tally(in_flight.popleft().result())

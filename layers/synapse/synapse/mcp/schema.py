@@ -41,8 +41,9 @@ context (short-lived situational context: current task, today's plan — give it
 note (anything else).
 
 Priority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you
-are; agents default to 0.7). expires_at: an ISO 8601 timestamp with a time zone such as
-2026-12-31T23:59:00Z — set it for session or task context so it drops out of recall by itself.
+are; agents default to 0.7). expires_at: a future ISO 8601 timestamp with a time zone such as
+2030-06-30T18:00:00Z (a past one is refused) — set it for session or task context so it drops out
+of recall by itself.
 Returns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory
 a person verified may come back as a proposal awaiting their review. When the mind already holds a
 memory saying nearly the same under another key, the answer lists it in `similar` and says so:
@@ -142,7 +143,9 @@ TAGS = {
 }
 PRIORITY = _string("Default normal.", enum=PRIORITIES)
 CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1, "description": "0-1; default 0.7."}
-EXPIRES_AT = _string("ISO 8601 with a time zone, e.g. 2026-12-31T23:59:00Z; for short-lived context.")
+EXPIRES_AT = _string(
+    "A future ISO 8601 time with a time zone, e.g. 2030-06-30T18:00:00Z; for short-lived context."
+)
 TAG = _string("Only memories with this tag.", minLength=1, maxLength=64)
 CURSOR = _string("next_cursor of the previous answer, for the next page.")
 LIMIT = _integer("At most this many.", 1, 100, 20)

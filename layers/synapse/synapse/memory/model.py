@@ -7,7 +7,7 @@ merges into it in `changes`.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 from synapse.core import clock
@@ -65,6 +65,7 @@ def normalize_tags(values: list[str]) -> list[str]:
 
 
 def _check_expires_at(value: str | None) -> str | None:
+    """Any well-formed moment, past ones too: what a stored memory or a proposal may hold."""
     if value is None:
         return None
     try:
@@ -77,6 +78,27 @@ def _check_expires_at(value: str | None) -> str | None:
         return clock.to_iso(moment)
     except (OverflowError, ValueError):  # e.g. 0001-01-01T00:00+01:00 is before year 1 in UTC
         raise Invalid("range", "must fall between the years 1 and 9999 in UTC") from None
+
+
+EXPIRY_GRACE = timedelta(seconds=60)
+"""How far in the past a write's `expires_at` still counts as now: a client whose clock runs a
+little behind the service's can still expire a memory at once (SPEC's "expire now")."""
+
+
+def _check_future_expiry(value: str | None) -> str | None:
+    """A write's expiry (issue 34 item 5): not in the past, beyond `EXPIRY_GRACE`. A past one would
+    store a memory already gone from recall, and an agent that got the year wrong would not know."""
+    stamped = _check_expires_at(value)
+    if stamped is None:
+        return None
+    now = clock.now()
+    if clock.from_iso(stamped) < now - EXPIRY_GRACE:
+        raise Invalid(
+            "future",
+            f"is in the past ({stamped}, now {clock.to_iso(now)}): give a future time, or delete "
+            "the memory to remove it now",
+        )
+    return stamped
 
 
 # ---------------------------------------------------------------- the bodies
@@ -109,9 +131,18 @@ TAGS = Rule(
 )
 CONFIDENCE = Rule("number", minimum=0.0, maximum=1.0)
 EXPIRES_AT = Rule(
-    check=_check_expires_at,
-    schema={"format": "date-time", "description": "ISO 8601 with a time zone (Z or an offset)."},
+    check=_check_future_expiry,
+    schema={
+        "format": "date-time",
+        "description": (
+            "ISO 8601 with a time zone (Z or an offset). Not in the past: a time more than "
+            f"{int(EXPIRY_GRACE.total_seconds())} s before now is refused (422, rule `future`); "
+            "up to that counts as now and expires the memory at once."
+        ),
+    },
 )
+# A stored moment, past ones too: what a proposal made by a write holds when it is later accepted.
+EXPIRES_AT_STORED = Rule(check=_check_expires_at, schema=EXPIRES_AT.schema)
 CATEGORY, PRIORITY, SOURCE = Rule(choices=Category), Rule(choices=Priority), Rule(choices=Source)
 
 
@@ -139,6 +170,13 @@ class MemoryPatch(Body):
     category: Category | None = accepts(CATEGORY, default=None)
     key: str | None = accepts(KEY, default=None)
     source: Source | None = accepts(SOURCE, default=None)
+
+
+class StoredPatch(MemoryPatch):
+    """A `MemoryPatch` as a proposal holds it: its expiry was checked when the write was made, so
+    once it has passed (an "expire now" proposal accepted later) it is still one a write stores."""
+
+    expires_at: str | None = accepts(EXPIRES_AT_STORED, default=None)
 
 
 def _trimmed(max_chars: int) -> Rule:

@@ -111,10 +111,10 @@ def _applicable(proposed: dict[str, Any]) -> dict[str, Any]:
     """The proposed fields, if a write of them would be taken (PUT /memory's rules); else 409.
     The body rules are imported here, on accepting: the handlers that only read, list, reject or
     make proposals take no request body and do not load them at cold start (issue 35)."""
-    from synapse.memory.model import MemoryPatch
+    from synapse.memory.model import StoredPatch
 
     try:
-        MemoryPatch.from_body({name: proposed.get(name) for name in EDITABLE_FIELDS})
+        StoredPatch.from_body({name: proposed.get(name) for name in EDITABLE_FIELDS})
     except Unprocessable as refused:
         raise Conflict(
             f"This proposal holds values no write would store ({refused.message}): reject it."

@@ -18,7 +18,7 @@ from synapse.core import clock
 from synapse.core.errors import BadRequest
 from synapse.memory import expiry
 from synapse.memory.items import memory_from_item
-from synapse.memory.kinds import Memory
+from synapse.memory.kinds import APP_PRIVATE_TAG, Memory
 from synapse.memory.selections import ListFilters, TagQuery
 from synapse.storage import cursor, pages, tables
 
@@ -125,6 +125,9 @@ def _filter_expression(filters: ListFilters, now: str) -> tuple[str | None, dict
     if filters.tag is not None:
         clauses.append("contains(tags, :tag)")
         vals["tag"] = filters.tag
+    elif filters.verified is False:  # the review queue is the person's: no app's data unless asked
+        clauses.append("NOT contains(tags, :private)")
+        vals["private"] = APP_PRIVATE_TAG
     if not filters.include_expired:
         clauses.append("(attribute_not_exists(expires_at) OR expires_at > :now)")
         vals["now"] = now

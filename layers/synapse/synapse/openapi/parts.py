@@ -130,7 +130,11 @@ LIST_FILTERS = (
     query("tag", STRING),
     query("priority", enum(Priority)),
     query("source", enum(Source)),
-    query("verified", BOOLEAN),
+    query(
+        "verified",
+        BOOLEAN,
+        "false: what waits for review, an app's private memories (app:private) left out unless `tag` asks.",
+    ),
     INCLUDE_EXPIRED,
 )
 RECALL = (

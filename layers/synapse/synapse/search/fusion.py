@@ -4,20 +4,27 @@ Both sides are read from one generation: the lexical candidates (`ranking.covera
 then BM25, the first POOL, without snippets) and the cosine similarity of the question to every
 memory's vector (`vectors.Matrix`, exact dot products). Then
 
-    a lexical hit:        coverage + BM25_WEIGHT x score / best score + SEMANTIC_WEIGHT x lift(sim)
-    found by meaning:     RESCUE_WEIGHT x lift(sim)
+    a lexical hit:        coverage' + BM25_WEIGHT x score / best score + SEMANTIC_WEIGHT x lift(sim)
+                          (coverage' = coverage, x UNSUPPORTED when lift(sim) = 0)
+    found by meaning:     RESCUE_WEIGHT x lift(sim) x (1 - closing coverage) ** RESCUE_FADE
     lift(s) = max(0, s - SIMILARITY_FLOOR) / (1 - SIMILARITY_FLOOR)
+    closing coverage: the best coverage of a lexical hit with lift > 0 and a similarity at least
+                      sim - CLOSING_MARGIN
 
 Meaning breaks ties between lexical hits of like evidence, and rescues what lexical search misses
-(never under the floor: what unrelated texts share). Equal-weight reciprocal rank fusion was not
-used: it lets a memory merely near the topic outrank one holding the question's names and words,
-and on conversation logs it does worse than lexical search alone. The constants were chosen on
-held-out question sets (bench/meaning.py, docs/search.md). Two rules hold whatever the scores:
+(never under the floor: what unrelated texts share) as far as the words left the question open: a
+conversation log's names and exact words keep their places, a paraphrase's answer is not buried
+under memories that share a word with the question but not its meaning. Equal-weight reciprocal
+rank fusion was not used: it lets a memory merely near the topic outrank one holding the
+question's names and words, and on conversation logs it does worse than lexical search alone. The
+constants were chosen on held-out question sets (bench/meaning.py, docs/search.md). Two rules
+hold whatever the scores:
 
 - a lexical exact hit (matching every meaningful term of the query) that lexical search puts on
   the first page stays on the first page: meaning may reorder the page, never push it off;
 - of two near-duplicate hits (cosine >= DUPLICATE_SIMILARITY) matching as many of the query's
-  terms, the more recently updated ranks first (`newer_first`: a stale fact and its correction).
+  terms and about as close to the question (within AS_CLOSE), the more recently updated ranks
+  first (`newer_first`: a stale fact and its correction).
 
 The semantic side is off (hybrid is lexical) for explicit syntax and for a query the model does not
 serve (another language: `synapse.embedding.serves`).
@@ -40,7 +47,17 @@ RESCUE_WEIGHT = 3.0
 SIMILARITY_FLOOR = 0.2
 # How fast a rescue fades as lexical search covers more of the question: (1 - best coverage) ** this.
 RESCUE_FADE = 2.0
+# A lexical hit at least this close to the question in meaning closes it for the memories meaning
+# alone finds (those no closer than it by more than CLOSING_MARGIN); one below SIMILARITY_FLOOR is
+# about something else ("go" to bed / "Go and Postgres"): its coverage counts UNSUPPORTED of itself.
+CLOSING_MARGIN = 0.05
+UNSUPPORTED = 0.5
 DUPLICATE_SIMILARITY = vectors.REPEAT_SIMILARITY
+# A correction answers the question about as well as the fact it corrects ("which car does he
+# drive?": 0.465 to `car` "Drives a 2019 Tesla…", 0.379 to `new_car` "Drives a 2024 BMW i4 now…");
+# two turns of one conversation on a topic are near each other too, but the one that answers is
+# clearly closer to the question (0.69 against 0.57, 0.75 against 0.48: bench/data/conversation.json).
+AS_CLOSE = 0.1
 SNIPPET_CHARS = 120
 
 
@@ -143,12 +160,20 @@ def fused_score(coverage: float, bm25: float, similarity: float) -> float:
     return coverage + BM25_WEIGHT * bm25 + SEMANTIC_WEIGHT * lift(similarity)
 
 
-def rescued_score(similarity: float, best_coverage: float) -> float:
+def rescued_score(similarity: float, closing_coverage: float) -> float:
     """A memory lexical search did not find (in its first POOL): meaning alone (RESCUE_WEIGHT), as
-    far as the words left the question open. When lexical search matched all of the question's
-    informative words somewhere, the answer is most likely there (names, exact words in a log);
-    when it matched little, meaning is the better witness (a paraphrase shares no word)."""
-    return float(RESCUE_WEIGHT * lift(similarity) * (1.0 - best_coverage) ** RESCUE_FADE)
+    far as the words left the question open. `closing_coverage` is the best coverage of the lexical
+    hits about as close to the question in meaning (CLOSING_MARGIN): when lexical search matched
+    the question's informative words in such a memory, the answer is most likely there (names,
+    exact words in a log); when it matched little, or only in memories further from the question
+    than this one, meaning is the better witness (a paraphrase shares no word)."""
+    return float(RESCUE_WEIGHT * lift(similarity) * (1.0 - closing_coverage) ** RESCUE_FADE)
+
+
+def _closing_coverage(supported: list[tuple[float, float]], similarity: float) -> float:
+    """The best coverage of the lexical hits (similarity, coverage) no further from the question
+    than `similarity` by more than CLOSING_MARGIN."""
+    return max((c for s, c in supported if s >= similarity - CLOSING_MARGIN), default=0.0)
 
 
 class _Candidate(NamedTuple):
@@ -178,12 +203,17 @@ def _keep_exact_on_first_page(ranked: list[_Candidate], page: int) -> list[_Cand
 
 
 def newer_first(
-    ids: list[str], updated: list[str], matched: list[int], matrix: vectors.Matrix | None
+    ids: list[str],
+    updated: list[str],
+    matched: list[int],
+    similarity: list[float],
+    matrix: vectors.Matrix | None,
 ) -> list[int]:
     """The order of a page's hits (indexes into `ids`) once, of two near-duplicates (cosine >=
-    DUPLICATE_SIMILARITY) that match as many of the query's terms (`matched`), the more recently
-    updated has taken the better of their two places: a fact and its correction, not two turns of a
-    conversation of which one holds more of what was asked."""
+    DUPLICATE_SIMILARITY) that match as many of the query's terms (`matched`) and are about as close
+    to the question (`similarity`, AS_CLOSE), the more recently updated has taken the better of
+    their two places: a fact and its correction, not two turns of a conversation of which one holds
+    more of what was asked."""
     order = list(range(len(ids)))
     if matrix is None or len(ids) < 2:
         return order
@@ -199,7 +229,9 @@ def newer_first(
             first, second = order[a], order[b]
             if first not in in_block or second not in in_block:
                 continue
-            same_evidence = matched[first] == matched[second]
+            same_evidence = (
+                matched[first] == matched[second] and similarity[second] >= similarity[first] - AS_CLOSE
+            )
             if (
                 same_evidence
                 and close[in_block[first], in_block[second]]
@@ -232,18 +264,27 @@ def hybrid_hits(
     )
     clauses = max(1, len(query.clauses))
     best = max((-row[0] for row in lexical), default=0.0) or 1.0
-    best_coverage = max((coverage_of(weights, row[7]) for row in lexical), default=0.0)
+    supported: list[tuple[float, float]] = []  # the lexical hits' (similarity, coverage) over the floor
     candidates: dict[str, _Candidate] = {}
     for at, found in enumerate(lexical):
         row = _Row(found[6], found[3], found[4], found[5], -found[0], found[7], found)
         matched = row.mask.bit_count()
         position = matrix.row_of(row.id)
         similarity = float(sims[position]) if position is not None else 0.0
-        fused = fused_score(coverage_of(weights, row.mask), max(row.score, 0.0) / best, similarity)
+        coverage = coverage_of(weights, row.mask)
+        if lift(similarity) > 0:
+            supported.append((similarity, coverage))
+        else:
+            coverage *= UNSUPPORTED
+        fused = fused_score(coverage, max(row.score, 0.0) / best, similarity)
         candidates[row.id] = _Candidate(fused, at, row, similarity, matched == clauses)
     for row, similarity in _semantic_rows(db, matrix, sims, filters, pool, now):
         if row.id not in candidates and (mode is Mode.SEMANTIC or lift(similarity) > 0):
-            fused = similarity if mode is Mode.SEMANTIC else rescued_score(similarity, best_coverage)
+            fused = (
+                similarity
+                if mode is Mode.SEMANTIC
+                else rescued_score(similarity, _closing_coverage(supported, similarity))
+            )
             candidates[row.id] = _Candidate(fused, pool + 1, row, similarity, False)
     if mode is Mode.SEMANTIC:
         ranked = sorted(candidates.values(), key=lambda c: (-c.similarity, c.row.id))

@@ -135,6 +135,7 @@ def search(
             [r.memory.id for r in results],
             [r.memory.updated_at for r in results],
             [len(r.matched) for r in results],
+            [r.similarity or 0.0 for r in results],
             vectors.matrix_of(db),
         )
         results = [results[i] for i in order]

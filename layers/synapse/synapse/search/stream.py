@@ -207,22 +207,42 @@ def index_stream(event: dict[str, Any], base: Path | None = None) -> dict[str, A
     """
     records = event.get("Records") or []
     minds, failed = _by_mind(records, base)
-    with vectors.embedded_ahead(_texts(records)):
+    with vectors.embedded_ahead(_texts(minds)):
         return _index_minds(records, minds, failed, base)
 
 
-def _texts(records: list[dict[str, Any]]) -> list[str]:
-    """What the batch's upserts embed (a record that cannot be read is left to its mind's apply)."""
+def _texts(minds: dict[str, Positioned]) -> list[str]:
+    """What the batch's upserts embed, in the order the minds are written (a record that cannot be
+    read is left to its mind's apply). An update that leaves the text alone (a priority, an expiry)
+    is not embedded: its mind reuses the vector it has for that text."""
     texts = []
-    for record in records:
-        try:
-            change = change_from_record(record)
-        except Unindexable:
-            continue
-        if change is not None and change.doc is not None:
-            doc = change.doc
-            texts.append(vectors.embedded_text(doc.key, doc.content, ", ".join(doc.tags)))
+    for mind_id in sorted(minds):
+        for _, record in minds[mind_id]:
+            try:
+                change = change_from_record(record)
+            except Unindexable:
+                continue
+            if change is None or change.doc is None:
+                continue
+            text = _embedded_text(change.doc)
+            if text != _old_text(record):
+                texts.append(text)
     return texts
+
+
+def _embedded_text(doc: Doc) -> str:
+    return vectors.embedded_text(doc.key, doc.content, ", ".join(doc.tags))
+
+
+def _old_text(record: dict[str, Any]) -> str | None:
+    """What the image before an update embedded (None: no such image, or not one that reads)."""
+    body = record.get("dynamodb") or {}
+    if record.get("eventName") != "MODIFY" or not body.get("OldImage"):
+        return None
+    try:
+        return _embedded_text(Doc.from_item(_load(body, "OldImage")))
+    except Unindexable:
+        return None
 
 
 def _index_minds(

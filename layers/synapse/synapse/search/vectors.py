@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Protocol
 
 from synapse import embedding
 from synapse.core.observability import logger
-from synapse.search import readers
+from synapse.search import ahead, readers
 
 DIMS = 384
 # Cosine of two memories' embedded texts from which they say nearly the same: a write answers with
@@ -180,33 +180,44 @@ def _pack(vector: Any) -> bytes:
     return np.asarray(vector, dtype=np.float16).tobytes()
 
 
-# Vectors embedded ahead for a whole stream batch (`embedded_ahead`), by text hash: one `embed` call
-# for every mind's texts costs ~3 ms a text where one call per mind costs ~5 (bench/indexer.py).
-_ahead: dict[bytes, Any] = {}
+_ahead: list[ahead.Ahead] = []  # the stream batch's (`embedded_ahead`)
 
 
 @contextlib.contextmanager
 def embedded_ahead(texts: Sequence[str]) -> Iterator[None]:
-    """Embed `texts` in one call now; each mind's `write` then takes its vectors from here."""
+    """Embed `texts` on a thread, in their order, while the batch runs; each mind's `write` takes
+    its vectors from there (waiting for them if need be) instead of embedding them itself."""
     wanted = {text_hash(t): t for t in texts}
     try:
         model = embedder() if wanted else None
-        if model is not None:
-            digests = list(wanted)
-            for digest, vector in zip(digests, model.embed([wanted[d] for d in digests]), strict=True):
-                _ahead[digest] = vector
     except Exception:  # each mind then embeds its own (and fails on its own, if it must)
         logger.exception("embedding a stream batch ahead failed")
+        model = None
+    if model is None:
+        yield
+        return
+    running = ahead.Ahead(model, list(wanted.items()))
+    _ahead.append(running)
     try:
         yield
     finally:
-        _ahead.clear()
+        _ahead.remove(running)
+        running.close()
+
+
+def _embedded_ahead(digest: bytes) -> Any | None:
+    for running in _ahead:
+        found = running.take(digest)
+        if found is not None:
+            return found
+    return None
 
 
 def write(db: sqlite3.Connection, model: Embedder, pending: Iterable[Pending]) -> int:
     """Store the vectors of `pending` (changes applied in this transaction): a vector of the same
-    text already in the generation is reused, the rest embedded in one call. Returns how many were
-    embedded. Only versions the docs table still holds are written (a later removal wins)."""
+    text already in the generation is reused, one the stream batch embedded ahead is taken (waiting
+    for it if need be), the rest embedded in one call. Returns how many were embedded. Only
+    versions the docs table still holds are written (a later removal wins)."""
     wanted: list[tuple[Pending, bytes]] = []
     reused: list[tuple[str, int, bytes, bytes]] = []
     for item in pending:
@@ -221,19 +232,26 @@ def write(db: sqlite3.Connection, model: Embedder, pending: Iterable[Pending]) -
             reused.append((item.memory_id, item.version, digest, same[0]))
         else:
             wanted.append((item, digest))
-    ready = [(item, digest) for item, digest in wanted if digest in _ahead]
-    reused += [(item.memory_id, item.version, digest, _pack(_ahead[digest])) for item, digest in ready]
-    wanted = [(item, digest) for item, digest in wanted if digest not in _ahead]
+    ready = 0
+    if _ahead:
+        waiting, wanted = wanted, []
+        for item, digest in waiting:
+            vector = _embedded_ahead(digest)
+            if vector is None:
+                wanted.append((item, digest))
+            else:
+                reused.append((item.memory_id, item.version, digest, _pack(vector)))
+                ready += 1
     db.executemany(_PUT_SQL, reused)
     if not wanted:
-        return len(ready)
+        return ready
     embedded = model.embed([item.text for item, _ in wanted])
     rows = [
         (item.memory_id, item.version, digest, _pack(vector))
         for (item, digest), vector in zip(wanted, embedded, strict=True)
     ]
     db.executemany(_PUT_SQL, rows)
-    return len(rows) + len(ready)
+    return len(rows) + ready
 
 
 def fill(db: sqlite3.Connection, model: Embedder, budget: int = FILL_PER_BATCH) -> int:
