@@ -275,18 +275,18 @@ def test_a_mind_deleted_while_a_key_is_made_or_it_is_renamed_is_a_404(
 def test_a_delete_cut_short_can_be_sent_again_to_finish(
     api: Api, dynamo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from synapse.memory import store
+    from synapse.memory import purge
 
     # Given a mind whose first DELETE dies while purging memories (as a Lambda timeout would)
     mind = api.create_mind()
     for i in range(3):
         api.store(mind, key=f"k{i}", tags=["t"])
-    purge = store.purge_mind
+    purged = purge.purge_mind
 
     def timed_out(mind_id: str) -> int:
         raise TimeoutError("Task timed out")
 
-    monkeypatch.setattr(store, "purge_mind", timed_out)
+    monkeypatch.setattr(purge, "purge_mind", timed_out)
     assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 500
     # Then the mind and its keys are already gone, though its memories are still stored
     assert_error(api.call("GET", f"/minds/{mind.id}", token=mind.jwt), 404)
@@ -295,7 +295,7 @@ def test_a_delete_cut_short_can_be_sent_again_to_finish(
     # And nobody else can finish (or probe) the deletion
     assert_error(api.call("DELETE", f"/minds/{mind.id}", token=jwt_for("user-2")), 404)
     # When its owner sends the DELETE again
-    monkeypatch.setattr(store, "purge_mind", purge)
+    monkeypatch.setattr(purge, "purge_mind", purged)
     assert api.call("DELETE", f"/minds/{mind.id}", token=mind.jwt).status == 204
     # Then nothing of the mind is left, and a third DELETE is a 404
     assert [i for i in scan(dynamo, MEMORIES) if i["pk"] == mind.id] == []

@@ -13,7 +13,8 @@ container's life: it changes only when the client is replaced.
 
 import os
 from functools import cache
-from typing import NamedTuple
+
+from synapse.core.records import Record
 
 DEV_JWT_SECRET = "synapse-local-dev-secret-change-me-0123456789"  # noqa: S105 - local runs only
 DEV_KEY_PEPPER = "synapse-local-dev-pepper-change-me-0123456789"
@@ -45,11 +46,10 @@ def read_parameter(name: str) -> str:
     return str(found)
 
 
-class Settings(NamedTuple):
-    """A NamedTuple, not a dataclass: building a dataclass compiles its methods at import, ~1.5 ms of
-    every cold start for this one (issue 14). The module does without `from __future__ import
-    annotations` for the same reason: typing makes a compiled ForwardRef of each string annotation,
-    which doubled this class's cost."""
+class Settings(Record):
+    """A `Record`, not a dataclass or a NamedTuple: building a dataclass compiles its methods at import
+    (~1.5 ms of every cold start for this one, issue 14), a NamedTuple of 25 fields compiles its
+    constructor and makes a property per field (~0.5 ms, issue 35)."""
 
     memories_table: str
     minds_table: str
@@ -196,7 +196,7 @@ def get_settings() -> Settings:
 # Read on every call (three environment lookups), so a test or a local run can change them at will.
 
 
-class Limits(NamedTuple):
+class Limits(Record):
     """How much one user may hold and one client may send. A rate of 0 is off (the local default)."""
 
     max_minds_per_user: int = 100  # SYNAPSE_MAX_MINDS_PER_USER

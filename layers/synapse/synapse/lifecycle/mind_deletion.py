@@ -6,7 +6,7 @@ from __future__ import annotations
 from synapse.core import clock
 from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id
-from synapse.memory import store
+from synapse.memory import purge
 from synapse.minds import audit, keys, minds
 from synapse.oauth import revocation
 from synapse.search import index_drops
@@ -55,6 +55,6 @@ def delete_mind(owner: str, mind_id: str) -> None:
     ended = [tables.webhook_key(mind_id, s.id) for s in webhooks if s not in kept]
     tables.batch_delete(tables.minds_table(), ended)
     subscriptions.expire_orphans(mind_id, kept, clock.now())
-    store.purge_mind(mind_id)
+    purge.purge_mind(mind_id)
     members.delete_all(mind_id)  # last: until now the owners may send the DELETE again
     tables.batch_delete(tables.minds_table(), [tombstone])

@@ -1,5 +1,5 @@
-"""Memories in DynamoDB: idempotent store-by-key, id lookup, conditional update, verify, delete,
-purge (the reads that list memories are `reads`).
+"""Memories in DynamoDB: idempotent store-by-key, id lookup, conditional update, verify, delete
+(the reads that list memories are `reads`; a deleted mind's purge is `purge`).
 
 Every write is one transaction (see `writes`) over the memory item, its id pointer, its tag copies,
 its counters and its revision (`history`), conditioned on what it read; a lost race re-reads and
@@ -295,23 +295,3 @@ def delete(
         return None
 
     return writes.retrying(attempt)
-
-
-def purge_mind(mind_id: str) -> int:
-    """Delete every item of a mind (memories, pointers, tag copies, counters, revisions, proposals).
-    Repeats until none is left."""
-    deleted = 0
-    while True:
-        keys = [
-            {"pk": item["pk"], "sk": item["sk"]}
-            for item in tables.query_all(
-                TableName=tables.memories_table(),
-                KeyConditionExpression="pk = :mind",
-                ExpressionAttributeValues=tables.values(mind=mind_id),
-                ProjectionExpression="pk, sk",
-            )
-        ]
-        if not keys:
-            return deleted
-        tables.batch_delete(tables.memories_table(), keys)
-        deleted += len(keys)

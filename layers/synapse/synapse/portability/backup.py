@@ -24,7 +24,7 @@ from synapse.core.ids import looks_like_id, new_id
 from synapse.minds import minds
 from synapse.minds.minds import Mind
 from synapse.oauth import revocation
-from synapse.portability import format, records
+from synapse.portability import export, format
 from synapse.storage import cursor, pages, tables
 from synapse.teams import members
 from synapse.webhooks import hooks, subscriptions
@@ -147,12 +147,12 @@ def _add_item(phase: str, item: dict[str, Any], writer: _Writer, deleted: str | 
     """The item's line; for a revision, the `deleted` line of the memory before it if it is due.
     Returns the deleted line due after this item (revisions only)."""
     if phase == "memory":
-        writer.add("memory", records.memory_fields(item))
+        writer.add("memory", export.memory_fields(item))
         return None
     if phase == "proposal":
-        writer.add("proposal", records.proposal_fields(item))
+        writer.add("proposal", export.proposal_fields(item))
         return None
-    fields = records.revision_fields(item)
+    fields = export.revision_fields(item)
     if deleted is not None and deleted.split(" ", 1)[0] != fields["memory_id"]:
         _deleted_line(writer, deleted)
     writer.add("revision", fields)

@@ -1,4 +1,7 @@
-"""What each line of a backup holds (docs/backup.md), from the stored items and back.
+"""What each line of a backup holds (docs/backup.md), back into a mind: a restore's memories,
+revisions and proposals, checked as a write checks them (`checks`) and vouched for as far as the
+restore can (`trust`). The way out, from the stored items to the lines, is `export`: a backup
+loads none of these checks (issue 35).
 
 Memories, revisions and proposals hold the memory as the store keeps it (`items.memory_body`),
 without `mind_id`: a backup is of one mind, named once in its header, and a restore puts every
@@ -11,56 +14,13 @@ from typing import Any
 
 from synapse.core import clock
 from synapse.memory import history, proposals
-from synapse.memory.items import memory_body, memory_from_item
+from synapse.memory.items import memory_body
 from synapse.memory.kinds import Memory
 from synapse.portability import checks
 from synapse.portability.format import Refused
 from synapse.portability.trust import VOUCHING, Trust
 
 PROPOSAL_ATTRIBUTES = (*proposals.PROPOSAL_FIELDS, "ttl")
-
-
-def _body(memory: Memory) -> dict[str, Any]:
-    body = memory_body(memory)
-    body.pop("mind_id")
-    return body
-
-
-def memory_fields(item: dict[str, Any]) -> dict[str, Any]:
-    """A memory item (`MEM#…`) as the fields of its `memory` line."""
-    return {"memory": _body(memory_from_item(item))}
-
-
-def revision_fields(item: dict[str, Any]) -> dict[str, Any]:
-    """A revision item (`REV#…`) as the fields of its `revision` line; `ttl` as stored (epoch s)."""
-    found = history.revision_from_item(item)
-    fields: dict[str, Any] = {
-        "memory_id": found.memory.id,
-        "version": found.version,
-        "change": found.change,
-        "changed_at": found.changed_at,
-        "changed_by": found.changed_by,
-        "memory": _body(found.memory),
-    }
-    if item.get("ttl") is not None:
-        fields["ttl"] = int(item["ttl"])
-    if item.get("claimed"):
-        fields["claimed"] = item["claimed"]
-    return fields
-
-
-def proposal_fields(item: dict[str, Any]) -> dict[str, Any]:
-    """A proposal item (`PROP#…`): every field it stores, the memory it keeps, its `ttl`."""
-    fields = {name: value for name, value in proposals.public(item).items() if value is not None}
-    fields["memory"] = _body(proposals.memory_of(item))
-    if item.get("ttl") is not None:
-        fields["ttl"] = int(item["ttl"])
-    if item.get("claimed"):
-        fields["claimed"] = item["claimed"]
-    return fields
-
-
-# ---------------------------------------------------------------- back into a mind
 
 
 def memory_in(mind_id: str, record: dict[str, Any], trust: Trust) -> Memory:

@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from decimal import Decimal
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any
 
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -61,6 +61,7 @@ from botocore.exceptions import (
 
 from synapse.core import clock, json_input
 from synapse.core.errors import Contention
+from synapse.core.records import Record
 from synapse.core.settings import get_settings
 
 Item = dict[str, Any]
@@ -270,7 +271,7 @@ UNKNOWN_OUTCOME_ERRORS = frozenset(
 )
 
 
-class Backoff(NamedTuple):
+class Backoff(Record):
     """Full-jitter exponential backoff; tests swap `sleep` (and `jitter`) so they never wait."""
 
     attempts: int = 8
