@@ -8,7 +8,7 @@
 Contract for callers (the hybrid ranking, the indexer, rebuild):
 - `Embedder.embed(texts)` returns a float32 array of shape (len(texts), dimensions), every row of
   unit length, so a dot product is the cosine similarity; what is stored is embedded with it.
-  `Embedder.embed_query(text)` embeds a question (MiniLM: the same weights computed in int8, 2.4x
+  `Embedder.embed_query(text)` embeds a question (MiniLM: the same weights computed in int8, ~2.3x
   faster, within a cosine of ~0.99; see minilm.py). Vectors of different `name`s are not
   comparable: store `name` beside the vectors and re-embed when it changes.
 - `serves(text)` says whether the model understands text's language. The model is all-MiniLM-L6-v2,
