@@ -4,6 +4,7 @@ meaning that ranks a paraphrase above an unrelated fact, a lazy import, and the 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -96,6 +97,23 @@ def test_a_build_without_the_questions_model_embeds_questions_with_the_shipped_o
     monkeypatch.setattr(minilm, "questions_model_path", lambda: None)
     model = MiniLM()
     question = "does he eat meat?"
+    np.testing.assert_array_equal(model.embed_query(question), model.embed([question])[0])
+
+
+def test_a_questions_model_this_runtime_cannot_run_falls_back_to_the_stored_one(monkeypatch):
+    # Given an ONNX Runtime that cannot build the questions' graph (say, an op missing on a platform)
+    build = minilm._session
+
+    def without_the_questions_graph(weights: bytes):
+        if hashlib.sha256(weights).hexdigest() == QUESTIONS_SHA256:
+            raise RuntimeError("NOT_IMPLEMENTED: MultiHeadAttention")
+        return build(weights)
+
+    monkeypatch.setattr(minilm, "_session", without_the_questions_graph)
+    model = MiniLM()
+    # When a question is embedded
+    # Then it is, by the stored texts' model: search keeps its meaning, only slower
+    question = "who is his boss?"
     np.testing.assert_array_equal(model.embed_query(question), model.embed([question])[0])
 
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synapse.core.observability import logger
 from synapse.embedding.errors import ModelIntegrityError, ModelUnavailable
 from synapse.embedding.wordpiece import VOCAB_PATH, VOCAB_SHA256, WordPiece
 
@@ -126,7 +127,7 @@ class MiniLM:
         self._model = model or model_path()  # not installed: ModelUnavailable now, not at the first embed
         self._stored: Any = None
         self._questions: Any = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # the questions' session may fall back to the stored one
 
     def _stored_session(self) -> Any:
         if self._stored is None:
@@ -143,8 +144,19 @@ class MiniLM:
             else:
                 with self._lock:
                     if self._questions is None:
-                        self._questions = _session(verified(path, QUESTIONS_SHA256))
+                        self._questions = self._questions_or_stored(path)
         return self._questions
+
+    def _questions_or_stored(self, path: Path) -> Any:
+        """The questions' session; the stored texts' one (slower, same answers) where this ONNX Runtime
+        cannot run the questions' graph (its com.microsoft attention). A file that is not the pinned
+        one stays an error."""
+        weights = verified(path, QUESTIONS_SHA256)
+        try:
+            return _session(weights)
+        except Exception:  # ONNX Runtime's errors (NotImplemented, Fail, InvalidGraph) are plain Exceptions
+            logger.exception("the questions' model does not run here: questions use the stored texts' model")
+            return self._stored_session()
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
         """text's vector as a question, shape (384,): by the questions' model where the build has it."""
