@@ -142,25 +142,6 @@ def _item(mind: str, n: int, version: int) -> dict[str, Any]:
     }
 
 
-def _record(
-    name: str, new: dict[str, Any] | None, old: dict[str, Any] | None, sequence: int
-) -> dict[str, Any]:
-    from synapse.storage import tables
-
-    image = new or old
-    assert image is not None
-    body: dict[str, Any] = {
-        "Keys": tables.dump({"pk": image["pk"], "sk": image["sk"]}),
-        "SequenceNumber": str(10**20 + sequence),
-        "StreamViewType": "NEW_AND_OLD_IMAGES",
-    }
-    if new is not None:
-        body["NewImage"] = tables.dump(new)
-    if old is not None:
-        body["OldImage"] = tables.dump(old)
-    return {"eventID": f"{sequence:032x}", "eventName": name, "eventSource": "aws:dynamodb", "dynamodb": body}
-
-
 def _digest(root: Path) -> list[list[Any]]:
     from synapse.search import generations
 
@@ -192,6 +173,8 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
     from synapse.search import orphans, stream
 
+    from tests.support.streams import stream_record
+
     model = Model(root, args.scale)
 
     def mind_exists(mind_id: str) -> bool:
@@ -205,7 +188,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     seed: list[dict[str, Any]] = []
     for mind in minds:
         for n in range(MEMORIES_PER_MIND):
-            seed.append(_record("INSERT", _item(mind, n, 1), None, sequence := sequence + 1))
+            seed.append(stream_record(_item(mind, n, 1), None, sequence := sequence + 1))
     for start in range(0, len(seed), args.batch_size):
         assert stream.index_stream({"Records": seed[start : start + args.batch_size]}) == {
             "batchItemFailures": []
@@ -218,15 +201,15 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
             mind = minds[k % len(minds)]
             kind = k % 10
             if kind < 5:  # a new memory
-                records.append(_record("INSERT", _item(mind, 100 + b, 1), None, sequence := sequence + 1))
+                records.append(stream_record(_item(mind, 100 + b, 1), None, sequence := sequence + 1))
             elif kind < 9:  # an update of a seeded one
                 n = kind % MEMORIES_PER_MIND
                 records.append(
-                    _record("MODIFY", _item(mind, n, 2 + b), _item(mind, n, 1 + b), sequence := sequence + 1)
+                    stream_record(_item(mind, n, 2 + b), _item(mind, n, 1 + b), sequence := sequence + 1)
                 )
             else:  # a removal
                 records.append(
-                    _record("REMOVE", None, _item(mind, MEMORIES_PER_MIND - 1, 1), sequence := sequence + 1)
+                    stream_record(None, _item(mind, MEMORIES_PER_MIND - 1, 1), sequence := sequence + 1)
                 )
         batches.append(records)
     model.install()

@@ -90,6 +90,7 @@ from moto import mock_aws  # noqa: E402
 
 from infra import motofix, template  # noqa: E402
 from infra.gateway import LambdaContext  # noqa: E402
+from tests.support.streams import stream_record  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "questions.json"
 BASELINE_COMMIT = "d41290c"
@@ -277,24 +278,6 @@ def store_mind(name: str, memories: list[dict[str, Any]]) -> tuple[str, list[dic
     return mind.id, items
 
 
-def stream_record(item: dict[str, Any], n: int) -> dict[str, Any]:
-    from synapse.storage import tables
-
-    return {
-        "eventID": f"{n:032x}",
-        "eventName": "INSERT",
-        "eventVersion": "1.1",
-        "eventSource": "aws:dynamodb",
-        "awsRegion": "us-east-1",
-        "dynamodb": {
-            "Keys": tables.dump({"pk": item["pk"], "sk": item["sk"]}),
-            "NewImage": tables.dump(item),
-            "SequenceNumber": str(10**20 + n),
-            "StreamViewType": "NEW_AND_OLD_IMAGES",
-        },
-    }
-
-
 def index_mind(base: Path, items: list[dict[str, Any]]) -> None:
     """The working tree's index of the mind, through the indexer's record path."""
     from synapse.search.stream import StreamBatch
@@ -302,7 +285,7 @@ def index_mind(base: Path, items: list[dict[str, Any]]) -> None:
     batch = StreamBatch(base)
     try:
         for n, item in enumerate(items):
-            batch.stage(stream_record(item, n))
+            batch.stage(stream_record(item, sequence=n))
         batch.publish()
     finally:
         batch.close()

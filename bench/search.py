@@ -92,6 +92,7 @@ from moto import mock_aws  # noqa: E402
 
 from infra import motofix, template  # noqa: E402
 from infra.gateway import LambdaContext  # noqa: E402
+from tests.support.streams import stream_record  # noqa: E402
 
 SEED = 20261130
 CACHE = ROOT / ".cache" / "search-bench"
@@ -179,29 +180,11 @@ def english_vocabulary() -> list[str]:
     return [word for word, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def record(item: dict[str, Any], n: int) -> dict[str, Any]:
-    from synapse.storage import tables
-
-    return {
-        "eventID": f"{n:032x}",
-        "eventName": "INSERT",
-        "eventVersion": "1.1",
-        "eventSource": "aws:dynamodb",
-        "awsRegion": "us-east-1",
-        "dynamodb": {
-            "Keys": tables.dump({"pk": item["pk"], "sk": item["sk"]}),
-            "NewImage": tables.dump(item),
-            "SequenceNumber": str(10**20 + n),
-            "StreamViewType": "NEW_AND_OLD_IMAGES",
-        },
-    }
-
-
 def build(base: Path, mind_id: str, items: list[dict[str, Any]]) -> tuple[float, float]:
     """Seconds (wall, CPU) to index every memory through the indexer's record path into one generation."""
     from synapse.search.stream import StreamBatch
 
-    records = [record(item, n) for n, item in enumerate(items)]
+    records = [stream_record(item, sequence=n) for n, item in enumerate(items)]
     started, started_cpu = time.perf_counter(), time.thread_time()
     batch = StreamBatch(base)
     try:

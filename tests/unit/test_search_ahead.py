@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pytest
 from synapse.search import ahead, orphans, readers, stream, vectors
-from synapse.storage import tables
 
 from tests.support.embedding import FakeEmbedder
 from tests.support.embedding import fake_embedder_fixture as fake_embedder_fixture
+from tests.support.streams import stream_record as record
 
 NOW = "2026-06-01T00:00:00.000Z"
 
@@ -41,22 +41,6 @@ def item(mind: str, n: int, content: str, version: int = 1, priority: str = "nor
         "updated_at": NOW,
         "version": version,
     }
-
-
-def record(new: dict[str, Any] | None, old: dict[str, Any] | None = None, seq: int = 1) -> dict[str, Any]:
-    image = new or old
-    assert image is not None
-    body: dict[str, Any] = {
-        "Keys": tables.dump({"pk": image["pk"], "sk": image["sk"]}),
-        "SequenceNumber": str(10**20 + seq),
-        "StreamViewType": "NEW_AND_OLD_IMAGES",
-    }
-    if new is not None:
-        body["NewImage"] = tables.dump(new)
-    if old is not None:
-        body["OldImage"] = tables.dump(old)
-    name = "REMOVE" if new is None else "MODIFY" if old is not None else "INSERT"
-    return {"eventID": f"{seq:032x}", "eventName": name, "eventSource": "aws:dynamodb", "dynamodb": body}
 
 
 def index(base: Path, *records: dict[str, Any]) -> None:
@@ -94,7 +78,7 @@ def test_a_batch_embeds_each_text_once_on_its_own_thread(tmp_path: Path, noting:
     # Given a batch of many minds, more texts than one run of the embedding thread
     fake = noting
     minds = [f"m_{n:03d}" for n in range(ahead.AHEAD_RUN * 2 + 3)]
-    records = [record(item(mind, n, f"memory {n} of {mind}"), seq=n) for n, mind in enumerate(minds)]
+    records = [record(item(mind, n, f"memory {n} of {mind}"), sequence=n) for n, mind in enumerate(minds)]
     # When the indexer applies it
     index(tmp_path, *records)
     # Then every text was embedded once, all of them by the batch's thread, none by a mind
@@ -116,12 +100,12 @@ def test_an_update_that_keeps_its_text_is_not_embedded_again(
     fake_embedder.embedded.clear()
     # When an update changes only its priority, and another memory's update changes its text
     other = item("m_keep", 2, "Drives a Tesla")
-    index(tmp_path, record(other, seq=2))
+    index(tmp_path, record(other, sequence=2))
     fake_embedder.embedded.clear()
     index(
         tmp_path,
-        record(item("m_keep", 1, "Has a golden retriever", 2, "high"), first, seq=3),
-        record(item("m_keep", 2, "Drives a BMW i4", 2), other, seq=4),
+        record(item("m_keep", 1, "Has a golden retriever", 2, "high"), first, sequence=3),
+        record(item("m_keep", 2, "Drives a BMW i4", 2), other, sequence=4),
     )
     # Then only the new text is embedded, and both memories have their version's vector
     assert fake_embedder.embedded == ["k2\nDrives a BMW i4"]
@@ -134,7 +118,7 @@ def test_a_replayed_older_image_does_not_bring_back_its_vector(
     # Given version 2 of a memory indexed
     index(tmp_path, record(item("m_replay", 1, "Drives a BMW i4", 2)))
     # When the stream replays version 1 (another text, embedded ahead with the batch)
-    index(tmp_path, record(item("m_replay", 1, "Drives a Tesla", 1), seq=2))
+    index(tmp_path, record(item("m_replay", 1, "Drives a Tesla", 1), sequence=2))
     # Then the vector stays version 2's
     version, vector = stored(tmp_path, "m_replay")["mem_0001"]
     assert version == 2 and float(vector @ fake_embedder.embed(["k1\nDrives a BMW i4"])[0]) > 0.99
@@ -153,7 +137,7 @@ def test_when_the_batchs_embedding_fails_each_mind_embeds_its_own(
 
     monkeypatch.setattr(fake, "embed", failing)
     # When a batch of two minds is applied
-    index(tmp_path, record(item("m_a", 1, "Wife is Anna")), record(item("m_b", 2, "Has a dog"), seq=2))
+    index(tmp_path, record(item("m_a", 1, "Wife is Anna")), record(item("m_b", 2, "Has a dog"), sequence=2))
     # Then it succeeds, each mind having embedded its own text
     assert sorted(fake.embedded) == ["k1\nWife is Anna", "k2\nHas a dog"]
     assert "mem_0001" in stored(tmp_path, "m_a") and "mem_0002" in stored(tmp_path, "m_b")
