@@ -78,6 +78,9 @@ class Memory(NamedTuple):
     verified_at: str | None = None
     verified_by: str | None = None
     pending_proposal: str | None = None  # the id of an agent's change waiting for a person's review
+    occurred_at: str | None = None  # when the event happened or was said (a date or a UTC timestamp)
+    superseded_by: str | None = None  # the id of the memory that replaced this one
+    superseded_at: str | None = None
 
     def is_expired(self, at: datetime | None = None) -> bool:
         return self.expires_at is not None and self.expires_at <= clock.to_iso(at or clock.now())
