@@ -48,11 +48,7 @@ class Memory(_Answer):
     verified_at: str | None
     verified_by: str | None
     pending_proposal: str | None = Field(description="The id of an agent's change waiting for review.")
-    occurred_at: str | None = Field(
-        default=None,
-        description="When the event happened or was said: a date YYYY-MM-DD or a UTC timestamp. "
-        "`created_at` stands in when null.",
-    )
+    occurred_at: str | None = Field(default=None, description="When it happened: YYYY-MM-DD or a timestamp.")
     superseded_by: str | None = Field(default=None, description="The id of the memory that replaced this one.")
     superseded_at: str | None = Field(default=None, description="When it was replaced.")
     expired: bool
