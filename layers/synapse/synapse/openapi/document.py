@@ -30,6 +30,7 @@ from synapse.memory.kinds import Category
 from synapse.memory.model import KeyCreate, MemoryPatch, MemoryWrite, MindPatch, MindWrite
 from synapse.memory.proposals import Status
 from synapse.memory.restore import RestoreRequest
+from synapse.openapi import integrations as I
 from synapse.openapi import jsonrpc, oauth, portability
 from synapse.openapi import schemas as S
 from synapse.openapi import teams as T
@@ -236,7 +237,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "Subscribe an HTTPS endpoint to the mind's events",
         "webhooks",
         "user",
-        {201: S.WebhookWithSecret},
+        {201: I.WebhookWithSecret},
         WebhookWrite,
         errors=(409,),
     ),
@@ -245,7 +246,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "The mind's webhooks, without secrets",
         "webhooks",
         "user",
-        {200: S.WebhookPage},
+        {200: I.WebhookPage},
         params=PAGE,
     ),
     ("PATCH", "/minds/{mind_id}/webhooks/{webhook_id}"): Op(
@@ -253,21 +254,21 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "Change a webhook's url, events or enabled",
         "webhooks",
         "user",
-        {200: S.Webhook},
+        {200: I.Webhook},
         WebhookPatch,
     ),
     ("DELETE", "/minds/{mind_id}/webhooks/{webhook_id}"): Op(
         "deleteWebhook", "Delete a webhook", "webhooks", "user", {204: None}
     ),
     ("POST", "/minds/{mind_id}/webhooks/{webhook_id}/test"): Op(
-        "testWebhook", "Send a signed ping now", "webhooks", "user", {200: S.TestOutcome}
+        "testWebhook", "Send a signed ping now", "webhooks", "user", {200: I.TestOutcome}
     ),
     ("GET", "/minds/{mind_id}/webhooks/{webhook_id}/deliveries"): Op(
         "listDeliveries",
         "Recent delivery attempts, newest first",
         "webhooks",
         "user",
-        {200: S.DeliveryList},
+        {200: I.DeliveryList},
         params=(query("limit", integer(1, 100), "Default 50."),),
     ),
     ("POST", "/minds/{mind_id}/hooks"): Op(
@@ -275,7 +276,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "A new inbound hook: its URL and secret (shown once)",
         "hooks",
         "user",
-        {201: S.HookWithSecret},
+        {201: I.HookWithSecret},
         HookWrite,
         errors=(409,),
     ),
@@ -284,7 +285,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "The mind's inbound hooks, without secrets",
         "hooks",
         "user",
-        {200: S.HookPage},
+        {200: I.HookPage},
         params=PAGE,
     ),
     ("DELETE", "/minds/{mind_id}/hooks/{hook_id}"): Op(
@@ -295,7 +296,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "A new hook secret; the old one lives on for grace_seconds",
         "hooks",
         "user",
-        {200: S.HookWithSecret},
+        {200: I.HookWithSecret},
         HookRotate,
     ),
     ("POST", "/hooks/{hook_id}"): Op(

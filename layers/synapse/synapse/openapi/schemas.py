@@ -48,12 +48,8 @@ class Memory(_Answer):
     verified_at: str | None
     verified_by: str | None
     pending_proposal: str | None = Field(description="The id of an agent's change waiting for review.")
-    occurred_at: str | None = Field(
-        default=None,
-        description="When the event happened or was said: a date YYYY-MM-DD or a UTC timestamp. "
-        "`created_at` stands in when null.",
-    )
-    superseded_by: str | None = Field(default=None, description="The id of the memory that replaced this one.")
+    occurred_at: str | None = Field(default=None, description="When it happened: YYYY-MM-DD or a timestamp.")
+    superseded_by: str | None = Field(default=None, description="The memory that replaced it.")
     superseded_at: str | None = Field(default=None, description="When it was replaced.")
     expired: bool
 
@@ -312,79 +308,6 @@ class KeyPage(_Answer):
 class NewMind(_Answer):
     mind: Mind
     mind_key: NewKey
-
-
-# ---------------------------------------------------------------- hooks and webhooks
-
-
-class Hook(_Answer):
-    id: str
-    url: str
-    label: str
-    secret_prefix: str
-    created_at: str
-    rotated_at: str | None
-    previous_secret_valid_until: str | None
-    last_delivery_at: str | None
-
-
-class HookWithSecret(Hook):
-    """A hook as created or rotated: `secret` is shown this once."""
-
-    secret: str
-
-
-class HookPage(_Answer):
-    hooks: list[Hook]
-    next_cursor: str | None
-
-
-class Webhook(_Answer):
-    id: str
-    url: str
-    events: list[str]
-    enabled: bool
-    created_at: str
-    updated_at: str
-    failing_since: str | None
-    last_success_at: str | None
-    last_failure_at: str | None
-    last_error: str | None
-    disabled_reason: str | None
-
-
-class WebhookWithSecret(Webhook):
-    secret: str
-
-
-class WebhookPage(_Answer):
-    webhooks: list[Webhook]
-    next_cursor: str | None
-
-
-class Delivery(_Answer):
-    event_id: str | None
-    event_type: str | None
-    attempt: int | None
-    attempted_at: str | None
-    status_code: int | None
-    error: str | None
-    latency_ms: int | None
-    state: str | None
-    next_retry_at: str | None
-
-
-class DeliveryList(_Answer):
-    deliveries: list[Delivery]
-
-
-class TestOutcome(_Answer):
-    event_id: str
-    event_type: str
-    delivered: bool
-    status_code: int | None
-    error: str | None
-    latency_ms: int | None
 
 
 class OpenApiDocument(_Answer):
