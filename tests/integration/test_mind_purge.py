@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from infra.gateway import LambdaContext, load_handler
 from synapse.lifecycle import purges
 from synapse.storage import tables
+
+from infra.gateway import LambdaContext, load_handler
 from tests.support.api import Api, MindHandle
 
 ROOT = Path(__file__).resolve().parents[2]
