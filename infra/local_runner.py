@@ -267,7 +267,7 @@ def start_background_services(
     Each service is one `threads.append(...)` line; `endpoint_url` is the DynamoDB endpoint in use.
     On a clean stop the runner sets `stop` and joins these threads before its last snapshot.
     """
-    from infra import local_queue, local_schedule, stream_pump
+    from infra import local_invoke, local_queue, local_schedule, stream_pump
 
     threads = []
     if snapshot is not None:
@@ -275,6 +275,7 @@ def start_background_services(
     threads.append(stream_pump.start(endpoint_url, os.environ["SYNAPSE_MEMORIES_TABLE"], stop))
     threads.append(local_queue.start(stop))  # webhook deliveries (loopback only if the user opts in)
     threads.append(local_schedule.start(stop))  # the template's Schedule events (expiry sweep, …)
+    threads.append(local_invoke.start(stop))  # a deleted mind's purge, after DELETE has answered
     return threads
 
 

@@ -109,7 +109,7 @@ class Route:
         return (self.path.count("{"), -len(self.path))
 
 
-def _handler_of(resource: dict[str, Any]) -> str:
+def handler_of(resource: dict[str, Any]) -> str:
     props = resource["Properties"]
     return str(
         props.get("Handler") or load().get("Globals", {}).get("Function", {}).get("Handler", "app.handler")
@@ -122,7 +122,7 @@ def authorizer_function() -> tuple[Path, str]:
     authorizer = auth["Authorizers"][auth["DefaultAuthorizer"]]
     logical = authorizer["FunctionArn"]["Fn::GetAtt"][0]
     function = load()["Resources"][logical]
-    return ROOT / function["Properties"]["CodeUri"], _handler_of(function)
+    return ROOT / function["Properties"]["CodeUri"], handler_of(function)
 
 
 def _all_routes() -> list[Route]:
@@ -140,7 +140,7 @@ def _all_routes() -> list[Route]:
                     path=props.get("Path", DEFAULT_ROUTE_KEY),
                     function=name,
                     code_dir=ROOT / resource["Properties"]["CodeUri"],
-                    handler=_handler_of(resource),
+                    handler=handler_of(resource),
                     authorized=authorizer != "NONE",
                 )
             )

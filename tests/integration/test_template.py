@@ -24,6 +24,7 @@ from urllib.parse import urlencode
 import boto3
 import pytest
 import yaml
+from synapse.lifecycle import purges
 
 from infra import motofix, template
 from infra.gateway import LambdaContext, load_handler
@@ -394,6 +395,34 @@ def _not_granted(function: str, needed: list[tuple[str, str]]) -> list[tuple[str
 def _authorizer_logical_id() -> str:
     api = next(iter(template.resources("AWS::Serverless::HttpApi").values()))["Properties"]["Auth"]
     return str(api["Authorizers"][api["DefaultAuthorizer"]]["FunctionArn"]["Fn::GetAtt"][0])
+
+
+@pytest.fixture(autouse=True)
+def purges_elsewhere() -> Iterator[list[str]]:
+    """As in AWS, DELETE /minds hands the purge to PurgeMindFunction: its calls are that function's,
+    checked against its own policy (`test_the_purge_function_stays_within_its_policy`)."""
+    started: list[str] = []
+    purges.install(started.append)
+    yield started
+    purges.install(None)
+
+
+def test_the_purge_function_stays_within_its_policy(api: Api, purges_elsewhere: list[str]) -> None:
+    # Given a real mind, deleted by its owner, its purge handed on
+    world = _seed(api)
+    mind_id = world.replacements[events.EXAMPLE_MIND_ID]
+    deleted = api.call("DELETE", f"/minds/{mind_id}", token=world.replacements[events.EXAMPLE_JWT])
+    assert deleted.status == 204, deleted.text
+    # When the purge function runs with the event the DELETE sent
+    function = template.resources("AWS::Serverless::Function")["PurgeMindFunction"]
+    code_dir = template.ROOT / function["Properties"]["CodeUri"]
+    with _dynamodb_calls() as needs:
+        answer = load_handler(code_dir, template.handler_of(function))(
+            purges.event_for(purges_elsewhere[0]), LambdaContext("purge_mind")
+        )
+    # Then it purged the mind using only what its policy allows
+    assert answer["purged"] > 0
+    assert _not_granted("PurgeMindFunction", needs) == []
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_STATUS))

@@ -80,6 +80,9 @@ class Settings(Record):
     webhook_queue_url: str = ""
     webhook_dead_letter_url: str = ""
     webhooks_allow_loopback: bool = False
+    # The function that purges a deleted mind's memories in the background (DELETE /minds answers
+    # at once): its name in AWS; empty in-process, where the runner's stand-in or the request does it.
+    purge_function: str = ""
     # The review console: the Cognito hosted UI's origin (template, cognito mode) and make run's dev JWT,
     # which the console hands out only where dev secrets are allowed (never on AWS).
     console_cognito_domain: str = ""
@@ -187,6 +190,7 @@ def get_settings() -> Settings:
         webhook_queue_url=_env("SYNAPSE_WEBHOOK_QUEUE_URL"),
         webhook_dead_letter_url=_env("SYNAPSE_WEBHOOK_DEAD_LETTER_URL"),
         webhooks_allow_loopback=_env("SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK").lower() in {"1", "true", "yes"},
+        purge_function=_env("SYNAPSE_PURGE_FUNCTION"),
         console_cognito_domain=_env("SYNAPSE_CONSOLE_COGNITO_DOMAIN"),
         console_dev_token=_env("SYNAPSE_CONSOLE_DEV_TOKEN"),
     )

@@ -159,8 +159,19 @@ def get_mind(mind_id: str) -> Mind:
         tables.get(tables.minds_table(), tables.mind_key(mind_id)) if looks_like_id("m_", mind_id) else None
     )
     if item is None:
-        raise NotFound(f"No mind {mind_id[:80]!r}.")
+        raise NotFound(_gone(mind_id))
     return mind_from_item(item)
+
+
+def _gone(mind_id: str) -> str:
+    """Why there is no such mind: never was, or deleted with its purge under way (how far it got)."""
+    deleting = tables.get(tables.minds_table(), tables.mind_tombstone_key(mind_id))
+    if deleting is None:
+        return f"No mind {mind_id[:80]!r}."
+    return (
+        f"Mind {mind_id!r} was deleted at {deleting['deleted_at']}; its memories are being purged "
+        f"({int(deleting.get('purged', 0))} items so far)."
+    )
 
 
 def same_owner(stored: str, presented: str) -> bool:
