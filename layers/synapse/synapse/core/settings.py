@@ -23,6 +23,7 @@ AUTH_MODES = ("cognito", "oidc", "shared-secret")
 SECRETS_MAX_AGE_DEFAULT = 300
 # Minds an indexer invocation writes at once (threads: each mostly waits on EFS round trips).
 INDEX_WRITERS_DEFAULT = 16
+INDEX_CACHE_MB_DEFAULT = 160
 
 
 def _env(name: str, default: str = "") -> str:
@@ -75,6 +76,9 @@ class Settings(Record):
     # Where the per-mind FTS5 snapshots live: EFS (/mnt/index) in AWS, a local folder otherwise.
     index_dir: str = ""
     index_writers: int = INDEX_WRITERS_DEFAULT
+    # What a container keeps of the indexes it read (their vector matrices), in bytes per thread:
+    # `search.readers`. 160 MiB holds a 100,000-memory mind's float32 matrix (147 MiB) or ten of 10,000.
+    index_cache_bytes: int = INDEX_CACHE_MB_DEFAULT * 2**20
     # Outbound webhooks: the delivery queue and its dead-letter queue (SQS URLs; empty locally, where
     # the runner's in-process queue stands in), and the loopback opt-in for local runs and tests only.
     webhook_queue_url: str = ""
@@ -187,6 +191,7 @@ def get_settings() -> Settings:
         secrets_max_age=int(_env("SYNAPSE_SECRETS_MAX_AGE") or SECRETS_MAX_AGE_DEFAULT),
         index_dir=_env("SYNAPSE_INDEX_DIR") or os.path.join(_env("SYNAPSE_DATA_DIR", ".synapse"), "index"),
         index_writers=max(1, int(_env("SYNAPSE_INDEX_WRITERS") or INDEX_WRITERS_DEFAULT)),
+        index_cache_bytes=max(1, int(_env("SYNAPSE_INDEX_CACHE_MB") or INDEX_CACHE_MB_DEFAULT)) * 2**20,
         webhook_queue_url=_env("SYNAPSE_WEBHOOK_QUEUE_URL"),
         webhook_dead_letter_url=_env("SYNAPSE_WEBHOOK_DEAD_LETTER_URL"),
         webhooks_allow_loopback=_env("SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK").lower() in {"1", "true", "yes"},

@@ -15,12 +15,19 @@ from synapse.search import generations
 # Open generations kept per thread, least recently used closed first: one search container serves
 # every mind, and each connection holds a file descriptor and a page cache.
 MAX_OPEN_READERS = 32
+# And what they derived (vector matrices: ~15 MB per 10,000 memories as float32) is bounded in bytes
+# too, per thread, by settings.index_cache_bytes: past it the least recently used readers close, the
+# one in use always stays (a mind larger than the budget is still searched, just not kept beside others).
 
 
 class _Open(NamedTuple):
     generation: str  # CURRENT's text when it was opened (base name and batch count)
     connection: sqlite3.Connection
     derived: dict[str, Any]  # what was computed from this generation (its vector matrix), by name
+
+
+def _derived_bytes(opened: _Open) -> int:
+    return sum(int(getattr(value, "nbytes", 0)) for value in opened.derived.values())
 
 
 class _Readers(threading.local):
@@ -80,10 +87,20 @@ def reader(mind_id: str, base: Path | None = None) -> sqlite3.Connection | None:
     except sqlite3.Error:
         return None
     _readers.open[pointer] = _Open(name, connection, {})
-    while len(_readers.open) > MAX_OPEN_READERS:
+    _evict(lambda: len(_readers.open) > MAX_OPEN_READERS)
+    return connection
+
+
+def _evict(over: Callable[[], bool]) -> None:
+    """Close the least recently used readers while `over()`; never the one in use (the last)."""
+    while len(_readers.open) > 1 and over():
         _, evicted = _readers.open.popitem(last=False)
         evicted.connection.close()
-    return connection
+
+
+def cached_bytes() -> int:
+    """What this thread's open readers derived, in bytes (bounded by settings.index_cache_bytes)."""
+    return sum(_derived_bytes(opened) for opened in _readers.open.values())
 
 
 _MISSING = object()
@@ -98,5 +115,7 @@ def derived(db: sqlite3.Connection, name: str, compute: Callable[[sqlite3.Connec
             found = opened.derived.get(name, _MISSING)
             if found is _MISSING:
                 found = opened.derived[name] = compute(db)
+                budget = get_settings().index_cache_bytes
+                _evict(lambda: cached_bytes() > budget)
             return found
     return compute(db)

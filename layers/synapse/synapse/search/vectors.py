@@ -302,6 +302,11 @@ class Matrix:
         self.vectors = matrix  # numpy float32 (n, DIMS), unit rows
         self._rows: dict[str, int] | None = None
 
+    @property
+    def nbytes(self) -> int:
+        """What it holds in memory, about (the ids as ~80-byte strings): `readers` bounds the sum."""
+        return int(self.vectors.nbytes + self.rowids.nbytes) + 80 * len(self.ids)
+
     def row_of(self, memory_id: str) -> int | None:
         if self._rows is None:
             self._rows = {memory_id: at for at, memory_id in enumerate(self.ids)}
