@@ -110,12 +110,16 @@ def derived(db: sqlite3.Connection, name: str, compute: Callable[[sqlite3.Connec
     """`compute(db)`, once per opened generation (as long as the reader keeps it open): the vector
     matrix is loaded once, not on every search. A connection that is not a cached reader's computes
     every time."""
-    for opened in _readers.open.values():
+    for pointer, opened in _readers.open.items():
         if opened.connection is db:
             found = opened.derived.get(name, _MISSING)
             if found is _MISSING:
                 found = opened.derived[name] = compute(db)
-                budget = get_settings().index_cache_bytes
-                _evict(lambda: cached_bytes() > budget)
+                _readers.open.move_to_end(pointer)  # in use: the last to go
+                _evict_past(get_settings().index_cache_bytes)
             return found
     return compute(db)
+
+
+def _evict_past(budget: int) -> None:
+    _evict(lambda: cached_bytes() > budget)
