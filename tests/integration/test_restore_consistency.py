@@ -87,12 +87,11 @@ def test_a_repeated_id_is_refused_when_its_first_line_came_in_an_earlier_chunk(
     target = api.create_mind("restorer", name="Restored")
     next_line = 1
     while next_line <= at:  # each chunk: the line the last one held back, and one more
-        answer = ok(backups.send(api, target, lines[next_line - 1 : next_line + 1]))
-        next_line = answer["next_line"]
+        next_line = ok(backups.send(api, target, lines[next_line - 1 : next_line + 1]))["next_line"]
     # When the chunk with the repeated id comes
-    answer = backups.send(api, target, lines[next_line - 1 : next_line + 1])
+    refused = backups.send(api, target, lines[next_line - 1 : next_line + 1])
     # Then it is refused, naming the line, and the memories the earlier chunks wrote stay one each
-    _refused_at(answer, at + 1, "memory.id", "unique")
+    _refused_at(refused, at + 1, "memory.id", "unique")
     listed = ok(api.call("GET", "/memory", **as_user(target)))["memories"]
     assert [m["id"] for m in listed].count(first["memory"]["id"]) == 1
 

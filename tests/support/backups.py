@@ -160,7 +160,7 @@ def edited(lines: list[bytes], at: int, change: Callable[[dict[str, Any]], Any],
 def rebuilt(records: list[dict[str, Any]]) -> list[bytes]:
     """Lines for `records` as someone who knows the format (not the deployment's key) writes them:
     numbered in order, the trailer counting what came, each `prev` computed, no `sig` or `seal`."""
-    digest, out, counts = b"", [], {}
+    digest, out, counts = b"", [], dict[str, int]()
     for n, record in enumerate(records, start=1):
         record = {k: v for k, v in record.items() if k not in {"sig", "seal", "prev"}}
         record["n"] = n

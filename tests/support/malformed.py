@@ -288,7 +288,7 @@ def restore(mind: MindHandle, records: list[dict[str, Any]]) -> Iterator[Probe]:
                     {"n": n, **{k: v for k, v in line.items() if k != "memory"}}, "memory", held.decode()
                 )
                 yield probe(f"restore {kind} memory.{field}: {name}", stream(*before, changed))
-    lines = {
+    lines: dict[str, dict[str, Any]] = {
         "mind": {"settings": {}},
         "memory": {"memory": {}},
         "revision": {"memory_id": "", "version": 1, "change": "created", "memory": {}},
