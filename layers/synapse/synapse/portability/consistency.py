@@ -27,8 +27,6 @@ A decided proposal may name a memory long gone (its history kept fewer days than
 of the file: none of those is a reference a restore can resolve, so none is refused.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 

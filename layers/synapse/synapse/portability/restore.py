@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.errors import BadRequest, Conflict
-from synapse.memory import expiry, writes
+from synapse.memory import writes
 from synapse.minds import audit
 from synapse.minds.minds import Mind
 from synapse.portability import checks, consistency, format, records
@@ -219,65 +219,19 @@ def _checked(lines: list[bytes], checker: format.Checker, last: bool) -> Chunk:
     return Chunk(found, None)
 
 
-def _settings(mind_id: str, record: dict[str, Any]) -> list[dict[str, Any]]:
-    fields = checks.settings(record)
-    names = tuple(fields)
-    return [
-        {
-            "Update": {
-                "TableName": tables.minds_table(),
-                "Key": tables.dump(tables.mind_key(mind_id)),
-                "UpdateExpression": "SET " + ", ".join(f"#{name} = :{name}" for name in names),
-                "ConditionExpression": "attribute_exists(pk)",
-                "ExpressionAttributeNames": {f"#{name}": name for name in names},
-                "ExpressionAttributeValues": tables.values(**fields),
-            }
-        }
-    ]
-
-
-def _memory(
-    mind_id: str, record: dict[str, Any], trust: Trust, resolved: consistency.Resolved
-) -> list[dict[str, Any]]:
-    """A memory's writes, marked only by a pending proposal of the file (`consistency`), and with a
-    marker when what it is superseded by is not restored yet."""
-    memory = records.memory_in(mind_id, record, trust)
-    memory = memory._replace(pending_proposal=resolved.marks.get(memory.id))
-    ops = writes.create_ops(memory)
-    if memory.expires_at is not None:  # a bucket the sweep still reads (its updated_at is the backup's)
-        hour = max(memory.expires_at, clock.to_iso(clock.now()))[:13]
-        bucket = expiry.bucket_key(hour, expiry.shard_of(mind_id))
-        ops[0]["Put"]["Item"][expiry.BUCKET] = {"S": bucket}
-    if memory.id in resolved.waiting:
-        ops.append(consistency.waiting_put(memory))
-    return ops
-
-
-def _proposal(
-    mind_id: str, record: dict[str, Any], trust: Trust, resolved: consistency.Resolved
-) -> list[dict[str, Any]]:
-    """A proposal's item; a pending one marks its memory restored by an earlier chunk (a memory of
-    this chunk is written marked: `_memory`)."""
-    ops = [writes.put(records.proposal_item(mind_id, record, trust))]
-    memory = resolved.earlier.get(str(record.get("memory_id")))
-    if memory is not None and resolved.marks.get(memory.id) == record.get("id"):
-        ops += writes.replace_ops(memory, memory._replace(pending_proposal=str(record["id"])))
-    return ops
-
-
 def _ops(
     mind_id: str, job: Job, line: Checked, trust: Trust, state: str, resolved: consistency.Resolved
 ) -> list[dict[str, Any]]:
     """What applying one line writes (metadata and `deleted` lines write nothing: they inform)."""
     record, kind = line.record, line.record["kind"]
     if kind == format.MIND:
-        return _settings(mind_id, record)
+        return records.settings_ops(mind_id, record)
     if kind == "memory":
-        return _memory(mind_id, record, trust, resolved)
+        return records.memory_ops(mind_id, record, trust, resolved)
     if kind == "revision":
         return [records.revision_op(mind_id, record, trust)]
     if kind == "proposal":
-        return _proposal(mind_id, record, trust, resolved)
+        return records.proposal_ops(mind_id, record, trust, resolved)
     if kind == format.END:
         target = {
             "backup_id": job.backup_id,
