@@ -2151,10 +2151,10 @@ export interface components {
             ids: "kept";
             /**
              * Trust
-             * @description kept: every line applied so far was signed by this deployment, and its verification is kept exactly; restorer: from a line that was not, verified memories are recorded as verified by the person restoring (docs/backup.md).
+             * @description kept: every line applied so far was signed by this deployment, and its verification is kept exactly (once done: and its trailer sealed the whole file); partial: done, every line signed, but the trailer is not sealed by this deployment (a file cut short, or a backup from before seals): verification is kept; restorer: from a line that was not signed, verified memories are recorded as verified by the person restoring (docs/backup.md).
              * @default null
              */
-            trust: ("kept" | "restorer") | null;
+            trust: ("kept" | "partial" | "restorer") | null;
         } & {
             [key: string]: unknown;
         };

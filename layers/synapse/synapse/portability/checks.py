@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from synapse.core import clock
@@ -72,6 +73,20 @@ class _Line:
         """An `expires_at`: a timestamp as the service writes them (past ones too), or null."""
         self.stamp(value, field, optional=True)
         return value if isinstance(value, str) else None
+
+    def occurred(self, value: Any, field: str) -> None:
+        """When a memory's event happened: a date (`YYYY-MM-DD`) or a UTC timestamp, or null."""
+        if value is None:
+            return
+        try:
+            fits = isinstance(value, str) and (
+                (len(value) == 10 and date.fromisoformat(value).isoformat() == value)
+                or (value.endswith("Z") and clock.from_iso(value) is not None)
+            )
+        except (ValueError, OverflowError):
+            fits = False
+        if not fits:
+            raise self.refuse(field, "format", "must be a date (YYYY-MM-DD) or a UTC timestamp")
 
     def identifier(self, prefix: str, value: Any, field: str, optional: bool = False) -> None:
         if value is None and optional:
@@ -196,6 +211,11 @@ def memory(mind_id: str, body: Any, n: int, prefix: str = "memory.") -> Memory:
     for name in ("expires_at", "verified_at"):  # a past expiry is kept: backups hold expired memories
         line.stamp(body.get(name), name, optional=True)
     line.identifier("prop_", body.get("pending_proposal"), "pending_proposal", optional=True)
+    line.identifier("mem_", body.get("superseded_by"), "superseded_by", optional=True)
+    line.stamp(body.get("superseded_at"), "superseded_at", optional=True)
+    if (body.get("superseded_by") is None) != (body.get("superseded_at") is None):
+        raise line.refuse("superseded_at", "pair", "comes with superseded_by, and only with it")
+    line.occurred(body.get("occurred_at"), "occurred_at")
     return memory_from_item({**body, "tags": tags, "confidence": confidence, "mind_id": mind_id})
 
 
