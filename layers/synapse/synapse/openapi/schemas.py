@@ -55,6 +55,11 @@ class Memory(_Answer):
     )
     superseded_by: str | None = Field(default=None, description="The id of the memory that replaced this one.")
     superseded_at: str | None = Field(default=None, description="When it was replaced.")
+    key_derived: bool = Field(
+        default=False,
+        description="The server derived the key from the content (the write left it out): recall shows "
+        "no key line for it.",
+    )
     expired: bool
 
 

@@ -196,6 +196,8 @@ def memory(mind_id: str, body: Any, n: int, prefix: str = "memory.") -> Memory:
     for name in ("expires_at", "verified_at"):  # a past expiry is kept: backups hold expired memories
         line.stamp(body.get(name), name, optional=True)
     line.identifier("prop_", body.get("pending_proposal"), "pending_proposal", optional=True)
+    if body.get("key_derived") is not None and not isinstance(body["key_derived"], bool):
+        raise line.refuse("key_derived", "type", "must be true or false")
     return memory_from_item({**body, "tags": tags, "confidence": confidence, "mind_id": mind_id})
 
 
