@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from synapse.api.http import Addressed, Request, Response
 from synapse.auth.principal import Principal
-from synapse.mcp import arguments, calls, protocol, rpc, schema
+from synapse.mcp import arguments, protocol, rpc, schema
 from synapse.memory.kinds import Source
 
 AGENT = Principal(source=Source.AGENT, key_id="key_1", mind_id="m_1", scopes=frozenset({"read", "write"}))
