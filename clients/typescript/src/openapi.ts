@@ -1678,7 +1678,7 @@ export interface components {
             pending_proposal: string | null;
             /**
              * Key Derived
-             * @description The server derived the key from the content (the write left it out): recall shows no key line for it.
+             * @description The server derived the key from the content.
              * @default false
              */
             key_derived: boolean;
@@ -2355,7 +2355,7 @@ export interface components {
             pending_proposal: string | null;
             /**
              * Key Derived
-             * @description The server derived the key from the content (the write left it out): recall shows no key line for it.
+             * @description The server derived the key from the content.
              * @default false
              */
             key_derived: boolean;

@@ -57,11 +57,7 @@ class Memory(_Answer):
         default=None, description="The id of the memory that replaced this one."
     )
     superseded_at: str | None = Field(default=None, description="When it was replaced.")
-    key_derived: bool = Field(
-        default=False,
-        description="The server derived the key from the content (the write left it out): recall shows "
-        "no key line for it.",
-    )
+    key_derived: bool = Field(default=False, description="The server derived the key from the content.")
     expired: bool
 
 
