@@ -52,9 +52,9 @@ class Asked(NamedTuple):
 
 
 def derived_key(category: str, content: str) -> str:
-    from synapse.mcp.calls import derived_key as mcp_key
+    from synapse.memory.keys import derived_key as server_key
 
-    return mcp_key(category, content)
+    return server_key(category, content)
 
 
 def turns_as_memories(data: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from synapse_client._agent_tools import derived_key
+from synapse.memory.keys import derived_key
 
 from tests.clients.conftest import MindClients, new_mind, recording_front, run_cli
 from tests.support.runner import RunningService
@@ -78,7 +78,7 @@ def test_remember_takes_content_alone_as_mcp_does(runner: RunningService, mind: 
     # When it remembers a sentence with nothing else, twice
     first = json.loads(run_cli("--json", "remember", "I like tea", env=env).stdout)
     again = json.loads(run_cli("--json", "remember", "I  like TEA", env=env).stdout)
-    # Then it is one note, keyed by its words, as /mcp's remember keys it
+    # Then it is one note, keyed by its words as the server keys content alone (the CLI sends no key)
     assert (first["category"], first["key"]) == ("note", derived_key("note", "I like tea"))
     assert first["key"].startswith("like_tea_")
     assert again["id"] == first["id"] and again["version"] == 2

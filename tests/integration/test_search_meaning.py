@@ -153,7 +153,7 @@ def test_mcp_remember_says_which_memory_a_write_repeats(api: Api, mind: MindHand
     assert again["updated_at"]
     # And search hits show their date and similarity
     pump.run_once()
-    hits = mcp_tool(api, mind, "search", query="Which car does he drive?")["hits"]
+    hits = mcp_tool(api, mind, "search", query="Which car does he drive?")["results"]
     assert hits[0]["id"] == again["id"] and hits[0]["updated_at"] and hits[0]["similarity"] is not None
 
 

@@ -147,6 +147,20 @@ def test_no_tags_means_no_tags_line() -> None:
     )
 
 
+def test_a_key_derived_from_the_content_is_left_out_and_a_chosen_key_is_shown() -> None:
+    # Given a note stored from content alone (its key derived by the server) beside a chosen key
+    derived = memory("walks_work_cf7811", category="note", content="Walks to work")._replace(key_derived=True)
+    chosen = memory("commute", category="note", content="Cycles when it is dry")
+    # When recalled
+    text = compose([derived, chosen]).text
+    # Then the derived key, which only repeats the content's first words, has no line; the chosen one has
+    assert text.endswith(
+        "\n[001] note (NORMAL) [verified]\n  Walks to work\n"
+        "\n[002] note (NORMAL) [verified]\n  commute\n  Cycles when it is dry\n"
+    )
+    assert "walks_work_cf7811" not in text
+
+
 def test_an_empty_mind_is_the_header_alone() -> None:
     assert compose([]).text == "Mind: Michael's Mind\nMemories: 0 total (0 verified, 0 unverified)\n"
 

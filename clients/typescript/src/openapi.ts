@@ -1676,6 +1676,12 @@ export interface components {
              * @description The id of an agent's change waiting for review.
              */
             pending_proposal: string | null;
+            /**
+             * Key Derived
+             * @description The server derived the key from the content.
+             * @default false
+             */
+            key_derived: boolean;
             /** Expired */
             expired: boolean;
         } & {
@@ -1719,10 +1725,16 @@ export interface components {
             /** @default null */
             source: components["schemas"]["Source"] | null;
         };
-        /** @description The body of `POST /memory`: every client field of SPEC §1. */
+        /**
+         * @description The body of `POST /memory`: every client field of SPEC §1. Only `content` is required: without
+         *     a category the memory is a `note`, and without a key the server derives one from the content
+         *     (the same text gives the same key, so storing it twice replaces one memory).
+         */
         MemoryWrite: {
+            /** @default note */
             category: components["schemas"]["Category"];
-            key: string;
+            /** @description Derived from the content when left out: its first words and a short digest. */
+            key?: string;
             /** @description At most 32768 bytes of UTF-8. */
             content: string;
             /** @description At most 20; trimmed, lowercased, repeats dropped. */
@@ -2341,6 +2353,12 @@ export interface components {
              * @description The id of an agent's change waiting for review.
              */
             pending_proposal: string | null;
+            /**
+             * Key Derived
+             * @description The server derived the key from the content.
+             * @default false
+             */
+            key_derived: boolean;
             /** Expired */
             expired: boolean;
             /**

@@ -26,7 +26,6 @@ from pydantic import BaseModel
 
 from synapse_client import backup as backups
 from synapse_client import importers, ops, transfer
-from synapse_client._agent_tools import derived_key
 from synapse_client._core import Call
 from synapse_client.client import Synapse
 from synapse_client.config import Settings, resolve
@@ -158,11 +157,11 @@ class Progress:
 # ---------------------------------------------------------------- commands
 
 
-def remembered_fields(fields: list[str]) -> tuple[str, str, str]:
-    """`remember CONTENT` or `remember CATEGORY KEY CONTENT`: content alone is a note with the key
-    /mcp derives from it, so the same text twice is one memory."""
+def remembered_fields(fields: list[str]) -> tuple[str | None, str | None, str]:
+    """`remember CONTENT` or `remember CATEGORY KEY CONTENT`: content alone is a note whose key the
+    server derives from it, so the same text twice is one memory."""
     if len(fields) == 1:
-        return "note", derived_key("note", fields[0]), fields[0]
+        return None, None, fields[0]
     if len(fields) == 3 and fields[0] in CATEGORIES:
         return fields[0], fields[1], fields[2]
     if len(fields) == 3:

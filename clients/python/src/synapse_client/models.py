@@ -38,6 +38,7 @@ class Memory(Model):
     verified_by: str | None = None
     expired: bool = False
     pending_proposal: str | None = None
+    key_derived: bool = False  # the server derived the key from the content (recall leaves it out)
 
 
 class MindSettings(Model):

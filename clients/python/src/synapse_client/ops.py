@@ -64,9 +64,9 @@ def _categories(category: Categories) -> list[str] | None:
 
 
 def remember(
-    category: str,
-    key: str,
-    content: str,
+    category: str | None = None,
+    key: str | None = None,
+    content: str | None = None,
     *,
     tags: list[str] | None = None,
     priority: str | None = None,
@@ -75,9 +75,19 @@ def remember(
 ) -> Call[Memory]:
     """Store a memory (`POST /memory`): created, or replaced when (category, key) exists. An agent's
     change to a verified memory may wait for review instead: then the memory comes back unchanged,
-    its `pending_proposal` naming the proposal."""
-    body: dict[str, Any] = {"category": category, "key": key, "content": content}
-    optional = {"tags": tags, "priority": priority, "confidence": confidence, "expires_at": expires_at}
+    its `pending_proposal` naming the proposal. `remember(content="…")` alone stores a note whose
+    key the server derives from the content (the same text again replaces it)."""
+    if content is None:
+        raise TypeError("remember: content is required")
+    body: dict[str, Any] = {"content": content}
+    optional = {
+        "category": category,
+        "key": key,
+        "tags": tags,
+        "priority": priority,
+        "confidence": confidence,
+        "expires_at": expires_at,
+    }
     body.update({name: value for name, value in optional.items() if value is not None})
     return Call("POST", "/memory", _stored, body=body, idempotent=True)
 

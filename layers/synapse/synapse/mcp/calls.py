@@ -5,9 +5,6 @@ reads: a dict (shown as JSON) or text. A refusal is a `SynapseError` carrying Sy
 which `protocol` turns into an `isError` result.
 """
 
-import hashlib
-import re
-import unicodedata
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -19,18 +16,6 @@ from synapse.mcp.schema import RECALL_QUERY_MAX
 # is called, not when /mcp's handler is imported: a cold start answers initialize and tools/list
 # without them, and a call loads only its own tool's (issue 22; tests/unit/test_mcp_imports.py).
 
-DEFAULT_CATEGORY = "note"
-KEY_DIGEST_CHARS = 6
-KEY_WORDS = 5
-KEY_WORD_CHARS = 20
-# Words that say little in a key (the clients keep the same list: tests/unit/test_mcp_tools_drift.py).
-_KEY_STOPWORDS_TEXT = """
-a an the and or but of to in on at for with from by is are was were be been am i my me he him his she her
-they them their it its we our you your this that these those has have had do does did not so as than
-then there here will would can could should just very also about into
-"""
-KEY_STOPWORDS = frozenset(_KEY_STOPWORDS_TEXT.split())
-
 
 class Caller(NamedTuple):
     principal: Principal
@@ -40,25 +25,6 @@ class Caller(NamedTuple):
 
 Result = dict[str, Any] | str
 Tool = Callable[[Caller, dict[str, Any]], Result]
-
-
-def derived_key(category: str, content: str) -> str:
-    """The key of a memory stored without one: its first meaningful words, readable in recall, and a
-    short digest of the whole text so two notes that start alike stay two. The same text (case and
-    spacing aside) gives the same key, so storing it twice keeps one memory."""
-    normalized = " ".join(content.split()).casefold()
-    digest = hashlib.sha256(normalized.encode()).hexdigest()[:KEY_DIGEST_CHARS]
-    plain = unicodedata.normalize("NFKD", normalized).encode("ascii", "ignore").decode()
-    words = [word[:KEY_WORD_CHARS] for word in re.findall(r"[a-z0-9]+", plain) if word not in KEY_STOPWORDS]
-    return f"{'_'.join(words[:KEY_WORDS]) or category}_{digest}"
-
-
-def write_body(arguments: dict[str, Any]) -> dict[str, Any]:
-    """`remember`'s arguments as POST /memory's body: category `note` and a derived key by default."""
-    body = {"category": DEFAULT_CATEGORY, **arguments}
-    if "key" not in body and isinstance(body.get("content"), str):
-        body["key"] = derived_key(str(body["category"]), body["content"])
-    return body
 
 
 def _proposal_note(proposal: dict[str, Any]) -> str:
@@ -90,7 +56,7 @@ def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.memory.model import MemoryWrite
     from synapse.search import repeats
 
-    write = MemoryWrite.from_body(write_body(arguments))
+    write = MemoryWrite.from_body(arguments)  # content alone: a note, its key derived
     principal = caller.principal
     stored = store.store(
         caller.mind_id,
@@ -120,9 +86,7 @@ def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
             caller.mind_id, write, principal.writer(None), principal.changed_by(), caller.vouches
         )
 
-    answer = batch.apply_all(
-        [write_body(item) for item in arguments["memories"]], store_one, repeats.similar_to
-    )
+    answer = batch.apply_all(arguments["memories"], store_one, repeats.similar_to)
     if answer["summary"]["proposed"]:
         answer["note"] = (
             "Items with status `proposed` changed memories a person verified: "
@@ -167,14 +131,14 @@ def search(caller: Caller, arguments: dict[str, Any]) -> Result:
     filters = SearchFilters(tag=_tag(arguments.get("tag")), category=arguments.get("category"))
     mode = Mode(arguments.get("mode") or Mode.HYBRID.value)
     page = service.search(caller.mind_id, arguments["query"], filters, arguments.get("limit", 10), mode=mode)
-    hits = [
+    results = [
         {"id": r.memory.id, "category": r.memory.category, "key": r.memory.key, "snippet": r.snippet,
          "content": r.memory.content, "tags": r.memory.tags, "score": r.score,
          "matched": list(r.matched), "coverage": r.coverage, "similarity": r.similarity,
          "updated_at": r.memory.updated_at}
         for r in page.results
     ]  # fmt: skip
-    return {"terms": page.terms, "mode": page.mode, "hits": hits}
+    return {"terms": page.terms, "mode": page.mode, "results": results}  # as REST names the list
 
 
 def fetch(caller: Caller, arguments: dict[str, Any]) -> Result:

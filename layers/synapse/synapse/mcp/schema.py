@@ -65,13 +65,13 @@ the text's size."""
 SEARCH = """\
 Search the user's memories, best match first. Pass the user's question as-is ("What coffee does
 he drink?") or keywords; exact syntax also works: "a phrase", prefix*, AND, OR, NOT, +required.
-Questions match by meaning too ("who is his partner?" finds "Wife is Anna"). Each hit has a snippet
-(matches in **bold**), `matched` (which of the query's `terms` it matched), `coverage` (0-1, their
-share), `similarity` (0-1, closeness in meaning) and `updated_at`. Low coverage and low similarity
-mean a weak match: if no hit answers what was asked, say "I don't know" rather than guess. Of two
-hits saying nearly the same, the newer (the current fact) comes first. Filter by tag or category;
-mode=lexical for words only. A memory stored a moment ago may take a few seconds to become
-searchable. Read a hit in full with `fetch`."""
+Questions match by meaning too ("who is his partner?" finds "Wife is Anna"). Each of the `results`
+has a snippet of its content (matches in **bold**), `matched` (which of the query's `terms` it
+matched), `coverage` (0-1, their share), `similarity` (0-1, closeness in meaning) and `updated_at`.
+Low coverage and low similarity mean a weak match: if no hit answers what was asked, say "I don't
+know" rather than guess. Of two hits saying nearly the same, the newer (the current fact) comes
+first. Filter by tag or category; mode=lexical for words only. A memory stored a moment ago may
+take a few seconds to become searchable. Read a hit in full with `fetch`."""
 
 FETCH = """\
 Read one memory in full by its id (mem_…, as `search`, `by_tag` or `remember` return it): its

@@ -38,6 +38,8 @@ class WriteFields(Protocol):
     def confidence(self) -> float | None: ...
     @property
     def expires_at(self) -> str | None: ...
+    @property
+    def key_derived(self) -> bool: ...
 
 
 class PatchFields(Protocol):
@@ -92,6 +94,7 @@ def new_memory(
         version=1,
         verified_at=stamp if stamped else None,
         verified_by=by if stamped else None,
+        key_derived=write.key_derived,
     )
 
 
@@ -158,8 +161,11 @@ def replaced(
     vouches: bool | None = None,
     by: str | None = None,
 ) -> Memory:
-    """Store-again by (category, key): id and created_at stay, everything else follows the write."""
-    fresh = new_memory(old.mind_id, write, source, at, vouches)._replace(id=old.id, created_at=old.created_at)
+    """Store-again by (category, key): id and created_at stay, everything else follows the write. A
+    key once derived stays known as derived (it is the same key, whoever sends it again)."""
+    fresh = new_memory(old.mind_id, write, source, at, vouches)._replace(
+        id=old.id, created_at=old.created_at, key_derived=old.key_derived or write.key_derived
+    )
     return _after_change(old, fresh, source, at, vouches, by)
 
 

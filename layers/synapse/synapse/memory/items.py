@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from synapse.core import clock
-from synapse.memory import expiry
+from synapse.memory import expiry, keys
 from synapse.memory.kinds import Memory
 from synapse.storage import tables
 
@@ -65,4 +65,8 @@ def memory_from_item(item: dict[str, Any]) -> Memory:
     body["confidence"] = float(item["confidence"])
     body["version"] = int(item["version"])
     body["tags"] = list(item.get("tags") or [])
+    derived = item.get("key_derived")
+    if derived is None:  # stored before memories recorded it: a key that is the content's derivation
+        derived = keys.is_derived(str(item["category"]), str(item["key"]), str(item["content"]))
+    body["key_derived"] = bool(derived)
     return Memory(**body)

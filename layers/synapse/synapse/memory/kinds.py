@@ -81,6 +81,7 @@ class Memory(NamedTuple):
     occurred_at: str | None = None  # when the event happened or was said (a date or a UTC timestamp)
     superseded_by: str | None = None  # the id of the memory that replaced this one
     superseded_at: str | None = None
+    key_derived: bool = False  # the server derived the key from the content (`memory.keys`): recall omits it
 
     def is_expired(self, at: datetime | None = None) -> bool:
         return self.expires_at is not None and self.expires_at <= clock.to_iso(at or clock.now())

@@ -8,10 +8,11 @@ merges into it in `changes`.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from synapse.core import clock
 from synapse.core.validation import Body, Invalid, Rule, accepts, trimmed_text, trimmed_text_pattern
+from synapse.memory import keys
 from synapse.memory.kinds import (
     CONTENT_MAX_BYTES,
     KEY_MAX_CHARS,
@@ -107,6 +108,13 @@ KEY = Rule(
     check=_check_key,
     schema={"pattern": KEY_PATTERN.pattern, "minLength": 1, "maxLength": KEY_MAX_CHARS},
 )
+# A write's key: left out, it is derived from the content (`keys.derived_key`).
+KEY_OR_DERIVED = KEY._replace(
+    schema={
+        **KEY.schema,
+        "description": "Derived from the content when left out: its first words and a short digest.",
+    }
+)
 CONTENT = Rule(
     check=_check_content,
     schema={
@@ -147,16 +155,31 @@ CATEGORY, PRIORITY, SOURCE = Rule(choices=Category), Rule(choices=Priority), Rul
 
 
 class MemoryWrite(Body):
-    """The body of `POST /memory`: every client field of SPEC §1."""
+    """The body of `POST /memory`: every client field of SPEC §1. Only `content` is required: without
+    a category the memory is a `note`, and without a key the server derives one from the content
+    (the same text gives the same key, so storing it twice replaces one memory)."""
 
-    category: Category = accepts(CATEGORY)
-    key: str = accepts(KEY)
+    category: Category = accepts(CATEGORY, default=Category.NOTE)
+    key: str = accepts(KEY_OR_DERIVED, default=None, nullable=False)
     content: str = accepts(CONTENT)
     tags: list[str] = accepts(TAGS, default_factory=list)
     priority: Priority = accepts(PRIORITY, default=Priority.NORMAL)
     confidence: float | None = accepts(CONFIDENCE, default=None)
     expires_at: str | None = accepts(EXPIRES_AT, default=None)
     source: Source | None = accepts(SOURCE, default=None)
+
+    def __init__(self, **values: Any) -> None:
+        """A key left out is derived from the content here, before the write looks for the memory
+        its (category, key) holds: every door that builds a `MemoryWrite` derives it alike."""
+        super().__init__(**values)
+        if self.key is None:
+            object.__setattr__(self, "key", keys.derived_key(self.category.value, self.content))
+
+    @property
+    def key_derived(self) -> bool:
+        """Whether the key says nothing the content does not: derived here, or by a client that
+        derived it the same way (`keys.is_derived`)."""
+        return "key" not in self.sent or keys.is_derived(self.category.value, self.key, self.content)
 
 
 class MemoryPatch(Body):

@@ -51,6 +51,7 @@ class Memory(_Answer):
     occurred_at: str | None = Field(default=None, description="When it happened: YYYY-MM-DD or a timestamp.")
     superseded_by: str | None = Field(default=None, description="The memory that replaced it.")
     superseded_at: str | None = Field(default=None, description="When it was replaced.")
+    key_derived: bool = Field(default=False, description="The server derived the key from the content.")
     expired: bool
 
 

@@ -216,6 +216,8 @@ def memory(mind_id: str, body: Any, n: int, prefix: str = "memory.") -> Memory:
     if (body.get("superseded_by") is None) != (body.get("superseded_at") is None):
         raise line.refuse("superseded_at", "pair", "comes with superseded_by, and only with it")
     line.occurred(body.get("occurred_at"), "occurred_at")
+    if body.get("key_derived") is not None and not isinstance(body["key_derived"], bool):
+        raise line.refuse("key_derived", "type", "must be true or false")
     return memory_from_item({**body, "tags": tags, "confidence": confidence, "mind_id": mind_id})
 
 

@@ -6,7 +6,7 @@ The text, every line ending in a newline:
     Memories: <N> total (<X> verified, <Y> unverified)
     <blank>
     [001] <category> (<PRIORITY>) [verified|unverified]
-      <key>
+      <key>                                     (left out when derived from the content)
       <content, each line indented two spaces>
       Tags: <tag>, <tag>                        (left out when there are none)
       (change proposed by an agent, pending review)   (only while an agent's proposal waits)
@@ -67,7 +67,9 @@ def header(name: str, total: int, verified: int) -> str:
 
 def entry(number: int, memory: Memory) -> str:
     state = "verified" if memory.verified else "unverified"
-    lines = [f"[{number:03d}] {memory.category} ({memory.priority.upper()}) [{state}]", f"  {memory.key}"]
+    lines = [f"[{number:03d}] {memory.category} ({memory.priority.upper()}) [{state}]"]
+    if not memory.key_derived:  # a key derived from the content would only repeat its first words
+        lines.append(f"  {memory.key}")
     lines += [f"  {line}" for line in (memory.content.splitlines() or [""])]
     if memory.tags:
         lines.append("  Tags: " + ", ".join(_one_line(tag) for tag in memory.tags))
