@@ -38,6 +38,8 @@ class WriteFields(Protocol):
     def confidence(self) -> float | None: ...
     @property
     def expires_at(self) -> str | None: ...
+    @property
+    def occurred_at(self) -> str | None: ...
 
 
 class PatchFields(Protocol):
@@ -87,6 +89,7 @@ def new_memory(
         verified=vouched(source, vouches),
         confidence=write.confidence if write.confidence is not None else DEFAULT_CONFIDENCE[source],
         expires_at=write.expires_at,
+        occurred_at=write.occurred_at,
         created_at=stamp,
         updated_at=stamp,
         version=1,
@@ -185,7 +188,7 @@ def patched(
     for field in EDITABLE_FIELDS:
         if field not in sent:
             continue
-        value = getattr(patch, field)  # None only for expires_at: the body refuses any other null
+        value = getattr(patch, field)  # None only for expires_at, occurred_at: the body refuses other nulls
         changes[field] = value.value if isinstance(value, StrEnum) else value
     return _after_change(old, old._replace(**changes), source, at, vouches, by)
 

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from synapse.core import clock
+from synapse.core import clock, moments
 from synapse.core.errors import Unprocessable
 from synapse.core.ids import looks_like_id
 from synapse.core.validation import Broken, Rule
@@ -72,6 +72,19 @@ class _Line:
         """An `expires_at`: a timestamp as the service writes them (past ones too), or null."""
         self.stamp(value, field, optional=True)
         return value if isinstance(value, str) else None
+
+    def occurred(self, value: Any, field: str) -> str | None:
+        """An `occurred_at`: a date, or a timestamp as the service writes them, or null."""
+        if value is None:
+            return None
+        try:
+            fits = isinstance(value, str) and moments.parse(value) == value
+        except moments.NotAMoment:
+            fits = False
+        if not fits:
+            stored_as = "must be a date YYYY-MM-DD or a timestamp as the service writes them"
+            raise self.refuse(field, "format", stored_as)
+        return str(value)
 
     def identifier(self, prefix: str, value: Any, field: str, optional: bool = False) -> None:
         if value is None and optional:
@@ -195,6 +208,7 @@ def memory(mind_id: str, body: Any, n: int, prefix: str = "memory.") -> Memory:
         line.stamp(body.get(name), name)
     for name in ("expires_at", "verified_at"):  # a past expiry is kept: backups hold expired memories
         line.stamp(body.get(name), name, optional=True)
+    line.occurred(body.get("occurred_at"), "occurred_at")
     line.identifier("prop_", body.get("pending_proposal"), "pending_proposal", optional=True)
     return memory_from_item({**body, "tags": tags, "confidence": confidence, "mind_id": mind_id})
 
@@ -245,6 +259,7 @@ def _proposed(line: _Line, proposed: Any) -> dict[str, Any]:
         "priority": lambda value, field: str(line.by_rule(PRIORITY, value, field)),
         "confidence": lambda value, field: line.by_rule(CONFIDENCE, value, field),
         "expires_at": line.expiry,
+        "occurred_at": line.occurred,
     }
     return {name: rules[name](proposed.get(name), f"proposed.{name}") for name in EDITABLE_FIELDS}
 

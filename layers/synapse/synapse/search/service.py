@@ -69,6 +69,8 @@ def hydrate(mind_id: str, hits: list[Hit]) -> dict[str, Memory]:
 def _scope(raw_query: str, filters: SearchFilters, mode: Mode = Mode.HYBRID) -> str:
     """What a cursor is bound to: the same query, filters and mode, or it is refused."""
     fields: list[Any] = [raw_query, filters.tag, filters.category, filters.priority, filters.include_expired]
+    if filters.window.given:
+        fields.append(filters.window.scope())
     if mode is not Mode.HYBRID:
         fields.append(mode.value)
     text = json.dumps(fields)
