@@ -46,7 +46,7 @@ def derived_key(category: str, content: str) -> str:
 def remember(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
     category = a.get("category") or "note"
     key = a.get("key") or derived_key(category, a["content"])
-    optional = {name: a.get(name) for name in ("tags", "priority", "confidence", "expires_at")}
+    optional = {name: a.get(name) for name in ("tags", "priority", "confidence", "expires_at", "occurred_at")}
     memory = client.remember(category, key, a["content"], **optional)
     shown: dict[str, Any] = memory.model_dump(mode="json")
     if memory.pending_proposal:

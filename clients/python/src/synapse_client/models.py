@@ -38,6 +38,7 @@ class Memory(Model):
     verified_by: str | None = None
     expired: bool = False
     pending_proposal: str | None = None
+    occurred_at: str | None = None  # when the event happened: a date, or a UTC timestamp
 
 
 class MindSettings(Model):
