@@ -1676,6 +1676,12 @@ export interface components {
              * @description The id of an agent's change waiting for review.
              */
             pending_proposal: string | null;
+            /**
+             * Occurred At
+             * @description When the event happened or was said: a date YYYY-MM-DD or a UTC timestamp. `created_at` stands in when null.
+             * @default null
+             */
+            occurred_at: string | null;
             /** Expired */
             expired: boolean;
         } & {
@@ -1712,6 +1718,11 @@ export interface components {
              * @default null
              */
             expires_at: string | null;
+            /**
+             * @description When the event happened or was said, apart from when it was stored: a date YYYY-MM-DD (kept as a date) or an ISO 8601 timestamp with a time zone (stored in UTC). Past or future. Reads' after/before use it, and created_at where it is null.
+             * @default null
+             */
+            occurred_at: string | null;
             /** @default null */
             category: components["schemas"]["Category"] | null;
             /** @default null */
@@ -1736,6 +1747,11 @@ export interface components {
              * @default null
              */
             expires_at: string | null;
+            /**
+             * @description When the event happened or was said, apart from when it was stored: a date YYYY-MM-DD (kept as a date) or an ISO 8601 timestamp with a time zone (stored in UTC). Past or future. Reads' after/before use it, and created_at where it is null.
+             * @default null
+             */
+            occurred_at: string | null;
             /** @default null */
             source: components["schemas"]["Source"] | null;
         };
@@ -2341,6 +2357,12 @@ export interface components {
              * @description The id of an agent's change waiting for review.
              */
             pending_proposal: string | null;
+            /**
+             * Occurred At
+             * @description When the event happened or was said: a date YYYY-MM-DD or a UTC timestamp. `created_at` stands in when null.
+             * @default null
+             */
+            occurred_at: string | null;
             /** Expired */
             expired: boolean;
             /**
