@@ -125,6 +125,25 @@ IDEMPOTENCY = Param(
     {"type": "string", "pattern": f"^[\\x21-\\x7e]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}$"},
     f"1-{IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters; a replay within 24 h gets the first answer.",
 )
+# A date (a whole day in UTC) or a timestamp with a zone: `core.moments.parse` decides; this is its shape.
+MOMENT = {
+    "type": "string",
+    "anyOf": [{"format": "date"}, {"format": "date-time"}],
+    "examples": ["2026-12-01", "2026-12-01T09:00:00+01:00"],
+}
+AFTER = query(
+    "after",
+    MOMENT,
+    "From this time on (inclusive), on each memory's occurred_at, else its created_at: a date "
+    "(from its first moment, UTC) or a timestamp with a zone. Later than `before`: 400.",
+)
+BEFORE = query(
+    "before",
+    MOMENT,
+    "Up to this time (inclusive), on occurred_at, else created_at: a date (to its last moment, UTC) "
+    "or a timestamp with a zone.",
+)
+WINDOW = (AFTER, BEFORE)
 LIST_FILTERS = (
     query("category", enum(Category)),
     query("tag", STRING),
@@ -136,6 +155,12 @@ LIST_FILTERS = (
         "false: what waits for review, an app's private memories (app:private) left out unless `tag` asks.",
     ),
     INCLUDE_EXPIRED,
+    *WINDOW,
+    query(
+        "updated_after",
+        MOMENT,
+        "What changed since (a date: from its start, UTC), newest change first.",
+    ),
 )
 RECALL = (
     CATEGORIES,
@@ -148,6 +173,7 @@ RECALL = (
         {"type": "string", "maxLength": 4_000},
         "The user's message or the task: the memories most relevant to it follow the critical ones.",
     ),
+    *WINDOW,
 )
 # A query needs a letter or a digit to search for (else a 400): `[^\W_]` is str.isalnum() in Python's
 # regex dialect, and ASCII letters and digits in ECMA's, a part of that.
@@ -170,6 +196,7 @@ SEARCH = (
         "hybrid (default): words and meaning fused; lexical: words only; semantic: meaning only. "
         "Explicit syntax is lexical.",
     ),
+    *WINDOW,
 )
 SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "user": [{"jwt": []}],
