@@ -72,7 +72,12 @@ def similar_note(similar: list[dict[str, Any]]) -> str:
 def recall(client: Synapse, a: dict[str, Any]) -> str:
     asked = (a.get("query") or "").strip()[:RECALL_QUERY_MAX] or None
     return client.recall(
-        category=a.get("category"), tag=a.get("tag"), max_chars=a.get("max_chars"), query=asked
+        category=a.get("category"),
+        tag=a.get("tag"),
+        max_chars=a.get("max_chars"),
+        query=asked,
+        after=a.get("after"),
+        before=a.get("before"),
     ).naming(SEARCH_TOOL)
 
 
@@ -83,11 +88,13 @@ def search(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
         category=a.get("category"),
         limit=a.get("limit") or 10,
         mode=a.get("mode"),
+        after=a.get("after"),
+        before=a.get("before"),
     )
     hits = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "content": h.memory.content,
          "tags": h.memory.tags, "score": h.score, "matched": h.matched, "coverage": h.coverage,
-         "similarity": h.similarity, "updated_at": h.memory.updated_at}
+         "similarity": h.similarity, "updated_at": h.memory.updated_at, "occurred_at": h.memory.occurred_at}
         for h in found.items
     ]  # fmt: skip
     return {"terms": found.terms, "mode": found.mode, "hits": hits}

@@ -7,8 +7,6 @@ Both forms are text that sorts like time within its own kind, so the day's bound
 indexes and the SQL compare (`day_start`, `day_end`).
 """
 
-from __future__ import annotations
-
 import re
 from datetime import date, datetime
 from typing import NamedTuple
@@ -97,7 +95,7 @@ class Window(NamedTuple):
         return f"{self.after or ''}..{self.before or ''}" if self.given else ""
 
     @classmethod
-    def of(cls, after: str | None, before: str | None) -> Window:
+    def of(cls, after: str | None, before: str | None) -> "Window":
         """From two stored moments (`parse`): a date `after` from its first millisecond, a date
         `before` to its last."""
         return cls(None if after is None else day_start(after), None if before is None else day_end(before))

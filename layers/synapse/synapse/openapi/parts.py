@@ -125,25 +125,12 @@ IDEMPOTENCY = Param(
     {"type": "string", "pattern": f"^[\\x21-\\x7e]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}$"},
     f"1-{IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters; a replay within 24 h gets the first answer.",
 )
-# A date (a whole day in UTC) or a timestamp with a zone: `core.moments.parse` decides; this is its shape.
-MOMENT = {
-    "type": "string",
-    "anyOf": [{"format": "date"}, {"format": "date-time"}],
-    "examples": ["2026-12-01", "2026-12-01T09:00:00+01:00"],
-}
-AFTER = query(
-    "after",
-    MOMENT,
-    "From this time on (inclusive), on each memory's occurred_at, else its created_at: a date "
-    "(from its first moment, UTC) or a timestamp with a zone. Later than `before`: 400.",
+MOMENT = {"type": "string", "anyOf": [{"format": "date"}, {"format": "date-time"}]}  # core.moments
+_ON = "on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone"
+WINDOW = (
+    query("after", MOMENT, f"From this time on (inclusive), {_ON}. Later than `before`: 400."),
+    query("before", MOMENT, f"Up to this time (inclusive), {_ON}."),
 )
-BEFORE = query(
-    "before",
-    MOMENT,
-    "Up to this time (inclusive), on occurred_at, else created_at: a date (to its last moment, UTC) "
-    "or a timestamp with a zone.",
-)
-WINDOW = (AFTER, BEFORE)
 LIST_FILTERS = (
     query("category", enum(Category)),
     query("tag", STRING),
@@ -156,11 +143,7 @@ LIST_FILTERS = (
     ),
     INCLUDE_EXPIRED,
     *WINDOW,
-    query(
-        "updated_after",
-        MOMENT,
-        "What changed since (a date: from its start, UTC), newest change first.",
-    ),
+    query("updated_after", MOMENT, "What changed since (a date: from its start, UTC), newest change first."),
 )
 RECALL = (
     CATEGORIES,
