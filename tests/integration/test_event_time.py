@@ -3,6 +3,7 @@ gateway: the real handlers, moto DynamoDB built from template.yaml, and the real
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +132,11 @@ def test_batch_items_carry_occurred_at_and_its_rule(api: Api, mind: MindHandle) 
     )
     (failed,) = ok(refused)["results"]
     assert failed["status"] == "error"
-    assert failed["error"]["details"][0] | {"message": ""} == {"field": "occurred_at", "rule": "timezone", "message": ""}
+    assert failed["error"]["details"][0] | {"message": ""} == {
+        "field": "occurred_at",
+        "rule": "timezone",
+        "message": "",
+    }
 
 
 # ---------------------------------------------------------------- after / before on the list and by-tag
@@ -166,7 +171,9 @@ def test_a_date_occurred_at_counts_as_its_whole_day(api: Api, dated_mind: MindHa
 
 
 def test_by_tag_takes_the_window(api: Api, dated_mind: MindHandle) -> None:
-    keys = every_page(api, dated_mind, "/memory/by-tag", tag="t", after="2026-03-03T00:00:00Z", before="2026-03-04")
+    keys = every_page(
+        api, dated_mind, "/memory/by-tag", tag="t", after="2026-03-03T00:00:00Z", before="2026-03-04"
+    )
     assert sorted(keys) == ["about_03_02_evening", "stored_3", "stored_4"]
 
 
@@ -191,7 +198,12 @@ def test_recall_takes_the_window(api: Api, dated_mind: MindHandle) -> None:
 def test_bad_time_parameters_are_a_400_naming_them(
     api: Api, mind: MindHandle, query: dict[str, str], name: str
 ) -> None:
-    reads = {"/memory": {}, "/memory/by-tag": {"tag": "t"}, "/memory/recall": {}, "/memory/search": {"q": "x"}}
+    reads = {
+        "/memory": {},
+        "/memory/by-tag": {"tag": "t"},
+        "/memory/recall": {},
+        "/memory/search": {"q": "x"},
+    }
     for path, needs in reads.items():
         if name == "updated_after" and path != "/memory":
             continue
@@ -201,7 +213,9 @@ def test_bad_time_parameters_are_a_400_naming_them(
 
 def test_a_timestamp_offset_sent_unencoded_still_reads(api: Api, dated_mind: MindHandle) -> None:
     # `+05:00` in a query string unencoded arrives as ` 05:00`
-    keys = every_page(api, dated_mind, "/memory", after="2026-03-04T05:00:00 05:00", before="2026-03-04T23:00:00Z")
+    keys = every_page(
+        api, dated_mind, "/memory", after="2026-03-04T05:00:00 05:00", before="2026-03-04T23:00:00Z"
+    )
     assert keys == ["stored_4"]
 
 
@@ -214,12 +228,22 @@ def test_updated_after_lists_what_changed_since_newest_change_first(
     # Given memories of each priority stored on 03-01, then some changed later
     made = {
         key: store(api, mind, key, priority=priority)
-        for key, priority in (("a", "critical"), ("b", "high"), ("c", "normal"), ("d", "low"), ("e", "normal"))
+        for key, priority in (
+            ("a", "critical"),
+            ("b", "high"),
+            ("c", "normal"),
+            ("d", "low"),
+            ("e", "normal"),
+        )
     }
     movable_clock.advance(days=2)
     for key in ("d", "a", "c"):
         movable_clock.advance(minutes=5)
-        ok(api.call("PUT", f"/memory/{made[key]['id']}", json_body={"content": f"{key} changed"}, **as_user(mind)))
+        ok(
+            api.call(
+                "PUT", f"/memory/{made[key]['id']}", json_body={"content": f"{key} changed"}, **as_user(mind)
+            )
+        )
     # When the list asks what changed since 03-02
     keys = every_page(api, mind, "/memory", updated_after="2026-03-02", limit=1)
     # Then the changed ones, newest change first, whatever their priority
@@ -242,7 +266,16 @@ def test_search_filters_inside_the_index_beyond_the_first_top_k(
     pump.run_once()
     # When search asks for coffee in December, one result a page
     for mode in ("lexical", "hybrid", "semantic"):
-        answer = get(api, mind, "/memory/search", q="coffee", after="2026-12-01", before="2026-12-31", limit=1, mode=mode)
+        answer = get(
+            api,
+            mind,
+            "/memory/search",
+            q="coffee",
+            after="2026-12-01",
+            before="2026-12-31",
+            limit=1,
+            mode=mode,
+        )
         # Then the December memory is found although 30 better matches lie outside the window
         assert keys_of(answer, "results") == ["coffee_december"], mode
         assert ok(answer)["next_cursor"] is None
@@ -250,3 +283,76 @@ def test_search_filters_inside_the_index_beyond_the_first_top_k(
     assert hit["id"] == december["id"] and hit["occurred_at"] == "2026-12-09"
     # And a window before every memory finds nothing
     assert keys_of(get(api, mind, "/memory/search", q="coffee", before="2026-02-01"), "results") == []
+
+
+# ---------------------------------------------------------------- MCP
+
+
+def tool(api: Api, token: str, name: str, **arguments: Any) -> tuple[bool, Any]:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    answer = api.call(
+        "POST",
+        "/mcp",
+        token=token,
+        json_body=message,
+        headers={"Accept": "application/json, text/event-stream"},
+    )
+    result = ok(answer)["result"]
+    text = result["content"][0]["text"]
+    try:
+        return result["isError"], json.loads(text)
+    except ValueError:
+        return result["isError"], text
+
+
+def test_mcp_remember_update_and_reads_carry_occurred_at_and_the_window(
+    api: Api, mind: MindHandle, pump: Pump, movable_clock: MovableClock
+) -> None:
+    # Given (stored on 2026-03-01) a memory remembered over MCP with a timestamp at an offset
+    failed, stored = tool(
+        api, mind.key, "remember", content="Dentist appointment", occurred_at="2026-12-09T09:00:00+01:00"
+    )
+    assert not failed and stored["occurred_at"] == "2026-12-09T08:00:00.000Z"
+    tool(api, mind.key, "remember", content="Bought a new bike")
+    pump.run_once()
+    # Then recall shows its date, and a window selects it in recall, search and by-tag
+    _, text = tool(api, mind.key, "recall", after="2026-12-09", before="2026-12-09")
+    assert "Dentist appointment\n  On: 2026-12-09 08:00 UTC" in text and "bike" not in text
+    _, found = tool(api, mind.key, "search", query="dentist appointment bike", after="2026-12-01")
+    assert [h["occurred_at"] for h in found["hits"]] == ["2026-12-09T08:00:00.000Z"]
+    # And a bad window or a zoneless time is an error naming the field
+    failed, message = tool(api, mind.key, "search", query="x", after="2026-12-10", before="2026-12-01")
+    assert failed and message.startswith("after:")
+    failed, message = tool(api, mind.key, "remember", content="x", occurred_at="2026-12-09T09:00")
+    assert failed and message.startswith("occurred_at:")
+    # And update moves it to a date, then clears it
+    failed, moved = tool(api, mind.key, "update", id=stored["id"], occurred_at="2026-12-10")
+    assert not failed and moved["occurred_at"] == "2026-12-10"
+    _, cleared = tool(api, mind.key, "update", id=stored["id"], occurred_at=None)
+    assert cleared["occurred_at"] is None
+
+
+# ---------------------------------------------------------------- the list's read budget
+
+
+def test_a_selective_window_list_stops_at_its_read_budget_and_goes_on_from_there(
+    api: Api, mind: MindHandle, movable_clock: MovableClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synapse.memory import reads
+
+    # Given many memories in the window, of which only two are projects
+    for i in range(12):
+        movable_clock.advance(minutes=1)
+        store(api, mind, f"note_{i}", category="note")
+        if i in (2, 9):
+            store(api, mind, f"project_{i}", category="project")
+    monkeypatch.setattr(reads, "LIST_READ_BUDGET", 4)
+    # When the list is walked with a budget of a few items a request
+    keys = every_page(api, mind, "/memory", after="2026-03-01", category="project", limit=1)
+    # Then every page is short or empty, but the walk finds exactly the two, newest first
+    assert keys == ["project_9", "project_2"]
