@@ -4,10 +4,12 @@ gateway: the real handlers, moto DynamoDB built from template.yaml, and the real
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
+from synapse.search import generations, schema
 
 from infra.gateway import HttpResponse
 from infra.stream_pump import Pump
@@ -18,8 +20,6 @@ from tests.support.clock import movable_clock_fixture as movable_clock_fixture
 from tests.support.index import index_root_fixture as index_root_fixture
 from tests.support.index import pump_fixture as pump_fixture
 from tests.support.settings import configure_fixture as configure_fixture
-
-_ = Path  # the index fixtures need a tmp_path
 
 
 @pytest.fixture
@@ -356,3 +356,46 @@ def test_a_selective_window_list_stops_at_its_read_budget_and_goes_on_from_there
     keys = every_page(api, mind, "/memory", after="2026-03-01", category="project", limit=1)
     # Then every page is short or empty, but the walk finds exactly the two, newest first
     assert keys == ["project_9", "project_2"]
+
+
+# ---------------------------------------------------------------- the index of schema 3
+
+
+def _as_schema_3(generation: Path) -> None:
+    """Rewrite a generation as the index format before the memories' times: no time columns."""
+    db = sqlite3.connect(generation, isolation_level=None)
+    generations.configure(db)
+    for column in schema.EVENT_TIME_COLUMNS:
+        db.execute(f"ALTER TABLE docs DROP COLUMN {column}")
+    db.execute("UPDATE meta SET value = '3' WHERE name = 'schema'")
+    db.close()
+
+
+def test_an_index_of_schema_3_answers_windows_meanwhile_and_is_upgraded_in_place(
+    api: Api, mind: MindHandle, pump: Pump, index_root: Path, movable_clock: MovableClock
+) -> None:
+    # Given a mind whose published index is of schema 3 (no times), with a memory dated in December
+    december = store(api, mind, "party", "Christmas party", occurred_at="2026-12-24")
+    march = store(api, mind, "party_planning", "Party planning")
+    pump.run_once()
+    folder = index_root / mind.id
+    old = generations.current_generation(folder)
+    assert old is not None
+    _as_schema_3(old)
+    # Then a window is still answered right meanwhile (the current record decides for those rows)
+    assert keys_of(get(api, mind, "/memory/search", q="party", after="2026-12-01"), "results") == ["party"]
+    # When the next change of that mind is indexed
+    movable_clock.advance(days=1)
+    store(api, mind, "party_food", "Party food: cake", occurred_at="2026-12-24")
+    pump.run_once()
+    # Then the generation was upgraded in place, and the window holds the old row and the new one
+    assert generations.current_generation(folder) == old
+    db = generations.open_read_only(old)
+    assert schema.schema_of(db) == schema.SCHEMA_VERSION
+    db.close()
+    found = keys_of(get(api, mind, "/memory/search", q="party", after="2026-12-01"), "results")
+    assert sorted(found) == ["party", "party_food"]
+    assert keys_of(get(api, mind, "/memory/search", q="party", before="2026-03-01"), "results") == [
+        "party_planning"
+    ]
+    assert december["id"] != march["id"]

@@ -120,12 +120,18 @@ def add_exact_words(db: sqlite3.Connection) -> None:
 EVENT_TIME_COLUMNS = ("created_at", "occurred_at")
 
 
+def has_event_times(db: sqlite3.Connection) -> bool:
+    """Whether the generation holds the memories' times (one of schema 3 does not until upgraded)."""
+    present = {row[1] for row in db.execute("PRAGMA main.table_info(docs)")}
+    return set(EVENT_TIME_COLUMNS) <= present
+
+
 def add_event_times(db: sqlite3.Connection) -> None:
     """The upgrade step from schema 3: the time columns, empty. Idempotent."""
-    present = {row[1] for row in db.execute("PRAGMA main.table_info(docs)")}
+    if has_event_times(db):
+        return
     for column in EVENT_TIME_COLUMNS:
-        if column not in present:
-            db.execute(f"ALTER TABLE docs ADD COLUMN {column} TEXT")
+        db.execute(f"ALTER TABLE docs ADD COLUMN {column} TEXT")
 
 
 # Upgrades a generation can make to itself, in the batch's own transaction, by the version it is of:
