@@ -399,3 +399,22 @@ def test_an_index_of_schema_3_answers_windows_meanwhile_and_is_upgraded_in_place
         "party_planning"
     ]
     assert december["id"] != march["id"]
+
+
+# ---------------------------------------------------------------- proposals
+
+
+def test_an_agent_moving_a_verified_memorys_event_time_makes_a_proposal(api: Api, mind: MindHandle) -> None:
+    # Given a memory a person wrote (verified), dated
+    memory = store(api, mind, "wedding", "Wedding in Lisbon", occurred_at="2027-06-12")
+    path = f"/memory/{memory['id']}"
+    # When an agent moves its date
+    answer = api.call("PUT", path, json_body={"occurred_at": "2027-06-19"}, **as_agent(mind))
+    # Then it waits for review, and the memory keeps the date the person gave
+    assert answer.status == 202, answer.text
+    proposal = answer.json()["proposal"]
+    assert proposal["proposed"]["occurred_at"] == "2027-06-19"
+    assert ok(api.call("GET", path, **as_agent(mind)))["occurred_at"] == "2027-06-12"
+    # When the person accepts it, Then the memory has the new date
+    accepted = ok(api.call("POST", f"/proposals/{proposal['id']}/accept", **as_user(mind)))
+    assert accepted["memory"]["occurred_at"] == "2027-06-19"

@@ -110,9 +110,10 @@ def demotes(old: Memory, new: Memory) -> bool:
 
 
 def protected_change(old: Memory, new: Memory) -> bool:
-    """What an agent may not do to a verified memory without a person: change its content or tags,
-    or demote it (`demotes`)."""
-    return (new.content, new.tags) != (old.content, old.tags) or demotes(old, new)
+    """What an agent may not do to a verified memory without a person: change its content, tags or
+    event time (when what a person vouched for happened), or demote it (`demotes`)."""
+    changed = (new.content, new.tags, new.occurred_at) != (old.content, old.tags, old.occurred_at)
+    return changed or demotes(old, new)
 
 
 def makes_critical(old: Memory | None, new: Memory) -> bool:
