@@ -54,7 +54,16 @@ def test_a_hundred_items_with_three_invalid_store_ninety_seven_and_name_the_thre
     # And each stored item is summarised as a hook delivery's answer summarises it
     created = body["results"][0]
     assert created["status"] == "created" and created["memory"]["key"] == "fact_0"
-    summary_fields = {"id", "category", "key", "version", "verified", "created_at", "updated_at"}
+    summary_fields = {
+        "id",
+        "category",
+        "key",
+        "version",
+        "verified",
+        "created_at",
+        "updated_at",
+        "occurred_at",
+    }
     assert set(created["memory"]) == summary_fields
 
 

@@ -36,8 +36,19 @@ def rich_mind(api: Api, user: str = "user-1") -> tuple[MindHandle, dict[str, str
         )
     )
     ids: dict[str, str] = {}
-    ids["user"] = ok(api.store(mind, key="home_city", tags=["Home", "city"]), 201)["id"]
-    ids["agent"] = ok(api.store(mind, as_agent=True, key="coffee", content="Drinks flat whites"), 201)["id"]
+    ids["user"] = ok(api.store(mind, key="home_city", tags=["Home", "city"], occurred_at="2026-11-02"), 201)[
+        "id"
+    ]
+    ids["agent"] = ok(
+        api.store(
+            mind,
+            as_agent=True,
+            key="coffee",
+            content="Drinks flat whites",
+            occurred_at="2026-11-03T08:00:00Z",
+        ),
+        201,
+    )["id"]
     ids["vouched"] = ok(
         api.store(mind, as_agent=True, key="tea", content="Likes green tea", tags=["drinks"]), 201
     )["id"]

@@ -24,12 +24,15 @@ export interface RememberInput {
   priority?: Priority;
   confidence?: number;
   expires_at?: string;
+  occurred_at?: string;
 }
 export interface RecallInput {
   query?: string;
   category?: Category[];
   tag?: string;
   max_chars?: number;
+  after?: string;
+  before?: string;
 }
 export interface SearchInput {
   query: string;
@@ -37,6 +40,8 @@ export interface SearchInput {
   category?: Category;
   limit?: number;
   mode?: "hybrid" | "lexical" | "semantic";
+  after?: string;
+  before?: string;
 }
 export interface ForgetInput {
   id?: string;
@@ -74,13 +79,27 @@ export function namingSearchTool(text: string): string {
 /** `recall`: the plain-text recall, the memories most relevant to `query` first. */
 export async function recall(client: Synapse, input: RecallInput): Promise<string> {
   const query = (input.query ?? "").trim().slice(0, RECALL_QUERY_MAX) || undefined;
-  const options = { query, category: input.category, tag: input.tag, maxChars: input.max_chars };
+  const options = {
+    query,
+    category: input.category,
+    tag: input.tag,
+    maxChars: input.max_chars,
+    after: input.after,
+    before: input.before,
+  };
   return namingSearchTool(await client.recall(options));
 }
 
 /** `search`: the results with how much of the question each matched, and how close each is in meaning. */
 export async function search(client: Synapse, input: SearchInput): Promise<Record<string, unknown>> {
-  const options = { tag: input.tag, category: input.category, limit: input.limit ?? 10, mode: input.mode };
+  const options = {
+    tag: input.tag,
+    category: input.category,
+    limit: input.limit ?? 10,
+    mode: input.mode,
+    after: input.after,
+    before: input.before,
+  };
   const found = await client.search(input.query, options);
   const results = found.items.map((hit) => ({
     id: hit.memory.id,
@@ -94,6 +113,7 @@ export async function search(client: Synapse, input: SearchInput): Promise<Recor
     coverage: hit.coverage,
     similarity: hit.similarity,
     updated_at: hit.memory.updated_at,
+    occurred_at: hit.memory.occurred_at,
   }));
   return { terms: found.terms, mode: found.mode, results }; // as REST and /mcp name the list
 }

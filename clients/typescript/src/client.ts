@@ -79,8 +79,19 @@ export interface MemoryFilter extends ListOptions {
   source?: string;
   verified?: boolean;
   includeExpired?: boolean;
+  /** From this date ("2026-12-01", from its start in UTC) or timestamp with a zone on, by event time (occurred_at, else created_at); newest event first. */
+  after?: string;
+  /** Up to this date (its whole day) or timestamp, by event time. */
+  before?: string;
+  /** What changed since this date or timestamp, newest change first. */
+  updatedAfter?: string;
 }
-export interface RecallOptions {
+/** A time window on each memory's occurred_at, else created_at: dates or timestamps with a zone, inclusive. */
+export interface TimeWindow {
+  after?: string;
+  before?: string;
+}
+export interface RecallOptions extends TimeWindow {
   category?: Categories;
   tag?: string;
   limit?: number;
@@ -88,7 +99,7 @@ export interface RecallOptions {
   /** The user's message or the task (≤ 1000 characters): the most relevant memories come right after the critical ones. */
   query?: string;
 }
-export interface ByTagOptions extends ListOptions {
+export interface ByTagOptions extends ListOptions, TimeWindow {
   category?: Categories;
   includeExpired?: boolean;
 }
@@ -98,7 +109,7 @@ export interface ExpiringOptions extends ListOptions {
 }
 /** How a best-match query is ranked: words and meaning fused, words only, meaning only. */
 export type SearchMode = "hybrid" | "lexical" | "semantic";
-export interface SearchOptions extends ListOptions {
+export interface SearchOptions extends ListOptions, TimeWindow {
   tag?: string;
   category?: string;
   priority?: string;
@@ -118,6 +129,8 @@ export interface UpdateFields {
   confidence?: number;
   /** null clears it. */
   expiresAt?: string | null;
+  /** When the event happened or was said (a date or a timestamp with a zone); null clears it. */
+  occurredAt?: string | null;
   /** The version the change is based on (If-Match): a stale one fails with 412. */
   ifMatch?: number;
 }
@@ -177,6 +190,8 @@ function recallParams(options: RecallOptions): Params {
     limit: options.limit,
     max_chars: options.maxChars,
     q: options.query || undefined,
+    after: options.after,
+    before: options.before,
   };
 }
 
@@ -279,14 +294,14 @@ export class Synapse {
     return this.send({ method: "GET", path: `/memory/${escape(memoryId)}`, parse: json<Memory> });
   }
 
-  /** Change some fields (`PUT /memory/{id}`); `expiresAt: null` clears it. */
+  /** Change some fields (`PUT /memory/{id}`); `expiresAt: null` or `occurredAt: null` clears it. */
   update(memoryId: string, fields: UpdateFields): Promise<Memory> {
-    const { ifMatch, expiresAt, ...rest } = fields;
+    const { ifMatch, expiresAt, occurredAt, ...rest } = fields;
     return this.send({
       method: "PUT",
       path: `/memory/${escape(memoryId)}`,
       parse: stored,
-      body: defined({ ...rest, expires_at: expiresAt }),
+      body: defined({ ...rest, expires_at: expiresAt, occurred_at: occurredAt }),
       headers: ifMatch === undefined ? {} : { "If-Match": String(ifMatch) },
     });
   }
@@ -310,6 +325,9 @@ export class Synapse {
       source: filter.source,
       verified: filter.verified,
       include_expired: filter.includeExpired || undefined,
+      after: filter.after,
+      before: filter.before,
+      updated_after: filter.updatedAfter,
       limit: filter.limit,
       cursor: filter.cursor,
     };
@@ -356,6 +374,8 @@ export class Synapse {
       tag,
       category: categories(options.category),
       include_expired: options.includeExpired || undefined,
+      after: options.after,
+      before: options.before,
       limit: options.limit,
       cursor: options.cursor,
     };
@@ -392,6 +412,8 @@ export class Synapse {
       category: options.category,
       priority: options.priority,
       include_expired: options.includeExpired || undefined,
+      after: options.after,
+      before: options.before,
       limit: options.limit,
       cursor: options.cursor,
       mode: options.mode,

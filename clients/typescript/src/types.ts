@@ -33,4 +33,6 @@ export type ProposalDecision = Schemas["Proposed"];
  * a key the server derives one from the content, so the same text again replaces it).
  */
 export type MemoryInput = Pick<MemoryWrite, "content"> &
-  Partial<Pick<MemoryWrite, "category" | "key" | "tags" | "priority" | "confidence" | "expires_at">>;
+  Partial<
+    Pick<MemoryWrite, "category" | "key" | "tags" | "priority" | "confidence" | "expires_at" | "occurred_at">
+  >;

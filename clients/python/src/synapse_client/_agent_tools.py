@@ -20,7 +20,7 @@ RECALL_QUERY_MAX = 1000  # what recall's `query` sends as q (the layer's schema.
 
 def remember(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
     """Content alone is a note whose key the server derives (one derivation for every door)."""
-    optional = {name: a.get(name) for name in ("tags", "priority", "confidence", "expires_at")}
+    optional = {name: a.get(name) for name in ("tags", "priority", "confidence", "expires_at", "occurred_at")}
     memory = client.remember(a.get("category"), a.get("key"), a["content"], **optional)
     shown: dict[str, Any] = memory.model_dump(mode="json")
     if memory.pending_proposal:
@@ -46,7 +46,12 @@ def similar_note(similar: list[dict[str, Any]]) -> str:
 def recall(client: Synapse, a: dict[str, Any]) -> str:
     asked = (a.get("query") or "").strip()[:RECALL_QUERY_MAX] or None
     return client.recall(
-        category=a.get("category"), tag=a.get("tag"), max_chars=a.get("max_chars"), query=asked
+        category=a.get("category"),
+        tag=a.get("tag"),
+        max_chars=a.get("max_chars"),
+        query=asked,
+        after=a.get("after"),
+        before=a.get("before"),
     ).naming(SEARCH_TOOL)
 
 
@@ -57,11 +62,13 @@ def search(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
         category=a.get("category"),
         limit=a.get("limit") or 10,
         mode=a.get("mode"),
+        after=a.get("after"),
+        before=a.get("before"),
     )
     results = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "content": h.memory.content,
          "tags": h.memory.tags, "score": h.score, "matched": h.matched, "coverage": h.coverage,
-         "similarity": h.similarity, "updated_at": h.memory.updated_at}
+         "similarity": h.similarity, "updated_at": h.memory.updated_at, "occurred_at": h.memory.occurred_at}
         for h in found.items
     ]  # fmt: skip
     return {"terms": found.terms, "mode": found.mode, "results": results}  # as REST and /mcp name it

@@ -131,6 +131,8 @@ class Output:
         self.line(f"  {memory.content}")
         if memory.tags:
             self.line(f"  tags: {', '.join(memory.tags)}")
+        if memory.occurred_at:
+            self.line(f"  on: {memory.occurred_at}")
         if memory.expires_at:
             self.line(f"  expires: {memory.expires_at}{' (expired)' if memory.expired else ''}")
 
@@ -169,6 +171,14 @@ def remembered_fields(fields: list[str]) -> tuple[str | None, str | None, str]:
     raise ValueError("remember: give CONTENT alone, or CATEGORY KEY CONTENT (quote content with spaces)")
 
 
+def add_window(parser: argparse.ArgumentParser) -> None:
+    """`--after` / `--before`: a time window on each memory's occurred_at, else when it was stored."""
+    parser.add_argument(
+        "--after", metavar="WHEN", help="from this date (2026-12-01) or timestamp with a zone on"
+    )
+    parser.add_argument("--before", metavar="WHEN", help="up to this date (its whole day) or timestamp")
+
+
 def cmd_remember(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     expires = expiry(args.expires) if args.expires else None
     category, key, content = remembered_fields(args.fields)
@@ -180,6 +190,7 @@ def cmd_remember(client: Synapse, args: argparse.Namespace, out: Output) -> None
         priority=args.priority,
         confidence=args.confidence,
         expires_at=expires,
+        occurred_at=args.occurred_at,
     )
     answer = answered(client, call)
     if out.as_json:  # 202: {"proposal", "memory"}, as the API answered
@@ -197,6 +208,8 @@ def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
         "max_chars": args.max_chars,
         "limit": args.limit,
         "query": args.query,
+        "after": args.after,
+        "before": args.before,
     }
     if out.as_json:
         return out.json(answered(client, ops.recall_json(**options)).body)
@@ -205,7 +218,15 @@ def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
 
 
 def cmd_search(client: Synapse, args: argparse.Namespace, out: Output) -> None:
-    call = ops.search(args.query, tag=args.tag, category=args.category, limit=args.limit, mode=args.mode)
+    call = ops.search(
+        args.query,
+        tag=args.tag,
+        category=args.category,
+        limit=args.limit,
+        mode=args.mode,
+        after=args.after,
+        before=args.before,
+    )
     answer = answered(client, call)
     if out.as_json:  # {"results", "terms", "mode", "next_cursor"}: one page, as the API answered
         return out.json(answer.body)
@@ -534,6 +555,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--priority", choices=PRIORITIES)
     p.add_argument("--confidence", type=float)
     p.add_argument("--expires", help="ISO 8601 timestamp, or from now: 30m, 24h, 7d, 2w")
+    p.add_argument(
+        "--occurred-at",
+        metavar="WHEN",
+        help="when it happened or was said, if not now: a date 2026-12-09, or a timestamp with a zone",
+    )
     p.set_defaults(run=cmd_remember)
 
     p = sub.add_parser("recall", help="print the recall text an agent loads into its context")
@@ -548,6 +574,7 @@ def parser() -> argparse.ArgumentParser:
         help="the user's message or the task (at most 1000 characters): "
         "the memories most relevant to it come right after the critical ones",
     )
+    add_window(p)
     p.set_defaults(run=cmd_recall)
 
     p = sub.add_parser(
@@ -571,6 +598,7 @@ def parser() -> argparse.ArgumentParser:
         choices=("hybrid", "lexical", "semantic"),
         help="hybrid (default): words and meaning; lexical: words only; semantic: meaning only",
     )
+    add_window(p)
     p.set_defaults(run=cmd_search)
 
     for name, run, text in (

@@ -86,20 +86,26 @@ async def remember_many(client: AsyncSynapse, a: dict[str, Any]) -> Any:
 async def recall(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     asked = (a.get("query") or "").strip()[:RECALL_QUERY_MAX] or None
     found = await client.recall(
-        category=a.get("category"), tag=a.get("tag"), max_chars=a.get("max_chars"), query=asked
+        category=a.get("category"),
+        tag=a.get("tag"),
+        max_chars=a.get("max_chars"),
+        query=asked,
+        after=a.get("after"),
+        before=a.get("before"),
     )
     return found.naming(SEARCH_TOOL)
 
 
 async def search(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     found = await client.search(
-        a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit", 10), mode=a.get("mode")
-    )
+        a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit", 10),
+        mode=a.get("mode"), after=a.get("after"), before=a.get("before"),
+    )  # fmt: skip
     results = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "snippet": h.snippet,
          "content": h.memory.content, "tags": h.memory.tags, "score": h.score,
          "matched": h.matched, "coverage": h.coverage, "similarity": h.similarity,
-         "updated_at": h.memory.updated_at}
+         "updated_at": h.memory.updated_at, "occurred_at": h.memory.occurred_at}
         for h in found.items
     ]  # fmt: skip
     return {"terms": found.terms, "mode": found.mode, "results": results}  # as REST and /mcp name it
@@ -116,7 +122,7 @@ def _page(found: Any, name: str) -> dict[str, Any]:
 async def by_tag(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     found = await client.by_tag(
         a["tag"], category=a.get("category"), include_expired=bool(a.get("include_expired", False)),
-        limit=a.get("limit", 20), cursor=a.get("cursor"),
+        after=a.get("after"), before=a.get("before"), limit=a.get("limit", 20), cursor=a.get("cursor"),
     )  # fmt: skip
     return _page(found, "memories")
 

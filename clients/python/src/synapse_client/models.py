@@ -39,6 +39,7 @@ class Memory(Model):
     expired: bool = False
     pending_proposal: str | None = None
     key_derived: bool = False  # the server derived the key from the content (recall leaves it out)
+    occurred_at: str | None = None  # when the event happened: a date, or a UTC timestamp
 
 
 class MindSettings(Model):

@@ -72,11 +72,14 @@ def remember(
     priority: str | None = None,
     confidence: float | None = None,
     expires_at: str | None = None,
+    occurred_at: str | None = None,
 ) -> Call[Memory]:
     """Store a memory (`POST /memory`): created, or replaced when (category, key) exists. An agent's
     change to a verified memory may wait for review instead: then the memory comes back unchanged,
     its `pending_proposal` naming the proposal. `remember(content="…")` alone stores a note whose
-    key the server derives from the content (the same text again replaces it)."""
+    key the server derives from the content (the same text again replaces it). `occurred_at`: when
+    the event happened or was said (a date "2026-12-09", or a timestamp with a zone), if not when it
+    is stored."""
     if content is None:
         raise TypeError("remember: content is required")
     body: dict[str, Any] = {"content": content}
@@ -87,6 +90,7 @@ def remember(
         "priority": priority,
         "confidence": confidence,
         "expires_at": expires_at,
+        "occurred_at": occurred_at,
     }
     body.update({name: value for name, value in optional.items() if value is not None})
     return Call("POST", "/memory", _stored, body=body, idempotent=True)
@@ -120,15 +124,18 @@ def update(
     priority: str | _Unset = UNSET,
     confidence: float | _Unset = UNSET,
     expires_at: str | _Unset | None = UNSET,
+    occurred_at: str | _Unset | None = UNSET,
     if_match: int | None = None,
 ) -> Call[Memory]:
-    """Change some fields (`PUT /memory/{id}`); `expires_at=None` clears it; `if_match` = version."""
+    """Change some fields (`PUT /memory/{id}`); `expires_at=None` or `occurred_at=None` clears it;
+    `if_match` = version."""
     fields = {
         "content": content,
         "tags": tags,
         "priority": priority,
         "confidence": confidence,
         "expires_at": expires_at,
+        "occurred_at": occurred_at,
     }
     body = {name: value for name, value in fields.items() if value is not UNSET}
     headers = {"If-Match": str(if_match)} if if_match is not None else {}
@@ -159,10 +166,15 @@ def list_memories(
     source: str | None = None,
     verified: bool | None = None,
     include_expired: bool = False,
+    after: str | None = None,
+    before: str | None = None,
+    updated_after: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
 ) -> Call[Page[Memory]]:
-    """One page of memories, newest first (`GET /memory`)."""
+    """One page of memories, newest first (`GET /memory`). `after`/`before` (dates or timestamps with
+    a zone, inclusive) select by event time (occurred_at, else created_at), newest event first;
+    `updated_after` lists what changed since, newest change first."""
     params = {
         "category": category,
         "tag": tag,
@@ -170,6 +182,9 @@ def list_memories(
         "source": source,
         "verified": verified,
         "include_expired": include_expired or None,
+        "after": after,
+        "before": before,
+        "updated_after": updated_after,
         "limit": limit,
         "cursor": cursor,
     }
@@ -177,7 +192,13 @@ def list_memories(
 
 
 def _recall_params(
-    category: Categories, tag: str | None, limit: int | None, max_chars: int | None, query: str | None
+    category: Categories,
+    tag: str | None,
+    limit: int | None,
+    max_chars: int | None,
+    query: str | None,
+    after: str | None = None,
+    before: str | None = None,
 ) -> dict[str, Any]:
     return {
         "category": _categories(category),
@@ -185,6 +206,8 @@ def _recall_params(
         "limit": limit,
         "max_chars": max_chars,
         "q": query or None,
+        "after": after,
+        "before": before,
     }
 
 
@@ -195,6 +218,8 @@ def recall(
     limit: int | None = None,
     max_chars: int | None = None,
     query: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
 ) -> Call[RecallText]:
     """The plain-text recall an agent pulls into its context (`GET /memory/recall`). `query`: the
     user's message or the task (at most 1000 characters); the memories most relevant to it come
@@ -203,7 +228,7 @@ def recall(
         "GET",
         "/memory/recall",
         lambda response: RecallText(text=text(response)),
-        params=_recall_params(category, tag, limit, max_chars, query),
+        params=_recall_params(category, tag, limit, max_chars, query, after, before),
     )
 
 
@@ -214,10 +239,12 @@ def recall_json(
     limit: int | None = None,
     max_chars: int | None = None,
     query: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
 ) -> Call[Recall]:
     """Recall's selection as JSON (`GET /memory/recall?format=json`); with `query`, `relevant` lists
     the ids of the memories placed for it."""
-    params = _recall_params(category, tag, limit, max_chars, query) | {"format": "json"}
+    params = _recall_params(category, tag, limit, max_chars, query, after, before) | {"format": "json"}
     return Call("GET", "/memory/recall", model(Recall), params=params)
 
 
@@ -226,14 +253,19 @@ def by_tag(
     *,
     category: Categories = None,
     include_expired: bool = False,
+    after: str | None = None,
+    before: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
 ) -> Call[Page[Memory]]:
-    """Memories carrying a tag, in recall order (`GET /memory/by-tag`)."""
+    """Memories carrying a tag, in recall order (`GET /memory/by-tag`); `after`/`before` as in
+    `list_memories`."""
     params = {
         "tag": tag,
         "category": _categories(category),
         "include_expired": include_expired or None,
+        "after": after,
+        "before": before,
         "limit": limit,
         "cursor": cursor,
     }
@@ -258,6 +290,8 @@ def search(
     limit: int | None = None,
     cursor: str | None = None,
     mode: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
 ) -> Call[SearchPage]:
     """Search by words and meaning, best match first (`GET /memory/search`); new writes show up
     after indexing.
@@ -268,7 +302,9 @@ def search(
     its meaning (and is lexical): "a phrase", prefix*, AND, OR, NOT, parentheses, +required. The
     page's `terms` are the terms the query was read as; each hit's `matched` and `coverage` say how
     much of them it matched, `similarity` how close it is in meaning. `mode`: "hybrid" (the
-    server's default), "lexical" (words only) or "semantic" (meaning only)."""
+    server's default), "lexical" (words only) or "semantic" (meaning only). `after`/`before` (dates
+    or timestamps with a zone, inclusive) keep the memories whose occurred_at, else created_at, falls
+    in the window, filtered inside the index (never after a top-k)."""
     params = {
         "q": query,
         "mode": mode,
@@ -276,6 +312,8 @@ def search(
         "category": category,
         "priority": priority,
         "include_expired": include_expired or None,
+        "after": after,
+        "before": before,
         "limit": limit,
         "cursor": cursor,
     }

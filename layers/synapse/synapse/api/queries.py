@@ -8,6 +8,7 @@ import re
 from datetime import timedelta
 
 from synapse.api.http import Request
+from synapse.core import moments
 from synapse.core.errors import BadRequest
 from synapse.memory.kinds import TAG_MAX_CHARS, Category, Priority, Source
 from synapse.memory.selections import ListFilters, TagQuery
@@ -69,6 +70,31 @@ def parse_within(raw: str | None) -> timedelta:
     return int(found[1]) * WITHIN_UNITS[found[2]]
 
 
+_OFFSET_AS_SPACE = re.compile(r"(T.*[0-9]) ([0-9]{2}(?::?[0-9]{2})?)")  # `+02:00` left unencoded: ` 02:00`
+
+
+def moment_of(request: Request, name: str) -> str | None:
+    """A date or a timestamp with a zone (a `+` offset sent unencoded reads as a space: taken back)."""
+    raw = request.query_one(name)
+    if raw is None:
+        return None
+    raw = raw.strip()
+    raw = _OFFSET_AS_SPACE.sub(r"\1+\2", raw) if "T" in raw else raw
+    try:
+        return moments.parse(raw)
+    except moments.NotAMoment as refused:
+        raise _bad(name, refused.rule, f"{refused.message} (got {raw[:40]!r}).") from None
+
+
+def window_of(request: Request) -> moments.Window:
+    """`after` and `before`, inclusive: a date as `after` from its first moment (UTC), as `before`
+    to its last. `after` later than `before` is a 400: no memory could match."""
+    window = moments.Window.of(moment_of(request, "after"), moment_of(request, "before"))
+    if window.after is not None and window.before is not None and window.after > window.before:
+        raise _bad("after", "order", f"must not be later than before ({window.after} > {window.before}).")
+    return window
+
+
 def recall_query(request: Request) -> RecallQuery:
     shape = request.query_one("format") or "text"
     if shape not in {"text", "json"}:
@@ -80,6 +106,7 @@ def recall_query(request: Request) -> RecallQuery:
         max_chars=request.query_int("max_chars", query.MAX_CHARS, query.MIN_CHARS, query.MAX_CHARS),
         as_json=shape == "json",
         q=recall_focus(request),
+        window=window_of(request),
     )
 
 
@@ -94,7 +121,8 @@ def recall_focus(request: Request) -> str | None:
 def tag_query(request: Request) -> TagQuery:
     tag = tag_of(request, required=True)
     assert tag is not None
-    return TagQuery(tag, categories_of(request), bool(request.query_bool("include_expired", False)))
+    include_expired = bool(request.query_bool("include_expired", False))
+    return TagQuery(tag, categories_of(request), include_expired, window_of(request))
 
 
 def list_filters(request: Request) -> ListFilters:
@@ -106,6 +134,8 @@ def list_filters(request: Request) -> ListFilters:
         source=request.query_choice("source", Source),
         verified=request.query_bool("verified"),
         include_expired=bool(request.query_bool("include_expired", False)),
+        window=window_of(request),
+        updated_after=moment_of(request, "updated_after"),
     )
 
 
@@ -121,4 +151,5 @@ def search_filters(request: Request) -> SearchFilters:
         category=request.query_choice("category", Category),
         priority=request.query_choice("priority", Priority),
         include_expired=bool(request.query_bool("include_expired", False)),
+        window=window_of(request),
     )

@@ -109,6 +109,27 @@ def _tag(raw: str | None) -> str | None:
     return tag
 
 
+def _window(arguments: dict[str, Any]) -> Any:
+    """`after`/`before` as the reads take them (`core.moments.Window`), or a refusal naming the field."""
+    from synapse.core import moments
+
+    bounds: dict[str, str | None] = {}
+    for name in ("after", "before"):
+        raw = arguments.get(name)
+        try:
+            bounds[name] = None if raw is None else moments.parse(raw.strip())
+        except moments.NotAMoment as refused:
+            detail = {"field": name, "rule": refused.rule, "message": refused.message}
+            raise Unprocessable(f"{name}: {refused.message}", details=[detail]) from None
+    window = moments.Window.of(bounds["after"], bounds["before"])
+    if window.after is not None and window.before is not None and window.after > window.before:
+        message = "must not be later than before"
+        raise Unprocessable(
+            f"after: {message}", details=[{"field": "after", "rule": "order", "message": message}]
+        )
+    return window
+
+
 def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.recall import reads as recall_reads
     from synapse.recall.query import MAX_CHARS, MCP_SEARCH_HINT, RecallQuery
@@ -120,6 +141,7 @@ def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
         max_chars=arguments.get("max_chars", MAX_CHARS),
         q=asked or None,
         way_on=MCP_SEARCH_HINT,
+        window=_window(arguments),
     )
     return recall_reads.recall_of(caller.mind_id, query).text
 
@@ -128,14 +150,16 @@ def search(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.search import service
     from synapse.search.filters import Mode, SearchFilters
 
-    filters = SearchFilters(tag=_tag(arguments.get("tag")), category=arguments.get("category"))
+    filters = SearchFilters(
+        tag=_tag(arguments.get("tag")), category=arguments.get("category"), window=_window(arguments)
+    )
     mode = Mode(arguments.get("mode") or Mode.HYBRID.value)
     page = service.search(caller.mind_id, arguments["query"], filters, arguments.get("limit", 10), mode=mode)
     results = [
         {"id": r.memory.id, "category": r.memory.category, "key": r.memory.key, "snippet": r.snippet,
          "content": r.memory.content, "tags": r.memory.tags, "score": r.score,
          "matched": list(r.matched), "coverage": r.coverage, "similarity": r.similarity,
-         "updated_at": r.memory.updated_at}
+         "updated_at": r.memory.updated_at, "occurred_at": r.memory.occurred_at}
         for r in page.results
     ]  # fmt: skip
     return {"terms": page.terms, "mode": page.mode, "results": results}  # as REST names the list
@@ -154,7 +178,7 @@ def by_tag(caller: Caller, arguments: dict[str, Any]) -> Result:
     tag = _tag(arguments["tag"])
     assert tag is not None
     categories = frozenset(arguments.get("category") or ()) or None
-    query = TagQuery(tag, categories, bool(arguments.get("include_expired", False)))
+    query = TagQuery(tag, categories, bool(arguments.get("include_expired", False)), _window(arguments))
     page = reads.by_tag(caller.mind_id, query, arguments.get("limit", 20), arguments.get("cursor"))
     return {"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor}
 

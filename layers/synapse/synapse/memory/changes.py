@@ -40,6 +40,7 @@ class WriteFields(Protocol):
     def expires_at(self) -> str | None: ...
     @property
     def key_derived(self) -> bool: ...
+    def occurred_at(self) -> str | None: ...
 
 
 class PatchFields(Protocol):
@@ -89,6 +90,7 @@ def new_memory(
         verified=vouched(source, vouches),
         confidence=write.confidence if write.confidence is not None else DEFAULT_CONFIDENCE[source],
         expires_at=write.expires_at,
+        occurred_at=write.occurred_at,
         created_at=stamp,
         updated_at=stamp,
         version=1,
@@ -110,9 +112,10 @@ def demotes(old: Memory, new: Memory) -> bool:
 
 
 def protected_change(old: Memory, new: Memory) -> bool:
-    """What an agent may not do to a verified memory without a person: change its content or tags,
-    or demote it (`demotes`)."""
-    return (new.content, new.tags) != (old.content, old.tags) or demotes(old, new)
+    """What an agent may not do to a verified memory without a person: change its content, tags or
+    event time (when what a person vouched for happened), or demote it (`demotes`)."""
+    changed = (new.content, new.tags, new.occurred_at) != (old.content, old.tags, old.occurred_at)
+    return changed or demotes(old, new)
 
 
 def makes_critical(old: Memory | None, new: Memory) -> bool:
@@ -191,7 +194,7 @@ def patched(
     for field in EDITABLE_FIELDS:
         if field not in sent:
             continue
-        value = getattr(patch, field)  # None only for expires_at: the body refuses any other null
+        value = getattr(patch, field)  # None only for expires_at, occurred_at: the body refuses other nulls
         changes[field] = value.value if isinstance(value, StrEnum) else value
     return _after_change(old, old._replace(**changes), source, at, vouches, by)
 

@@ -20,7 +20,7 @@ TAG_MAX_CHARS = 64
 NAME_MAX_CHARS = 100
 LABEL_MAX_CHARS = 100
 # What a write may change after creation (category and key are immutable; the rest is stamped).
-EDITABLE_FIELDS = ("content", "tags", "priority", "confidence", "expires_at")
+EDITABLE_FIELDS = ("content", "tags", "priority", "confidence", "expires_at", "occurred_at")
 
 
 class Category(StrEnum):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from synapse.core import clock
+from synapse.core import clock, moments
 from synapse.core.validation import Body, Invalid, Rule, accepts, trimmed_text, trimmed_text_pattern
 from synapse.memory import keys
 from synapse.memory.kinds import (
@@ -81,6 +81,15 @@ def _check_expires_at(value: str | None) -> str | None:
         raise Invalid("range", "must fall between the years 1 and 9999 in UTC") from None
 
 
+def _check_occurred_at(value: str) -> str:
+    """A date stays a date; a timestamp must carry a zone and is stored in UTC. Past and future
+    are both allowed: a memory may be about something that will happen (an appointment)."""
+    try:
+        return moments.parse(value)
+    except moments.NotAMoment as refused:
+        raise Invalid(refused.rule, refused.message) from None
+
+
 EXPIRY_GRACE = timedelta(seconds=60)
 """How far in the past a write's `expires_at` still counts as now: a client whose clock runs a
 little behind the service's can still expire a memory at once (SPEC's "expire now")."""
@@ -149,6 +158,17 @@ EXPIRES_AT = Rule(
         ),
     },
 )
+OCCURRED_AT = Rule(
+    check=_check_occurred_at,
+    schema={
+        "anyOf": [{"format": "date"}, {"format": "date-time"}],
+        "description": (
+            "When the event happened or was said, apart from when it was stored: a date YYYY-MM-DD "
+            "(kept as a date) or an ISO 8601 timestamp with a time zone (stored in UTC). Past or future. "
+            "Reads' after/before use it, and created_at where it is null."
+        ),
+    },
+)
 # A stored moment, past ones too: what a proposal made by a write holds when it is later accepted.
 EXPIRES_AT_STORED = Rule(check=_check_expires_at, schema=EXPIRES_AT.schema)
 CATEGORY, PRIORITY, SOURCE = Rule(choices=Category), Rule(choices=Priority), Rule(choices=Source)
@@ -166,6 +186,7 @@ class MemoryWrite(Body):
     priority: Priority = accepts(PRIORITY, default=Priority.NORMAL)
     confidence: float | None = accepts(CONFIDENCE, default=None)
     expires_at: str | None = accepts(EXPIRES_AT, default=None)
+    occurred_at: str | None = accepts(OCCURRED_AT, default=None)
     source: Source | None = accepts(SOURCE, default=None)
 
     def __init__(self, **values: Any) -> None:
@@ -183,13 +204,15 @@ class MemoryWrite(Body):
 
 
 class MemoryPatch(Body):
-    """The body of `PUT /memory/{id}`: fields left out stay; `expires_at: null` clears."""
+    """The body of `PUT /memory/{id}`: fields left out stay; `expires_at: null` and
+    `occurred_at: null` clear."""
 
     content: str | None = accepts(CONTENT, default=None, nullable=False)
     tags: list[str] | None = accepts(TAGS, default=None, nullable=False)
     priority: Priority | None = accepts(PRIORITY, default=None, nullable=False)
     confidence: float | None = accepts(CONFIDENCE, default=None, nullable=False)
     expires_at: str | None = accepts(EXPIRES_AT, default=None)
+    occurred_at: str | None = accepts(OCCURRED_AT, default=None)
     category: Category | None = accepts(CATEGORY, default=None)
     key: str | None = accepts(KEY, default=None)
     source: Source | None = accepts(SOURCE, default=None)

@@ -314,6 +314,8 @@ def accepted(current: Memory, proposed: dict[str, Any], user_id: str, at: dateti
         priority=str(proposed["priority"]),
         confidence=float(proposed["confidence"]),
         expires_at=proposed.get("expires_at"),
+        # a proposal made before occurred_at existed does not name it: it keeps the memory's
+        occurred_at=proposed.get("occurred_at", current.occurred_at),
         pending_proposal=None,
     )
     return verified(taken, user_id, at)

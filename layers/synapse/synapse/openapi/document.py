@@ -49,6 +49,7 @@ from synapse.openapi.parts import (
     STRING,
     TAG,
     TEXT,
+    WINDOW,
     WITHIN,
     Op,
     Param,
@@ -219,7 +220,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "memory",
         "either",
         {200: S.MemoryPage},
-        params=(replace(TAG, required=True), CATEGORIES, INCLUDE_EXPIRED, *PAGE),
+        params=(replace(TAG, required=True), CATEGORIES, INCLUDE_EXPIRED, *WINDOW, *PAGE),
     ),
     ("GET", "/memory/expiring"): Op(
         "listExpiring",

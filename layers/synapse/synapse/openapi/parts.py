@@ -125,6 +125,12 @@ IDEMPOTENCY = Param(
     {"type": "string", "pattern": f"^[\\x21-\\x7e]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}$"},
     f"1-{IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters; a replay within 24 h gets the first answer.",
 )
+MOMENT = {"type": "string", "anyOf": [{"format": "date"}, {"format": "date-time"}]}  # core.moments
+_ON = "on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone"
+WINDOW = (
+    query("after", MOMENT, f"From this time on (inclusive), {_ON}. Later than `before`: 400."),
+    query("before", MOMENT, f"Up to this time (inclusive), {_ON}."),
+)
 LIST_FILTERS = (
     query("category", enum(Category)),
     query("tag", STRING),
@@ -136,6 +142,8 @@ LIST_FILTERS = (
         "false: what waits for review, an app's private memories (app:private) left out unless `tag` asks.",
     ),
     INCLUDE_EXPIRED,
+    *WINDOW,
+    query("updated_after", MOMENT, "What changed since (a date: from its start, UTC), newest change first."),
 )
 RECALL = (
     CATEGORIES,
@@ -148,6 +156,7 @@ RECALL = (
         {"type": "string", "maxLength": 4_000},
         "The user's message or the task: the memories most relevant to it follow the critical ones.",
     ),
+    *WINDOW,
 )
 # A query needs a letter or a digit to search for (else a 400): `[^\W_]` is str.isalnum() in Python's
 # regex dialect, and ASCII letters and digits in ECMA's, a part of that.
@@ -170,6 +179,7 @@ SEARCH = (
         "hybrid (default): words and meaning fused; lexical: words only; semantic: meaning only. "
         "Explicit syntax is lexical.",
     ),
+    *WINDOW,
 )
 SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "user": [{"jwt": []}],

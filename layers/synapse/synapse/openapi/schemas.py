@@ -114,6 +114,7 @@ class ProposedFields(_Answer):
     priority: str
     confidence: float
     expires_at: str | None
+    occurred_at: str | None = None
 
 
 class Proposal(_Answer):
@@ -224,6 +225,7 @@ class StoredSummary(_Answer):
     verified: bool
     created_at: str
     updated_at: str
+    occurred_at: str | None = Field(default=None, description="As stored: a date, or a UTC timestamp.")
 
 
 class ItemError(_Answer):

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
-from synapse.core import clock
+from synapse.core import clock, moments
 from synapse.core.errors import Unprocessable
 from synapse.core.ids import looks_like_id
 from synapse.core.validation import Broken, Rule
@@ -74,19 +74,18 @@ class _Line:
         self.stamp(value, field, optional=True)
         return value if isinstance(value, str) else None
 
-    def occurred(self, value: Any, field: str) -> None:
-        """When a memory's event happened: a date (`YYYY-MM-DD`) or a UTC timestamp, or null."""
+    def occurred(self, value: Any, field: str) -> str | None:
+        """An `occurred_at`: a date, or a timestamp as the service writes them, or null."""
         if value is None:
-            return
+            return None
         try:
-            fits = isinstance(value, str) and (
-                (len(value) == 10 and date.fromisoformat(value).isoformat() == value)
-                or (value.endswith("Z") and clock.from_iso(value) is not None)
-            )
-        except (ValueError, OverflowError):
+            fits = isinstance(value, str) and moments.parse(value) == value
+        except moments.NotAMoment:
             fits = False
         if not fits:
-            raise self.refuse(field, "format", "must be a date (YYYY-MM-DD) or a UTC timestamp")
+            stored_as = "must be a date YYYY-MM-DD or a timestamp as the service writes them"
+            raise self.refuse(field, "format", stored_as)
+        return str(value)
 
     def identifier(self, prefix: str, value: Any, field: str, optional: bool = False) -> None:
         if value is None and optional:
@@ -210,12 +209,12 @@ def memory(mind_id: str, body: Any, n: int, prefix: str = "memory.") -> Memory:
         line.stamp(body.get(name), name)
     for name in ("expires_at", "verified_at"):  # a past expiry is kept: backups hold expired memories
         line.stamp(body.get(name), name, optional=True)
+    line.occurred(body.get("occurred_at"), "occurred_at")
     line.identifier("prop_", body.get("pending_proposal"), "pending_proposal", optional=True)
     line.identifier("mem_", body.get("superseded_by"), "superseded_by", optional=True)
     line.stamp(body.get("superseded_at"), "superseded_at", optional=True)
     if (body.get("superseded_by") is None) != (body.get("superseded_at") is None):
         raise line.refuse("superseded_at", "pair", "comes with superseded_by, and only with it")
-    line.occurred(body.get("occurred_at"), "occurred_at")
     if body.get("key_derived") is not None and not isinstance(body["key_derived"], bool):
         raise line.refuse("key_derived", "type", "must be true or false")
     return memory_from_item({**body, "tags": tags, "confidence": confidence, "mind_id": mind_id})
@@ -267,6 +266,7 @@ def _proposed(line: _Line, proposed: Any) -> dict[str, Any]:
         "priority": lambda value, field: str(line.by_rule(PRIORITY, value, field)),
         "confidence": lambda value, field: line.by_rule(CONFIDENCE, value, field),
         "expires_at": line.expiry,
+        "occurred_at": line.occurred,
     }
     return {name: rules[name](proposed.get(name), f"proposed.{name}") for name in EDITABLE_FIELDS}
 

@@ -7,6 +7,8 @@ the text: the list, by-tag, expiring and search handlers, which parse their quer
 
 from typing import NamedTuple
 
+from synapse.core.moments import Window
+
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 # 400,000 characters keep the answer under Lambda's 6 MB response limit in any script.
@@ -30,3 +32,4 @@ class RecallQuery(NamedTuple):
     as_json: bool = False
     q: str | None = None  # the user's message or the task: the memories relevant to it come first
     way_on: str = SEARCH_HINT  # what the left-out line names: REST's route, MCP's tool
+    window: Window = Window()  # after/before: only memories whose time falls in it

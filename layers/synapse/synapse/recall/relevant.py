@@ -35,7 +35,7 @@ def relevant_memories(mind_id: str, query: RecallQuery) -> list[Memory]:
     from synapse.search.query import MAX_QUERY_CHARS
 
     one_category = next(iter(query.categories)) if query.categories and len(query.categories) == 1 else None
-    filters = SearchFilters(tag=query.tag, category=one_category)
+    filters = SearchFilters(tag=query.tag, category=one_category, window=query.window)
     wanted = MAX_RELEVANT if one_category or not query.categories else 3 * MAX_RELEVANT
     try:
         page = service.search(mind_id, _searched_part(query.q, MAX_QUERY_CHARS), filters, wanted)

@@ -8,6 +8,7 @@ The text, every line ending in a newline:
     [001] <category> (<PRIORITY>) [verified|unverified]
       <key>                                     (left out when derived from the content)
       <content, each line indented two spaces>
+      On: <date>                     (with an occurred_at: 2026-12-09, or 2026-12-09 14:30 UTC)
       Tags: <tag>, <tag>                        (left out when there are none)
       (change proposed by an agent, pending review)   (only while an agent's proposal waits)
     <blank>
@@ -16,7 +17,8 @@ The text, every line ending in a newline:
     Low priority, not shown in full (<L>): <key>, <key>, …
     <K> more memories left out; GET /memory/search finds them.   (over MCP: the search tool)
 
-`N`, `X`, `Y` count the active (unexpired) memories that match the filters, shown or not.
+`N`, `X`, `Y` count the active (unexpired) memories that match the filters, shown or not (but
+`after`/`before`: the counters know no time, so the header counts the selection without its window).
 Content is split on every line break Unicode knows (`str.splitlines`) and each line indented,
 so no content, tag or mind name can forge an unindented line such as a fake entry.
 
@@ -65,12 +67,21 @@ def header(name: str, total: int, verified: int) -> str:
     return f"Mind: {_one_line(name)}\nMemories: {counts}\n"
 
 
+def event_date(occurred_at: str) -> str:
+    """An occurred_at as the `On:` line shows it: a date as is, a timestamp to the minute in UTC."""
+    if len(occurred_at) <= len("2026-12-09"):
+        return occurred_at
+    return f"{occurred_at[:10]} {occurred_at[11:16]} UTC"
+
+
 def entry(number: int, memory: Memory) -> str:
     state = "verified" if memory.verified else "unverified"
     lines = [f"[{number:03d}] {memory.category} ({memory.priority.upper()}) [{state}]"]
     if not memory.key_derived:  # a key derived from the content would only repeat its first words
         lines.append(f"  {memory.key}")
     lines += [f"  {line}" for line in (memory.content.splitlines() or [""])]
+    if memory.occurred_at:
+        lines.append(f"  On: {event_date(memory.occurred_at)}")
     if memory.tags:
         lines.append("  Tags: " + ", ".join(_one_line(tag) for tag in memory.tags))
     if memory.pending_proposal:

@@ -22,6 +22,8 @@ class Doc(NamedTuple):
     updated_at: str
     expires_at: str | None
     version: int
+    created_at: str | None = None  # None only in a row indexed before schema 4
+    occurred_at: str | None = None
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> "Doc":
@@ -38,6 +40,8 @@ class Doc(NamedTuple):
                 updated_at=str(item["updated_at"]),
                 expires_at=str(item["expires_at"]) if item.get("expires_at") else None,
                 version=int(item["version"]),
+                created_at=str(item["created_at"]) if item.get("created_at") else None,
+                occurred_at=str(item["occurred_at"]) if item.get("occurred_at") else None,
             )
         except (KeyError, TypeError, ValueError) as error:
             raise Unindexable(f"not a memory item: {error!r}") from None

@@ -116,8 +116,7 @@ def _semantic_rows(
 
     if not len(sims):
         return []
-    narrowed = filters.tag is not None or filters.category is not None or filters.priority is not None
-    take = min(len(sims), wanted * (8 if narrowed else 2))
+    take = min(len(sims), wanted * (8 if filters.narrowed else 2))
     where, params = filters.sql(now)
     while True:
         top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))

@@ -19,7 +19,7 @@ REBUILD_OVERLAP_SECONDS = 30.0
 _CARRIED_SQL = (
     "SELECT o.id, o.version, o.deleted, o.category, o.key, o.priority, o.updated_at, o.expires_at,"
     " coalesce(f.raw_content, f.content),"
-    " (SELECT group_concat(t.tag, char(31)) FROM old.doc_tags t WHERE t.rowid = o.rowid)"
+    " (SELECT group_concat(t.tag, char(31)) FROM old.doc_tags t WHERE t.rowid = o.rowid), {times}"
     " FROM old.docs o LEFT JOIN old.fts f ON f.rowid = o.rowid"
     " LEFT JOIN main.docs n ON n.id = o.id"
     " WHERE (n.id IS NULL AND (o.deleted = 1 OR o.updated_at >= ?))"
@@ -43,6 +43,8 @@ class _Carried(NamedTuple):
     expires_at: str | None
     content: str | None  # the original text
     tags: str | None  # joined by \x1f
+    created_at: str | None  # None from a generation older than schema 4
+    occurred_at: str | None
 
     def change(self, mind_id: str) -> Change:
         if self.deleted:
@@ -58,6 +60,8 @@ class _Carried(NamedTuple):
             updated_at=self.updated_at,
             expires_at=self.expires_at,
             version=self.version,
+            created_at=self.created_at,
+            occurred_at=self.occurred_at,
         )
         return Change.upsert(doc)
 
@@ -121,7 +125,10 @@ def _memory_items(mind_id: str) -> Iterator[dict[str, Any]]:
 
 
 def _carried_rows(db: sqlite3.Connection, started_iso: str) -> list[_Carried]:
-    return list(map(_Carried._make, db.execute(_CARRIED_SQL, (started_iso,))))
+    old_columns = {row[1] for row in db.execute("PRAGMA old.table_info(docs)")}
+    has_times = set(schema.EVENT_TIME_COLUMNS) <= old_columns
+    times = "o.created_at, o.occurred_at" if has_times else "NULL, NULL"  # an older generation's rows
+    return list(map(_Carried._make, db.execute(_CARRIED_SQL.format(times=times), (started_iso,))))
 
 
 def _carry(db: sqlite3.Connection, mind_id: str, row: _Carried) -> bool:

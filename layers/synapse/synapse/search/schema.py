@@ -19,8 +19,9 @@ from synapse.search.folding import fold
 # The index format: a generation of another version is upgraded by the next batch that writes its
 # mind (`writer`: in place where `IN_PLACE_UPGRADES` knows how, else rebuilt from the table), while
 # searches go on reading it. 2: the porter tokenizer (stemming); 3: the words as written beside the
-# stems (`fts_exact`, below).
-SCHEMA_VERSION = "3"
+# stems (`fts_exact`, below); 4: each memory's times (`docs.created_at`, `docs.occurred_at`) for the
+# after/before filters (`filters`).
+SCHEMA_VERSION = "4"
 # A tombstone (a removed memory's row, `updated_at` = when it was applied) guards against replays of
 # the memory's older records; the stream keeps a record 24 hours and a memory id never returns, so
 # after two days there is nothing left to guard against and it is dropped at the next publish.
@@ -43,7 +44,9 @@ CREATE TABLE docs (
     priority TEXT,
     priority_rank INTEGER,
     updated_at TEXT,
-    expires_at TEXT
+    expires_at TEXT,
+    created_at TEXT,
+    occurred_at TEXT
 );
 CREATE TABLE doc_tags (tag TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (tag, rowid)) WITHOUT ROWID;
 CREATE INDEX doc_tags_by_doc ON doc_tags (rowid);
@@ -109,10 +112,33 @@ def add_exact_words(db: sqlite3.Connection) -> None:
     )
 
 
+# ---------------------------------------------------------------- the memories' times (schema 4)
+# `after`/`before` select on occurred_at, else created_at, inside the candidate SQL (`filters`). A
+# generation of schema 3 gains the columns empty: its rows learn their times as their memories are
+# written again (or the index is rebuilt); until then the filter lets them through to `keeps`, which
+# decides on the current record.
+EVENT_TIME_COLUMNS = ("created_at", "occurred_at")
+
+
+def has_event_times(db: sqlite3.Connection) -> bool:
+    """Whether the generation holds the memories' times (one of schema 3 does not until upgraded)."""
+    present = {row[1] for row in db.execute("PRAGMA main.table_info(docs)")}
+    return set(EVENT_TIME_COLUMNS) <= present
+
+
+def add_event_times(db: sqlite3.Connection) -> None:
+    """The upgrade step from schema 3: the time columns, empty. Idempotent."""
+    if has_event_times(db):
+        return
+    for column in EVENT_TIME_COLUMNS:
+        db.execute(f"ALTER TABLE docs ADD COLUMN {column} TEXT")
+
+
 # Upgrades a generation can make to itself, in the batch's own transaction, by the version it is of:
 # no read of the table. A version not named here is rebuilt from the table (`rebuild.upgrade_into`).
 IN_PLACE_UPGRADES: dict[str, tuple[Callable[[sqlite3.Connection], None], ...]] = {
-    "2": (add_exact_words,),
+    "2": (add_exact_words, add_event_times),
+    "3": (add_event_times,),
 }
 
 
@@ -193,7 +219,8 @@ def _remove(db: sqlite3.Connection, change: Change, indexed: _Indexed | None) ->
     vectors.remove(db, change.memory_id)
     db.execute(
         "UPDATE docs SET version = ?, deleted = 1, category = NULL, key = NULL, priority = NULL,"
-        " priority_rank = NULL, updated_at = ?, expires_at = NULL WHERE rowid = ?",
+        " priority_rank = NULL, updated_at = ?, expires_at = NULL, created_at = NULL, occurred_at = NULL"
+        " WHERE rowid = ?",
         (change.version, removed_at, indexed.rowid),
     )
     return True
@@ -210,11 +237,13 @@ def _upsert(db: sqlite3.Connection, doc: Doc, indexed: _Indexed | None) -> bool:
         doc.priority_rank,
         doc.updated_at,
         doc.expires_at,
+        doc.created_at,
+        doc.occurred_at,
     )
     if indexed is None:
         rowid = db.execute(
-            "INSERT INTO docs (version, category, key, priority, priority_rank, updated_at, expires_at, id)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO docs (version, category, key, priority, priority_rank, updated_at, expires_at,"
+            " created_at, occurred_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*fields, doc.id),
         ).lastrowid
         assert rowid is not None
@@ -223,7 +252,7 @@ def _upsert(db: sqlite3.Connection, doc: Doc, indexed: _Indexed | None) -> bool:
         _drop_indexed(db, rowid)
         db.execute(
             "UPDATE docs SET version = ?, category = ?, key = ?, priority = ?, priority_rank = ?,"
-            " updated_at = ?, expires_at = ?, deleted = 0 WHERE rowid = ?",
+            " updated_at = ?, expires_at = ?, created_at = ?, occurred_at = ?, deleted = 0 WHERE rowid = ?",
             (*fields, rowid),
         )
     _index_text(db, rowid, doc)

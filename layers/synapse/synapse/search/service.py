@@ -5,6 +5,7 @@ import json
 from typing import Any, NamedTuple
 
 from synapse.core import clock
+from synapse.core.moments import Window
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
 from synapse.search import fusion, vectors
@@ -12,6 +13,7 @@ from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
 from synapse.search.ranking import Hit
 from synapse.search.readers import reader
+from synapse.search.schema import has_event_times
 from synapse.storage import cursor, tables
 
 MAX_OFFSET = 10_000
@@ -69,6 +71,8 @@ def hydrate(mind_id: str, hits: list[Hit]) -> dict[str, Memory]:
 def _scope(raw_query: str, filters: SearchFilters, mode: Mode = Mode.HYBRID) -> str:
     """What a cursor is bound to: the same query, filters and mode, or it is refused."""
     fields: list[Any] = [raw_query, filters.tag, filters.category, filters.priority, filters.include_expired]
+    if filters.window.given:
+        fields.append(filters.window.scope())
     if mode is not Mode.HYBRID:
         fields.append(mode.value)
     text = json.dumps(fields)
@@ -108,13 +112,18 @@ def search(
     semantic = fusion.semantic_applies(query, raw_query or "", mode)
     question = vectors.question_vector(raw_query or "") if semantic else None
     now = clock.to_iso(clock.now())
+    # An index of schema 3 (before its next batch upgrades it) holds no times: its candidates are
+    # read without the window, which `keeps` then applies to the current records.
+    in_index = filters
+    if filters.window.given and not has_event_times(db):
+        in_index = filters._replace(window=Window())
     results: list[Result] = []
     position = offset
     more = False
     used = Mode.LEXICAL
     for _ in range(4):  # bounded: a badly stale index costs a few rounds, never a scan
         scored, more = fusion.hybrid_hits(
-            db, query, question, filters, limit - len(results), position, now, mode
+            db, query, question, in_index, limit - len(results), position, now, mode
         )
         hits = [s.hit for s in scored]
         current = hydrate(mind_id, hits) if hits else {}

@@ -81,6 +81,7 @@ def _summary(stored: store.Stored) -> dict[str, Any]:
         "verified": memory.verified,
         "created_at": memory.created_at,
         "updated_at": memory.updated_at,
+        "occurred_at": memory.occurred_at,  # as stored: the sender may have sent another zone
     }
 
 
