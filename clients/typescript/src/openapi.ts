@@ -1677,6 +1677,24 @@ export interface components {
              */
             pending_proposal: string | null;
             /**
+             * Occurred At
+             * @description When it happened: YYYY-MM-DD or a timestamp.
+             * @default null
+             */
+            occurred_at: string | null;
+            /**
+             * Superseded By
+             * @description The memory that replaced it.
+             * @default null
+             */
+            superseded_by: string | null;
+            /**
+             * Superseded At
+             * @description When it was replaced.
+             * @default null
+             */
+            superseded_at: string | null;
+            /**
              * Key Derived
              * @description The server derived the key from the content.
              * @default false
@@ -1705,7 +1723,10 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description The body of `PUT /memory/{id}`: fields left out stay; `expires_at: null` clears. */
+        /**
+         * @description The body of `PUT /memory/{id}`: fields left out stay; `expires_at: null` and
+         *     `occurred_at: null` clear.
+         */
         MemoryPatch: {
             /** @description At most 32768 bytes of UTF-8. */
             content?: string;
@@ -1718,6 +1739,11 @@ export interface components {
              * @default null
              */
             expires_at: string | null;
+            /**
+             * @description When the event happened or was said, apart from when it was stored: a date YYYY-MM-DD (kept as a date) or an ISO 8601 timestamp with a time zone (stored in UTC). Past or future. Reads' after/before use it, and created_at where it is null.
+             * @default null
+             */
+            occurred_at: (string | unknown | unknown) | null;
             /** @default null */
             category: components["schemas"]["Category"] | null;
             /** @default null */
@@ -1748,6 +1774,11 @@ export interface components {
              * @default null
              */
             expires_at: string | null;
+            /**
+             * @description When the event happened or was said, apart from when it was stored: a date YYYY-MM-DD (kept as a date) or an ISO 8601 timestamp with a time zone (stored in UTC). Past or future. Reads' after/before use it, and created_at where it is null.
+             * @default null
+             */
+            occurred_at: (string | unknown | unknown) | null;
             /** @default null */
             source: components["schemas"]["Source"] | null;
         };
@@ -2035,6 +2066,11 @@ export interface components {
             confidence: number;
             /** Expires At */
             expires_at: string | null;
+            /**
+             * Occurred At
+             * @default null
+             */
+            occurred_at: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -2354,6 +2390,24 @@ export interface components {
              */
             pending_proposal: string | null;
             /**
+             * Occurred At
+             * @description When it happened: YYYY-MM-DD or a timestamp.
+             * @default null
+             */
+            occurred_at: string | null;
+            /**
+             * Superseded By
+             * @description The memory that replaced it.
+             * @default null
+             */
+            superseded_by: string | null;
+            /**
+             * Superseded At
+             * @description When it was replaced.
+             * @default null
+             */
+            superseded_at: string | null;
+            /**
              * Key Derived
              * @description The server derived the key from the content.
              * @default false
@@ -2386,6 +2440,12 @@ export interface components {
             created_at: string;
             /** Updated At */
             updated_at: string;
+            /**
+             * Occurred At
+             * @description As stored: a date, or a UTC timestamp.
+             * @default null
+             */
+            occurred_at: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -3508,6 +3568,12 @@ export interface operations {
                 verified?: boolean;
                 /** @description Include expired memories. */
                 include_expired?: boolean;
+                /** @description From this time on (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. Later than `before`: 400. */
+                after?: string | unknown | unknown;
+                /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
+                before?: string | unknown | unknown;
+                /** @description What changed since (a date: from its start, UTC), newest change first. */
+                updated_after?: string | unknown | unknown;
                 /** @description Page size (default 20). */
                 limit?: number;
                 /** @description The previous page's next_cursor, as it came (any other is a 400). */
@@ -4791,6 +4857,10 @@ export interface operations {
                 format?: "text" | "json";
                 /** @description The user's message or the task: the memories most relevant to it follow the critical ones. */
                 q?: string;
+                /** @description From this time on (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. Later than `before`: 400. */
+                after?: string | unknown | unknown;
+                /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
+                before?: string | unknown | unknown;
                 /** @description Same as X-Mind-Id. */
                 mind_id?: string;
             };
@@ -4882,6 +4952,10 @@ export interface operations {
                 category?: ("identity" | "preference" | "fact" | "project" | "skill" | "mistake" | "context" | "note")[];
                 /** @description Include expired memories. */
                 include_expired?: boolean;
+                /** @description From this time on (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. Later than `before`: 400. */
+                after?: string | unknown | unknown;
+                /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
+                before?: string | unknown | unknown;
                 /** @description Page size (default 20). */
                 limit?: number;
                 /** @description The previous page's next_cursor, as it came (any other is a 400). */
@@ -5051,6 +5125,10 @@ export interface operations {
                 include_expired?: boolean;
                 /** @description hybrid (default): words and meaning fused; lexical: words only; semantic: meaning only. Explicit syntax is lexical. */
                 mode?: "hybrid" | "lexical" | "semantic";
+                /** @description From this time on (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. Later than `before`: 400. */
+                after?: string | unknown | unknown;
+                /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
+                before?: string | unknown | unknown;
                 /** @description Page size (default 20). */
                 limit?: number;
                 /** @description The previous page's next_cursor, as it came (any other is a 400). */
