@@ -94,7 +94,17 @@ def recall_focus(request: Request) -> str | None:
 def tag_query(request: Request) -> TagQuery:
     tag = tag_of(request, required=True)
     assert tag is not None
-    return TagQuery(tag, categories_of(request), bool(request.query_bool("include_expired", False)))
+    return TagQuery(
+        tag,
+        categories_of(request),
+        bool(request.query_bool("include_expired", False)),
+        include_superseded(request),
+    )
+
+
+def include_superseded(request: Request) -> bool:
+    """`include_superseded`: also the memories a newer one replaced (marked `superseded_by`)."""
+    return bool(request.query_bool("include_superseded", False))
 
 
 def list_filters(request: Request) -> ListFilters:
@@ -106,6 +116,7 @@ def list_filters(request: Request) -> ListFilters:
         source=request.query_choice("source", Source),
         verified=request.query_bool("verified"),
         include_expired=bool(request.query_bool("include_expired", False)),
+        include_superseded=include_superseded(request) or None,
     )
 
 
@@ -121,4 +132,5 @@ def search_filters(request: Request) -> SearchFilters:
         category=request.query_choice("category", Category),
         priority=request.query_choice("priority", Priority),
         include_expired=bool(request.query_bool("include_expired", False)),
+        include_superseded=include_superseded(request),
     )

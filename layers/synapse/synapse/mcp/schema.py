@@ -45,10 +45,11 @@ are; agents default to 0.7). expires_at: a future ISO 8601 timestamp with a time
 2030-06-30T18:00:00Z (a past one is refused) — set it for session or task context so it drops out
 of recall by itself.
 Returns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory
-a person verified may come back as a proposal awaiting their review. When the mind already holds a
-memory saying nearly the same under another key, the answer lists it in `similar` and says so:
-update that memory (remember with its category and key) and forget the extra one, rather than keep
-two versions of a fact."""
+a person verified may come back as a proposal awaiting their review. When the mind already holds
+memories this one may replace, the answer lists them in `similar` (relation `repeat`: says the same;
+`related`: the same subject, perhaps an older value) and says what to do. When a new fact replaces
+an older one ("now works at Globex" after "works at Acme"), pass the older memory's id in
+`supersedes`: it is kept, marked replaced, and drops out of recall and search."""
 
 REMEMBER_MANY = """\
 Store up to 100 memories at once, each exactly as `remember` stores one (content alone works).
@@ -84,7 +85,8 @@ memories are left out unless include_expired is true. Pass next_cursor back as c
 UPDATE = """\
 Change some fields of one memory by its id; fields left out stay as they are, expires_at null
 clears the expiry. To replace a memory whose category and key you know, `remember` works too. An
-agent's change to a memory a person verified comes back as a proposal awaiting their review."""
+agent's change to a memory a person verified comes back as a proposal awaiting their review.
+`supersedes` marks other memories (ids) as replaced by this one."""
 
 FORGET = """\
 Delete a memory: by its id, or by category and key. Use it when a memory is wrong, no longer true,
@@ -146,6 +148,16 @@ CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1, "description": "0-1;
 EXPIRES_AT = _string(
     "A future ISO 8601 time with a time zone, e.g. 2030-06-30T18:00:00Z; for short-lived context."
 )
+SUPERSEDES = {
+    "type": "array",
+    "items": {"type": "string", "pattern": "^mem_[A-Za-z0-9_-]{1,64}$"},
+    "maxItems": 20,
+    "description": (
+        "Ids (mem_…) of older memories this one replaces, e.g. the old job when storing the new one: "
+        "they are kept, marked replaced, and leave recall and search."
+    ),
+}
+INCLUDE_SUPERSEDED = {"type": "boolean", "description": "Also memories replaced by newer ones (marked)."}
 TAG = _string("Only memories with this tag.", minLength=1, maxLength=64)
 CURSOR = _string("next_cursor of the previous answer, for the next page.")
 LIMIT = _integer("At most this many.", 1, 100, 20)
@@ -157,6 +169,7 @@ MEMORY = {
     "priority": PRIORITY,
     "confidence": CONFIDENCE,
     "expires_at": EXPIRES_AT,
+    "supersedes": SUPERSEDES,
 }
 
 TOOLS: list[dict[str, Any]] = [
@@ -255,6 +268,7 @@ TOOLS: list[dict[str, Any]] = [
                 "priority": PRIORITY,
                 "confidence": CONFIDENCE,
                 "expires_at": {**EXPIRES_AT, "type": ["string", "null"]},
+                "supersedes": SUPERSEDES,
             },
             ["id"],
         ),

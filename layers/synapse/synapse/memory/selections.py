@@ -12,9 +12,12 @@ class TagQuery(NamedTuple):
     tag: str
     categories: frozenset[str] | None = None
     include_expired: bool = False
+    include_superseded: bool = False
 
     def scope(self) -> str:
-        shape = [self.tag, sorted(self.categories or []), self.include_expired]
+        shape: list[object] = [self.tag, sorted(self.categories or []), self.include_expired]
+        if self.include_superseded:  # only when asked: cursors made before it stay good
+            shape.append(True)
         return "by-tag " + json.dumps(shape, ensure_ascii=False)
 
 
@@ -25,6 +28,7 @@ class ListFilters(NamedTuple):
     source: str | None = None
     verified: bool | None = None
     include_expired: bool = False
+    include_superseded: bool | None = None  # None: not asked (False), so cursors made before it stay good
 
     def scope(self) -> str:
         return "list?" + "&".join(f"{k}={v}" for k, v in sorted(self._asdict().items()) if v is not None)

@@ -53,7 +53,9 @@ class Memory(_Answer):
         description="When the event happened or was said: a date YYYY-MM-DD or a UTC timestamp. "
         "`created_at` stands in when null.",
     )
-    superseded_by: str | None = Field(default=None, description="The id of the memory that replaced this one.")
+    superseded_by: str | None = Field(
+        default=None, description="The id of the memory that replaced this one."
+    )
     superseded_at: str | None = Field(default=None, description="When it was replaced.")
     expired: bool
 
@@ -95,7 +97,9 @@ class ChangedBy(_Answer):
 class Revision(_Answer):
     version: int
     memory: Memory = Field(description="The whole memory as it was after the change.")
-    change: Literal["created", "updated", "replaced", "verified", "restored", "deleted", "proposal_accepted"]
+    change: Literal[
+        "created", "updated", "replaced", "verified", "restored", "deleted", "proposal_accepted", "superseded"
+    ]
     changed_at: str
     changed_by: ChangedBy
     claimed: dict[str, Any] | None = Field(

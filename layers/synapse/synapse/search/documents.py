@@ -22,6 +22,7 @@ class Doc(NamedTuple):
     updated_at: str
     expires_at: str | None
     version: int
+    superseded_by: str | None = None  # the memory that replaced it: searches leave it out by default
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> "Doc":
@@ -38,6 +39,7 @@ class Doc(NamedTuple):
                 updated_at=str(item["updated_at"]),
                 expires_at=str(item["expires_at"]) if item.get("expires_at") else None,
                 version=int(item["version"]),
+                superseded_by=str(item["superseded_by"]) if item.get("superseded_by") else None,
             )
         except (KeyError, TypeError, ValueError) as error:
             raise Unindexable(f"not a memory item: {error!r}") from None

@@ -22,6 +22,7 @@ class SearchFilters(NamedTuple):
     category: str | None = None
     priority: str | None = None
     include_expired: bool = False
+    include_superseded: bool = False  # also memories a newer one replaced (`superseded_by`)
 
     def keeps(self, memory: Memory, now: str) -> bool:
         """The same filters on the current record (the index may be a moment behind it)."""
@@ -30,6 +31,7 @@ class SearchFilters(NamedTuple):
             and (self.category is None or memory.category == self.category)
             and (self.priority is None or memory.priority == self.priority)
             and (self.include_expired or memory.expires_at is None or memory.expires_at > now)
+            and (self.include_superseded or memory.superseded_by is None)
         )
 
     def sql(self, now: str) -> tuple[str, list[Any]]:
@@ -45,4 +47,6 @@ class SearchFilters(NamedTuple):
         if not self.include_expired:
             clauses.append("(d.expires_at IS NULL OR d.expires_at > ?)")
             params.append(now)
+        if not self.include_superseded:  # inside the index query: a filter after top-k loses hits
+            clauses.append("d.superseded_by IS NULL")
         return "".join(f" AND {c}" for c in clauses), params

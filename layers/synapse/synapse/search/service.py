@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 from synapse.core import clock
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
-from synapse.search import fusion, vectors
+from synapse.search import fusion, schema, vectors
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
 from synapse.search.ranking import Hit
@@ -71,6 +71,8 @@ def _scope(raw_query: str, filters: SearchFilters, mode: Mode = Mode.HYBRID) -> 
     fields: list[Any] = [raw_query, filters.tag, filters.category, filters.priority, filters.include_expired]
     if mode is not Mode.HYBRID:
         fields.append(mode.value)
+    if filters.include_superseded:
+        fields.append("superseded")
     text = json.dumps(fields)
     return "search:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -112,9 +114,10 @@ def search(
     position = offset
     more = False
     used = Mode.LEXICAL
+    indexed = filters if schema.has_superseded_column(db) else filters._replace(include_superseded=True)
     for _ in range(4):  # bounded: a badly stale index costs a few rounds, never a scan
         scored, more = fusion.hybrid_hits(
-            db, query, question, filters, limit - len(results), position, now, mode
+            db, query, question, indexed, limit - len(results), position, now, mode
         )
         hits = [s.hit for s in scored]
         current = hydrate(mind_id, hits) if hits else {}
