@@ -8,10 +8,10 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from infra.stream_pump import Pump
 from synapse.core import clock
 from synapse.memory import events
 
+from infra.stream_pump import Pump
 from tests.integration.test_hooks import create_hook, deliver
 from tests.support.api import Api, MindHandle, memory_body
 from tests.support.checks import as_agent, as_user, assert_error, ok
@@ -308,7 +308,7 @@ def test_search_leaves_replaced_memories_out_inside_the_index_query(
 
 
 def test_the_marks_land_in_the_same_transaction_as_the_write(api: Api, mind: MindHandle, dynamo: Any) -> None:
-    old, new = job_pair(api, mind)
+    _, new = job_pair(api, mind)
     items = {item["sk"]: item for item in scan(dynamo, MEMORIES) if item["pk"] == mind.id}
     marked = items["MEM#fact#employer"]
     assert marked["superseded_by"] == new["id"]

@@ -85,7 +85,7 @@ def similar_note(similar: list[dict[str, Any]]) -> str:
         f"This may replace memories the mind already holds: {named}. If one says the same, update "
         "that memory instead (`update` with its id, or remember with its category and key) and forget "
         "the one just stored; if one is an older value of this fact, call `update` on the memory just "
-        "stored with `supersedes` set to its id, so only the current value is recalled."
+        "stored, passing that id in `supersedes`, so only the current value is recalled."
     )
 
 
