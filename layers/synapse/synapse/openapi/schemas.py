@@ -64,6 +64,19 @@ class SimilarMemory(_Answer):
     id: str
     key: str
     similarity: float = Field(ge=-1, le=1, description="Cosine of the two memories' meanings.")
+    relation: Literal["repeat", "related"] = Field(
+        description="repeat: says the same; related: the same subject, perhaps an older value of it "
+        "(pass its id in `supersedes` when the new memory replaces it)."
+    )
+
+
+class SupersedeOutcome(_Answer):
+    id: str
+    status: Literal["superseded", "proposed"] = Field(
+        description="superseded: marked replaced now; proposed: it is verified, and an agent's mark "
+        "waits for a person's review (`proposal_id`)."
+    )
+    proposal_id: str | None = None
 
 
 class StoredMemory(Memory):
@@ -71,8 +84,12 @@ class StoredMemory(Memory):
 
     similar: list[SimilarMemory] | None = Field(
         default=None,
-        description="Other memories of the mind that say nearly the same under another key (at most 3, "
-        "most similar first): update one of them instead of keeping two versions. Absent when none.",
+        description="Other memories of the mind this one may replace (at most 3, most similar first): "
+        "`repeat` ones say the same (update one of them instead of keeping two versions), `related` "
+        "ones may be an older value (name them in `supersedes`). Absent when none.",
+    )
+    supersedes: list[SupersedeOutcome] | None = Field(
+        default=None, description="What became of each memory the write named in `supersedes`."
     )
 
 
@@ -128,8 +145,9 @@ class Proposal(_Answer):
     memory_id: str
     category: str
     key: str
-    action: Literal["update", "delete"] = Field(
-        description="What accepting does: apply `proposed` (update) or delete the memory (delete)."
+    action: Literal["update", "delete", "supersede"] = Field(
+        description="What accepting does: apply `proposed` (update), delete the memory (delete), or "
+        "mark it replaced by `superseded_by` (supersede)."
     )
     proposed: ProposedFields
     base_version: int
@@ -138,6 +156,9 @@ class Proposal(_Answer):
     created_at: str
     decided_by: ChangedBy | None
     decided_at: str | None
+    superseded_by: str | None = Field(
+        default=None, description="For action supersede: the memory that would replace this one."
+    )
 
 
 class ProposalPage(_Answer):
@@ -248,7 +269,10 @@ class BatchResult(_Answer):
         default=None, description="When proposed: the change waiting for a person's review."
     )
     similar: list[SimilarMemory] | None = Field(
-        default=None, description="Other memories it repeats, as POST /memory names them."
+        default=None, description="Other memories it may replace, as POST /memory names them."
+    )
+    supersedes: list[SupersedeOutcome] | None = Field(
+        default=None, description="What became of each memory the item named in `supersedes`."
     )
 
 
