@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 from synapse.core import clock
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
-from synapse.search import fusion, schema, vectors
+from synapse.search import fusion, recency, schema, vectors
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
 from synapse.search.ranking import Hit
@@ -142,4 +142,5 @@ def search(
             vectors.matrix_of(db),
         )
         results = [results[i] for i in order]
+    results = recency.newer_related_first(results, vectors.matrix_of(db) if len(results) > 1 else None)
     return SearchPage(results, query.terms, next_cursor, used.value)
