@@ -5,7 +5,9 @@ one must come first.
 One step after fusion, over the page's hits: for each hit, the other hit of the page it is most
 `related` to (`relations.score`: cosine weighed with shared key and subject words, the write-time
 labelling's rule); when that one ranks above it and is older (`occurred_at`, else `updated_at`),
-the newer takes its place. Pairs only: a hit related to nothing on the page keeps its place.
+the newer takes its place, unless it matches at most half as much of the question's words
+(`_answers_less`). Best-match searches that ran the meaning side only; a hit related to nothing on
+the page keeps its place.
 """
 
 from __future__ import annotations
@@ -21,6 +23,15 @@ from synapse.search.vectors import Matrix
 class _Hit(Protocol):
     @property
     def memory(self) -> Memory: ...
+    @property
+    def coverage(self) -> float: ...
+
+
+def _answers_less(newer: _Hit, older: _Hit) -> bool:
+    """Whether the newer hit matches the question's words, but at most half as much of them as the
+    older: then it is another fact that shares a word, not the older one's new value (an update
+    says its value in other words, often none of the question's: it is found by meaning)."""
+    return 0 < newer.coverage <= older.coverage / 2
 
 
 def _when(memory: Memory) -> str:
@@ -53,6 +64,8 @@ def newer_related_first[H: _Hit](hits: list[H], matrix: Matrix | None) -> list[H
     for newer in range(len(hits)):
         older = _partner(newer, memories, cosines)
         if older is None or _when(memories[newer]) <= _when(memories[older]):
+            continue
+        if _answers_less(hits[newer], hits[older]):
             continue
         a, b = order.index(older), order.index(newer)
         if a < b:
