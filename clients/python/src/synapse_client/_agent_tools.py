@@ -46,7 +46,7 @@ def derived_key(category: str, content: str) -> str:
 def remember(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
     category = a.get("category") or "note"
     key = a.get("key") or derived_key(category, a["content"])
-    optional = {name: a.get(name) for name in ("tags", "priority", "confidence", "expires_at")}
+    optional = {name: a.get(name) for name in ("tags", "priority", "confidence", "expires_at", "supersedes")}
     memory = client.remember(category, key, a["content"], **optional)
     shown: dict[str, Any] = memory.model_dump(mode="json")
     if memory.pending_proposal:
@@ -60,12 +60,16 @@ def remember(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def similar_note(similar: list[dict[str, Any]]) -> str:
-    """What the model reads when a write repeats a memory (as /mcp says it: synapse.mcp.calls)."""
-    named = "; ".join(f"key {s['key']} (id {s['id']}, similarity {s['similarity']})" for s in similar)
+    """What the model reads when a write may replace memories (as /mcp says it: synapse.mcp.calls)."""
+    named = "; ".join(
+        f"key {s['key']} (id {s['id']}, {s.get('relation', 'repeat')}, similarity {s['similarity']})"
+        for s in similar
+    )
     return (
-        f"A similar memory exists: {named}. If this is the same fact, update that memory instead of "
-        "keeping two versions: remember again with its category and key, then forget the one just "
-        "stored."
+        f"This may replace memories the mind already holds: {named}. If one says the same, update "
+        "that memory instead (`update` with its id, or remember with its category and key) and forget "
+        "the one just stored; if one is an older value of this fact, call `update` on the memory just "
+        "stored, passing that id in `supersedes`, so only the current value is recalled."
     )
 
 

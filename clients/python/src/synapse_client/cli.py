@@ -134,6 +134,8 @@ class Output:
             self.line(f"  tags: {', '.join(memory.tags)}")
         if memory.expires_at:
             self.line(f"  expires: {memory.expires_at}{' (expired)' if memory.expired else ''}")
+        if memory.superseded_by:
+            self.line(f"  replaced by {memory.superseded_by} at {memory.superseded_at}")
 
 
 class Progress:
@@ -181,6 +183,7 @@ def cmd_remember(client: Synapse, args: argparse.Namespace, out: Output) -> None
         priority=args.priority,
         confidence=args.confidence,
         expires_at=expires,
+        supersedes=args.supersedes or None,
     )
     answer = answered(client, call)
     if out.as_json:  # 202: {"proposal", "memory"}, as the API answered
@@ -206,7 +209,14 @@ def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
 
 
 def cmd_search(client: Synapse, args: argparse.Namespace, out: Output) -> None:
-    call = ops.search(args.query, tag=args.tag, category=args.category, limit=args.limit, mode=args.mode)
+    call = ops.search(
+        args.query,
+        tag=args.tag,
+        category=args.category,
+        limit=args.limit,
+        mode=args.mode,
+        include_superseded=args.include_superseded,
+    )
     answer = answered(client, call)
     if out.as_json:  # {"results", "terms", "mode", "next_cursor"}: one page, as the API answered
         return out.json(answer.body)
@@ -535,6 +545,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--priority", choices=PRIORITIES)
     p.add_argument("--confidence", type=float)
     p.add_argument("--expires", help="ISO 8601 timestamp, or from now: 30m, 24h, 7d, 2w")
+    p.add_argument(
+        "--supersedes",
+        action="append",
+        metavar="ID",
+        help="the id of an older memory this one replaces (kept, out of recall and search); repeatable",
+    )
     p.set_defaults(run=cmd_remember)
 
     p = sub.add_parser("recall", help="print the recall text an agent loads into its context")
@@ -571,6 +587,9 @@ def parser() -> argparse.ArgumentParser:
         "--mode",
         choices=("hybrid", "lexical", "semantic"),
         help="hybrid (default): words and meaning; lexical: words only; semantic: meaning only",
+    )
+    p.add_argument(
+        "--include-superseded", action="store_true", help="also memories a newer one replaced (marked)"
     )
     p.set_defaults(run=cmd_search)
 

@@ -38,6 +38,8 @@ class Memory(Model):
     verified_by: str | None = None
     expired: bool = False
     pending_proposal: str | None = None
+    superseded_by: str | None = None  # the newer memory that replaced this one
+    superseded_at: str | None = None
 
 
 class MindSettings(Model):

@@ -72,12 +72,20 @@ def remember(
     priority: str | None = None,
     confidence: float | None = None,
     expires_at: str | None = None,
+    supersedes: list[str] | None = None,
 ) -> Call[Memory]:
     """Store a memory (`POST /memory`): created, or replaced when (category, key) exists. An agent's
     change to a verified memory may wait for review instead: then the memory comes back unchanged,
-    its `pending_proposal` naming the proposal."""
+    its `pending_proposal` naming the proposal. `supersedes`: ids of older memories this one
+    replaces (kept, marked `superseded_by`, out of recall and search)."""
     body: dict[str, Any] = {"category": category, "key": key, "content": content}
-    optional = {"tags": tags, "priority": priority, "confidence": confidence, "expires_at": expires_at}
+    optional = {
+        "tags": tags,
+        "priority": priority,
+        "confidence": confidence,
+        "expires_at": expires_at,
+        "supersedes": supersedes,
+    }
     body.update({name: value for name, value in optional.items() if value is not None})
     return Call("POST", "/memory", _stored, body=body, idempotent=True)
 
@@ -111,14 +119,17 @@ def update(
     confidence: float | _Unset = UNSET,
     expires_at: str | _Unset | None = UNSET,
     if_match: int | None = None,
+    supersedes: list[str] | _Unset = UNSET,
 ) -> Call[Memory]:
-    """Change some fields (`PUT /memory/{id}`); `expires_at=None` clears it; `if_match` = version."""
+    """Change some fields (`PUT /memory/{id}`); `expires_at=None` clears it; `if_match` = version;
+    `supersedes`: ids of older memories this one replaces."""
     fields = {
         "content": content,
         "tags": tags,
         "priority": priority,
         "confidence": confidence,
         "expires_at": expires_at,
+        "supersedes": supersedes,
     }
     body = {name: value for name, value in fields.items() if value is not UNSET}
     headers = {"If-Match": str(if_match)} if if_match is not None else {}
@@ -151,8 +162,10 @@ def list_memories(
     include_expired: bool = False,
     limit: int | None = None,
     cursor: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[Page[Memory]]:
-    """One page of memories, newest first (`GET /memory`)."""
+    """One page of memories, newest first (`GET /memory`); `include_superseded`: also the ones a
+    newer memory replaced (marked `superseded_by`)."""
     params = {
         "category": category,
         "tag": tag,
@@ -160,6 +173,7 @@ def list_memories(
         "source": source,
         "verified": verified,
         "include_expired": include_expired or None,
+        "include_superseded": include_superseded or None,
         "limit": limit,
         "cursor": cursor,
     }
@@ -218,12 +232,14 @@ def by_tag(
     include_expired: bool = False,
     limit: int | None = None,
     cursor: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[Page[Memory]]:
     """Memories carrying a tag, in recall order (`GET /memory/by-tag`)."""
     params = {
         "tag": tag,
         "category": _categories(category),
         "include_expired": include_expired or None,
+        "include_superseded": include_superseded or None,
         "limit": limit,
         "cursor": cursor,
     }
@@ -231,10 +247,19 @@ def by_tag(
 
 
 def expiring(
-    *, within: str | None = None, limit: int | None = None, cursor: str | None = None
+    *,
+    within: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[Page[Memory]]:
     """Memories expiring within a window such as "24h" or "7d", soonest first (`GET /memory/expiring`)."""
-    params = {"within": within, "limit": limit, "cursor": cursor}
+    params = {
+        "within": within,
+        "limit": limit,
+        "cursor": cursor,
+        "include_superseded": include_superseded or None,
+    }
     return Call("GET", "/memory/expiring", page(Memory, "memories"), params=params)
 
 
@@ -248,6 +273,7 @@ def search(
     limit: int | None = None,
     cursor: str | None = None,
     mode: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[SearchPage]:
     """Search by words and meaning, best match first (`GET /memory/search`); new writes show up
     after indexing.
@@ -266,6 +292,7 @@ def search(
         "category": category,
         "priority": priority,
         "include_expired": include_expired or None,
+        "include_superseded": include_superseded or None,
         "limit": limit,
         "cursor": cursor,
     }
