@@ -79,6 +79,8 @@ export interface MemoryFilter extends ListOptions {
   source?: string;
   verified?: boolean;
   includeExpired?: boolean;
+  /** Also memories a newer one replaced (marked `superseded_by`). */
+  includeSuperseded?: boolean;
 }
 export interface RecallOptions {
   category?: Categories;
@@ -91,10 +93,12 @@ export interface RecallOptions {
 export interface ByTagOptions extends ListOptions {
   category?: Categories;
   includeExpired?: boolean;
+  includeSuperseded?: boolean;
 }
 export interface ExpiringOptions extends ListOptions {
   /** A window such as "24h" or "7d". */
   within?: string;
+  includeSuperseded?: boolean;
 }
 /** How a best-match query is ranked: words and meaning fused, words only, meaning only. */
 export type SearchMode = "hybrid" | "lexical" | "semantic";
@@ -103,6 +107,7 @@ export interface SearchOptions extends ListOptions {
   category?: string;
   priority?: string;
   includeExpired?: boolean;
+  includeSuperseded?: boolean;
   mode?: SearchMode;
 }
 export interface SearchPage extends Page<SearchResult> {
@@ -120,6 +125,8 @@ export interface UpdateFields {
   expiresAt?: string | null;
   /** The version the change is based on (If-Match): a stale one fails with 412. */
   ifMatch?: number;
+  /** Ids of older memories this one replaces: kept, marked `superseded_by`, out of recall and search. */
+  supersedes?: string[];
 }
 export interface ProposalFilter extends ListOptions {
   status?: string;
@@ -255,7 +262,7 @@ export class Synapse {
   /**
    * Store a memory (`POST /memory`): created, or replaced when (category, key) exists. An agent's
    * change to a verified memory may wait for review: then the memory comes back unchanged, its
-   * `pending_proposal` naming the proposal.
+   * `pending_proposal` naming the proposal. `supersedes`: ids of older memories this one replaces.
    */
   remember(memory: MemoryInput): Promise<Memory> {
     return this.send({ method: "POST", path: "/memory", parse: stored, body: defined(memory), idempotent: true });
@@ -310,6 +317,7 @@ export class Synapse {
       source: filter.source,
       verified: filter.verified,
       include_expired: filter.includeExpired || undefined,
+      include_superseded: filter.includeSuperseded || undefined,
       limit: filter.limit,
       cursor: filter.cursor,
     };
@@ -356,6 +364,7 @@ export class Synapse {
       tag,
       category: categories(options.category),
       include_expired: options.includeExpired || undefined,
+      include_superseded: options.includeSuperseded || undefined,
       limit: options.limit,
       cursor: options.cursor,
     };
@@ -372,7 +381,12 @@ export class Synapse {
   }
 
   private expiringCall(options: ExpiringOptions): Call<Page<Memory>> {
-    const params = { within: options.within, limit: options.limit, cursor: options.cursor };
+    const params = {
+      within: options.within,
+      limit: options.limit,
+      cursor: options.cursor,
+      include_superseded: options.includeSuperseded || undefined,
+    };
     return { method: "GET", path: "/memory/expiring", parse: page<Memory>("memories"), params };
   }
 
@@ -392,6 +406,7 @@ export class Synapse {
       category: options.category,
       priority: options.priority,
       include_expired: options.includeExpired || undefined,
+      include_superseded: options.includeSuperseded || undefined,
       limit: options.limit,
       cursor: options.cursor,
       mode: options.mode,

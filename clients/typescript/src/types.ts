@@ -30,4 +30,4 @@ export type ProposalDecision = Schemas["Proposed"];
 
 /** A write of `remember`: category, key and content required, the rest optional. */
 export type MemoryInput = Pick<MemoryWrite, "category" | "key" | "content"> &
-  Partial<Pick<MemoryWrite, "tags" | "priority" | "confidence" | "expires_at">>;
+  Partial<Pick<MemoryWrite, "tags" | "priority" | "confidence" | "expires_at" | "supersedes">>;
