@@ -13,6 +13,7 @@ from synapse.memory import events
 
 from infra.stream_pump import Pump
 from tests.integration.test_hooks import create_hook, deliver
+from tests.support import backups
 from tests.support.api import Api, MindHandle, memory_body
 from tests.support.checks import as_agent, as_user, assert_error, ok
 from tests.support.expiry import mcp_tool
@@ -315,3 +316,36 @@ def test_the_marks_land_in_the_same_transaction_as_the_write(api: Api, mind: Min
     # Sparse: out of the recall GSIs, its tag copy after the live ones
     assert "recall_sk" not in marked and "mind_category" not in marked
     assert any(sk.startswith("TAG#04:work#^") for sk in items)
+
+
+# ---------------------------------------------------------------- backup and restore
+
+
+def test_a_backup_carries_the_marks_and_its_restore_keeps_them(
+    api: Api, mind: MindHandle, dynamo: Any
+) -> None:
+    # Given a replaced memory (with an expiry and a tag) and the memory that replaced it
+    soon = clock.to_iso(clock.now() + timedelta(days=3))
+    old = stored(api, mind, key="car", content="Drives a red Fiat", tags=["car"], expires_at=soon)
+    new = stored(
+        api, mind, key="car_now", content="Drives a blue Tesla", tags=["car"], supersedes=[old["id"]]
+    )
+    # When the mind is backed up and restored into another
+    target = api.create_mind(name="Restored")
+    answer = backups.restore(api, target, backups.backup(api, mind))
+    assert answer["status"] == "done", answer
+    # Then the copy holds the same items (the mark, the sparse keys, the tag copies)
+    assert backups.partition(dynamo, target.id) == backups.partition(dynamo, mind.id, as_mind=target.id)
+    # And reads leave the replaced memory out there too
+    assert get(api, target, f"/memory/{old['id']}")["superseded_by"] == new["id"]
+    assert listed_ids(api, target, "/memory/by-tag", tag="car") == [new["id"]]
+
+
+def test_a_backup_line_with_half_a_mark_is_refused_naming_the_field(api: Api, mind: MindHandle) -> None:
+    old, _ = job_pair(api, mind)
+    lines = backups.backup(api, mind).splitlines()
+    at = backups.line_of(lines, "memory", id=old["id"])
+    broken = backups.edited(lines, at, lambda record: record["memory"].pop("superseded_at"))
+    target = api.create_mind(name="Restored")
+    answer = backups.send(api, target, broken, last=True)
+    assert_error(answer, 422, field="memory.superseded_at")

@@ -229,7 +229,7 @@ def _settings(mind_id: str, record: dict[str, Any]) -> list[dict[str, Any]]:
 def _memory(mind_id: str, record: dict[str, Any], trust: Trust) -> list[dict[str, Any]]:
     memory = records.memory_in(mind_id, record, trust)
     ops = writes.create_ops(memory)
-    if memory.expires_at is not None:  # a bucket the sweep still reads (its updated_at is the backup's)
+    if memory.expires_at is not None and memory.superseded_by is None:  # a bucket the sweep still reads
         hour = max(memory.expires_at, clock.to_iso(clock.now()))[:13]
         bucket = expiry.bucket_key(hour, expiry.shard_of(mind_id))
         ops[0]["Put"]["Item"][expiry.BUCKET] = {"S": bucket}
