@@ -326,8 +326,7 @@ def accepted(current: Memory, proposed: dict[str, Any], user_id: str, at: dateti
 
 
 def _superseding(current: Memory, by_id: str, at: datetime) -> Memory:
-    """`current` marked replaced by `by_id`, as a person accepting the proposal does it; 409 when
-    that memory is gone (or now replaced by `current`: a cycle)."""
+    """`current` marked replaced by `by_id` (a person's accept); 409 when that one is gone or a cycle."""
     newer = writes.find_by_id(current.mind_id, by_id)
     if newer is None:
         raise Conflict("The memory that would replace this one has been deleted; reject the proposal.")

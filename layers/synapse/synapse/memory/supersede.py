@@ -15,8 +15,6 @@ of this mind (another mind's included: its memories are unknown here), the writi
 and a cycle (the named memory already replaces the writing one, directly or along a chain).
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple

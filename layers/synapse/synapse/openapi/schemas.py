@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from synapse.openapi.replacing import SimilarMemory, SupersedeOutcome
+
 
 class _Answer(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -58,25 +60,6 @@ class Memory(_Answer):
     )
     superseded_at: str | None = Field(default=None, description="When it was replaced.")
     expired: bool
-
-
-class SimilarMemory(_Answer):
-    id: str
-    key: str
-    similarity: float = Field(ge=-1, le=1, description="Cosine of the two memories' meanings.")
-    relation: Literal["repeat", "related"] = Field(
-        description="repeat: says the same; related: the same subject, perhaps an older value of it "
-        "(pass its id in `supersedes` when the new memory replaces it)."
-    )
-
-
-class SupersedeOutcome(_Answer):
-    id: str
-    status: Literal["superseded", "proposed"] = Field(
-        description="superseded: marked replaced now; proposed: it is verified, and an agent's mark "
-        "waits for a person's review (`proposal_id`)."
-    )
-    proposal_id: str | None = None
 
 
 class StoredMemory(Memory):

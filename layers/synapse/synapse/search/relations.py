@@ -13,8 +13,6 @@ Apart from `repeats` (which finds the candidates and owns how their vectors are 
 labelling and the lookup change independently.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
