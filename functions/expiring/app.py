@@ -12,5 +12,6 @@ def handler(request: Request) -> Response:
         request.mind_id(),
         queries.parse_within(request.query_one("within")),
         *request.page(),
+        include_superseded=queries.include_superseded(request),
     )
     return Response.json({"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor})

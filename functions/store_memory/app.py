@@ -23,6 +23,8 @@ def handler(request: Request) -> Response:
     if stored.proposal is not None:
         return Response.json({"proposal": stored.proposal, "memory": stored.memory.public()}, 202)
     body = stored.memory.public()
+    if stored.supersedes:
+        body["supersedes"] = list(stored.supersedes)
     if stored.similar:
         body["similar"] = list(stored.similar)
     if stored.created:

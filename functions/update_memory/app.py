@@ -22,4 +22,7 @@ def handler(request: Request) -> Response:
     )
     if stored.proposal is not None:
         return Response.json({"proposal": stored.proposal, "memory": stored.memory.public()}, 202)
-    return Response.json(stored.memory.public())
+    body = stored.memory.public()
+    if stored.supersedes:
+        body["supersedes"] = list(stored.supersedes)
+    return Response.json(body)

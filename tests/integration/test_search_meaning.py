@@ -111,7 +111,7 @@ def test_a_near_duplicate_write_names_the_memory_it_repeats(api: Api, mind: Mind
     # When an agent stores its update under another key
     bmw = store(api, mind, key="new_car", content="Drives a 2024 BMW i4 now; sold the Tesla")
     # Then the answer names the memory it repeats
-    assert [(s["id"], s["key"]) for s in bmw["similar"]] == [(tesla["id"], "car")]
+    assert [(s["id"], s["key"], s["relation"]) for s in bmw["similar"]] == [(tesla["id"], "car", "related")]
     assert 0.6 <= bmw["similar"][0]["similarity"] <= 1
     # And an unrelated fact gets no such hint
     unrelated = store(api, mind, key="allergy", content="Allergic to peanuts, carries an EpiPen")
@@ -148,8 +148,10 @@ def test_mcp_remember_says_which_memory_a_write_repeats(api: Api, mind: MindHand
     again = mcp_tool(api, mind, "remember", content="Drives a 2024 BMW i4 now; sold the Tesla")
     # Then the answer names the memory, in words the model acts on, and shows when it was written
     assert [s["id"] for s in again["similar"]] == [first["id"]]
-    assert again["note"].startswith(f"A similar memory exists: key {first['key']} (id {first['id']}")
-    assert "update that memory instead of keeping two versions" in again["note"]
+    assert again["note"].startswith(
+        f"This may replace memories the mind already holds: key {first['key']} (id {first['id']}, related"
+    )
+    assert "passing that id in `supersedes`" in again["note"]
     assert again["updated_at"]
     # And search hits show their date and similarity
     pump.run_once()

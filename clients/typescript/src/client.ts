@@ -85,6 +85,8 @@ export interface MemoryFilter extends ListOptions {
   before?: string;
   /** What changed since this date or timestamp, newest change first. */
   updatedAfter?: string;
+  /** Also memories a newer one replaced (marked `superseded_by`). */
+  includeSuperseded?: boolean;
 }
 /** A time window on each memory's occurred_at, else created_at: dates or timestamps with a zone, inclusive. */
 export interface TimeWindow {
@@ -102,10 +104,12 @@ export interface RecallOptions extends TimeWindow {
 export interface ByTagOptions extends ListOptions, TimeWindow {
   category?: Categories;
   includeExpired?: boolean;
+  includeSuperseded?: boolean;
 }
 export interface ExpiringOptions extends ListOptions {
   /** A window such as "24h" or "7d". */
   within?: string;
+  includeSuperseded?: boolean;
 }
 /** How a best-match query is ranked: words and meaning fused, words only, meaning only. */
 export type SearchMode = "hybrid" | "lexical" | "semantic";
@@ -114,6 +118,7 @@ export interface SearchOptions extends ListOptions, TimeWindow {
   category?: string;
   priority?: string;
   includeExpired?: boolean;
+  includeSuperseded?: boolean;
   mode?: SearchMode;
 }
 export interface SearchPage extends Page<SearchResult> {
@@ -133,6 +138,8 @@ export interface UpdateFields {
   occurredAt?: string | null;
   /** The version the change is based on (If-Match): a stale one fails with 412. */
   ifMatch?: number;
+  /** Ids of older memories this one replaces: kept, marked `superseded_by`, out of recall and search. */
+  supersedes?: string[];
 }
 export interface ProposalFilter extends ListOptions {
   status?: string;
@@ -270,7 +277,7 @@ export class Synapse {
   /**
    * Store a memory (`POST /memory`): created, or replaced when (category, key) exists. An agent's
    * change to a verified memory may wait for review: then the memory comes back unchanged, its
-   * `pending_proposal` naming the proposal.
+   * `pending_proposal` naming the proposal. `supersedes`: ids of older memories this one replaces.
    */
   remember(memory: MemoryInput): Promise<Memory> {
     return this.send({ method: "POST", path: "/memory", parse: stored, body: defined(memory), idempotent: true });
@@ -328,6 +335,7 @@ export class Synapse {
       after: filter.after,
       before: filter.before,
       updated_after: filter.updatedAfter,
+      include_superseded: filter.includeSuperseded || undefined,
       limit: filter.limit,
       cursor: filter.cursor,
     };
@@ -376,6 +384,7 @@ export class Synapse {
       include_expired: options.includeExpired || undefined,
       after: options.after,
       before: options.before,
+      include_superseded: options.includeSuperseded || undefined,
       limit: options.limit,
       cursor: options.cursor,
     };
@@ -392,7 +401,12 @@ export class Synapse {
   }
 
   private expiringCall(options: ExpiringOptions): Call<Page<Memory>> {
-    const params = { within: options.within, limit: options.limit, cursor: options.cursor };
+    const params = {
+      within: options.within,
+      limit: options.limit,
+      cursor: options.cursor,
+      include_superseded: options.includeSuperseded || undefined,
+    };
     return { method: "GET", path: "/memory/expiring", parse: page<Memory>("memories"), params };
   }
 
@@ -414,6 +428,7 @@ export class Synapse {
       include_expired: options.includeExpired || undefined,
       after: options.after,
       before: options.before,
+      include_superseded: options.includeSuperseded || undefined,
       limit: options.limit,
       cursor: options.cursor,
       mode: options.mode,

@@ -1750,6 +1750,8 @@ export interface components {
             key: string | null;
             /** @default null */
             source: components["schemas"]["Source"] | null;
+            /** @description Ids of this mind's memories that this write replaces: they are kept, marked `superseded_by` this memory, and leave recall, search, by-tag, the list and expiring reads unless a read asks `include_superseded=true`. An agent's write over a verified memory makes that part a proposal. */
+            supersedes?: string[];
         };
         /**
          * @description The body of `POST /memory`: every client field of SPEC §1. Only `content` is required: without
@@ -1781,6 +1783,8 @@ export interface components {
             occurred_at: (string | unknown | unknown) | null;
             /** @default null */
             source: components["schemas"]["Source"] | null;
+            /** @description Ids of this mind's memories that this write replaces: they are kept, marked `superseded_by` this memory, and leave recall, search, by-tag, the list and expiring reads unless a read asks `include_superseded=true`. An agent's write over a verified memory makes that part a proposal. */
+            supersedes?: string[];
         };
         /** Mind */
         Mind: {

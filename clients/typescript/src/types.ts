@@ -34,5 +34,8 @@ export type ProposalDecision = Schemas["Proposed"];
  */
 export type MemoryInput = Pick<MemoryWrite, "content"> &
   Partial<
-    Pick<MemoryWrite, "category" | "key" | "tags" | "priority" | "confidence" | "expires_at" | "occurred_at">
+    Pick<
+      MemoryWrite,
+      "category" | "key" | "tags" | "priority" | "confidence" | "expires_at" | "occurred_at" | "supersedes"
+    >
   >;

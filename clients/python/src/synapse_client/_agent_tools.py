@@ -20,7 +20,8 @@ RECALL_QUERY_MAX = 1000  # what recall's `query` sends as q (the layer's schema.
 
 def remember(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
     """Content alone is a note whose key the server derives (one derivation for every door)."""
-    optional = {name: a.get(name) for name in ("tags", "priority", "confidence", "expires_at", "occurred_at")}
+    named = ("tags", "priority", "confidence", "expires_at", "occurred_at", "supersedes")
+    optional = {name: a.get(name) for name in named}
     memory = client.remember(a.get("category"), a.get("key"), a["content"], **optional)
     shown: dict[str, Any] = memory.model_dump(mode="json")
     if memory.pending_proposal:
@@ -34,12 +35,16 @@ def remember(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def similar_note(similar: list[dict[str, Any]]) -> str:
-    """What the model reads when a write repeats a memory (as /mcp says it: synapse.mcp.calls)."""
-    named = "; ".join(f"key {s['key']} (id {s['id']}, similarity {s['similarity']})" for s in similar)
+    """What the model reads when a write may replace memories (as /mcp says it: synapse.mcp.calls)."""
+    named = "; ".join(
+        f"key {s['key']} (id {s['id']}, {s.get('relation', 'repeat')}, similarity {s['similarity']})"
+        for s in similar
+    )
     return (
-        f"A similar memory exists: {named}. If this is the same fact, update that memory instead of "
-        "keeping two versions: remember again with its category and key, then forget the one just "
-        "stored."
+        f"This may replace memories the mind already holds: {named}. If one says the same, update "
+        "that memory instead (`update` with its id, or remember with its category and key) and forget "
+        "the one just stored; if one is an older value of this fact, call `update` on the memory just "
+        "stored, passing that id in `supersedes`, so only the current value is recalled."
     )
 
 

@@ -135,6 +135,8 @@ class Output:
             self.line(f"  on: {memory.occurred_at}")
         if memory.expires_at:
             self.line(f"  expires: {memory.expires_at}{' (expired)' if memory.expired else ''}")
+        if memory.superseded_by:
+            self.line(f"  replaced by {memory.superseded_by} at {memory.superseded_at}")
 
 
 class Progress:
@@ -191,6 +193,7 @@ def cmd_remember(client: Synapse, args: argparse.Namespace, out: Output) -> None
         confidence=args.confidence,
         expires_at=expires,
         occurred_at=args.occurred_at,
+        supersedes=args.supersedes or None,
     )
     answer = answered(client, call)
     if out.as_json:  # 202: {"proposal", "memory"}, as the API answered
@@ -226,6 +229,7 @@ def cmd_search(client: Synapse, args: argparse.Namespace, out: Output) -> None:
         mode=args.mode,
         after=args.after,
         before=args.before,
+        include_superseded=args.include_superseded,
     )
     answer = answered(client, call)
     if out.as_json:  # {"results", "terms", "mode", "next_cursor"}: one page, as the API answered
@@ -560,6 +564,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="WHEN",
         help="when it happened or was said, if not now: a date 2026-12-09, or a timestamp with a zone",
     )
+    p.add_argument(
+        "--supersedes",
+        action="append",
+        metavar="ID",
+        help="the id of an older memory this one replaces (kept, out of recall and search); repeatable",
+    )
     p.set_defaults(run=cmd_remember)
 
     p = sub.add_parser("recall", help="print the recall text an agent loads into its context")
@@ -599,6 +609,9 @@ def parser() -> argparse.ArgumentParser:
         help="hybrid (default): words and meaning; lexical: words only; semantic: meaning only",
     )
     add_window(p)
+    p.add_argument(
+        "--include-superseded", action="store_true", help="also memories a newer one replaced (marked)"
+    )
     p.set_defaults(run=cmd_search)
 
     for name, run, text in (

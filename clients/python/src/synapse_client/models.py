@@ -40,6 +40,8 @@ class Memory(Model):
     pending_proposal: str | None = None
     key_derived: bool = False  # the server derived the key from the content (recall leaves it out)
     occurred_at: str | None = None  # when the event happened: a date, or a UTC timestamp
+    superseded_by: str | None = None  # the newer memory that replaced this one
+    superseded_at: str | None = None
 
 
 class MindSettings(Model):

@@ -73,13 +73,15 @@ def remember(
     confidence: float | None = None,
     expires_at: str | None = None,
     occurred_at: str | None = None,
+    supersedes: list[str] | None = None,
 ) -> Call[Memory]:
     """Store a memory (`POST /memory`): created, or replaced when (category, key) exists. An agent's
     change to a verified memory may wait for review instead: then the memory comes back unchanged,
     its `pending_proposal` naming the proposal. `remember(content="…")` alone stores a note whose
     key the server derives from the content (the same text again replaces it). `occurred_at`: when
     the event happened or was said (a date "2026-12-09", or a timestamp with a zone), if not when it
-    is stored."""
+    is stored. `supersedes`: ids of older memories this one replaces (kept, marked `superseded_by`,
+    out of recall and search)."""
     if content is None:
         raise TypeError("remember: content is required")
     body: dict[str, Any] = {"content": content}
@@ -91,6 +93,7 @@ def remember(
         "confidence": confidence,
         "expires_at": expires_at,
         "occurred_at": occurred_at,
+        "supersedes": supersedes,
     }
     body.update({name: value for name, value in optional.items() if value is not None})
     return Call("POST", "/memory", _stored, body=body, idempotent=True)
@@ -126,9 +129,10 @@ def update(
     expires_at: str | _Unset | None = UNSET,
     occurred_at: str | _Unset | None = UNSET,
     if_match: int | None = None,
+    supersedes: list[str] | _Unset = UNSET,
 ) -> Call[Memory]:
     """Change some fields (`PUT /memory/{id}`); `expires_at=None` or `occurred_at=None` clears it;
-    `if_match` = version."""
+    `if_match` = version; `supersedes`: ids of older memories this one replaces."""
     fields = {
         "content": content,
         "tags": tags,
@@ -136,6 +140,7 @@ def update(
         "confidence": confidence,
         "expires_at": expires_at,
         "occurred_at": occurred_at,
+        "supersedes": supersedes,
     }
     body = {name: value for name, value in fields.items() if value is not UNSET}
     headers = {"If-Match": str(if_match)} if if_match is not None else {}
@@ -171,10 +176,12 @@ def list_memories(
     updated_after: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[Page[Memory]]:
     """One page of memories, newest first (`GET /memory`). `after`/`before` (dates or timestamps with
     a zone, inclusive) select by event time (occurred_at, else created_at), newest event first;
-    `updated_after` lists what changed since, newest change first."""
+    `updated_after` lists what changed since, newest change first; `include_superseded`: also the
+    ones a newer memory replaced (marked `superseded_by`)."""
     params = {
         "category": category,
         "tag": tag,
@@ -185,6 +192,7 @@ def list_memories(
         "after": after,
         "before": before,
         "updated_after": updated_after,
+        "include_superseded": include_superseded or None,
         "limit": limit,
         "cursor": cursor,
     }
@@ -257,6 +265,7 @@ def by_tag(
     before: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[Page[Memory]]:
     """Memories carrying a tag, in recall order (`GET /memory/by-tag`); `after`/`before` as in
     `list_memories`."""
@@ -266,6 +275,7 @@ def by_tag(
         "include_expired": include_expired or None,
         "after": after,
         "before": before,
+        "include_superseded": include_superseded or None,
         "limit": limit,
         "cursor": cursor,
     }
@@ -273,10 +283,19 @@ def by_tag(
 
 
 def expiring(
-    *, within: str | None = None, limit: int | None = None, cursor: str | None = None
+    *,
+    within: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[Page[Memory]]:
     """Memories expiring within a window such as "24h" or "7d", soonest first (`GET /memory/expiring`)."""
-    params = {"within": within, "limit": limit, "cursor": cursor}
+    params = {
+        "within": within,
+        "limit": limit,
+        "cursor": cursor,
+        "include_superseded": include_superseded or None,
+    }
     return Call("GET", "/memory/expiring", page(Memory, "memories"), params=params)
 
 
@@ -292,6 +311,7 @@ def search(
     mode: str | None = None,
     after: str | None = None,
     before: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[SearchPage]:
     """Search by words and meaning, best match first (`GET /memory/search`); new writes show up
     after indexing.
@@ -314,6 +334,7 @@ def search(
         "include_expired": include_expired or None,
         "after": after,
         "before": before,
+        "include_superseded": include_superseded or None,
         "limit": limit,
         "cursor": cursor,
     }

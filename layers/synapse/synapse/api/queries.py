@@ -121,8 +121,18 @@ def recall_focus(request: Request) -> str | None:
 def tag_query(request: Request) -> TagQuery:
     tag = tag_of(request, required=True)
     assert tag is not None
-    include_expired = bool(request.query_bool("include_expired", False))
-    return TagQuery(tag, categories_of(request), include_expired, window_of(request))
+    return TagQuery(
+        tag,
+        categories_of(request),
+        bool(request.query_bool("include_expired", False)),
+        include_superseded=include_superseded(request),
+        window=window_of(request),
+    )
+
+
+def include_superseded(request: Request) -> bool:
+    """`include_superseded`: also the memories a newer one replaced (marked `superseded_by`)."""
+    return bool(request.query_bool("include_superseded", False))
 
 
 def list_filters(request: Request) -> ListFilters:
@@ -136,6 +146,7 @@ def list_filters(request: Request) -> ListFilters:
         include_expired=bool(request.query_bool("include_expired", False)),
         window=window_of(request),
         updated_after=moment_of(request, "updated_after"),
+        include_superseded=include_superseded(request) or None,
     )
 
 
@@ -152,4 +163,5 @@ def search_filters(request: Request) -> SearchFilters:
         priority=request.query_choice("priority", Priority),
         include_expired=bool(request.query_bool("include_expired", False)),
         window=window_of(request),
+        include_superseded=include_superseded(request),
     )

@@ -42,12 +42,16 @@ def _shown(public: dict[str, Any], proposal: dict[str, Any] | None) -> dict[str,
 
 
 def similar_note(similar: list[dict[str, Any]]) -> str:
-    """What the model reads when a write repeats a memory: which, and what to do about it."""
-    named = "; ".join(f"key {s['key']} (id {s['id']}, similarity {s['similarity']})" for s in similar)
+    """What the model reads when a write may replace memories: which, and what to do about it."""
+    named = "; ".join(
+        f"key {s['key']} (id {s['id']}, {s.get('relation', 'repeat')}, similarity {s['similarity']})"
+        for s in similar
+    )
     return (
-        f"A similar memory exists: {named}. If this is the same fact, update that memory instead of "
-        "keeping two versions: remember again with its category and key, then forget the one just "
-        "stored."
+        f"This may replace memories the mind already holds: {named}. If one says the same, update "
+        "that memory instead (`update` with its id, or remember with its category and key) and forget "
+        "the one just stored; if one is an older value of this fact, call `update` on the memory just "
+        "stored, passing that id in `supersedes`, so only the current value is recalled."
     )
 
 
@@ -67,6 +71,8 @@ def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
         similar=repeats.similar_to,
     )
     shown = _shown(stored.memory.public(), stored.proposal)
+    if stored.supersedes:
+        shown["supersedes"] = list(stored.supersedes)
     if stored.similar:
         shown["similar"] = list(stored.similar)
         shown["note"] = similar_note(list(stored.similar))
@@ -94,8 +100,9 @@ def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
         )
     if any(r.get("similar") for r in answer["results"]):
         answer["note_similar"] = (
-            "Items with `similar` repeat a memory the mind already holds under another key: update "
-            "that memory instead of keeping two versions (remember with its category and key)."
+            "Items with `similar` may replace memories the mind already holds: `repeat` says the same "
+            "(update that memory instead of keeping two), `related` may be an older value (call "
+            "`update` on the new memory with `supersedes` set to the older one's id)."
         )
     return answer
 
@@ -198,7 +205,10 @@ def update(caller: Caller, arguments: dict[str, Any]) -> Result:
         changed_by=principal.changed_by(),
         vouches=caller.vouches,
     )
-    return _shown(stored.memory.public(), stored.proposal)
+    shown = _shown(stored.memory.public(), stored.proposal)
+    if stored.supersedes:
+        shown["supersedes"] = list(stored.supersedes)
+    return shown
 
 
 def forget(caller: Caller, arguments: dict[str, Any]) -> Result:

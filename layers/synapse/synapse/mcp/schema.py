@@ -47,10 +47,11 @@ of recall by itself. occurred_at: when the event happened or will happen, or whe
 if that is not now — a date (2026-12-09) or a timestamp with a time zone; recall shows it and
 after/before on the reads select by it.
 Returns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory
-a person verified may come back as a proposal awaiting their review. When the mind already holds a
-memory saying nearly the same under another key, the answer lists it in `similar` and says so:
-update that memory (remember with its category and key) and forget the extra one, rather than keep
-two versions of a fact."""
+a person verified may come back as a proposal awaiting their review. When the mind already holds
+memories this one may replace, the answer lists them in `similar` (relation `repeat`: says the same;
+`related`: the same subject, perhaps an older value) and says what to do. When a new fact replaces
+an older one ("now works at Globex" after "works at Acme"), pass the older memory's id in
+`supersedes`: it is kept, marked replaced, and drops out of recall and search."""
 
 REMEMBER_MANY = """\
 Store up to 100 memories at once, each exactly as `remember` stores one (content alone works).
@@ -90,7 +91,7 @@ UPDATE = """\
 Change some fields of one memory by its id; fields left out stay as they are, expires_at null
 clears the expiry, occurred_at null clears the event time. To replace a memory whose category and
 key you know, `remember` works too. An agent's change to a memory a person verified comes back as a
-proposal awaiting their review."""
+proposal awaiting their review. `supersedes` marks other memories (ids) as replaced by this one."""
 
 FORGET = """\
 Delete a memory: by its id, or by category and key. Use it when a memory is wrong, no longer true,
@@ -165,6 +166,16 @@ BEFORE = _string(
     "Only memories up to this time (their occurred_at, else when stored): a date 2026-12-31 (to its "
     "end, UTC) or an ISO 8601 time with a time zone."
 )
+SUPERSEDES = {
+    "type": "array",
+    "items": {"type": "string", "pattern": "^mem_[A-Za-z0-9_-]{1,64}$"},
+    "maxItems": 20,
+    "description": (
+        "Ids (mem_…) of older memories this one replaces, e.g. the old job when storing the new one: "
+        "they are kept, marked replaced, and leave recall and search."
+    ),
+}
+INCLUDE_SUPERSEDED = {"type": "boolean", "description": "Also memories replaced by newer ones (marked)."}
 TAG = _string("Only memories with this tag.", minLength=1, maxLength=64)
 CURSOR = _string("next_cursor of the previous answer, for the next page.")
 LIMIT = _integer("At most this many.", 1, 100, 20)
@@ -177,6 +188,7 @@ MEMORY = {
     "confidence": CONFIDENCE,
     "expires_at": EXPIRES_AT,
     "occurred_at": OCCURRED_AT,
+    "supersedes": SUPERSEDES,
 }
 
 TOOLS: list[dict[str, Any]] = [
@@ -282,6 +294,7 @@ TOOLS: list[dict[str, Any]] = [
                 "confidence": CONFIDENCE,
                 "expires_at": {**EXPIRES_AT, "type": ["string", "null"]},
                 "occurred_at": {**OCCURRED_AT, "type": ["string", "null"]},
+                "supersedes": SUPERSEDES,
             },
             ["id"],
         ),

@@ -41,6 +41,7 @@ class WriteFields(Protocol):
     @property
     def key_derived(self) -> bool: ...
     def occurred_at(self) -> str | None: ...
+    def supersedes(self) -> list[str]: ...
 
 
 class PatchFields(Protocol):
@@ -52,6 +53,8 @@ class PatchFields(Protocol):
     def key(self) -> str | None: ...
     @property
     def sent(self) -> frozenset[str]: ...
+    @property
+    def supersedes(self) -> list[str]: ...
 
 
 def vouched(source: Source, vouches: bool | None) -> bool:
@@ -204,3 +207,25 @@ def verified(old: Memory, by: str, at: datetime) -> Memory:
     return old._replace(
         verified=True, verified_at=stamp, verified_by=by, updated_at=stamp, version=old.version + 1
     )
+
+
+def superseded(old: Memory, by_id: str, at: datetime, keeps_verified: bool = True) -> Memory:
+    """`old` replaced by memory `by_id` as its next version: kept, marked, out of the reads by
+    default. An agent's mark applied over what a person verified (a mind whose
+    `agent_writes_to_verified` is `unverify`) leaves it unverified (`keeps_verified=False`)."""
+    stamp = clock.to_iso(at)
+    kept = keeps_verified or not old.verified
+    return old._replace(
+        superseded_by=by_id,
+        superseded_at=stamp,
+        verified=old.verified and kept,
+        verified_at=old.verified_at if kept else None,
+        verified_by=old.verified_by if kept else None,
+        updated_at=stamp,
+        version=old.version + 1,
+    )
+
+
+def revived(old: Memory) -> Memory:
+    """`old` current again: no longer marked as replaced (a person's restore)."""
+    return old._replace(superseded_by=None, superseded_at=None)

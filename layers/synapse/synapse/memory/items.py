@@ -41,16 +41,21 @@ def memory_body(memory: Memory) -> dict[str, Any]:
 
 
 def memory_item(memory: Memory) -> dict[str, Any]:
-    return {
+    """A superseded memory carries no `recall_sk`, `mind_category` nor expiry bucket: it leaves the
+    recall GSIs (`recall`, `category_recall`) and the expiry sweep's indexes, so recall pays nothing
+    for the memories replaced (docs/rules.md "Facts that replace facts"); a revival writes them back."""
+    item = {
         **memory_body(memory),
         "pk": memory.mind_id,
         "sk": tables.memory_sk(memory.category, memory.key),
-        "recall_sk": recall_sk(memory),
         "created_sk": f"{memory.created_at}#{memory.id}",
         "occurred_sk": occurred_sk(memory),  # None (left out when stored): not in the sparse index
-        "mind_category": f"{memory.mind_id}#{memory.category}",
-        **expiry.item_attributes(memory),  # the expiry sweep's index (never `swept_at`: a write unsweeps)
     }
+    if memory.superseded_by is None:
+        item["recall_sk"] = recall_sk(memory)
+        item["mind_category"] = f"{memory.mind_id}#{memory.category}"
+        item.update(expiry.item_attributes(memory))  # the sweep's index (never `swept_at`: a write unsweeps)
+    return item
 
 
 def pointer_item(memory: Memory) -> dict[str, Any]:
@@ -62,8 +67,14 @@ def pointer_item(memory: Memory) -> dict[str, Any]:
     }
 
 
+SUPERSEDED_TAG_MARK = "^"
+"""Tag copies of superseded memories: `TAG#<len>:<tag>#^<recall_sk>`, after the tag's live copies
+(recall_sk starts 0-3) and before the swept ones (`~`), so by-tag reads them only when asked."""
+
+
 def tag_item_key(memory: Memory, tag: str) -> dict[str, str]:
-    return {"pk": memory.mind_id, "sk": tables.tag_prefix(tag) + recall_sk(memory)}
+    mark = SUPERSEDED_TAG_MARK if memory.superseded_by is not None else ""
+    return {"pk": memory.mind_id, "sk": tables.tag_prefix(tag) + mark + recall_sk(memory)}
 
 
 def tag_item(memory: Memory, tag: str) -> dict[str, Any]:

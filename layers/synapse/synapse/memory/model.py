@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from synapse.core import clock, moments
+from synapse.core.ids import looks_like_id
 from synapse.core.validation import Body, Invalid, Rule, accepts, trimmed_text, trimmed_text_pattern
 from synapse.memory import keys
 from synapse.memory.kinds import (
@@ -172,6 +173,37 @@ OCCURRED_AT = Rule(
 # A stored moment, past ones too: what a proposal made by a write holds when it is later accepted.
 EXPIRES_AT_STORED = Rule(check=_check_expires_at, schema=EXPIRES_AT.schema)
 CATEGORY, PRIORITY, SOURCE = Rule(choices=Category), Rule(choices=Priority), Rule(choices=Source)
+SUPERSEDES_MAX = 20
+
+
+def _check_memory_id(value: str) -> str:
+    if not looks_like_id("mem_", value):
+        raise Invalid("format", f"{value[:80]!r} is not a memory id (mem_...)")
+    return value
+
+
+def _check_supersedes(values: list[str]) -> list[str]:
+    """Memory ids, each once (first order kept); whether each is one of this mind's is the
+    store's check (`memory.supersede`), which answers 422 on `supersedes[i]` too."""
+    if len(values) > SUPERSEDES_MAX:
+        raise Invalid("max_items", f"at most {SUPERSEDES_MAX} memory ids")
+    return list(dict.fromkeys(values))
+
+
+SUPERSEDES = Rule(
+    "array",
+    items=Rule(check=_check_memory_id, schema={"pattern": "^mem_[A-Za-z0-9_-]{1,64}$"}),
+    check=_check_supersedes,
+    schema={
+        "maxItems": SUPERSEDES_MAX,
+        "description": (
+            "Ids of this mind's memories that this write replaces: they are kept, marked "
+            "`superseded_by` this memory, and leave recall, search, by-tag, the list and expiring "
+            "reads unless a read asks `include_superseded=true`. An agent's write over a verified "
+            "memory makes that part a proposal."
+        ),
+    },
+)
 
 
 class MemoryWrite(Body):
@@ -188,6 +220,7 @@ class MemoryWrite(Body):
     expires_at: str | None = accepts(EXPIRES_AT, default=None)
     occurred_at: str | None = accepts(OCCURRED_AT, default=None)
     source: Source | None = accepts(SOURCE, default=None)
+    supersedes: list[str] = accepts(SUPERSEDES, default_factory=list)
 
     def __init__(self, **values: Any) -> None:
         """A key left out is derived from the content here, before the write looks for the memory
@@ -216,6 +249,7 @@ class MemoryPatch(Body):
     category: Category | None = accepts(CATEGORY, default=None)
     key: str | None = accepts(KEY, default=None)
     source: Source | None = accepts(SOURCE, default=None)
+    supersedes: list[str] = accepts(SUPERSEDES, default_factory=list)
 
 
 class StoredPatch(MemoryPatch):

@@ -35,7 +35,7 @@ from synapse.core.errors import Conflict, Forbidden, NotFound, Unprocessable
 from synapse.core.ids import looks_like_id
 from synapse.core.observability import logger
 from synapse.memory import history, writes
-from synapse.memory.changes import makes_critical, protected_change, verified
+from synapse.memory.changes import makes_critical, protected_change, superseded, verified
 from synapse.memory.items import memory_body, memory_from_item
 from synapse.memory.kinds import EDITABLE_FIELDS, Memory, Priority, Source
 from synapse.minds import minds
@@ -56,6 +56,7 @@ PROPOSAL_FIELDS = (
     "created_at",
     "decided_by",
     "decided_at",
+    "superseded_by",
 )
 
 
@@ -71,6 +72,7 @@ class Action(StrEnum):
 
     UPDATE = "update"
     DELETE = "delete"
+    SUPERSEDE = "supersede"  # mark the memory replaced by `superseded_by` (`memory.supersede`)
 
 
 def proposal_key(mind_id: str, proposal_id: str) -> dict[str, str]:
@@ -202,10 +204,12 @@ def proposal_ops(
     changed_by: writes.ChangedBy,
     at: datetime,
     action: Action = Action.UPDATE,
+    superseded_by: str | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], Memory]:
-    """The proposal of `candidate` (or of deleting `base`) over `base`, the memory as it is about to
-    be stored: the proposal's operations (its Put, and superseding `base`'s pending one), its JSON,
-    and `base` marked with it. The caller writes the marked memory in the same transaction."""
+    """The proposal of `candidate` (or of deleting `base`, or of marking it replaced by
+    `superseded_by`) over `base`, the memory as it is about to be stored: the proposal's operations
+    (its Put, and superseding `base`'s pending one), its JSON, and `base` marked with it. The
+    caller writes the marked memory in the same transaction."""
     proposal_id = new_proposal_id(at)
     marked = base._replace(pending_proposal=proposal_id)
     item = {
@@ -221,6 +225,7 @@ def proposal_ops(
         "proposed_by": dict(changed_by),
         "created_at": clock.to_iso(at),
         "memory": memory_body(marked),
+        "superseded_by": superseded_by,
     }
     ops = [writes.put(item)]
     if base.pending_proposal is not None:
@@ -234,10 +239,11 @@ def propose_ops(
     changed_by: writes.ChangedBy,
     at: datetime,
     action: Action = Action.UPDATE,
+    superseded_by: str | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], Memory]:
-    """The proposal of `candidate` (or of deleting `current`) with `current` left as it is, only
-    marked: operations, the proposal's JSON, the marked memory."""
-    ops, proposal, marked = proposal_ops(current, candidate, changed_by, at, action)
+    """The proposal of `candidate` (or of deleting `current`, or of marking it replaced) with
+    `current` left as it is, only marked: operations, the proposal's JSON, the marked memory."""
+    ops, proposal, marked = proposal_ops(current, candidate, changed_by, at, action, superseded_by)
     return [*writes.replace_ops(current, marked), *ops], proposal, marked
 
 
@@ -321,6 +327,16 @@ def accepted(current: Memory, proposed: dict[str, Any], user_id: str, at: dateti
     return verified(taken, user_id, at)
 
 
+def _superseding(current: Memory, by_id: str, at: datetime) -> Memory:
+    """`current` marked replaced by `by_id` (a person's accept); 409 when that one is gone or a cycle."""
+    newer = writes.find_by_id(current.mind_id, by_id)
+    if newer is None:
+        raise Conflict("The memory that would replace this one has been deleted; reject the proposal.")
+    if newer.superseded_by == current.id:
+        raise Conflict("The memory that would replace this one is now replaced by it; reject the proposal.")
+    return superseded(current, by_id, at)._replace(pending_proposal=None)
+
+
 def accept(
     mind_id: str, proposal_id: str, user_id: str, changed_by: writes.ChangedBy
 ) -> tuple[dict[str, Any], Memory | None]:
@@ -346,6 +362,14 @@ def accept(
             ]
             writes.commit(ops, mind_op_index=len(ops) - 1)
             return _decided(item, Status.ACCEPTED, at, changed_by), None
+        if item.get("action") == Action.SUPERSEDE.value:
+            memory = _superseding(current, str(item.get("superseded_by")), at)
+            writes.commit(
+                writes.replace_ops(current, memory)
+                + history.revision_ops(memory, history.Change.SUPERSEDED, changed_by, at)
+                + [_decide(mind_id, proposal_id, Status.ACCEPTED, at, changed_by, memory)]
+            )
+            return _decided(item, Status.ACCEPTED, at, changed_by), memory
         memory = accepted(current, _applicable(public(item)["proposed"]), user_id, at)
         writes.commit(
             writes.replace_ops(current, memory)

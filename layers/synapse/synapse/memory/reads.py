@@ -18,7 +18,7 @@ from synapse.core import clock, moments
 from synapse.core.errors import BadRequest
 from synapse.core.moments import Window
 from synapse.memory import expiry
-from synapse.memory.items import INVERTED_BASE, memory_from_item
+from synapse.memory.items import INVERTED_BASE, SUPERSEDED_TAG_MARK, memory_from_item
 from synapse.memory.kinds import APP_PRIVATE_TAG, Memory
 from synapse.memory.selections import ListFilters, TagQuery
 from synapse.storage import cursor, pages, tables
@@ -36,6 +36,9 @@ def _bad(name: str, rule: str, message: str) -> BadRequest:
 
 
 # ---------------------------------------------------------------- shared query pieces (recall.streams too)
+
+
+NOT_SUPERSEDED = "attribute_not_exists(superseded_by)"
 
 
 def not_expired(path: str) -> str:
@@ -90,7 +93,9 @@ def _page(
 
 
 def by_tag(mind_id: str, query: TagQuery, limit: int, after: str | None, at: datetime | None = None) -> Page:
-    """Memories carrying the tag, in recall order, from the tag's own copies only."""
+    """Memories carrying the tag, in recall order, from the tag's own copies only: the live ones,
+    then (`include_superseded`) the replaced ones (`items.SUPERSEDED_TAG_MARK`), then
+    (`include_expired`) the swept ones."""
     clauses, names = [], {"#m": "memory"}
     vals: dict[str, Any] = {"mind": mind_id, "prefix": tables.tag_prefix(query.tag)}
     key_condition = "pk = :mind AND begins_with(sk, :prefix)"  # the swept copies come last
@@ -98,7 +103,12 @@ def by_tag(mind_id: str, query: TagQuery, limit: int, after: str | None, at: dat
         clauses.append(not_expired("#m.expires_at"))
         vals["now"] = clock.to_iso(at or clock.now())
         key_condition = "pk = :mind AND sk BETWEEN :prefix AND :live_end"
-        vals["live_end"] = expiry.live_tag_bounds(query.tag)[1]
+        live_end = expiry.live_tag_bounds(query.tag)[1]
+        if query.include_superseded:
+            live_end = tables.tag_prefix(query.tag) + SUPERSEDED_TAG_MARK + "~"
+        vals["live_end"] = live_end
+    elif not query.include_superseded:  # live and swept copies, the replaced ones between skipped
+        clauses.append("attribute_not_exists(#m.superseded_by)")
     category, category_values = category_clause("#m.category", query.categories)
     if category:
         clauses.append(category)
@@ -126,7 +136,12 @@ EXPIRING_POSITION = ("pk", "sk", "expires_at")
 
 
 def expiring(
-    mind_id: str, within: timedelta, limit: int, after: str | None, at: datetime | None = None
+    mind_id: str,
+    within: timedelta,
+    limit: int,
+    after: str | None,
+    at: datetime | None = None,
+    include_superseded: bool = False,
 ) -> Page:
     """now < expires_at ≤ now + within, soonest first, read from the `expiring` index's window only."""
     moment = at or clock.now()
@@ -142,6 +157,10 @@ def expiring(
         "KeyConditionExpression": "pk = :mind AND expires_at BETWEEN :start AND :end",
         "ExpressionAttributeValues": tables.values(mind=mind_id, start=start, end=end),
     }
+    if include_superseded:
+        scope += " +superseded"
+    else:  # skipped one by one: what a window holds of them is what was replaced and expires in it
+        params["FilterExpression"] = NOT_SUPERSEDED
     return _page(mind_id, params, limit, scope, list(EXPIRING_POSITION), after)
 
 
@@ -165,6 +184,8 @@ def _filter_expression(filters: ListFilters, now: str) -> tuple[str | None, dict
     if not filters.include_expired:
         clauses.append("(attribute_not_exists(expires_at) OR expires_at > :now)")
         vals["now"] = now
+    if not filters.include_superseded:
+        clauses.append(NOT_SUPERSEDED)
     names = {
         f"#{n}": n for n in ("category", "priority", "source", "verified") if getattr(filters, n) is not None
     }

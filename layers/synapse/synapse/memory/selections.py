@@ -15,11 +15,14 @@ class TagQuery(NamedTuple):
     categories: frozenset[str] | None = None
     include_expired: bool = False
     window: Window = Window()
+    include_superseded: bool = False
 
     def scope(self) -> str:
-        shape = [self.tag, sorted(self.categories or []), self.include_expired]
+        shape: list[object] = [self.tag, sorted(self.categories or []), self.include_expired]
         if self.window.given:
             shape.append(self.window.scope())
+        if self.include_superseded:  # only when asked: cursors made before it stay good
+            shape.append(True)
         return "by-tag " + json.dumps(shape, ensure_ascii=False)
 
 
@@ -33,6 +36,7 @@ class ListFilters(NamedTuple):
     window: Window = Window()
     # What changed since (a date: from its midnight UTC), newest change first (`reads.list_memories`).
     updated_after: str | None = None
+    include_superseded: bool | None = None  # None: not asked (False), so cursors made before it stay good
 
     def scope(self) -> str:
         shown = {**self._asdict(), "window": self.window.scope() or None}

@@ -40,6 +40,7 @@ from synapse.openapi.parts import (
     IF_MATCH,
     IF_NONE_MATCH,
     INCLUDE_EXPIRED,
+    INCLUDE_SUPERSEDED,
     JSON,
     LIST_FILTERS,
     PAGE,
@@ -143,7 +144,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "Update some fields of a memory (an agent's change to a verified one: 202, a proposal)",
         "memory",
         "either",
-        {200: S.Memory, 202: S.Proposed},
+        {200: S.StoredMemory, 202: S.Proposed},
         MemoryPatch,
         (IF_MATCH,),
         errors=(412,),
@@ -220,7 +221,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "memory",
         "either",
         {200: S.MemoryPage},
-        params=(replace(TAG, required=True), CATEGORIES, INCLUDE_EXPIRED, *WINDOW, *PAGE),
+        params=(replace(TAG, required=True), CATEGORIES, INCLUDE_EXPIRED, INCLUDE_SUPERSEDED, *WINDOW, *PAGE),
     ),
     ("GET", "/memory/expiring"): Op(
         "listExpiring",
@@ -228,7 +229,11 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "memory",
         "either",
         {200: S.MemoryPage},
-        params=(query("within", WITHIN, "30m, 24h, 7d, 2w (default 7d, at most 365d)."), *PAGE),
+        params=(
+            query("within", WITHIN, "30m, 24h, 7d, 2w (default 7d, at most 365d)."),
+            INCLUDE_SUPERSEDED,
+            *PAGE,
+        ),
     ),
     ("GET", "/memory/search"): Op(
         "search", "Search by words and meaning", "memory", "either", {200: S.SearchPage}, params=SEARCH + PAGE

@@ -112,6 +112,11 @@ WITHIN = {
     + ")$",
 }
 INCLUDE_EXPIRED = query("include_expired", BOOLEAN, "Include expired memories.")
+INCLUDE_SUPERSEDED = query(
+    "include_superseded",
+    BOOLEAN,
+    "Include memories a newer one replaced (marked `superseded_by`); left out by default.",
+)
 IF_NONE_MATCH = Param("If-None-Match", "header", STRING, "The ETag you hold: 304 while it is current.")
 IF_MATCH = Param(
     "If-Match",
@@ -142,6 +147,7 @@ LIST_FILTERS = (
         "false: what waits for review, an app's private memories (app:private) left out unless `tag` asks.",
     ),
     INCLUDE_EXPIRED,
+    INCLUDE_SUPERSEDED,
     *WINDOW,
     query("updated_after", MOMENT, "What changed since (a date: from its start, UTC), newest change first."),
 )
@@ -173,6 +179,7 @@ SEARCH = (
     query("category", enum(Category)),
     query("priority", enum(Priority)),
     INCLUDE_EXPIRED,
+    INCLUDE_SUPERSEDED,
     query(
         "mode",
         {"type": "string", "enum": ["hybrid", "lexical", "semantic"]},

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from synapse.openapi.replacing import SimilarMemory, SupersedeOutcome
+
 
 class _Answer(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -55,19 +57,17 @@ class Memory(_Answer):
     expired: bool
 
 
-class SimilarMemory(_Answer):
-    id: str
-    key: str
-    similarity: float = Field(ge=-1, le=1, description="Cosine of the two memories' meanings.")
-
-
 class StoredMemory(Memory):
     """`POST /memory`'s answer: the memory, and the others it repeats."""
 
     similar: list[SimilarMemory] | None = Field(
         default=None,
-        description="Other memories of the mind that say nearly the same under another key (at most 3, "
-        "most similar first): update one of them instead of keeping two versions. Absent when none.",
+        description="Other memories of the mind this one may replace (at most 3, most similar first): "
+        "`repeat` ones say the same (update one of them instead of keeping two versions), `related` "
+        "ones may be an older value (name them in `supersedes`). Absent when none.",
+    )
+    supersedes: list[SupersedeOutcome] | None = Field(
+        default=None, description="What became of each memory the write named in `supersedes`."
     )
 
 
@@ -92,7 +92,9 @@ class ChangedBy(_Answer):
 class Revision(_Answer):
     version: int
     memory: Memory = Field(description="The whole memory as it was after the change.")
-    change: Literal["created", "updated", "replaced", "verified", "restored", "deleted", "proposal_accepted"]
+    change: Literal[
+        "created", "updated", "replaced", "verified", "restored", "deleted", "proposal_accepted", "superseded"
+    ]
     changed_at: str
     changed_by: ChangedBy
     claimed: dict[str, Any] | None = Field(
@@ -122,8 +124,9 @@ class Proposal(_Answer):
     memory_id: str
     category: str
     key: str
-    action: Literal["update", "delete"] = Field(
-        description="What accepting does: apply `proposed` (update) or delete the memory (delete)."
+    action: Literal["update", "delete", "supersede"] = Field(
+        description="What accepting does: apply `proposed` (update), delete the memory (delete), or "
+        "mark it replaced by `superseded_by` (supersede)."
     )
     proposed: ProposedFields
     base_version: int
@@ -132,6 +135,9 @@ class Proposal(_Answer):
     created_at: str
     decided_by: ChangedBy | None
     decided_at: str | None
+    superseded_by: str | None = Field(
+        default=None, description="For action supersede: the memory that would replace this one."
+    )
 
 
 class ProposalPage(_Answer):
@@ -243,7 +249,10 @@ class BatchResult(_Answer):
         default=None, description="When proposed: the change waiting for a person's review."
     )
     similar: list[SimilarMemory] | None = Field(
-        default=None, description="Other memories it repeats, as POST /memory names them."
+        default=None, description="Other memories it may replace, as POST /memory names them."
+    )
+    supersedes: list[SupersedeOutcome] | None = Field(
+        default=None, description="What became of each memory the item named in `supersedes`."
     )
 
 

@@ -214,7 +214,9 @@ def memory(mind_id: str, body: Any, n: int, prefix: str = "memory.") -> Memory:
     line.identifier("mem_", body.get("superseded_by"), "superseded_by", optional=True)
     line.stamp(body.get("superseded_at"), "superseded_at", optional=True)
     if (body.get("superseded_by") is None) != (body.get("superseded_at") is None):
-        raise line.refuse("superseded_at", "pair", "comes with superseded_by, and only with it")
+        raise line.refuse("superseded_at", "superseded", "is set exactly when superseded_by is")
+    if body.get("superseded_by") == body.get("id"):
+        raise line.refuse("superseded_by", "self", "a memory cannot supersede itself")
     if body.get("key_derived") is not None and not isinstance(body["key_derived"], bool):
         raise line.refuse("key_derived", "type", "must be true or false")
     return memory_from_item({**body, "tags": tags, "confidence": confidence, "mind_id": mind_id})
@@ -254,6 +256,8 @@ def proposal(record: dict[str, Any], held: Memory) -> dict[str, Any]:
     line.stamp(record.get("decided_at"), "decided_at", optional=True)
     if record.get("ttl") is not None:
         line.whole(record["ttl"], "ttl", low=0)
+    superseding = record.get("action") == proposals.Action.SUPERSEDE.value
+    line.identifier("mem_", record.get("superseded_by"), "superseded_by", optional=not superseding)
     return _proposed(line, record.get("proposed"))
 
 

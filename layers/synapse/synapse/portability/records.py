@@ -94,7 +94,7 @@ def memory_ops(
     memory = memory_in(mind_id, record, trust)
     memory = memory._replace(pending_proposal=resolved.marks.get(memory.id))
     ops = writes.create_ops(memory)
-    if memory.expires_at is not None:  # a bucket the sweep still reads (its updated_at is the backup's)
+    if memory.expires_at is not None and memory.superseded_by is None:  # a bucket the sweep still reads
         hour = max(memory.expires_at, clock.to_iso(clock.now()))[:13]
         bucket = expiry.bucket_key(hour, expiry.shard_of(mind_id))
         ops[0]["Put"]["Item"][expiry.BUCKET] = {"S": bucket}

@@ -24,6 +24,7 @@ class Doc(NamedTuple):
     version: int
     created_at: str | None = None  # None only in a row indexed before schema 4
     occurred_at: str | None = None
+    superseded_by: str | None = None  # the memory that replaced it: searches leave it out by default
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> "Doc":
@@ -42,6 +43,7 @@ class Doc(NamedTuple):
                 version=int(item["version"]),
                 created_at=str(item["created_at"]) if item.get("created_at") else None,
                 occurred_at=str(item["occurred_at"]) if item.get("occurred_at") else None,
+                superseded_by=str(item["superseded_by"]) if item.get("superseded_by") else None,
             )
         except (KeyError, TypeError, ValueError) as error:
             raise Unindexable(f"not a memory item: {error!r}") from None

@@ -28,6 +28,7 @@ class SearchFilters(NamedTuple):
     category: str | None = None
     priority: str | None = None
     include_expired: bool = False
+    include_superseded: bool = False  # also memories a newer one replaced (`superseded_by`)
     window: Window = Window()
 
     @property
@@ -44,6 +45,7 @@ class SearchFilters(NamedTuple):
             and (self.priority is None or memory.priority == self.priority)
             and (self.include_expired or memory.expires_at is None or memory.expires_at > now)
             and (not self.window.given or self.window.holds(memory.occurred_at, memory.created_at))
+            and (self.include_superseded or memory.superseded_by is None)
         )
 
     def sql(self, now: str) -> tuple[str, list[Any]]:
@@ -63,6 +65,8 @@ class SearchFilters(NamedTuple):
             clause, values = _window_sql(self.window)
             clauses.append(clause)
             params += values
+        if not self.include_superseded:  # inside the index query: a filter after top-k loses hits
+            clauses.append("d.superseded_by IS NULL")
         return "".join(f" AND {c}" for c in clauses), params
 
 

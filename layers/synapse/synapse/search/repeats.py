@@ -16,11 +16,12 @@ from typing import Any
 
 from synapse.core.observability import logger
 from synapse.memory.kinds import Memory
-from synapse.search import vectors
+from synapse.search import relations, schema, vectors
 from synapse.search.readers import reader
 
 SIMILAR_THRESHOLD = vectors.REPEAT_SIMILARITY
 MAX_SIMILAR = 3
+CANDIDATES = 10  # the nearest memories `relations` weighs (a write names at most MAX_SIMILAR)
 
 
 def _served(memory: Memory) -> bool:
@@ -29,8 +30,8 @@ def _served(memory: Memory) -> bool:
 
 
 def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]]]:
-    """For each memory (all of `mind_id`), up to MAX_SIMILAR `{id, key, similarity}` of other
-    memories of the mind's index that say nearly the same, most similar first."""
+    """For each memory (all of `mind_id`), up to MAX_SIMILAR `{id, key, similarity, relation}` of
+    other memories of the mind's index it may replace (`relations`), most similar first."""
     found: list[list[dict[str, Any]]] = [[] for _ in memories]
     wanted = [at for at, memory in enumerate(memories) if _served(memory)]
     if not wanted:
@@ -54,29 +55,43 @@ def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, 
     import numpy as np
 
     scores = np.asarray(matrix.vectors @ np.asarray(embedded, dtype=np.float32).T, dtype=np.float32)
-    keys: dict[str, str] = {}
+    near: list[list[tuple[str, float]]] = [[] for _ in memories]
     for column, at in enumerate(wanted):
         memory = memories[at]
         column_scores = scores[:, column]
-        take = min(len(column_scores), MAX_SIMILAR + len(memories) + 1)
+        take = min(len(column_scores), CANDIDATES + len(memories) + 1)
         top = (
             np.argpartition(-column_scores, take - 1)[:take] if take < len(column_scores) else np.arange(take)
         )
         for row in sorted(top.tolist(), key=lambda r: -float(column_scores[r])):
             similarity = float(column_scores[row])
-            other = matrix.ids[row]
-            if similarity < SIMILAR_THRESHOLD or len(found[at]) == MAX_SIMILAR:
+            if similarity < relations.CANDIDATE_FLOOR:
                 break
-            if other == memory.id:
-                continue
-            found[at].append({"id": other, "key": "", "similarity": round(similarity, 3)})
-            keys[other] = ""
-    if keys:
-        marks = ", ".join("?" * len(keys))
-        sql = f"SELECT id, key FROM docs WHERE id IN ({marks})"  # noqa: S608
-        keys.update({memory_id: key for memory_id, key in db.execute(sql, list(keys))})
-        for hints in found:
-            for hint in hints:
-                hint["key"] = keys[hint["id"]]
-            hints[:] = [h for h in hints if h["key"]]
+            if matrix.ids[row] != memory.id:
+                near[at].append((matrix.ids[row], similarity))
+    texts_of = _current_texts(db, {memory_id for hints in near for memory_id, _ in hints})
+    for at in wanted:
+        candidates = [
+            relations.Candidate(memory_id, *texts_of[memory_id], similarity)
+            for memory_id, similarity in near[at]
+            if memory_id in texts_of
+        ]
+        found[at] = relations.labelled(memories[at].key, memories[at].content, candidates, MAX_SIMILAR)
     return found
+
+
+def _current_texts(db: Any, ids: set[str]) -> dict[str, tuple[str, str]]:
+    """(key, content) of the memories the index holds live and not replaced, by id: a replaced one is
+    not named again (it was already)."""
+    if not ids:
+        return {}
+    marks = ", ".join("?" * len(ids))
+    current = " AND d.superseded_by IS NULL" if schema.has_superseded_column(db) else ""
+    sql = _TEXTS_SQL.format(marks=marks, current=current)
+    return {memory_id: (key, content) for memory_id, key, content in db.execute(sql, sorted(ids))}
+
+
+_TEXTS_SQL = (
+    "SELECT d.id, d.key, coalesce(f.raw_content, f.content) FROM docs d JOIN fts f ON f.rowid = d.rowid"
+    " WHERE d.deleted = 0 AND d.id IN ({marks}){current}"
+)

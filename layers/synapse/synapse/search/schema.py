@@ -20,7 +20,7 @@ from synapse.search.folding import fold
 # mind (`writer`: in place where `IN_PLACE_UPGRADES` knows how, else rebuilt from the table), while
 # searches go on reading it. 2: the porter tokenizer (stemming); 3: the words as written beside the
 # stems (`fts_exact`, below); 4: each memory's times (`docs.created_at`, `docs.occurred_at`) for the
-# after/before filters (`filters`).
+# after/before filters (`filters`), and `docs.superseded_by` (below).
 SCHEMA_VERSION = "4"
 # A tombstone (a removed memory's row, `updated_at` = when it was applied) guards against replays of
 # the memory's older records; the stream keeps a record 24 hours and a memory id never returns, so
@@ -46,7 +46,8 @@ CREATE TABLE docs (
     updated_at TEXT,
     expires_at TEXT,
     created_at TEXT,
-    occurred_at TEXT
+    occurred_at TEXT,
+    superseded_by TEXT
 );
 CREATE TABLE doc_tags (tag TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (tag, rowid)) WITHOUT ROWID;
 CREATE INDEX doc_tags_by_doc ON doc_tags (rowid);
@@ -134,11 +135,30 @@ def add_event_times(db: sqlite3.Connection) -> None:
         db.execute(f"ALTER TABLE docs ADD COLUMN {column} TEXT")
 
 
+# ---------------------------------------------------------------- replaced memories (schema 4)
+# `docs.superseded_by`: the id of the memory that replaced this one (`memory.supersede`), so a search
+# leaves replaced memories out inside its index query (`SearchFilters.sql`). Nothing was replaced
+# before schema 4, so the upgrade adds the column empty: no read of the table.
+SUPERSEDED_COLUMN = "superseded_by"
+
+
+def has_superseded_column(db: sqlite3.Connection) -> bool:
+    """Whether the generation knows which memories are replaced (one from before schema 4 does not:
+    its searches filter them on the current records only, until it is upgraded)."""
+    return any(row[1] == SUPERSEDED_COLUMN for row in db.execute("PRAGMA main.table_info(docs)"))
+
+
+def add_superseded_column(db: sqlite3.Connection) -> None:
+    """The upgrade step from schema 3: the column, empty. Idempotent."""
+    if not has_superseded_column(db):
+        db.execute(f"ALTER TABLE docs ADD COLUMN {SUPERSEDED_COLUMN} TEXT")
+
+
 # Upgrades a generation can make to itself, in the batch's own transaction, by the version it is of:
 # no read of the table. A version not named here is rebuilt from the table (`rebuild.upgrade_into`).
 IN_PLACE_UPGRADES: dict[str, tuple[Callable[[sqlite3.Connection], None], ...]] = {
-    "2": (add_exact_words, add_event_times),
-    "3": (add_event_times,),
+    "2": (add_exact_words, add_event_times, add_superseded_column),
+    "3": (add_event_times, add_superseded_column),
 }
 
 
@@ -219,8 +239,8 @@ def _remove(db: sqlite3.Connection, change: Change, indexed: _Indexed | None) ->
     vectors.remove(db, change.memory_id)
     db.execute(
         "UPDATE docs SET version = ?, deleted = 1, category = NULL, key = NULL, priority = NULL,"
-        " priority_rank = NULL, updated_at = ?, expires_at = NULL, created_at = NULL, occurred_at = NULL"
-        " WHERE rowid = ?",
+        " priority_rank = NULL, updated_at = ?, expires_at = NULL, created_at = NULL, occurred_at = NULL,"
+        " superseded_by = NULL WHERE rowid = ?",
         (change.version, removed_at, indexed.rowid),
     )
     return True
@@ -239,11 +259,12 @@ def _upsert(db: sqlite3.Connection, doc: Doc, indexed: _Indexed | None) -> bool:
         doc.expires_at,
         doc.created_at,
         doc.occurred_at,
+        doc.superseded_by,
     )
     if indexed is None:
         rowid = db.execute(
             "INSERT INTO docs (version, category, key, priority, priority_rank, updated_at, expires_at,"
-            " created_at, occurred_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " created_at, occurred_at, superseded_by, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*fields, doc.id),
         ).lastrowid
         assert rowid is not None
@@ -252,7 +273,8 @@ def _upsert(db: sqlite3.Connection, doc: Doc, indexed: _Indexed | None) -> bool:
         _drop_indexed(db, rowid)
         db.execute(
             "UPDATE docs SET version = ?, category = ?, key = ?, priority = ?, priority_rank = ?,"
-            " updated_at = ?, expires_at = ?, created_at = ?, occurred_at = ?, deleted = 0 WHERE rowid = ?",
+            " updated_at = ?, expires_at = ?, created_at = ?, occurred_at = ?, superseded_by = ?, deleted = 0"
+            " WHERE rowid = ?",
             (*fields, rowid),
         )
     _index_text(db, rowid, doc)

@@ -8,7 +8,7 @@ from synapse.core import clock
 from synapse.core.moments import Window
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
-from synapse.search import fusion, vectors
+from synapse.search import fusion, recency, schema, vectors
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
 from synapse.search.ranking import Hit
@@ -75,6 +75,8 @@ def _scope(raw_query: str, filters: SearchFilters, mode: Mode = Mode.HYBRID) -> 
         fields.append(filters.window.scope())
     if mode is not Mode.HYBRID:
         fields.append(mode.value)
+    if filters.include_superseded:
+        fields.append("superseded")
     text = json.dumps(fields)
     return "search:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -116,7 +118,9 @@ def search(
     # read without the window, which `keeps` then applies to the current records.
     in_index = filters
     if filters.window.given and not has_event_times(db):
-        in_index = filters._replace(window=Window())
+        in_index = in_index._replace(window=Window())
+    if not schema.has_superseded_column(db):  # nor which memories are replaced: `keeps` decides
+        in_index = in_index._replace(include_superseded=True)
     results: list[Result] = []
     position = offset
     more = False
@@ -148,4 +152,5 @@ def search(
             vectors.matrix_of(db),
         )
         results = [results[i] for i in order]
+    results = recency.newer_related_first(results, vectors.matrix_of(db) if question is not None else None)
     return SearchPage(results, query.terms, next_cursor, used.value)

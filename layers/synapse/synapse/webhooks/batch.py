@@ -113,6 +113,8 @@ def _result(index: int, outcome: store.Outcome) -> dict[str, Any]:
         return {"index": index, "status": "proposed", "memory": _summary(outcome), "proposal": proposal}
     status = "created" if outcome.created else "replaced"
     result = {"index": index, "status": status, "memory": _summary(outcome)}
+    if outcome.supersedes:
+        result["supersedes"] = list(outcome.supersedes)
     if outcome.similar:
         result["similar"] = list(outcome.similar)
     return result
