@@ -5,7 +5,7 @@ export const INSTRUCTIONS: string = "Synapse is your long-term memory about the 
 
 export const TOOLS = {
   "remember": {
-    "description": "Store one memory in the user's Synapse mind. Only `content` is required: without a category it is a\nnote, and without a key one is derived from the content, so storing the same text twice keeps one\nmemory. Storing again with the same category and key REPLACES that memory (same id, version + 1),\nso reuse stable keys: `home_city`, `preferred_editor`, `project_atlas_status` — lowercase\nsnake_case, no dates or counters in keys.\n\nCategories: identity (who the user is: name, role, languages), preference (how they like things\ndone), fact (durable facts about their world), project (state and decisions of ongoing work),\nskill (how to do something in their environment), mistake (what went wrong, to avoid repeating),\ncontext (short-lived situational context: current task, today's plan — give it expires_at),\nnote (anything else).\n\nPriority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you\nare; agents default to 0.7). expires_at: a future ISO 8601 timestamp with a time zone such as\n2030-06-30T18:00:00Z (a past one is refused) — set it for session or task context so it drops out\nof recall by itself. occurred_at: when the event happened or will happen, or when the user said it,\nif that is not now — a date (2026-12-09) or a timestamp with a time zone; recall shows it and\nafter/before on the reads select by it.\nReturns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory\na person verified may come back as a proposal awaiting their review. When the mind already holds a\nmemory saying nearly the same under another key, the answer lists it in `similar` and says so:\nupdate that memory (remember with its category and key) and forget the extra one, rather than keep\ntwo versions of a fact.",
+    "description": "Store one memory in the user's Synapse mind. Only `content` is required: without a category it is a\nnote, and without a key one is derived from the content, so storing the same text twice keeps one\nmemory. Storing again with the same category and key REPLACES that memory (same id, version + 1),\nso reuse stable keys: `home_city`, `preferred_editor`, `project_atlas_status` — lowercase\nsnake_case, no dates or counters in keys.\n\nCategories: identity (who the user is: name, role, languages), preference (how they like things\ndone), fact (durable facts about their world), project (state and decisions of ongoing work),\nskill (how to do something in their environment), mistake (what went wrong, to avoid repeating),\ncontext (short-lived situational context: current task, today's plan — give it expires_at),\nnote (anything else).\n\nPriority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you\nare; agents default to 0.7). expires_at: a future ISO 8601 timestamp with a time zone such as\n2030-06-30T18:00:00Z (a past one is refused) — set it for session or task context so it drops out\nof recall by itself. occurred_at: when the event happened or will happen, or when the user said it,\nif that is not now — a date (2026-12-09) or a timestamp with a time zone; recall shows it and\nafter/before on the reads select by it.\nReturns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory\na person verified may come back as a proposal awaiting their review. When the mind already holds\nmemories this one may replace, the answer lists them in `similar` (relation `repeat`: says the same;\n`related`: the same subject, perhaps an older value) and says what to do. When a new fact replaces\nan older one (\"now works at Globex\" after \"works at Acme\"), pass the older memory's id in\n`supersedes`: it is kept, marked replaced, and drops out of recall and search.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -65,6 +65,15 @@ export const TOOLS = {
         "occurred_at": {
           "type": "string",
           "description": "When the event happened or was said, if not now: a date 2026-12-09, or an ISO 8601 time with a time zone (2026-12-09T14:30:00+01:00). Past or future. E.g. the day of an appointment, or when the user said it."
+        },
+        "supersedes": {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "pattern": "^mem_[A-Za-z0-9_-]{1,64}$"
+          },
+          "maxItems": 20,
+          "description": "Ids (mem_…) of older memories this one replaces, e.g. the old job when storing the new one: they are kept, marked replaced, and leave recall and search."
         }
       },
       "additionalProperties": false,

@@ -1046,10 +1046,16 @@ export interface components {
             } | null;
             /**
              * Similar
-             * @description Other memories it repeats, as POST /memory names them.
+             * @description Other memories it may replace, as POST /memory names them.
              * @default null
              */
             similar: components["schemas"]["SimilarMemory"][] | null;
+            /**
+             * Supersedes
+             * @description What became of each memory the item named in `supersedes`.
+             * @default null
+             */
+            supersedes: components["schemas"]["SupersedeOutcome"][] | null;
         } & {
             [key: string]: unknown;
         };
@@ -2017,10 +2023,10 @@ export interface components {
             key: string;
             /**
              * Action
-             * @description What accepting does: apply `proposed` (update) or delete the memory (delete).
+             * @description What accepting does: apply `proposed` (update), delete the memory (delete), or mark it replaced by `superseded_by` (supersede).
              * @enum {string}
              */
-            action: "update" | "delete";
+            action: "update" | "delete" | "supersede";
             proposed: components["schemas"]["ProposedFields"];
             /** Base Version */
             base_version: number;
@@ -2035,6 +2041,12 @@ export interface components {
             decided_by: components["schemas"]["ChangedBy"] | null;
             /** Decided At */
             decided_at: string | null;
+            /**
+             * Superseded By
+             * @description For action supersede: the memory that would replace this one.
+             * @default null
+             */
+            superseded_by: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -2220,7 +2232,7 @@ export interface components {
              * Change
              * @enum {string}
              */
-            change: "created" | "updated" | "replaced" | "verified" | "restored" | "deleted" | "proposal_accepted";
+            change: "created" | "updated" | "replaced" | "verified" | "restored" | "deleted" | "proposal_accepted" | "superseded";
             /** Changed At */
             changed_at: string;
             changed_by: components["schemas"]["ChangedBy"];
@@ -2343,6 +2355,12 @@ export interface components {
              * @description Cosine of the two memories' meanings.
              */
             similarity: number;
+            /**
+             * Relation
+             * @description repeat: says the same; related: the same subject, perhaps an older value of it (pass its id in `supersedes` when the new memory replaces it).
+             * @enum {string}
+             */
+            relation: "repeat" | "related";
         } & {
             [key: string]: unknown;
         };
@@ -2421,10 +2439,16 @@ export interface components {
             expired: boolean;
             /**
              * Similar
-             * @description Other memories of the mind that say nearly the same under another key (at most 3, most similar first): update one of them instead of keeping two versions. Absent when none.
+             * @description Other memories of the mind this one may replace (at most 3, most similar first): `repeat` ones say the same (update one of them instead of keeping two versions), `related` ones may be an older value (name them in `supersedes`). Absent when none.
              * @default null
              */
             similar: components["schemas"]["SimilarMemory"][] | null;
+            /**
+             * Supersedes
+             * @description What became of each memory the write named in `supersedes`.
+             * @default null
+             */
+            supersedes: components["schemas"]["SupersedeOutcome"][] | null;
         } & {
             [key: string]: unknown;
         };
@@ -2450,6 +2474,24 @@ export interface components {
              * @default null
              */
             occurred_at: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SupersedeOutcome */
+        SupersedeOutcome: {
+            /** Id */
+            id: string;
+            /**
+             * Status
+             * @description superseded: marked replaced now; proposed: it is verified, and an agent's mark waits for a person's review (`proposal_id`).
+             * @enum {string}
+             */
+            status: "superseded" | "proposed";
+            /**
+             * Proposal Id
+             * @default null
+             */
+            proposal_id: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -2569,7 +2611,7 @@ export interface components {
              */
             url: string | null;
             /** @default null */
-            events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.ownership_transferred" | "invitation.revoked" | "invitation.declined")[] | null;
+            events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.superseded" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.ownership_transferred" | "invitation.revoked" | "invitation.declined")[] | null;
             /** @default null */
             enabled: boolean | null;
         };
@@ -2606,7 +2648,7 @@ export interface components {
         WebhookWrite: {
             /** @description An https URL whose host resolves to public addresses only. */
             url: string;
-            events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.ownership_transferred" | "invitation.revoked" | "invitation.declined")[];
+            events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.superseded" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.ownership_transferred" | "invitation.revoked" | "invitation.declined")[];
         };
     };
     responses: never;
@@ -3572,6 +3614,8 @@ export interface operations {
                 verified?: boolean;
                 /** @description Include expired memories. */
                 include_expired?: boolean;
+                /** @description Include memories a newer one replaced (marked `superseded_by`); left out by default. */
+                include_superseded?: boolean;
                 /** @description From this time on (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. Later than `before`: 400. */
                 after?: string | unknown | unknown;
                 /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
@@ -4018,7 +4062,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Memory"];
+                    "application/json": components["schemas"]["StoredMemory"];
                 };
             };
             /** @description Accepted */
@@ -4956,6 +5000,8 @@ export interface operations {
                 category?: ("identity" | "preference" | "fact" | "project" | "skill" | "mistake" | "context" | "note")[];
                 /** @description Include expired memories. */
                 include_expired?: boolean;
+                /** @description Include memories a newer one replaced (marked `superseded_by`); left out by default. */
+                include_superseded?: boolean;
                 /** @description From this time on (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. Later than `before`: 400. */
                 after?: string | unknown | unknown;
                 /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
@@ -5041,6 +5087,8 @@ export interface operations {
             query?: {
                 /** @description 30m, 24h, 7d, 2w (default 7d, at most 365d). */
                 within?: string;
+                /** @description Include memories a newer one replaced (marked `superseded_by`); left out by default. */
+                include_superseded?: boolean;
                 /** @description Page size (default 20). */
                 limit?: number;
                 /** @description The previous page's next_cursor, as it came (any other is a 400). */
@@ -5127,6 +5175,8 @@ export interface operations {
                 priority?: "critical" | "high" | "normal" | "low";
                 /** @description Include expired memories. */
                 include_expired?: boolean;
+                /** @description Include memories a newer one replaced (marked `superseded_by`); left out by default. */
+                include_superseded?: boolean;
                 /** @description hybrid (default): words and meaning fused; lexical: words only; semantic: meaning only. Explicit syntax is lexical. */
                 mode?: "hybrid" | "lexical" | "semantic";
                 /** @description From this time on (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. Later than `before`: 400. */

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from datetime import date
 from typing import Any
 
 from synapse.core import clock, moments
