@@ -282,6 +282,9 @@ def settle(mind_id: str) -> int:
         if memory is not None and memory.superseded_by == marker.get("target"):
             ops += writes.replace_ops(memory, memory._replace(superseded_by=None, superseded_at=None))
             dropped += 1
-        tables.transact(ops)
+        try:
+            tables.transact(ops)
+        except tables.client().exceptions.TransactionCanceledException:
+            raise Conflict("A memory this restore wrote changed meanwhile: send the trailer again.") from None
     tables.batch_delete(tables.memories_table(), came)
     return dropped
