@@ -22,8 +22,8 @@ they them their it its we our you your this that these those has have had do doe
 then there here will would can could should just very also about into
 """
 KEY_STOPWORDS = frozenset(_KEY_STOPWORDS_TEXT.split())
-_WORD = re.compile(r"[a-z0-9]+")
-_DIGEST_END = re.compile(f"_[0-9a-f]{{{KEY_DIGEST_CHARS}}}$")
+_WORD = r"[a-z0-9]+"  # compiled on first use (by `re`'s cache), not at every handler's cold start
+_HEX = frozenset("0123456789abcdef")
 
 
 def derived_key(category: str, content: str) -> str:
@@ -32,11 +32,14 @@ def derived_key(category: str, content: str) -> str:
     normalized = " ".join(content.split()).casefold()
     digest = hashlib.sha256(normalized.encode("utf-8", "surrogatepass")).hexdigest()[:KEY_DIGEST_CHARS]
     plain = unicodedata.normalize("NFKD", normalized).encode("ascii", "ignore").decode()
-    words = [word[:KEY_WORD_CHARS] for word in _WORD.findall(plain) if word not in KEY_STOPWORDS]
+    words = [word[:KEY_WORD_CHARS] for word in re.findall(_WORD, plain) if word not in KEY_STOPWORDS]
     return f"{'_'.join(words[:KEY_WORDS]) or category}_{digest}"
 
 
 def is_derived(category: str, key: str, content: str) -> bool:
     """Whether `key` is what `derived_key` makes of `content` (a client that derived it on its own,
     as clients did before the server did, or a memory stored before the server recorded it)."""
-    return _DIGEST_END.search(key) is not None and key == derived_key(category, content)
+    ends_in_digest = key[-KEY_DIGEST_CHARS - 1 : -KEY_DIGEST_CHARS] == "_" and _HEX.issuperset(
+        key[-KEY_DIGEST_CHARS:]
+    )
+    return ends_in_digest and key == derived_key(category, content)
