@@ -1,0 +1,41 @@
+"""A question's time: its expressions read relative to now in the asker's zone, as one window of
+days, and the question's other words (what is still searched as words).
+
+"What is coming up next week?" on Thursday 3 December 2026 reads as 7-13 December and leaves
+"What is ?" to the words; several expressions narrow each other ("upcoming … next week": the days
+both name), or, when they share no day ("yesterday or tomorrow"), span from the first to the last.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+from typing import NamedTuple
+
+from synapse.when.grammar import Found, Window, find
+
+
+class QuestionTime(NamedTuple):
+    window: Window | None  # None: the question names no time
+    rest: str  # the question with its time expressions blanked out
+    expressions: tuple[str, ...] = ()  # as written, in order
+
+
+def combined(windows: list[Window]) -> Window:
+    """The days every window names; if they share none, from the first start to the last end."""
+    start, end = max(w.start for w in windows), min(w.end for w in windows)
+    if start <= end:
+        return Window(start, end)
+    return Window(min(w.start for w in windows), max(w.end for w in windows))
+
+
+def read_question(text: str, now: datetime, zone: tzinfo) -> QuestionTime:
+    """`text`'s time expressions, relative to `now` (aware) as a clock in `zone` shows it."""
+    today = now.astimezone(zone).date()
+    found: list[Found] = find(text, today)
+    if not found:
+        return QuestionTime(None, text)
+    rest = list(text)
+    for expression in found:
+        rest[expression.start : expression.end] = " " * (expression.end - expression.start)
+    written = tuple(text[f.start : f.end] for f in found)
+    return QuestionTime(combined([f.window for f in found]), "".join(rest), written)
