@@ -14,7 +14,6 @@ the last Friday before today; "the weekend" is Saturday and Sunday.
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Callable
 from datetime import date, timedelta
@@ -93,7 +92,10 @@ def tense_of(lowered: str) -> Tense:
 
 
 def _month_window(year: int, month: int) -> Window:
-    return Window(date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1]))
+    """The month's days (`calendar.monthrange` would import `locale`: 5 ms at cold start)."""
+    first = date(year, month, 1)
+    following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
+    return Window(first, following - timedelta(days=1))
 
 
 def _year_window(year: int) -> Window:
