@@ -22,6 +22,8 @@ class Doc(NamedTuple):
     updated_at: str
     expires_at: str | None
     version: int
+    created_at: str | None = None  # what relative dates in the content count from (`when.content`)
+    occurred_at: str | None = None  # when the event happened: one of the days the memory is about
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> "Doc":
@@ -38,6 +40,8 @@ class Doc(NamedTuple):
                 updated_at=str(item["updated_at"]),
                 expires_at=str(item["expires_at"]) if item.get("expires_at") else None,
                 version=int(item["version"]),
+                created_at=str(item["created_at"]) if item.get("created_at") else None,
+                occurred_at=str(item["occurred_at"]) if item.get("occurred_at") else None,
             )
         except (KeyError, TypeError, ValueError) as error:
             raise Unindexable(f"not a memory item: {error!r}") from None

@@ -38,10 +38,11 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, NamedTuple
 
-from synapse.search import vectors
+from synapse.search import in_time, vectors
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query
 from synapse.search.ranking import Hit, coverage_of, coverage_rows, hits_of, index_hits
+from synapse.when.grammar import Window
 
 POOL = 50  # candidates taken from each side (a page beyond it widens the pool)
 BM25_WEIGHT = 0.1
@@ -262,11 +263,15 @@ def hybrid_hits(
     offset: int,
     now: str,
     mode: Mode,
+    window: Window | None = None,
 ) -> tuple[list[Scored], bool]:
     """Hits `offset` to `offset + limit` fused as the module says (`question`: the query's vector;
-    None, or a generation without vectors, gives the lexical ranking)."""
+    None, or a generation without vectors, gives the lexical ranking). `window`: the days the
+    question names (`in_time`): the memories dated in it join the candidates and rank up."""
     matrix = vectors.matrix_of(db) if question is not None else None
     if matrix is None or question is None or not len(matrix.rowids):
+        if window is not None:
+            return _lexical_in_window(db, query, filters, limit, offset, now, window)
         hits, more = index_hits(db, query, filters, limit, offset, now)
         return [Scored(h, None) for h in hits], more
     pool = max(POOL, offset + limit + 1)
@@ -298,8 +303,21 @@ def hybrid_hits(
         if row.id not in candidates and (mode is Mode.SEMANTIC or lift(similarity) > 0):
             fused = similarity if mode is Mode.SEMANTIC else rescued_score(similarity, closing(similarity))
             candidates[row.id] = _Candidate(fused, pool + 1, row, similarity, False)
-    if mode is Mode.SEMANTIC:
-        ranked = sorted(candidates.values(), key=lambda c: (-c.similarity, c.row.id))
+    if window is not None:  # the question's time (search.in_time): its memories join, and rank up
+        inside = set()
+        for rowid, memory_id, category, key in in_time.window_rows(db, window, filters, now):
+            inside.add(memory_id)
+            if memory_id not in candidates:
+                at = matrix.row_of(memory_id)
+                similarity = 0.0 if at is None else float(sims[at])
+                fused = similarity if mode is Mode.SEMANTIC else rescued_score(similarity, closing(similarity))
+                row = _Row(rowid, memory_id, category, key, 0.0, 0, None)
+                candidates[memory_id] = _Candidate(fused, pool + 1, row, similarity, False)
+        for memory_id, candidate in candidates.items():
+            fused = in_time.favoured(candidate.fused, memory_id in inside)
+            candidates[memory_id] = candidate._replace(fused=fused)
+    if mode is Mode.SEMANTIC:  # fused is the similarity (and the window's favour)
+        ranked = sorted(candidates.values(), key=lambda c: (-c.fused, -c.similarity, c.row.id))
     else:
         ranked = sorted(candidates.values(), key=lambda c: (-c.fused, c.lexical_at, -c.similarity, c.row.id))
         ranked = _keep_exact_on_first_page(ranked, limit)
@@ -308,3 +326,29 @@ def hybrid_hits(
     return [Scored(h, round(c.similarity, 4)) for h, c in zip(hits, page, strict=True)], len(
         ranked
     ) > offset + limit
+
+
+def _lexical_in_window(
+    db: sqlite3.Connection,
+    query: Query,
+    filters: SearchFilters,
+    limit: int,
+    offset: int,
+    now: str,
+    window: Window,
+) -> tuple[list[Scored], bool]:
+    """Lexical ranking with the question's window: the first POOL lexical hits (by coverage; none
+    when the question is only time and function words: `query.clauses` empty) and the window's
+    memories, re-ranked by coverage favoured as `in_time` says; then paged."""
+    pool = max(POOL, offset + limit + 1)
+    hits = index_hits(db, query, filters, pool, 0, now)[0] if query.clauses else []
+    found = {hit.id for hit in hits}
+    dated = in_time.window_rows(db, window, filters, now)
+    inside = {memory_id for _, memory_id, _, _ in dated}
+    joined = [_Row(r, i, c, k, 0.0, 0, None) for r, i, c, k in dated if i not in found]
+    every = [*hits, *(_page_hits(db, query, joined, []) if joined else [])]
+    order = sorted(
+        range(len(every)), key=lambda n: (-in_time.favoured(every[n].coverage, every[n].id in inside), n)
+    )
+    page = [every[n] for n in order[offset : offset + limit]]
+    return [Scored(hit, None) for hit in page], len(every) > offset + limit

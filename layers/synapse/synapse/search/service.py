@@ -2,12 +2,13 @@
 
 import hashlib
 import json
+from datetime import UTC, datetime, tzinfo
 from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
-from synapse.search import fusion, vectors
+from synapse.search import fusion, in_time, vectors
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
 from synapse.search.ranking import Hit
@@ -66,11 +67,13 @@ def hydrate(mind_id: str, hits: list[Hit]) -> dict[str, Memory]:
     return found
 
 
-def _scope(raw_query: str, filters: SearchFilters, mode: Mode = Mode.HYBRID) -> str:
-    """What a cursor is bound to: the same query, filters and mode, or it is refused."""
+def _scope(raw_query: str, filters: SearchFilters, mode: Mode = Mode.HYBRID, timed: Any = None) -> str:
+    """What a cursor is bound to: the same query, filters, mode and time window, or it is refused."""
     fields: list[Any] = [raw_query, filters.tag, filters.category, filters.priority, filters.include_expired]
     if mode is not Mode.HYBRID:
         fields.append(mode.value)
+    if timed is not None:
+        fields.append(timed.public())
     text = json.dumps(fields)
     return "search:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -91,6 +94,8 @@ def search(
     limit: int,
     after: str | None = None,
     mode: Mode = Mode.HYBRID,
+    now: datetime | None = None,
+    zone: tzinfo | None = None,
 ) -> SearchPage:
     """One page of results. Hits come from the index; what is returned is the record as it is now.
 
@@ -99,22 +104,26 @@ def search(
     the same key by a new one) or no longer passes the filters is skipped and the next hit taken, so
     a page is full while hits remain. Of two near-duplicates on a page, the newer comes first.
     """
-    query = parse_query(raw_query)
-    scope = _scope(raw_query or "", filters, mode)
+    moment = clock.now()
+    timed = in_time.read(raw_query or "", parse_query(raw_query), now or moment, zone or UTC)
+    query, window = timed.query, timed.window
+    scope = _scope(raw_query or "", filters, mode, window)
     offset = _offset(mind_id, scope, after)
     db = reader(mind_id)
     if db is None:
         return SearchPage([], query.terms)
+    if not query.clauses and mode is Mode.HYBRID:  # only time words: meaning and the window rank
+        mode = Mode.SEMANTIC if fusion.model_serves(query, raw_query or "") else Mode.LEXICAL
     semantic = fusion.semantic_applies(query, raw_query or "", mode)
     question = vectors.question_vector(raw_query or "") if semantic else None
-    now = clock.to_iso(clock.now())
+    now = clock.to_iso(moment)  # what is expired is as of the real now, whatever `now=` replays
     results: list[Result] = []
     position = offset
     more = False
     used = Mode.LEXICAL
     for _ in range(4):  # bounded: a badly stale index costs a few rounds, never a scan
         scored, more = fusion.hybrid_hits(
-            db, query, question, filters, limit - len(results), position, now, mode
+            db, query, question, filters, limit - len(results), position, now, mode, window
         )
         hits = [s.hit for s in scored]
         current = hydrate(mind_id, hits) if hits else {}
