@@ -54,7 +54,7 @@ LABELLED: dict[str, tuple[str, str]] = {
     "upcoming": ("2026-12-03", "2026-12-17"),
 }
 
-_RUNNER = r'''
+_RUNNER = r"""
 import json, sys, time
 from datetime import datetime, date, timedelta, UTC
 labelled = json.loads(sys.argv[2]); now = datetime.fromisoformat(sys.argv[3]); name = sys.argv[1]
@@ -93,7 +93,7 @@ for text, (first, last) in labelled.items():
     inside += first <= got[0] <= last
 print(json.dumps({"import_ms": imported * 1000, "first_ms": timings[0] * 1000,
                   "rest_ms": sum(timings[1:]) * 1000, "parsed": parsed, "in_window": inside, "exact": exact}))
-'''
+"""
 
 
 def measure(name: str, path: str | None) -> dict[str, float] | None:
@@ -118,8 +118,15 @@ def main() -> None:
     args = parser.parse_args()
     total = len(LABELLED)
     print(f"{total} labelled expressions, now = {NOW} (CPU times, one fresh process each)")
-    print(f"{'reader':16} {'import ms':>9} {'1st call ms':>11} {'rest ms':>8} {'parsed':>7} {'in window':>9} {'exact':>6}")
-    for name, path in (("synapse.when", None), ("dateparser", None), ("parsedatetime", args.parsedatetime_path)):
+    print(
+        f"{'reader':16} {'import ms':>9} {'1st call ms':>11} {'rest ms':>8}"
+        f" {'parsed':>7} {'in window':>9} {'exact':>6}"
+    )
+    for name, path in (
+        ("synapse.when", None),
+        ("dateparser", None),
+        ("parsedatetime", args.parsedatetime_path),
+    ):
         found = measure(name, path)
         if found is None:
             continue

@@ -305,12 +305,14 @@ def hybrid_hits(
             candidates[row.id] = _Candidate(fused, pool + 1, row, similarity, False)
     if window is not None:  # the question's time (search.in_time): its memories join, and rank up
         inside = set()
-        for rowid, memory_id, category, key in in_time.window_rows(db, window, filters, now):
+        for rowid, memory_id, category, key, _ in in_time.window_rows(db, window, filters, now):
             inside.add(memory_id)
             if memory_id not in candidates:
-                at = matrix.row_of(memory_id)
-                similarity = 0.0 if at is None else float(sims[at])
-                fused = similarity if mode is Mode.SEMANTIC else rescued_score(similarity, closing(similarity))
+                row_at = matrix.row_of(memory_id)
+                similarity = 0.0 if row_at is None else float(sims[row_at])
+                fused = (
+                    similarity if mode is Mode.SEMANTIC else rescued_score(similarity, closing(similarity))
+                )
                 row = _Row(rowid, memory_id, category, key, 0.0, 0, None)
                 candidates[memory_id] = _Candidate(fused, pool + 1, row, similarity, False)
         for memory_id, candidate in candidates.items():
@@ -344,8 +346,8 @@ def _lexical_in_window(
     hits = index_hits(db, query, filters, pool, 0, now)[0] if query.clauses else []
     found = {hit.id for hit in hits}
     dated = in_time.window_rows(db, window, filters, now)
-    inside = {memory_id for _, memory_id, _, _ in dated}
-    joined = [_Row(r, i, c, k, 0.0, 0, None) for r, i, c, k in dated if i not in found]
+    inside = {row.id for row in dated}
+    joined = [_Row(r, i, c, k, 0.0, 0, None) for r, i, c, k, _ in dated if i not in found]
     every = [*hits, *(_page_hits(db, query, joined, []) if joined else [])]
     order = sorted(
         range(len(every)), key=lambda n: (-in_time.favoured(every[n].coverage, every[n].id in inside), n)

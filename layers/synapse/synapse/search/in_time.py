@@ -11,12 +11,11 @@ window, never a filter, so a question whose answer is undated still finds it.
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime, tzinfo
 from typing import NamedTuple
 
 from synapse.core.errors import BadRequest
-from synapse.search.filters import SearchFilters
+from synapse.search.dated import window_rows as window_rows
 from synapse.search.query import Query, parse_query
 from synapse.when.grammar import Window
 
@@ -24,13 +23,6 @@ from synapse.when.grammar import Window
 # its lift in meaning (0-1): a dated memory outranks an undated one matching the question's other
 # words about as well, not one that answers them far better (bench/time.py chose it).
 WINDOW_BOOST = 1.0
-# The window's memories joined as candidates, at most (a window of a year in a large mind).
-MAX_WINDOW_ROWS = 500
-
-_WINDOW_SQL = (
-    "SELECT DISTINCT d.rowid, d.id, d.category, d.key FROM doc_dates w JOIN docs d ON d.rowid = w.rowid"
-    " WHERE w.day BETWEEN ? AND ? AND d.deleted = 0{filters} LIMIT ?"
-)
 
 
 class TimedQuery(NamedTuple):
@@ -65,24 +57,6 @@ def _only_function_words(query: Query, label: str) -> bool:
     from synapse.search import languages
 
     return languages.is_stop_word(label.replace("'", ""), query.latin)
-
-
-def has_dates(db: sqlite3.Connection) -> bool:
-    """Whether the generation keeps its memories' days (schema 4; an older one until upgraded)."""
-    found = db.execute("SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = 'doc_dates'").fetchone()
-    return found is not None
-
-
-def window_rows(
-    db: sqlite3.Connection, window: Window, filters: SearchFilters, now: str
-) -> list[tuple[int, str, str, str]]:
-    """(rowid, id, category, key) of the memories passing `filters` with a day in `window`."""
-    if not has_dates(db):
-        return []
-    where, params = filters.sql(now)
-    sql = _WINDOW_SQL.format(filters=where)
-    start, end = window.start.isoformat(), window.end.isoformat()
-    return [tuple(row) for row in db.execute(sql, [start, end, *params, MAX_WINDOW_ROWS])]  # type: ignore[misc]
 
 
 def favoured(score: float, in_window: bool) -> float:

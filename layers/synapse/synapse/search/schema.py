@@ -54,7 +54,10 @@ CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 # the dates written in its content ("Dentist on Dec 9", relative to when it was written). A question's
 # time window favours the memories with a day in it (`search.in_time`); recall's "Coming up" lists
 # those with a day in the next week. By day first: a window is a range scan.
-DOC_DATES = "CREATE TABLE IF NOT EXISTS doc_dates (day TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (day, rowid)) WITHOUT ROWID"
+DOC_DATES = (
+    "CREATE TABLE IF NOT EXISTS doc_dates"
+    " (day TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (day, rowid)) WITHOUT ROWID"
+)
 _DOC_DATES_BY_DOC = "CREATE INDEX IF NOT EXISTS doc_dates_by_doc ON doc_dates (rowid)"
 
 
@@ -80,6 +83,7 @@ def add_doc_dates(db: sqlite3.Connection) -> None:
 
 def _index_days(db: sqlite3.Connection, rowid: int, days: list[str]) -> None:
     db.executemany("INSERT OR IGNORE INTO doc_dates (day, rowid) VALUES (?, ?)", [(d, rowid) for d in days])
+
 
 # Tombstones by age, so dropping the old ones reads only tombstones, not every doc (28 ms a batch at
 # 100k memories without it). Created on bases from before it by the first batch that finds none.

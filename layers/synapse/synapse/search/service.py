@@ -25,6 +25,7 @@ class Result(NamedTuple):
     matched: tuple[str, ...]  # the query's terms it matched
     coverage: float  # the share of the query's terms matched, each weighed by how informative it is
     similarity: float | None = None  # cosine to the question (None: the semantic side did not run)
+    dated: bool = False  # dated in the question's time window (`in_time`); not in the answer
 
     def public(self) -> dict[str, Any]:
         return {
@@ -116,14 +117,19 @@ def search(
         mode = Mode.SEMANTIC if fusion.model_serves(query, raw_query or "") else Mode.LEXICAL
     semantic = fusion.semantic_applies(query, raw_query or "", mode)
     question = vectors.question_vector(raw_query or "") if semantic else None
-    now = clock.to_iso(moment)  # what is expired is as of the real now, whatever `now=` replays
+    real_now = clock.to_iso(moment)  # expiry is as of the real now, whatever `now=` replays
     results: list[Result] = []
     position = offset
     more = False
     used = Mode.LEXICAL
+    dated = (
+        {row.id for row in in_time.window_rows(db, window, filters, real_now)}
+        if window is not None
+        else set()
+    )
     for _ in range(4):  # bounded: a badly stale index costs a few rounds, never a scan
         scored, more = fusion.hybrid_hits(
-            db, query, question, filters, limit - len(results), position, now, mode, window
+            db, query, question, filters, limit - len(results), position, real_now, mode, window
         )
         hits = [s.hit for s in scored]
         current = hydrate(mind_id, hits) if hits else {}
@@ -132,9 +138,13 @@ def search(
             if similarity is not None:
                 used = mode if mode is not Mode.LEXICAL else Mode.HYBRID
             memory = current.get(hit.id)
-            if memory is not None and filters.keeps(memory, now):
+            if memory is not None and filters.keeps(memory, real_now):
                 coverage = round(hit.coverage, 3)
-                results.append(Result(memory, hit.score, hit.snippet, hit.matched, coverage, similarity))
+                results.append(
+                    Result(
+                        memory, hit.score, hit.snippet, hit.matched, coverage, similarity, memory.id in dated
+                    )
+                )
         if not more or len(results) >= limit or position >= MAX_OFFSET:
             break
     more = more and position < MAX_OFFSET

@@ -71,7 +71,9 @@ NUMBERS = {
 VAGUE_DAYS = 14  # "recently" looks this far back, "upcoming" this far ahead
 
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
-_FULL_MONTH = "|".join(m for m in sorted(MONTHS, key=len, reverse=True) if len(m) > 4 or m in {"may", "june", "july"})
+_FULL_MONTH = "|".join(
+    m for m in sorted(MONTHS, key=len, reverse=True) if len(m) > 4 or m in {"may", "june", "july"}
+)
 _WEEKDAY = "|".join(WEEKDAYS)
 _NUMBER = r"\d{1,3}|" + "|".join(sorted(NUMBERS, key=len, reverse=True))
 _UNIT = r"(day|week|month|year)s?"
@@ -160,9 +162,13 @@ def _month(today: date, month: int, year: str | None, modifier: str, tense: Tens
     if modifier == "this":
         return _month_window(today.year, month)
     if tense is Tense.FUTURE:
-        year_of = today.year if month > today.month or (month == today.month and not later) else today.year + 1
+        year_of = (
+            today.year if month > today.month or (month == today.month and not later) else today.year + 1
+        )
     else:
-        year_of = today.year if month < today.month or (month == today.month and not later) else today.year - 1
+        year_of = (
+            today.year if month < today.month or (month == today.month and not later) else today.year - 1
+        )
     return _month_window(year_of, month)
 
 
@@ -184,9 +190,7 @@ def _weekend(today: date, modifier: str, tense: Tense) -> Window:
     monday = _week_start(today)
     if modifier == "next":
         saturday = monday + timedelta(days=12)
-    elif modifier in {"last", "past"}:
-        saturday = monday - timedelta(days=2)
-    elif tense is Tense.PAST and modifier != "this" and today.weekday() < 5:
+    elif modifier in {"last", "past"} or (tense is Tense.PAST and modifier != "this" and today.weekday() < 5):
         saturday = monday - timedelta(days=2)
     else:
         saturday = monday + timedelta(days=5)
@@ -210,7 +214,7 @@ def _period(today: date, modifier: str, unit: str) -> Window:
 
 
 def _within(window: Window, part: str, today: date) -> Window:
-    """"earlier this week" (from its start to today), "later this month" (from today to its end)."""
+    """ "earlier this week" (from its start to today), "later this month" (from today to its end)."""
     if part == "earlier" and window.start <= today <= window.end:
         return Window(window.start, today)
     if part == "later" and window.start <= today <= window.end:
@@ -227,7 +231,9 @@ class _Rule(NamedTuple):
     vague: bool = False
 
 
-def _rule(pattern: str, resolve: Callable[[re.Match[str], date, Tense], Window | None], vague: bool = False) -> _Rule:
+def _rule(
+    pattern: str, resolve: Callable[[re.Match[str], date, Tense], Window | None], vague: bool = False
+) -> _Rule:
     return _Rule(re.compile(_B + pattern + _E), resolve, vague)
 
 
@@ -258,7 +264,7 @@ def _span(m: re.Match[str], today: date, tense: Tense) -> Window | None:
 
 
 def _nth(m: re.Match[str], today: date, tense: Tense) -> Window | None:
-    """"on the 9th": of this month, else the next (past tense: the last) month that has it."""
+    """ "on the 9th": of this month, else the next (past tense: the last) month that has it."""
     day = int(m["d"])
     for step in range(3):
         shift = step if tense is Tense.FUTURE else -step
@@ -284,9 +290,7 @@ def _month_rule(m: re.Match[str], today: date, tense: Tense) -> Window | None:
 
 
 _RULES: list[_Rule] = [
-    _rule(
-        r"(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})(?:t[\d:.]+(?:z|[+-]\d{2}:?\d{2})?)?", _iso
-    ),
+    _rule(r"(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})(?:t[\d:.]+(?:z|[+-]\d{2}:?\d{2})?)?", _iso),
     _rule(
         rf"(?:on\s+)?(?P<month>{_MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{{4}}))?",
         lambda m, t, s: _month_day(t, MONTHS[m["month"]], int(m["d"]), m["year"], s),
@@ -300,7 +304,9 @@ _RULES: list[_Rule] = [
     _rule(r"(?:the\s+)?day\s+after\s+tomorrow", lambda m, t, s: _one(t + timedelta(days=2))),
     _rule(r"(?:the\s+)?day\s+before\s+yesterday", lambda m, t, s: _one(t - timedelta(days=2))),
     _rule(r"today|tonight|this\s+(?:morning|afternoon|evening)", lambda m, t, s: _one(t)),
-    _rule(r"tomorrow(?:\s+(?:morning|afternoon|evening|night))?", lambda m, t, s: _one(t + timedelta(days=1))),
+    _rule(
+        r"tomorrow(?:\s+(?:morning|afternoon|evening|night))?", lambda m, t, s: _one(t + timedelta(days=1))
+    ),
     _rule(r"yesterday|last\s+night", lambda m, t, s: _one(t - timedelta(days=1))),
     _rule(
         r"(?:(?P<part>earlier|later)\s+)?(?:the\s+)?(?P<mod>this|next|last|past|previous|coming)\s+"

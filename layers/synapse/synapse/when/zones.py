@@ -28,15 +28,15 @@ def zone_of(name: str | None) -> tzinfo:
         raise BadClock("tz", f"{ZONE_FORM} (got {name[:60]!r})") from error
 
 
-def moment_of(raw: str | None, zone: tzinfo, default: datetime) -> datetime:
-    """`now=`: a timestamp with a zone, or a date (its start in `zone`); `default` when not given."""
+def moment_of(raw: str | None, zone: tzinfo, default: datetime | None) -> datetime | None:
+    """`now=`: a timestamp with a zone, or a date (its noon in `zone`); `default` when not given."""
     if raw is None:
         return default
     text = raw.strip()
     try:
         if len(text) == 10:
             day = datetime.fromisoformat(text)
-            return day.replace(tzinfo=zone)
+            return day.replace(hour=12, tzinfo=zone).astimezone(UTC)
         moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         raise BadClock("now", f"{NOW_FORM} (got {raw[:60]!r})") from None
