@@ -9,8 +9,6 @@ the time grammar in every write handler at cold start. A mind without an index (
 predates schema 4, until its next write upgrades it) has nothing coming up.
 """
 
-from __future__ import annotations
-
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 

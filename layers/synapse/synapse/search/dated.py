@@ -2,8 +2,6 @@
 window favours (`in_time`) and recall's "Coming up" lists. Light on purpose (no query parser, no
 vectors): recall reads it on every call."""
 
-from __future__ import annotations
-
 import sqlite3
 from typing import NamedTuple
 

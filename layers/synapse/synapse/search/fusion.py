@@ -254,6 +254,33 @@ def newer_first(
     return order
 
 
+def _favour_window(
+    db: sqlite3.Connection,
+    window: Window,
+    filters: SearchFilters,
+    now: str,
+    candidates: dict[str, _Candidate],
+    meaning: tuple[vectors.Matrix, Any, Callable[[float], float]],
+    after_pool: int,
+) -> None:
+    """The memories dated in the question's `window` become candidates (scored by `meaning`: the
+    matrix, the question's similarities, the score a similarity gives) and every candidate's score
+    counts the window (`in_time.favoured`)."""
+    matrix, sims, score = meaning
+    inside = set()
+    for rowid, memory_id, category, key, _ in in_time.window_rows(db, window, filters, now):
+        inside.add(memory_id)
+        if memory_id not in candidates:
+            row_at = matrix.row_of(memory_id)
+            similarity = 0.0 if row_at is None else float(sims[row_at])
+            row = _Row(rowid, memory_id, category, key, 0.0, 0, None)
+            candidates[memory_id] = _Candidate(score(similarity), after_pool, row, similarity, False)
+    for memory_id, candidate in candidates.items():
+        candidates[memory_id] = candidate._replace(
+            fused=in_time.favoured(candidate.fused, memory_id in inside)
+        )
+
+
 def hybrid_hits(
     db: sqlite3.Connection,
     query: Query,
@@ -266,14 +293,10 @@ def hybrid_hits(
     window: Window | None = None,
 ) -> tuple[list[Scored], bool]:
     """Hits `offset` to `offset + limit` fused as the module says (`question`: the query's vector;
-    None, or a generation without vectors, gives the lexical ranking). `window`: the days the
-    question names (`in_time`): the memories dated in it join the candidates and rank up."""
+    None, or a generation without vectors, gives the lexical ranking); `window`: `_favour_window`."""
     matrix = vectors.matrix_of(db) if question is not None else None
     if matrix is None or question is None or not len(matrix.rowids):
-        if window is not None:
-            return _lexical_in_window(db, query, filters, limit, offset, now, window)
-        hits, more = index_hits(db, query, filters, limit, offset, now)
-        return [Scored(h, None) for h in hits], more
+        return _lexical(db, query, filters, limit, offset, now, window)
     pool = max(POOL, offset + limit + 1)
     sims = matrix.similarities(question)
     lexical, weights = (
@@ -304,20 +327,8 @@ def hybrid_hits(
             fused = similarity if mode is Mode.SEMANTIC else rescued_score(similarity, closing(similarity))
             candidates[row.id] = _Candidate(fused, pool + 1, row, similarity, False)
     if window is not None:  # the question's time (search.in_time): its memories join, and rank up
-        inside = set()
-        for rowid, memory_id, category, key, _ in in_time.window_rows(db, window, filters, now):
-            inside.add(memory_id)
-            if memory_id not in candidates:
-                row_at = matrix.row_of(memory_id)
-                similarity = 0.0 if row_at is None else float(sims[row_at])
-                fused = (
-                    similarity if mode is Mode.SEMANTIC else rescued_score(similarity, closing(similarity))
-                )
-                row = _Row(rowid, memory_id, category, key, 0.0, 0, None)
-                candidates[memory_id] = _Candidate(fused, pool + 1, row, similarity, False)
-        for memory_id, candidate in candidates.items():
-            fused = in_time.favoured(candidate.fused, memory_id in inside)
-            candidates[memory_id] = candidate._replace(fused=fused)
+        rescue = (lambda s: s) if mode is Mode.SEMANTIC else (lambda s: rescued_score(s, closing(s)))
+        _favour_window(db, window, filters, now, candidates, (matrix, sims, rescue), pool + 1)
     if mode is Mode.SEMANTIC:  # fused is the similarity (and the window's favour)
         ranked = sorted(candidates.values(), key=lambda c: (-c.fused, -c.similarity, c.row.id))
     else:
@@ -330,18 +341,21 @@ def hybrid_hits(
     ) > offset + limit
 
 
-def _lexical_in_window(
+def _lexical(
     db: sqlite3.Connection,
     query: Query,
     filters: SearchFilters,
     limit: int,
     offset: int,
     now: str,
-    window: Window,
+    window: Window | None,
 ) -> tuple[list[Scored], bool]:
-    """Lexical ranking with the question's window: the first POOL lexical hits (by coverage; none
-    when the question is only time and function words: `query.clauses` empty) and the window's
-    memories, re-ranked by coverage favoured as `in_time` says; then paged."""
+    """The lexical ranking; with the question's window, the first POOL lexical hits (by coverage;
+    none when the question is only time and function words: `query.clauses` empty) and the window's
+    memories, re-ranked by coverage favoured as `in_time` says, then paged."""
+    if window is None:
+        hits, more = index_hits(db, query, filters, limit, offset, now)
+        return [Scored(h, None) for h in hits], more
     pool = max(POOL, offset + limit + 1)
     hits = index_hits(db, query, filters, pool, 0, now)[0] if query.clauses else []
     found = {hit.id for hit in hits}

@@ -9,8 +9,6 @@ candidates whatever words they share, and rank up by WINDOW_BOOST after fusion (
 window, never a filter, so a question whose answer is undated still finds it.
 """
 
-from __future__ import annotations
-
 from datetime import datetime, tzinfo
 from typing import NamedTuple
 

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import sqlite3
 from datetime import UTC, datetime, tzinfo
 from typing import Any, NamedTuple
 
@@ -10,10 +11,11 @@ from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
 from synapse.search import fusion, in_time, vectors
 from synapse.search.filters import Mode, SearchFilters
-from synapse.search.query import parse_query
+from synapse.search.query import Query, parse_query
 from synapse.search.ranking import Hit
 from synapse.search.readers import reader
 from synapse.storage import cursor, tables
+from synapse.when.grammar import Window
 
 MAX_OFFSET = 10_000
 
@@ -88,6 +90,23 @@ def _offset(mind_id: str, scope: str, after: str | None) -> int:
     return offset
 
 
+def _read_time(raw: str, mode: Mode, now: datetime, zone: tzinfo) -> tuple[Query, Window | None, Mode]:
+    """The query read for time (`in_time.read`), its window, and how it is ranked: a question of
+    nothing but time and function words by meaning (or, where the model does not serve, words)."""
+    timed = in_time.read(raw, parse_query(raw), now, zone)
+    if not timed.query.clauses and mode is Mode.HYBRID:
+        mode = Mode.SEMANTIC if fusion.model_serves(timed.query, raw) else Mode.LEXICAL
+    return timed.query, timed.window, mode
+
+
+def _mark_dated(
+    db: sqlite3.Connection, window: Window, filters: SearchFilters, now: str, results: list[Result]
+) -> list[Result]:
+    """The results dated in the question's window marked (`Result.dated`: recall's `q` keeps them)."""
+    dated = {row.id for row in in_time.window_rows(db, window, filters, now)}
+    return [r._replace(dated=r.memory.id in dated) for r in results]
+
+
 def search(
     mind_id: str,
     raw_query: str | None,
@@ -103,18 +122,15 @@ def search(
     A best-match query is ranked by words and meaning together (`fusion`) unless `mode` says
     otherwise; explicit syntax is lexical. A hit whose memory is gone (deleted, or replaced under
     the same key by a new one) or no longer passes the filters is skipped and the next hit taken, so
-    a page is full while hits remain. Of two near-duplicates on a page, the newer comes first.
-    """
+    a page is full while hits remain. Of two near-duplicates on a page, the newer comes first. The
+    question's time expressions are read relative to `now` in `zone` (`in_time`)."""
     moment = clock.now()
-    timed = in_time.read(raw_query or "", parse_query(raw_query), now or moment, zone or UTC)
-    query, window = timed.query, timed.window
+    query, window, mode = _read_time(raw_query or "", mode, now or moment, zone or UTC)
     scope = _scope(raw_query or "", filters, mode, window)
     offset = _offset(mind_id, scope, after)
     db = reader(mind_id)
     if db is None:
         return SearchPage([], query.terms)
-    if not query.clauses and mode is Mode.HYBRID:  # only time words: meaning and the window rank
-        mode = Mode.SEMANTIC if fusion.model_serves(query, raw_query or "") else Mode.LEXICAL
     semantic = fusion.semantic_applies(query, raw_query or "", mode)
     question = vectors.question_vector(raw_query or "") if semantic else None
     real_now = clock.to_iso(moment)  # expiry is as of the real now, whatever `now=` replays
@@ -122,11 +138,6 @@ def search(
     position = offset
     more = False
     used = Mode.LEXICAL
-    dated = (
-        {row.id for row in in_time.window_rows(db, window, filters, real_now)}
-        if window is not None
-        else set()
-    )
     for _ in range(4):  # bounded: a badly stale index costs a few rounds, never a scan
         scored, more = fusion.hybrid_hits(
             db, query, question, filters, limit - len(results), position, real_now, mode, window
@@ -140,14 +151,12 @@ def search(
             memory = current.get(hit.id)
             if memory is not None and filters.keeps(memory, real_now):
                 coverage = round(hit.coverage, 3)
-                results.append(
-                    Result(
-                        memory, hit.score, hit.snippet, hit.matched, coverage, similarity, memory.id in dated
-                    )
-                )
+                results.append(Result(memory, hit.score, hit.snippet, hit.matched, coverage, similarity))
         if not more or len(results) >= limit or position >= MAX_OFFSET:
             break
     more = more and position < MAX_OFFSET
+    if window is not None:
+        results = _mark_dated(db, window, filters, real_now, results)
     next_cursor = cursor.encode(mind_id, scope, {"o": position}) if more else None
     if question is not None and mode is Mode.HYBRID and len(results) > 1:
         order = fusion.newer_first(

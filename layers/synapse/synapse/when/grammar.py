@@ -12,8 +12,6 @@ one; "next Friday" is the Friday of next week, "this Friday" the Friday of this 
 the last Friday before today; "the weekend" is Saturday and Sunday.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Callable
 from datetime import date, timedelta

@@ -6,8 +6,6 @@ days, and the question's other words (what is still searched as words).
 both name), or, when they share no day ("yesterday or tomorrow"), span from the first to the last.
 """
 
-from __future__ import annotations
-
 from datetime import datetime, tzinfo
 from typing import NamedTuple
 
