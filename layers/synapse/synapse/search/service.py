@@ -1,4 +1,6 @@
-"""Full-text search (SPEC §5): ranked hits from the index, returned as the records are now, in pages."""
+"""Full-text search (SPEC §5): ranked hits from the index, returned as the records are now, in pages.
+
+A question's time expressions are read relative to `now` in `zone` (`in_time`): a soft window."""
 
 import hashlib
 import json
@@ -122,8 +124,7 @@ def search(
     A best-match query is ranked by words and meaning together (`fusion`) unless `mode` says
     otherwise; explicit syntax is lexical. A hit whose memory is gone (deleted, or replaced under
     the same key by a new one) or no longer passes the filters is skipped and the next hit taken, so
-    a page is full while hits remain. Of two near-duplicates on a page, the newer comes first. The
-    question's time expressions are read relative to `now` in `zone` (`in_time`)."""
+    a page is full while hits remain. Of two near-duplicates on a page, the newer comes first."""
     moment = clock.now()
     query, window, mode = _read_time(raw_query or "", mode, now or moment, zone or UTC)
     scope = _scope(raw_query or "", filters, mode, window)
