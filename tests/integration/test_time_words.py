@@ -132,7 +132,10 @@ def test_recall_shows_what_is_coming_up_right_after_the_critical_ones(
     assert order[4] == "birthday"  # past by now: back in its place (high)
     # And the text says when each is due
     text = recall(api, mind, now="2026-12-03T10:00:00Z").text
-    assert "  offsite\n  Team offsite next Tuesday in the Hamburg office\n  Coming up: 2026-12-08 (Tuesday)\n" in text
+    assert (
+        "  offsite\n  Team offsite next Tuesday in the Hamburg office\n  Coming up: 2026-12-08 (Tuesday)\n"
+        in text
+    )
 
 
 def test_recall_without_anything_coming_up_reads_as_before(

@@ -93,6 +93,9 @@ def test_the_time_words_leave_the_question_and_the_rest_is_searched() -> None:
     # Then its words are the rest ("next" and "week" are not searched as words)
     assert timed.query.terms == ["dentist"]
     assert timed.window is not None and timed.window.start == date(2026, 12, 7)
+    # And the names of months and weekdays stay words too ("every March" matches them as written)
+    named = in_time.read("dentist in March", parse_query("dentist in March"), NOW, UTC)
+    assert named.query.terms == ["dentist", "march"] and named.window is not None
     # And a question of time and function words only has no words left to search
     only_time = in_time.read("What is coming up next week?", parse_query("x"), NOW, UTC)
     assert only_time.query.terms == [] and only_time.window is not None

@@ -2,14 +2,25 @@
 days, and the question's other words (what is still searched as words).
 
 "What is coming up next week?" on Thursday 3 December 2026 reads as 7-13 December and leaves
-"What is ?" to the words; several expressions narrow each other ("upcoming … next week": the days
+"What is ?" to the words (the names of months and weekdays stay words as well: "the dentist in
+March?" still matches "Dentist appointment every March"); several expressions narrow each other ("upcoming … next week": the days
 both name), or, when they share no day ("yesterday or tomorrow"), span from the first to the last.
 """
 
+import re
 from datetime import datetime, tzinfo
 from typing import NamedTuple
 
-from synapse.when.grammar import Found, Window, find
+from synapse.when.grammar import MONTHS, WEEKDAYS, Found, Window, find
+
+# Names of months and weekdays stay words too: a memory saying "every March" or "never on Fridays"
+# matches them as written; the relative words around them ("next", "last", "week", "ago") do not.
+_NAMES = re.compile(
+    r"\b(?:"
+    + "|".join(sorted({*(m for m in MONTHS if len(m) > 3), *WEEKDAYS}, key=len, reverse=True))
+    + r")s?\b",
+    re.IGNORECASE,
+)
 
 
 class QuestionTime(NamedTuple):
@@ -34,6 +45,9 @@ def read_question(text: str, now: datetime, zone: tzinfo) -> QuestionTime:
         return QuestionTime(None, text)
     rest = list(text)
     for expression in found:
-        rest[expression.start : expression.end] = " " * (expression.end - expression.start)
+        blank = [" "] * (expression.end - expression.start)
+        for name in _NAMES.finditer(text, expression.start, expression.end):
+            blank[name.start() - expression.start : name.end() - expression.start] = list(name[0])
+        rest[expression.start : expression.end] = blank
     written = tuple(text[f.start : f.end] for f in found)
     return QuestionTime(combined([f.window for f in found]), "".join(rest), written)
