@@ -112,6 +112,16 @@ WITHIN = {
     + ")$",
 }
 INCLUDE_EXPIRED = query("include_expired", BOOLEAN, "Include expired memories.")
+# The asker's clock (docs/time.md): what time words ("next week") and recall's "Coming up" count from.
+ASKER_CLOCK = (
+    query(
+        "now",
+        {"type": "string", "minLength": 10, "maxLength": 40},
+        "Read time words as of this moment (replaying an old conversation): a timestamp with its zone"
+        " or a date. Default: now.",
+    ),
+    query("tz", {"type": "string", "minLength": 1, "maxLength": 64}, "The asker's IANA zone (default UTC)."),
+)
 IF_NONE_MATCH = Param("If-None-Match", "header", STRING, "The ETag you hold: 304 while it is current.")
 IF_MATCH = Param(
     "If-Match",
@@ -148,6 +158,7 @@ RECALL = (
         {"type": "string", "maxLength": 4_000},
         "The user's message or the task: the memories most relevant to it follow the critical ones.",
     ),
+    *ASKER_CLOCK,
 )
 # A query needs a letter or a digit to search for (else a 400): `[^\W_]` is str.isalnum() in Python's
 # regex dialect, and ASCII letters and digits in ECMA's, a part of that.
@@ -170,6 +181,7 @@ SEARCH = (
         "hybrid (default): words and meaning fused; lexical: words only; semantic: meaning only. "
         "Explicit syntax is lexical.",
     ),
+    *ASKER_CLOCK,
 )
 SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "user": [{"jwt": []}],

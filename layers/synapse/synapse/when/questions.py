@@ -3,8 +3,9 @@ days, and the question's other words (what is still searched as words).
 
 "What is coming up next week?" on Thursday 3 December 2026 reads as 7-13 December and leaves
 "What is ?" to the words (the names of months and weekdays stay words as well: "the dentist in
-March?" still matches "Dentist appointment every March"); several expressions narrow each other ("upcoming … next week": the days
-both name), or, when they share no day ("yesterday or tomorrow"), span from the first to the last.
+March?" still matches "Dentist appointment every March"); several expressions narrow each other
+("upcoming … next week": the days both name), or, when they share no day ("yesterday or
+tomorrow"), span from the first to the last.
 """
 
 import re
