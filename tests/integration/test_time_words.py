@@ -5,9 +5,12 @@ written, so the dates in their content are read relative to it."""
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 import pytest
+from synapse.search import generations, schema
 
 from infra.gateway import HttpResponse
 from infra.stream_pump import Pump
@@ -158,3 +161,36 @@ def test_recall_q_with_a_time_expression_uses_its_window(
     relevant = [m["key"] for m in body["memories"] if m["id"] in body["relevant"]]
     # Then the memories dated next week are the relevant ones
     assert {"dentist", "offsite", "bank"} <= set(relevant), relevant
+
+
+def _as_schema_3(generation: Path) -> None:
+    """Rewrite a generation as the index format before the days: no `doc_dates`."""
+    db = sqlite3.connect(generation, isolation_level=None)
+    generations.configure(db)
+    db.execute("DROP TABLE doc_dates")
+    db.execute("UPDATE meta SET value = '3' WHERE name = 'schema'")
+    db.close()
+
+
+def test_an_index_of_schema_3_answers_meanwhile_and_gets_its_days_in_place(
+    api: Api, mind: MindHandle, dated: dict[str, str], index_root: Path, pump: Pump
+) -> None:
+    # Given a mind whose published index is of schema 3 (no days kept)
+    folder = index_root / mind.id
+    old = generations.current_generation(folder)
+    assert old is not None
+    _as_schema_3(old)
+    # Then a question with a time expression is still answered, by its words (no window to favour)
+    assert keys(search(api, mind, "dentist next week"))[0] == "dentist"
+    assert "Coming up" not in recall(api, mind, now="2026-12-03T10:00:00Z").text
+    # When the next change of that mind is indexed
+    answer = api.store(mind, category="note", key="plumber", content="Plumber comes on 2026-12-04")
+    assert answer.status == 201, answer.text
+    pump.run_once()
+    # Then the generation was upgraded in place and the old memories' dates were read from their text
+    assert generations.current_generation(folder) == old
+    db = generations.open_read_only(old)
+    assert schema.schema_of(db) == schema.SCHEMA_VERSION
+    db.close()
+    assert "Coming up: 2026-12-04 (Friday)" in recall(api, mind, now="2026-12-03T10:00:00Z").text
+    assert set(keys(search(api, mind, "What is coming up next week?"))[:3]) == {"dentist", "offsite", "bank"}
