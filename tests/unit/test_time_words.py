@@ -151,7 +151,7 @@ def test_now_and_tz_are_read_or_refused_naming_the_parameter() -> None:
         with pytest.raises(zones.BadClock) as refused:
             zones.zone_of(raw_zone)
         assert refused.value.field == "tz"
-    for raw_now in ("yesterday", "2026-12-03T10:00:00", "2026-13-03"):
+    for raw_now in ("yesterday", "2026-12-03T10:00:00", "2026-13-03", "9999-12-31T23:59:59Z", "0001-01-01"):
         with pytest.raises(zones.BadClock) as refused:
             zones.moment_of(raw_now, UTC, None)
         assert refused.value.field == "now"

@@ -55,7 +55,11 @@ def written_day(created_at: str | None, occurred_at: str | None) -> date | None:
 def content_days(content: str, written: date) -> list[date]:
     """The days the content's dates name, read as if written on `written`, in order, each once."""
     days: dict[date, None] = {}
-    for found in find(content[:MAX_READ_CHARS], written):
+    try:
+        expressions = find(content[:MAX_READ_CHARS], written)
+    except (ValueError, OverflowError):  # a date past the calendar's ends: none read (never a poison record)
+        return []
+    for found in expressions:
         if found.vague or found.window.days > MAX_SPAN_DAYS:
             continue
         for offset in range(found.window.days):

@@ -41,7 +41,10 @@ def combined(windows: list[Window]) -> Window:
 def read_question(text: str, now: datetime, zone: tzinfo) -> QuestionTime:
     """`text`'s time expressions, relative to `now` (aware) as a clock in `zone` shows it."""
     today = now.astimezone(zone).date()
-    found: list[Found] = find(text, today)
+    try:
+        found: list[Found] = find(text, today)
+    except (ValueError, OverflowError):  # a window past the calendar's ends: no time read
+        return QuestionTime(None, text)
     if not found:
         return QuestionTime(None, text)
     rest = list(text)

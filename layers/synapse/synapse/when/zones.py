@@ -36,10 +36,17 @@ def moment_of(raw: str | None, zone: tzinfo, default: datetime | None) -> dateti
     try:
         if len(text) == 10:
             day = datetime.fromisoformat(text)
-            return day.replace(hour=12, tzinfo=zone).astimezone(UTC)
+            return _within_years(day.replace(hour=12, tzinfo=zone).astimezone(UTC), raw)
         moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         raise BadClock("now", f"{NOW_FORM} (got {raw[:60]!r})") from None
     if moment.tzinfo is None:
         raise BadClock("now", f"{NOW_FORM}: a timestamp needs its zone, Z or an offset (got {raw[:60]!r})")
-    return moment.astimezone(UTC)
+    return _within_years(moment.astimezone(UTC), raw)
+
+
+def _within_years(moment: datetime, raw: str) -> datetime:
+    """A moment between the years 1900 and 2999 (a window around it stays within the calendar)."""
+    if not 1900 <= moment.year <= 2999:
+        raise BadClock("now", f"must be between the years 1900 and 2999 (got {raw[:60]!r})")
+    return moment
