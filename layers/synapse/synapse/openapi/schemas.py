@@ -53,9 +53,7 @@ class Memory(_Answer):
         description="When the event happened or was said: a date YYYY-MM-DD or a UTC timestamp. "
         "`created_at` stands in when null.",
     )
-    superseded_by: str | None = Field(
-        default=None, description="The id of the memory that replaced this one."
-    )
+    superseded_by: str | None = Field(default=None, description="The id of the memory that replaced this one.")
     superseded_at: str | None = Field(default=None, description="When it was replaced.")
     expired: bool
 
