@@ -5,7 +5,7 @@ request, and a bad parameter is a 400 naming it."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta, tzinfo
 
 from synapse.api.http import Request
 from synapse.core import moments
@@ -99,6 +99,7 @@ def recall_query(request: Request) -> RecallQuery:
     shape = request.query_one("format") or "text"
     if shape not in {"text", "json"}:
         raise _bad("format", "enum", "must be text or json.")
+    now, zone = asker_clock(request)
     return RecallQuery(
         categories=categories_of(request),
         tag=tag_of(request, required=False),
@@ -107,7 +108,25 @@ def recall_query(request: Request) -> RecallQuery:
         as_json=shape == "json",
         q=recall_focus(request),
         window=window_of(request),
+        now=now,
+        zone=zone,
     )
+
+
+def asker_clock(request: Request) -> tuple[datetime | None, tzinfo | None]:
+    """`now` (replaying another moment: a timestamp with its zone, or a date) and `tz` (the asker's
+    IANA zone), which search and recall read time expressions by (docs/time.md)."""
+    raw_now, raw_zone = request.query_one("now"), request.query_one("tz")
+    if raw_now is None and raw_zone is None:
+        return None, None
+    from synapse.when import zones  # only where time is read, and only when asked
+
+    try:
+        zone = zones.zone_of(raw_zone)
+        moment = zones.moment_of(raw_now, zone, default=None) if raw_now is not None else None
+    except zones.BadClock as error:
+        raise _bad(error.field, "time", str(error)) from None
+    return moment, zone
 
 
 def recall_focus(request: Request) -> str | None:

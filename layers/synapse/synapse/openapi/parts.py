@@ -117,6 +117,16 @@ INCLUDE_SUPERSEDED = query(
     BOOLEAN,
     "Include memories a newer one replaced (marked `superseded_by`); left out by default.",
 )
+# The asker's clock (docs/time.md): what time words ("next week") and recall's "Coming up" count from.
+ASKER_CLOCK = (
+    query(
+        "now",
+        {"type": "string", "minLength": 10, "maxLength": 40},
+        "Read time words as of this moment (replaying an old conversation): a timestamp with its zone"
+        " or a date. Default: now.",
+    ),
+    query("tz", {"type": "string", "minLength": 1, "maxLength": 64}, "The asker's IANA zone (default UTC)."),
+)
 IF_NONE_MATCH = Param("If-None-Match", "header", STRING, "The ETag you hold: 304 while it is current.")
 IF_MATCH = Param(
     "If-Match",
@@ -163,6 +173,7 @@ RECALL = (
         "The user's message or the task: the memories most relevant to it follow the critical ones.",
     ),
     *WINDOW,
+    *ASKER_CLOCK,
 )
 # A query needs a letter or a digit to search for (else a 400): `[^\W_]` is str.isalnum() in Python's
 # regex dialect, and ASCII letters and digits in ECMA's, a part of that.
@@ -187,6 +198,7 @@ SEARCH = (
         "Explicit syntax is lexical.",
     ),
     *WINDOW,
+    *ASKER_CLOCK,
 )
 SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "user": [{"jwt": []}],

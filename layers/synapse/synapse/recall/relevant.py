@@ -1,9 +1,11 @@
 """The memories of a recall's selection most relevant to its `q` (the user's message or the task).
 
 Found by best-match search over the mind's index (hybrid: words and meaning), so they come as search
-ranks them. A hit covering less than half of what the best hit covers, and not close in meaning
-either (similarity under RELEVANT_SIMILARITY), is left to recall's usual order: a long message shares
-a word with many memories, and only the strong matches should jump ahead of the mind's priorities.
+ranks them (a time expression in `q` favours the memories dated in its window, as in search). A hit
+covering less than half of what the best hit covers, not close in meaning either (similarity under
+RELEVANT_SIMILARITY) and not dated in the message's time window, is left to recall's usual order:
+a long message shares a word with many memories, and only the strong matches should jump ahead of
+the mind's priorities.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ def relevant_memories(mind_id: str, query: RecallQuery) -> list[Memory]:
     filters = SearchFilters(tag=query.tag, category=one_category, window=query.window)
     wanted = MAX_RELEVANT if one_category or not query.categories else 3 * MAX_RELEVANT
     try:
-        page = service.search(mind_id, _searched_part(query.q, MAX_QUERY_CHARS), filters, wanted)
+        searched = _searched_part(query.q, MAX_QUERY_CHARS)
+        page = service.search(mind_id, searched, filters, wanted, now=query.now, zone=query.zone)
     except BadRequest:
         return []  # nothing searchable in the message (punctuation, emoji): recall as without it
     hits = [r for r in page.results if not query.categories or r.memory.category in query.categories]
@@ -48,5 +51,7 @@ def relevant_memories(mind_id: str, query: RecallQuery) -> list[Memory]:
     return [
         r.memory
         for r in hits
-        if (r.coverage > 0 and r.coverage >= best / 2) or (r.similarity or 0.0) >= RELEVANT_SIMILARITY
+        if (r.coverage > 0 and r.coverage >= best / 2)
+        or (r.similarity or 0.0) >= RELEVANT_SIMILARITY
+        or r.dated  # in the window the message names ("what's on next week?")
     ][:MAX_RELEVANT]

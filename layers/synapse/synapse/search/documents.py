@@ -22,8 +22,8 @@ class Doc(NamedTuple):
     updated_at: str
     expires_at: str | None
     version: int
-    created_at: str | None = None  # None only in a row indexed before schema 4
-    occurred_at: str | None = None
+    created_at: str | None = None  # what relative dates in the content count from (`when.content`)
+    occurred_at: str | None = None  # when the event happened: one of the days the memory is about
     superseded_by: str | None = None  # the memory that replaced it: searches leave it out by default
 
     @classmethod

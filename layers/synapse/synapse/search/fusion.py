@@ -38,10 +38,11 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, NamedTuple
 
-from synapse.search import vectors
+from synapse.search import in_time, vectors
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query
 from synapse.search.ranking import Hit, coverage_of, coverage_rows, hits_of, index_hits
+from synapse.when.grammar import Window
 
 POOL = 50  # candidates taken from each side (a page beyond it widens the pool)
 BM25_WEIGHT = 0.1
@@ -252,6 +253,33 @@ def newer_first(
     return order
 
 
+def _favour_window(
+    db: sqlite3.Connection,
+    window: Window,
+    filters: SearchFilters,
+    now: str,
+    candidates: dict[str, _Candidate],
+    meaning: tuple[vectors.Matrix, Any, Callable[[float], float]],
+    after_pool: int,
+) -> None:
+    """The memories dated in the question's `window` become candidates (scored by `meaning`: the
+    matrix, the question's similarities, the score a similarity gives) and every candidate's score
+    counts the window (`in_time.favoured`)."""
+    matrix, sims, score = meaning
+    inside = set()
+    for rowid, memory_id, category, key, _ in in_time.window_rows(db, window, filters, now):
+        inside.add(memory_id)
+        if memory_id not in candidates:
+            row_at = matrix.row_of(memory_id)
+            similarity = 0.0 if row_at is None else float(sims[row_at])
+            row = _Row(rowid, memory_id, category, key, 0.0, 0, None)
+            candidates[memory_id] = _Candidate(score(similarity), after_pool, row, similarity, False)
+    for memory_id, candidate in candidates.items():
+        candidates[memory_id] = candidate._replace(
+            fused=in_time.favoured(candidate.fused, memory_id in inside)
+        )
+
+
 def hybrid_hits(
     db: sqlite3.Connection,
     query: Query,
@@ -261,13 +289,13 @@ def hybrid_hits(
     offset: int,
     now: str,
     mode: Mode,
+    window: Window | None = None,
 ) -> tuple[list[Scored], bool]:
     """Hits `offset` to `offset + limit` fused as the module says (`question`: the query's vector;
-    None, or a generation without vectors, gives the lexical ranking)."""
+    None, or a generation without vectors, gives the lexical ranking); `window`: `_favour_window`."""
     matrix = vectors.matrix_of(db) if question is not None else None
     if matrix is None or question is None or not len(matrix.rowids):
-        hits, more = index_hits(db, query, filters, limit, offset, now)
-        return [Scored(h, None) for h in hits], more
+        return _lexical(db, query, filters, limit, offset, now, window)
     pool = max(POOL, offset + limit + 1)
     sims = matrix.similarities(question)
     lexical, weights = (
@@ -297,8 +325,11 @@ def hybrid_hits(
         if row.id not in candidates and (mode is Mode.SEMANTIC or lift(similarity) > 0):
             fused = similarity if mode is Mode.SEMANTIC else rescued_score(similarity, closing(similarity))
             candidates[row.id] = _Candidate(fused, pool + 1, row, similarity, False)
-    if mode is Mode.SEMANTIC:
-        ranked = sorted(candidates.values(), key=lambda c: (-c.similarity, c.row.id))
+    if window is not None:  # the question's time (search.in_time): its memories join, and rank up
+        rescue = (lambda s: s) if mode is Mode.SEMANTIC else (lambda s: rescued_score(s, closing(s)))
+        _favour_window(db, window, filters, now, candidates, (matrix, sims, rescue), pool + 1)
+    if mode is Mode.SEMANTIC:  # fused is the similarity (and the window's favour)
+        ranked = sorted(candidates.values(), key=lambda c: (-c.fused, -c.similarity, c.row.id))
     else:
         ranked = sorted(candidates.values(), key=lambda c: (-c.fused, c.lexical_at, -c.similarity, c.row.id))
         ranked = _keep_exact_on_first_page(ranked, limit)
@@ -307,3 +338,32 @@ def hybrid_hits(
     return [Scored(h, round(c.similarity, 4)) for h, c in zip(hits, page, strict=True)], len(
         ranked
     ) > offset + limit
+
+
+def _lexical(
+    db: sqlite3.Connection,
+    query: Query,
+    filters: SearchFilters,
+    limit: int,
+    offset: int,
+    now: str,
+    window: Window | None,
+) -> tuple[list[Scored], bool]:
+    """The lexical ranking; with the question's window, the first POOL lexical hits (by coverage;
+    none when the question is only time and function words: `query.clauses` empty) and the window's
+    memories, re-ranked by coverage favoured as `in_time` says, then paged."""
+    if window is None:
+        hits, more = index_hits(db, query, filters, limit, offset, now)
+        return [Scored(h, None) for h in hits], more
+    pool = max(POOL, offset + limit + 1)
+    hits = index_hits(db, query, filters, pool, 0, now)[0] if query.clauses else []
+    found = {hit.id for hit in hits}
+    dated = in_time.window_rows(db, window, filters, now)
+    inside = {row.id for row in dated}
+    joined = [_Row(r, i, c, k, 0.0, 0, None) for r, i, c, k, _ in dated if i not in found]
+    every = [*hits, *(_page_hits(db, query, joined, []) if joined else [])]
+    order = sorted(
+        range(len(every)), key=lambda n: (-in_time.favoured(every[n].coverage, every[n].id in inside), n)
+    )
+    page = [every[n] for n in order[offset : offset + limit]]
+    return [Scored(hit, None) for hit in page], len(every) > offset + limit

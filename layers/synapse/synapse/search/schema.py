@@ -20,7 +20,7 @@ from synapse.search.folding import fold
 # mind (`writer`: in place where `IN_PLACE_UPGRADES` knows how, else rebuilt from the table), while
 # searches go on reading it. 2: the porter tokenizer (stemming); 3: the words as written beside the
 # stems (`fts_exact`, below); 4: each memory's times (`docs.created_at`, `docs.occurred_at`) for the
-# after/before filters (`filters`), and `docs.superseded_by` (below).
+# after/before filters (`filters`), `docs.superseded_by` and the days each memory is about (`doc_dates`).
 SCHEMA_VERSION = "4"
 # A tombstone (a removed memory's row, `updated_at` = when it was applied) guards against replays of
 # the memory's older records; the stream keeps a record 24 hours and a memory id never returns, so
@@ -53,6 +53,42 @@ CREATE TABLE doc_tags (tag TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (t
 CREATE INDEX doc_tags_by_doc ON doc_tags (rowid);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+# ---------------------------------------------------------------- the days a memory is about (schema 4)
+# Each memory's dates, read when it is indexed (`synapse.when.content`): the day of its occurred_at and
+# the dates written in its content ("Dentist on Dec 9", relative to when it was written). A question's
+# time window favours the memories with a day in it (`search.in_time`); recall's "Coming up" lists
+# those with a day in the next week. By day first: a window is a range scan.
+DOC_DATES = (
+    "CREATE TABLE IF NOT EXISTS doc_dates"
+    " (day TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (day, rowid)) WITHOUT ROWID"
+)
+_DOC_DATES_BY_DOC = "CREATE INDEX IF NOT EXISTS doc_dates_by_doc ON doc_dates (rowid)"
+
+
+def _days_of(content: str, created_at: str | None, occurred_at: str | None) -> list[str]:
+    from synapse.when.content import days_about  # the grammar loads with the first memory indexed
+
+    return days_about(content, created_at, occurred_at)
+
+
+def add_doc_dates(db: sqlite3.Connection) -> None:
+    """The upgrade step from schema 3: the table, filled from every live row's content. A schema-3
+    row keeps no created_at nor occurred_at: its relative dates count from its last update, and its
+    occurred_at day comes with its next change (or a rebuild). Idempotent."""
+    db.execute(DOC_DATES)
+    db.execute(_DOC_DATES_BY_DOC)
+    rows = db.execute(
+        "SELECT d.rowid, coalesce(f.raw_content, f.content), d.updated_at FROM docs d"
+        " JOIN fts f ON f.rowid = d.rowid WHERE d.deleted = 0"
+    ).fetchall()
+    for rowid, content, updated_at in rows:
+        _index_days(db, rowid, _days_of(content or "", updated_at, None))
+
+
+def _index_days(db: sqlite3.Connection, rowid: int, days: list[str]) -> None:
+    db.executemany("INSERT OR IGNORE INTO doc_dates (day, rowid) VALUES (?, ?)", [(d, rowid) for d in days])
+
+
 # Tombstones by age, so dropping the old ones reads only tombstones, not every doc (28 ms a batch at
 # 100k memories without it). Created on bases from before it by the first batch that finds none.
 _TOMBSTONES_INDEX = "CREATE INDEX IF NOT EXISTS docs_tombstones ON docs (updated_at) WHERE deleted = 1"
@@ -157,8 +193,8 @@ def add_superseded_column(db: sqlite3.Connection) -> None:
 # Upgrades a generation can make to itself, in the batch's own transaction, by the version it is of:
 # no read of the table. A version not named here is rebuilt from the table (`rebuild.upgrade_into`).
 IN_PLACE_UPGRADES: dict[str, tuple[Callable[[sqlite3.Connection], None], ...]] = {
-    "2": (add_exact_words, add_event_times, add_superseded_column),
-    "3": (add_event_times, add_superseded_column),
+    "2": (add_exact_words, add_event_times, add_superseded_column, add_doc_dates),
+    "3": (add_event_times, add_superseded_column, add_doc_dates),
 }
 
 
@@ -180,6 +216,8 @@ def upgrade_in_place(db: sqlite3.Connection) -> bool:
 def create_schema(db: sqlite3.Connection, mind_id: str) -> None:
     db.executescript(_SCHEMA)
     create_exact_words(db)
+    db.execute(DOC_DATES)
+    db.execute(_DOC_DATES_BY_DOC)
     db.execute(_TOMBSTONES_INDEX)
     create_vector_table(db)
     db.executemany(
@@ -295,9 +333,11 @@ def _index_text(db: sqlite3.Connection, rowid: int, doc: Doc) -> None:
     db.executemany(
         "INSERT OR IGNORE INTO doc_tags (tag, rowid) VALUES (?, ?)", [(t, rowid) for t in doc.tags]
     )
+    _index_days(db, rowid, _days_of(doc.content, doc.created_at or doc.updated_at, doc.occurred_at))
 
 
 def _drop_indexed(db: sqlite3.Connection, rowid: int) -> None:
     db.execute(_DROP_EXACT_WORDS, (rowid,))  # first: it removes the text `fts` still holds
     db.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
     db.execute("DELETE FROM doc_tags WHERE rowid = ?", (rowid,))
+    db.execute("DELETE FROM doc_dates WHERE rowid = ?", (rowid,))

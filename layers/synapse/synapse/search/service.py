@@ -1,20 +1,25 @@
-"""Full-text search (SPEC §5): ranked hits from the index, returned as the records are now, in pages."""
+"""Full-text search (SPEC §5): ranked hits from the index, returned as the records are now, in pages.
+
+A question's time expressions are read relative to `now` in `zone` (`in_time`): a soft window."""
 
 import hashlib
 import json
+import sqlite3
+from datetime import UTC, datetime, tzinfo
 from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.moments import Window
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
-from synapse.search import fusion, recency, schema, vectors
+from synapse.search import fusion, in_time, recency, schema, vectors
 from synapse.search.filters import Mode, SearchFilters
-from synapse.search.query import parse_query
+from synapse.search.query import Query, parse_query
 from synapse.search.ranking import Hit
 from synapse.search.readers import reader
 from synapse.search.schema import has_event_times
 from synapse.storage import cursor, tables
+from synapse.when.grammar import Window as TimeWindow
 
 MAX_OFFSET = 10_000
 
@@ -26,6 +31,7 @@ class Result(NamedTuple):
     matched: tuple[str, ...]  # the query's terms it matched
     coverage: float  # the share of the query's terms matched, each weighed by how informative it is
     similarity: float | None = None  # cosine to the question (None: the semantic side did not run)
+    dated: bool = False  # dated in the question's time window (`in_time`); not in the answer
 
     def public(self) -> dict[str, Any]:
         return {
@@ -68,8 +74,8 @@ def hydrate(mind_id: str, hits: list[Hit]) -> dict[str, Memory]:
     return found
 
 
-def _scope(raw_query: str, filters: SearchFilters, mode: Mode = Mode.HYBRID) -> str:
-    """What a cursor is bound to: the same query, filters and mode, or it is refused."""
+def _scope(raw_query: str, filters: SearchFilters, mode: Mode = Mode.HYBRID, timed: Any = None) -> str:
+    """What a cursor is bound to: the same query, filters, mode and time window, or it is refused."""
     fields: list[Any] = [raw_query, filters.tag, filters.category, filters.priority, filters.include_expired]
     if filters.window.given:
         fields.append(filters.window.scope())
@@ -77,6 +83,8 @@ def _scope(raw_query: str, filters: SearchFilters, mode: Mode = Mode.HYBRID) -> 
         fields.append(mode.value)
     if filters.include_superseded:
         fields.append("superseded")
+    if timed is not None:
+        fields.append(timed.public())
     text = json.dumps(fields)
     return "search:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -90,6 +98,23 @@ def _offset(mind_id: str, scope: str, after: str | None) -> int:
     return offset
 
 
+def _read_time(raw: str, mode: Mode, now: datetime, zone: tzinfo) -> tuple[Query, TimeWindow | None, Mode]:
+    """The query read for time (`in_time.read`), its window, and how it is ranked: a question of
+    nothing but time and function words by meaning (or, where the model does not serve, words)."""
+    timed = in_time.read(raw, parse_query(raw), now, zone)
+    if not timed.query.clauses and mode is Mode.HYBRID:
+        mode = Mode.SEMANTIC if fusion.model_serves(timed.query, raw) else Mode.LEXICAL
+    return timed.query, timed.window, mode
+
+
+def _mark_dated(
+    db: sqlite3.Connection, window: TimeWindow, filters: SearchFilters, now: str, results: list[Result]
+) -> list[Result]:
+    """The results dated in the question's window marked (`Result.dated`: recall's `q` keeps them)."""
+    dated = {row.id for row in in_time.window_rows(db, window, filters, now)}
+    return [r._replace(dated=r.memory.id in dated) for r in results]
+
+
 def search(
     mind_id: str,
     raw_query: str | None,
@@ -97,23 +122,25 @@ def search(
     limit: int,
     after: str | None = None,
     mode: Mode = Mode.HYBRID,
+    now: datetime | None = None,
+    zone: tzinfo | None = None,
 ) -> SearchPage:
     """One page of results. Hits come from the index; what is returned is the record as it is now.
 
     A best-match query is ranked by words and meaning together (`fusion`) unless `mode` says
     otherwise; explicit syntax is lexical. A hit whose memory is gone (deleted, or replaced under
     the same key by a new one) or no longer passes the filters is skipped and the next hit taken, so
-    a page is full while hits remain. Of two near-duplicates on a page, the newer comes first.
-    """
-    query = parse_query(raw_query)
-    scope = _scope(raw_query or "", filters, mode)
+    a page is full while hits remain. Of two near-duplicates on a page, the newer comes first."""
+    moment = clock.now()
+    query, window, mode = _read_time(raw_query or "", mode, now or moment, zone or UTC)
+    scope = _scope(raw_query or "", filters, mode, window)
     offset = _offset(mind_id, scope, after)
     db = reader(mind_id)
     if db is None:
         return SearchPage([], query.terms)
     semantic = fusion.semantic_applies(query, raw_query or "", mode)
     question = vectors.question_vector(raw_query or "") if semantic else None
-    now = clock.to_iso(clock.now())
+    real_now = clock.to_iso(moment)  # expiry is as of the real now, whatever `now=` replays
     # An index of schema 3 (before its next batch upgrades it) holds no times: its candidates are
     # read without the window, which `keeps` then applies to the current records.
     in_index = filters
@@ -127,7 +154,7 @@ def search(
     used = Mode.LEXICAL
     for _ in range(4):  # bounded: a badly stale index costs a few rounds, never a scan
         scored, more = fusion.hybrid_hits(
-            db, query, question, in_index, limit - len(results), position, now, mode
+            db, query, question, in_index, limit - len(results), position, real_now, mode, window
         )
         hits = [s.hit for s in scored]
         current = hydrate(mind_id, hits) if hits else {}
@@ -136,12 +163,14 @@ def search(
             if similarity is not None:
                 used = mode if mode is not Mode.LEXICAL else Mode.HYBRID
             memory = current.get(hit.id)
-            if memory is not None and filters.keeps(memory, now):
+            if memory is not None and filters.keeps(memory, real_now):
                 coverage = round(hit.coverage, 3)
                 results.append(Result(memory, hit.score, hit.snippet, hit.matched, coverage, similarity))
         if not more or len(results) >= limit or position >= MAX_OFFSET:
             break
     more = more and position < MAX_OFFSET
+    if window is not None:
+        results = _mark_dated(db, window, filters, real_now, results)
     next_cursor = cursor.encode(mind_id, scope, {"o": position}) if more else None
     if question is not None and mode is Mode.HYBRID and len(results) > 1:
         order = fusion.newer_first(
