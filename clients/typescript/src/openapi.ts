@@ -4909,6 +4909,10 @@ export interface operations {
                 after?: string | unknown | unknown;
                 /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
                 before?: string | unknown | unknown;
+                /** @description Read time words as of this moment (replaying an old conversation): a timestamp with its zone or a date. Default: now. */
+                now?: string;
+                /** @description The asker's IANA zone (default UTC). */
+                tz?: string;
                 /** @description Same as X-Mind-Id. */
                 mind_id?: string;
             };
@@ -5183,6 +5187,10 @@ export interface operations {
                 after?: string | unknown | unknown;
                 /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
                 before?: string | unknown | unknown;
+                /** @description Read time words as of this moment (replaying an old conversation): a timestamp with its zone or a date. Default: now. */
+                now?: string;
+                /** @description The asker's IANA zone (default UTC). */
+                tz?: string;
                 /** @description Page size (default 20). */
                 limit?: number;
                 /** @description The previous page's next_cursor, as it came (any other is a 400). */
