@@ -418,3 +418,25 @@ def test_an_agent_moving_a_verified_memorys_event_time_makes_a_proposal(api: Api
     # When the person accepts it, Then the memory has the new date
     accepted = ok(api.call("POST", f"/proposals/{proposal['id']}/accept", **as_user(mind)))
     assert accepted["memory"]["occurred_at"] == "2027-06-19"
+
+
+# ---------------------------------------------------------------- hooks
+
+
+def test_a_hook_delivery_carries_each_items_occurred_at(api: Api, mind: MindHandle) -> None:
+    from tests.integration.test_hooks import create_hook, deliver
+
+    # Given a platform posting conversation turns with the time each was said
+    hook = create_hook(api, mind)
+    turns = [
+        memory_body(
+            key="turn_1", content="User: my sister visits on Friday", occurred_at="2026-12-04T18:05:00+01:00"
+        ),
+        memory_body(key="turn_2", content="User: bad time", occurred_at="2026-12-04T18:06:00"),
+    ]
+    # When it delivers them
+    answer = ok(deliver(api, hook, {"memories": turns}))
+    # Then the zoned one is stored in UTC, and the zoneless one is that item's error, naming the field
+    stored, refused = answer["results"]
+    assert stored["memory"]["occurred_at"] == "2026-12-04T17:05:00.000Z"
+    assert refused["status"] == "error" and refused["error"]["details"][0]["field"] == "occurred_at"
