@@ -320,7 +320,7 @@ def _merged(
 ) -> Page:
     """One page of the ranges merged in one order (positions descending or ascending)."""
     resume = str(cursor.decode(after, mind_id, scope, _MERGED_POSITION)["k"]) if after else None
-    page = min(limit + 1, 100)
+    page = limit + 1  # the page and one more, from any range, says whether more exist
     readings = [_Reading(part, resume, descending, page) for part in parts]
     shown: list[tuple[str, dict[str, Any]]] = []
     pages_read = 0
