@@ -102,6 +102,12 @@ def test_replaced_memories_leave_list_by_tag_recall_and_expiring_unless_asked(
     }
     tagged = get(api, mind, "/memory/by-tag", tag="car", include_superseded="true", include_expired="true")
     assert [m["id"] for m in tagged["memories"]] == [new["id"], old["id"]]
+    # And recall lists it after the rest, saying what replaced it (text and JSON)
+    asked = {"include_superseded": "true"}
+    full = api.call("GET", "/memory/recall", query=asked, **as_agent(mind)).text
+    assert full.index("Drives a blue Tesla") < full.index(f"fact/car: Drives a red Fiat (replaced by {new['id']})")
+    shown = ok(api.call("GET", "/memory/recall", query={**asked, "format": "json"}, **as_agent(mind)))
+    assert [m["id"] for m in shown["replaced"]] == [old["id"]]
 
 
 def test_a_put_may_name_what_the_memory_replaces(api: Api, mind: MindHandle) -> None:

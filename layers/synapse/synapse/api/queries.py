@@ -80,6 +80,7 @@ def recall_query(request: Request) -> RecallQuery:
         max_chars=request.query_int("max_chars", query.MAX_CHARS, query.MIN_CHARS, query.MAX_CHARS),
         as_json=shape == "json",
         q=recall_focus(request),
+        include_superseded=include_superseded(request),
     )
 
 

@@ -154,6 +154,7 @@ RECALL = (
         {"type": "string", "maxLength": 4_000},
         "The user's message or the task: the memories most relevant to it follow the critical ones.",
     ),
+    INCLUDE_SUPERSEDED,
 )
 # A query needs a letter or a digit to search for (else a 400): `[^\W_]` is str.isalnum() in Python's
 # regex dialect, and ASCII letters and digits in ECMA's, a part of that.

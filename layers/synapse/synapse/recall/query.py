@@ -30,3 +30,4 @@ class RecallQuery(NamedTuple):
     as_json: bool = False
     q: str | None = None  # the user's message or the task: the memories relevant to it come first
     way_on: str = SEARCH_HINT  # what the left-out line names: REST's route, MCP's tool
+    include_superseded: bool = False  # also the memories a newer one replaced, after the rest
