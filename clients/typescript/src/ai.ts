@@ -58,6 +58,8 @@ export interface RememberInput {
   priority?: Priority;
   confidence?: number;
   expires_at?: string;
+  /** Ids of older memories this one replaces. */
+  supersedes?: string[];
 }
 export interface RecallInput {
   query?: string;

@@ -5,7 +5,7 @@ export const INSTRUCTIONS: string = "Synapse is your long-term memory about the 
 
 export const TOOLS = {
   "remember": {
-    "description": "Store one memory in the user's Synapse mind. Only `content` is required: without a category it is a\nnote, and without a key one is derived from the content, so storing the same text twice keeps one\nmemory. Storing again with the same category and key REPLACES that memory (same id, version + 1),\nso reuse stable keys: `home_city`, `preferred_editor`, `project_atlas_status` — lowercase\nsnake_case, no dates or counters in keys.\n\nCategories: identity (who the user is: name, role, languages), preference (how they like things\ndone), fact (durable facts about their world), project (state and decisions of ongoing work),\nskill (how to do something in their environment), mistake (what went wrong, to avoid repeating),\ncontext (short-lived situational context: current task, today's plan — give it expires_at),\nnote (anything else).\n\nPriority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you\nare; agents default to 0.7). expires_at: a future ISO 8601 timestamp with a time zone such as\n2030-06-30T18:00:00Z (a past one is refused) — set it for session or task context so it drops out\nof recall by itself.\nReturns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory\na person verified may come back as a proposal awaiting their review. When the mind already holds a\nmemory saying nearly the same under another key, the answer lists it in `similar` and says so:\nupdate that memory (remember with its category and key) and forget the extra one, rather than keep\ntwo versions of a fact.",
+    "description": "Store one memory in the user's Synapse mind. Only `content` is required: without a category it is a\nnote, and without a key one is derived from the content, so storing the same text twice keeps one\nmemory. Storing again with the same category and key REPLACES that memory (same id, version + 1),\nso reuse stable keys: `home_city`, `preferred_editor`, `project_atlas_status` — lowercase\nsnake_case, no dates or counters in keys.\n\nCategories: identity (who the user is: name, role, languages), preference (how they like things\ndone), fact (durable facts about their world), project (state and decisions of ongoing work),\nskill (how to do something in their environment), mistake (what went wrong, to avoid repeating),\ncontext (short-lived situational context: current task, today's plan — give it expires_at),\nnote (anything else).\n\nPriority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you\nare; agents default to 0.7). expires_at: a future ISO 8601 timestamp with a time zone such as\n2030-06-30T18:00:00Z (a past one is refused) — set it for session or task context so it drops out\nof recall by itself.\nReturns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory\na person verified may come back as a proposal awaiting their review. When the mind already holds\nmemories this one may replace, the answer lists them in `similar` (relation `repeat`: says the same;\n`related`: the same subject, perhaps an older value) and says what to do. When a new fact replaces\nan older one (\"now works at Globex\" after \"works at Acme\"), pass the older memory's id in\n`supersedes`: it is kept, marked replaced, and drops out of recall and search.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -61,6 +61,15 @@ export const TOOLS = {
         "expires_at": {
           "type": "string",
           "description": "A future ISO 8601 time with a time zone, e.g. 2030-06-30T18:00:00Z; for short-lived context."
+        },
+        "supersedes": {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "pattern": "^mem_[A-Za-z0-9_-]{1,64}$"
+          },
+          "maxItems": 20,
+          "description": "Ids (mem_…) of older memories this one replaces, e.g. the old job when storing the new one: they are kept, marked replaced, and leave recall and search."
         }
       },
       "additionalProperties": false,
@@ -106,6 +115,10 @@ export const TOOLS = {
           "minimum": 500,
           "maximum": 400000,
           "description": "Size bound of the text, in characters."
+        },
+        "include_superseded": {
+          "type": "boolean",
+          "description": "Also memories replaced by newer ones (marked)."
         }
       },
       "additionalProperties": false
@@ -156,6 +169,10 @@ export const TOOLS = {
             "lexical",
             "semantic"
           ]
+        },
+        "include_superseded": {
+          "type": "boolean",
+          "description": "Also memories replaced by newer ones (marked)."
         }
       },
       "additionalProperties": false,

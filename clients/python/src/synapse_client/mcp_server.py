@@ -92,15 +92,17 @@ async def remember_many(client: AsyncSynapse, a: dict[str, Any]) -> Any:
 async def recall(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     asked = (a.get("query") or "").strip()[:RECALL_QUERY_MAX] or None
     found = await client.recall(
-        category=a.get("category"), tag=a.get("tag"), max_chars=a.get("max_chars"), query=asked
-    )
+        category=a.get("category"), tag=a.get("tag"), max_chars=a.get("max_chars"), query=asked,
+        include_superseded=bool(a.get("include_superseded", False)),
+    )  # fmt: skip
     return found.naming(SEARCH_TOOL)
 
 
 async def search(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     found = await client.search(
-        a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit", 10), mode=a.get("mode")
-    )
+        a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit", 10),
+        mode=a.get("mode"), include_superseded=bool(a.get("include_superseded", False)),
+    )  # fmt: skip
     hits = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "snippet": h.snippet,
          "content": h.memory.content, "tags": h.memory.tags, "score": h.score,
@@ -123,6 +125,7 @@ async def by_tag(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     found = await client.by_tag(
         a["tag"], category=a.get("category"), include_expired=bool(a.get("include_expired", False)),
         limit=a.get("limit", 20), cursor=a.get("cursor"),
+        include_superseded=bool(a.get("include_superseded", False)),
     )  # fmt: skip
     return _page(found, "memories")
 

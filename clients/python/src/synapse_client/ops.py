@@ -181,7 +181,12 @@ def list_memories(
 
 
 def _recall_params(
-    category: Categories, tag: str | None, limit: int | None, max_chars: int | None, query: str | None
+    category: Categories,
+    tag: str | None,
+    limit: int | None,
+    max_chars: int | None,
+    query: str | None,
+    include_superseded: bool = False,
 ) -> dict[str, Any]:
     return {
         "category": _categories(category),
@@ -189,6 +194,7 @@ def _recall_params(
         "limit": limit,
         "max_chars": max_chars,
         "q": query or None,
+        "include_superseded": include_superseded or None,
     }
 
 
@@ -199,6 +205,7 @@ def recall(
     limit: int | None = None,
     max_chars: int | None = None,
     query: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[RecallText]:
     """The plain-text recall an agent pulls into its context (`GET /memory/recall`). `query`: the
     user's message or the task (at most 1000 characters); the memories most relevant to it come
@@ -207,7 +214,7 @@ def recall(
         "GET",
         "/memory/recall",
         lambda response: RecallText(text=text(response)),
-        params=_recall_params(category, tag, limit, max_chars, query),
+        params=_recall_params(category, tag, limit, max_chars, query, include_superseded),
     )
 
 
@@ -218,10 +225,11 @@ def recall_json(
     limit: int | None = None,
     max_chars: int | None = None,
     query: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[Recall]:
     """Recall's selection as JSON (`GET /memory/recall?format=json`); with `query`, `relevant` lists
     the ids of the memories placed for it."""
-    params = _recall_params(category, tag, limit, max_chars, query) | {"format": "json"}
+    params = _recall_params(category, tag, limit, max_chars, query, include_superseded) | {"format": "json"}
     return Call("GET", "/memory/recall", model(Recall), params=params)
 
 

@@ -210,6 +210,7 @@ TOOLS: list[dict[str, Any]] = [
                 },
                 "tag": TAG,
                 "max_chars": _integer("Size bound of the text, in characters.", 500, 400000),
+                "include_superseded": INCLUDE_SUPERSEDED,
             }
         ),
     },
@@ -227,6 +228,7 @@ TOOLS: list[dict[str, Any]] = [
                     "hybrid (default): words and meaning; lexical: words only; semantic: meaning only.",
                     enum=["hybrid", "lexical", "semantic"],
                 ),
+                "include_superseded": INCLUDE_SUPERSEDED,
             },
             ["query"],
         ),
@@ -250,6 +252,7 @@ TOOLS: list[dict[str, Any]] = [
                     "description": "Only these categories.",
                 },
                 "include_expired": {"type": "boolean", "description": "Also expired memories."},
+                "include_superseded": INCLUDE_SUPERSEDED,
                 "limit": LIMIT,
                 "cursor": CURSOR,
             },
