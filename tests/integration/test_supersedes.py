@@ -102,6 +102,14 @@ def test_replaced_memories_leave_list_by_tag_recall_and_expiring_unless_asked(
     }
     tagged = get(api, mind, "/memory/by-tag", tag="car", include_superseded="true", include_expired="true")
     assert [m["id"] for m in tagged["memories"]] == [new["id"], old["id"]]
+    # And recall lists it after the rest, saying what replaced it (text and JSON)
+    asked = {"include_superseded": "true"}
+    full = api.call("GET", "/memory/recall", query=asked, **as_agent(mind)).text
+    assert full.index("Drives a blue Tesla") < full.index(
+        f"fact/car: Drives a red Fiat (replaced by {new['id']})"
+    )
+    shown = ok(api.call("GET", "/memory/recall", query={**asked, "format": "json"}, **as_agent(mind)))
+    assert [m["id"] for m in shown["replaced"]] == [old["id"]]
 
 
 def test_a_put_may_name_what_the_memory_replaces(api: Api, mind: MindHandle) -> None:
@@ -349,3 +357,39 @@ def test_a_backup_line_with_half_a_mark_is_refused_naming_the_field(api: Api, mi
     target = api.create_mind(name="Restored")
     answer = backups.send(api, target, broken, last=True)
     assert_error(answer, 422, field="memory.superseded_at")
+
+
+def test_a_rejected_supersede_proposal_leaves_the_verified_memory_current(api: Api, mind: MindHandle) -> None:
+    verified = stored(api, mind, key="bank", content="Bank is First National")
+    new = stored(
+        api, mind, agent=True, key="bank_now", content="Banks with Northside", supersedes=[verified["id"]]
+    )
+    proposal_id = new["supersedes"][0]["proposal_id"]
+    ok(api.call("POST", f"/proposals/{proposal_id}/reject", **as_user(mind)))
+    kept = get(api, mind, f"/memory/{verified['id']}")
+    assert (kept["superseded_by"], kept["pending_proposal"], kept["verified"]) == (None, None, True)
+    assert verified["id"] in listed_ids(api, mind, "/memory")
+
+
+def test_accepting_a_supersede_whose_newer_memory_is_gone_is_a_409(api: Api, mind: MindHandle) -> None:
+    verified = stored(api, mind, key="gym", content="Member of FitLife")
+    new = stored(
+        api, mind, agent=True, key="gym_now", content="Climbs at Boulder Barn", supersedes=[verified["id"]]
+    )
+    assert api.call("DELETE", f"/memory/{new['id']}", **as_user(mind)).status == 204
+    answer = api.call("POST", f"/proposals/{new['supersedes'][0]['proposal_id']}/accept", **as_user(mind))
+    assert_error(answer, 409)
+    assert get(api, mind, f"/memory/{verified['id']}")["superseded_by"] is None
+
+
+def test_a_write_that_is_wholly_a_proposal_marks_nothing(api: Api, mind: MindHandle) -> None:
+    # Given two memories a person verified
+    city = stored(api, mind, key="city", content="Lives in Lyon")
+    other = stored(api, mind, key="city_old", content="Lived in Paris")
+    # When an agent rewrites the first (a proposal) naming the second in supersedes
+    answer = ok(
+        api.store(mind, as_agent=True, key="city", content="Lives in Nice", supersedes=[other["id"]]), 202
+    )
+    # Then nothing is marked until a person accepts the rewrite
+    assert answer["memory"]["id"] == city["id"]
+    assert get(api, mind, f"/memory/{other['id']}")["superseded_by"] is None

@@ -25,6 +25,8 @@ export interface RememberInput {
   confidence?: number;
   expires_at?: string;
   occurred_at?: string;
+  /** Ids of older memories this one replaces. */
+  supersedes?: string[];
 }
 export interface RecallInput {
   query?: string;

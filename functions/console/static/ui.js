@@ -107,6 +107,9 @@ export function memoryMeta(memory, author) {
     memory.verified ? badge("verified", "ok") : badge("unverified", "warn"), " ",
     memory.expired ? badge("expired", "warn") : null,
     memory.pending_proposal ? badge("change proposed", "warn") : null,
+    memory.superseded_by
+      ? h("a", { href: `#/memory/${encodeURIComponent(memory.superseded_by)}`, class: "badge warn" }, "replaced by …")
+      : null,
     " by ", author || memory.source, ", ", when(memory.updated_at),
     memory.occurred_at ? h("span", { class: "occurred" }, " · on ", occurred(memory.occurred_at)) : null,
     memory.expires_at ? h("span", {}, " · expires ", when(memory.expires_at)) : null);

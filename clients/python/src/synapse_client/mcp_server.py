@@ -92,6 +92,7 @@ async def recall(client: AsyncSynapse, a: dict[str, Any]) -> Any:
         query=asked,
         after=a.get("after"),
         before=a.get("before"),
+        include_superseded=bool(a.get("include_superseded", False)),
     )
     return found.naming(SEARCH_TOOL)
 
@@ -100,6 +101,7 @@ async def search(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     found = await client.search(
         a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit", 10),
         mode=a.get("mode"), after=a.get("after"), before=a.get("before"),
+        include_superseded=bool(a.get("include_superseded", False)),
     )  # fmt: skip
     results = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "snippet": h.snippet,
@@ -123,6 +125,7 @@ async def by_tag(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     found = await client.by_tag(
         a["tag"], category=a.get("category"), include_expired=bool(a.get("include_expired", False)),
         after=a.get("after"), before=a.get("before"), limit=a.get("limit", 20), cursor=a.get("cursor"),
+        include_superseded=bool(a.get("include_superseded", False)),
     )  # fmt: skip
     return _page(found, "memories")
 

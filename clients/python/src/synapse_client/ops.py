@@ -207,6 +207,7 @@ def _recall_params(
     query: str | None,
     after: str | None = None,
     before: str | None = None,
+    include_superseded: bool = False,
 ) -> dict[str, Any]:
     return {
         "category": _categories(category),
@@ -216,6 +217,7 @@ def _recall_params(
         "q": query or None,
         "after": after,
         "before": before,
+        "include_superseded": include_superseded or None,
     }
 
 
@@ -228,6 +230,7 @@ def recall(
     query: str | None = None,
     after: str | None = None,
     before: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[RecallText]:
     """The plain-text recall an agent pulls into its context (`GET /memory/recall`). `query`: the
     user's message or the task (at most 1000 characters); the memories most relevant to it come
@@ -236,7 +239,7 @@ def recall(
         "GET",
         "/memory/recall",
         lambda response: RecallText(text=text(response)),
-        params=_recall_params(category, tag, limit, max_chars, query, after, before),
+        params=_recall_params(category, tag, limit, max_chars, query, after, before, include_superseded),
     )
 
 
@@ -249,10 +252,13 @@ def recall_json(
     query: str | None = None,
     after: str | None = None,
     before: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[Recall]:
     """Recall's selection as JSON (`GET /memory/recall?format=json`); with `query`, `relevant` lists
     the ids of the memories placed for it."""
-    params = _recall_params(category, tag, limit, max_chars, query, after, before) | {"format": "json"}
+    params = _recall_params(
+        category, tag, limit, max_chars, query, after, before, include_superseded
+    ) | {"format": "json"}
     return Call("GET", "/memory/recall", model(Recall), params=params)
 
 

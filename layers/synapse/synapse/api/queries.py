@@ -110,6 +110,7 @@ def recall_query(request: Request) -> RecallQuery:
         window=window_of(request),
         now=now,
         zone=zone,
+        include_superseded=include_superseded(request),
     )
 
 

@@ -149,6 +149,7 @@ def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
         q=asked or None,
         way_on=MCP_SEARCH_HINT,
         window=_window(arguments),
+        include_superseded=bool(arguments.get("include_superseded", False)),
     )
     return recall_reads.recall_of(caller.mind_id, query).text
 
@@ -158,7 +159,10 @@ def search(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.search.filters import Mode, SearchFilters
 
     filters = SearchFilters(
-        tag=_tag(arguments.get("tag")), category=arguments.get("category"), window=_window(arguments)
+        tag=_tag(arguments.get("tag")),
+        category=arguments.get("category"),
+        window=_window(arguments),
+        include_superseded=bool(arguments.get("include_superseded", False)),
     )
     mode = Mode(arguments.get("mode") or Mode.HYBRID.value)
     page = service.search(caller.mind_id, arguments["query"], filters, arguments.get("limit", 10), mode=mode)
@@ -185,7 +189,13 @@ def by_tag(caller: Caller, arguments: dict[str, Any]) -> Result:
     tag = _tag(arguments["tag"])
     assert tag is not None
     categories = frozenset(arguments.get("category") or ()) or None
-    query = TagQuery(tag, categories, bool(arguments.get("include_expired", False)), _window(arguments))
+    query = TagQuery(
+        tag,
+        categories,
+        bool(arguments.get("include_expired", False)),
+        window=_window(arguments),
+        include_superseded=bool(arguments.get("include_superseded", False)),
+    )
     page = reads.by_tag(caller.mind_id, query, arguments.get("limit", 20), arguments.get("cursor"))
     return {"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor}
 

@@ -231,6 +231,7 @@ TOOLS: list[dict[str, Any]] = [
                 "max_chars": _integer("Size bound of the text, in characters.", 500, 400000),
                 "after": AFTER,
                 "before": BEFORE,
+                "include_superseded": INCLUDE_SUPERSEDED,
             }
         ),
     },
@@ -250,6 +251,7 @@ TOOLS: list[dict[str, Any]] = [
                 ),
                 "after": AFTER,
                 "before": BEFORE,
+                "include_superseded": INCLUDE_SUPERSEDED,
             },
             ["query"],
         ),
@@ -275,6 +277,7 @@ TOOLS: list[dict[str, Any]] = [
                 "include_expired": {"type": "boolean", "description": "Also expired memories."},
                 "after": AFTER,
                 "before": BEFORE,
+                "include_superseded": INCLUDE_SUPERSEDED,
                 "limit": LIMIT,
                 "cursor": CURSOR,
             },

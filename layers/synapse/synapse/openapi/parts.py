@@ -174,6 +174,7 @@ RECALL = (
     ),
     *WINDOW,
     *ASKER_CLOCK,
+    INCLUDE_SUPERSEDED,
 )
 # A query needs a letter or a digit to search for (else a 400): `[^\W_]` is str.isalnum() in Python's
 # regex dialect, and ASCII letters and digits in ECMA's, a part of that.

@@ -36,3 +36,4 @@ class RecallQuery(NamedTuple):
     window: Window = Window()  # after/before: only memories whose time falls in it
     now: datetime | None = None  # `now=`: the moment time words and "Coming up" count from
     zone: tzinfo | None = None  # `tz=`: the asker's zone (UTC when None)
+    include_superseded: bool = False  # also the memories a newer one replaced, after the rest

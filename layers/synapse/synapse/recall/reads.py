@@ -105,7 +105,7 @@ def recall_of(mind_id: str, query: RecallQuery, at: datetime | None = None) -> t
         relevant = relevant_memories(mind_id, query)
         name, stored = heading.result()
         active = _active(stored, expired.result())
-        return text.compose(
+        recall = text.compose(
             mind_id,
             name,
             active,
@@ -117,3 +117,8 @@ def recall_of(mind_id: str, query: RecallQuery, at: datetime | None = None) -> t
             query.way_on,
             [(c.memory, c.day) for c in coming],
         )
+    if query.include_superseded:  # on request only: its read follows the mind (`recall.replaced`)
+        from synapse.recall.replaced import with_replaced
+
+        return with_replaced(mind_id, query, recall)
+    return recall

@@ -129,6 +129,7 @@ class Recall(NamedTuple):
     left_out: int
     text: str
     relevant: tuple[str, ...] = ()  # the ids of the memories shown for `q`, in order
+    replaced: tuple[Memory, ...] = ()  # `include_superseded`: memories a newer one replaced (`replaced`)
 
     def public(self) -> dict[str, Any]:
         """`format=json`: the same selection and order as the text."""
@@ -141,6 +142,7 @@ class Recall(NamedTuple):
             "low_priority": {"count": self.low_total, "keys": self.low_keys} if self.summarised else None,
             "left_out": self.left_out,
             "relevant": list(self.relevant),
+            **({"replaced": [m.public() for m in self.replaced]} if self.replaced else {}),
         }
 
 
