@@ -127,6 +127,10 @@ export const TOOLS = {
         "before": {
           "type": "string",
           "description": "Only memories up to this time (their occurred_at, else when stored): a date 2026-12-31 (to its end, UTC) or an ISO 8601 time with a time zone."
+        },
+        "include_superseded": {
+          "type": "boolean",
+          "description": "Also memories replaced by newer ones (marked)."
         }
       },
       "additionalProperties": false
@@ -185,6 +189,10 @@ export const TOOLS = {
         "before": {
           "type": "string",
           "description": "Only memories up to this time (their occurred_at, else when stored): a date 2026-12-31 (to its end, UTC) or an ISO 8601 time with a time zone."
+        },
+        "include_superseded": {
+          "type": "boolean",
+          "description": "Also memories replaced by newer ones (marked)."
         }
       },
       "additionalProperties": false,

@@ -4913,6 +4913,8 @@ export interface operations {
                 now?: string;
                 /** @description The asker's IANA zone (default UTC). */
                 tz?: string;
+                /** @description Include memories a newer one replaced (marked `superseded_by`); left out by default. */
+                include_superseded?: boolean;
                 /** @description Same as X-Mind-Id. */
                 mind_id?: string;
             };

@@ -256,9 +256,9 @@ def recall_json(
 ) -> Call[Recall]:
     """Recall's selection as JSON (`GET /memory/recall?format=json`); with `query`, `relevant` lists
     the ids of the memories placed for it."""
-    params = _recall_params(
-        category, tag, limit, max_chars, query, after, before, include_superseded
-    ) | {"format": "json"}
+    params = _recall_params(category, tag, limit, max_chars, query, after, before, include_superseded) | {
+        "format": "json"
+    }
     return Call("GET", "/memory/recall", model(Recall), params=params)
 
 
