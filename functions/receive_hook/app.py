@@ -8,6 +8,7 @@ signature (401), the Idempotency-Key header (400), the JSON (415/400).
 import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.hooks import answered, idempotency_key
 from synapse.api.http import Request, Response, public_endpoint
+from synapse.auth.principal import Principal
 from synapse.search import on_write
 from synapse.webhooks import receive, signing
 
@@ -19,4 +20,4 @@ def handler(request: Request) -> Response:
     delivery = receive.authenticate(request.path("hook_id"), raw, signature)
     key = idempotency_key(request)
     answer = receive.deliver(delivery, request.json_object(receive.MAX_BODY_BYTES), key, on_write.similar_to)
-    return answered(answer)
+    return answered(answer, Principal.hook(delivery.mind_id, delivery.hook_id))  # a hook writes only

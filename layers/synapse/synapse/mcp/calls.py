@@ -11,6 +11,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from synapse.auth import visibility
 from synapse.auth.principal import Principal
 from synapse.core.errors import NotFound, Unprocessable
 from synapse.mcp.schema import RECALL_QUERY_MAX
@@ -103,7 +104,9 @@ def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
     shown = _shown(stored.memory.public(), stored.proposal)
     if stored.similar:
         shown["similar"] = list(stored.similar)
-        shown["note"] = similar_note(list(stored.similar))
+    shown = visibility.shown(principal, shown)  # notes say only what the caller may see
+    if shown.get("similar"):
+        shown["note"] = similar_note(shown["similar"])
     return shown
 
 
@@ -120,8 +123,9 @@ def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
             caller.mind_id, write, principal.writer(None), principal.changed_by(), caller.vouches
         )
 
-    answer = batch.apply_all(
-        [write_body(item) for item in arguments["memories"]], store_one, repeats.similar_to
+    answer = visibility.shown(
+        principal,
+        batch.apply_all([write_body(item) for item in arguments["memories"]], store_one, repeats.similar_to),
     )
     if answer["summary"]["proposed"]:
         answer["note"] = (

@@ -53,7 +53,9 @@ class Memory(_Answer):
         description="When the event happened or was said: a date YYYY-MM-DD or a UTC timestamp. "
         "`created_at` stands in when null.",
     )
-    superseded_by: str | None = Field(default=None, description="The id of the memory that replaced this one.")
+    superseded_by: str | None = Field(
+        default=None, description="The id of the memory that replaced this one."
+    )
     superseded_at: str | None = Field(default=None, description="When it was replaced.")
     expired: bool
 
@@ -64,13 +66,25 @@ class SimilarMemory(_Answer):
     similarity: float = Field(ge=-1, le=1, description="Cosine of the two memories' meanings.")
 
 
-class StoredMemory(Memory):
+_WITHOUT_READ = "Absent to a credential without the `read` scope (docs/auth.md#what-answers-show)."
+
+
+class WrittenMemory(Memory):
+    """A write's answer: the memory; to a credential without `read`, without what it says (`content`,
+    `tags`)."""
+
+    content: str | None = Field(default=None, description=_WITHOUT_READ)  # type: ignore[assignment]
+    tags: list[str] | None = Field(default=None, description=_WITHOUT_READ)  # type: ignore[assignment]
+
+
+class StoredMemory(WrittenMemory):
     """`POST /memory`'s answer: the memory, and the others it repeats."""
 
     similar: list[SimilarMemory] | None = Field(
         default=None,
         description="Other memories of the mind that say nearly the same under another key (at most 3, "
-        "most similar first): update one of them instead of keeping two versions. Absent when none.",
+        "most similar first): update one of them instead of keeping two versions. Absent when none, "
+        "and to a credential without `read`.",
     )
 
 
@@ -112,8 +126,8 @@ class RevisionPage(_Answer):
 
 
 class ProposedFields(_Answer):
-    content: str
-    tags: list[str]
+    content: str | None = Field(default=None, description=_WITHOUT_READ)
+    tags: list[str] | None = Field(default=None, description=_WITHOUT_READ)
     priority: str
     confidence: float
     expires_at: str | None
@@ -145,7 +159,10 @@ class Proposed(_Answer):
     """An agent's change to a verified memory, held for review (202), or a proposal just decided."""
 
     proposal: Proposal
-    memory: Memory | None = Field(description="The memory as it is now (null if deleted).")
+    memory: WrittenMemory | None = Field(
+        description="The memory as it is now (null if deleted); without `content` and `tags` to a "
+        "credential without `read`."
+    )
 
 
 class SearchResult(_Answer):
@@ -244,7 +261,9 @@ class BatchResult(_Answer):
         default=None, description="When proposed: the change waiting for a person's review."
     )
     similar: list[SimilarMemory] | None = Field(
-        default=None, description="Other memories it repeats, as POST /memory names them."
+        default=None,
+        description="Other memories it repeats, as POST /memory names them (never to a credential "
+        "without `read`).",
     )
 
 
