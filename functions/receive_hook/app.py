@@ -1,8 +1,9 @@
 """POST /hooks/{hook_id} — a signed delivery of one memory or a batch, stored as `source: agent`.
 
 No JWT or Mind Key: the route has no authorizer; `Synapse-Signature` authenticates the request.
-The request is read in this order, which sets which error a bad one gets: the body's size (413), the
-signature (401), the Idempotency-Key header (400), the JSON (415/400).
+The request is read in this order, which sets which error a bad one gets: a query parameter (400: a
+hook takes none, `http.endpoint`), the body's size (413), the signature (401), the Idempotency-Key
+header (400), the JSON (415/400).
 """
 
 import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start

@@ -304,6 +304,7 @@ def _wrap(function: Callable[[Request], Response], authenticated: bool) -> Lambd
             if authenticated:  # a missing or bad credential is a 401 before anything else, then scope
                 request.principal.require_scope(routes.required_scope(event.get("routeKey")))
                 request.mind_role()  # and the role on the mind in the path (a 404 for a non-member)
+            routes.check_query(event.get("routeKey"), request.query)  # a parameter it does not take: 400
             response = function(request)
         except SynapseError as error:
             response = error_response(error, request_id)
