@@ -433,11 +433,11 @@ def test_each_read_costs_what_it_returns_not_the_size_of_the_mind(
 
     def cost(path: str, **query: Any) -> tuple[int, int]:
         before = sum(tables.reads.values())
-        body = get(api, mind, path, format="json", **query).json()
+        body = get(api, mind, path, **query).json()
         return sum(tables.reads.values()) - before, len(body["memories"])
 
     # Then each read's items are bounded by what it returns (plus the 30 expired recall subtracts)
-    read, returned = cost("/memory/recall", limit=20)
+    read, returned = cost("/memory/recall", limit=20, format="json")
     assert returned == 20 and read <= 2 * returned + 30 + 20
     read, returned = cost("/memory/by-tag", tag="rare", limit=100)
     assert returned == 10 and read <= 2 * returned + 20

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "synapse" / "synapse"
 MODULE_MAX_LINES = 400
 FUNCTION_MAX_LINES = 60
-ENTRY_DECORATORS = {"endpoint", "public_endpoint", "entry_point"}
+ENTRY_DECORATORS = {"endpoint", "public_endpoint", "transport_endpoint", "entry_point"}
 HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
 # The modules that import layer modules inside their functions, on purpose, for a cold start's sake:
 # each MCP tool loads its own on first call, so /mcp's cold start does without them (issue 22,

@@ -20,11 +20,14 @@ class Model(BaseModel):
 
 
 class Memory(Model):
+    """A memory. A write's answer to a credential without the `read` scope leaves out what it says:
+    `content` is then "" and `tags` [] (docs/auth.md#what-answers-show)."""
+
     id: str
     mind_id: str
     category: str
     key: str
-    content: str
+    content: str = ""
     tags: list[str] = []
     priority: str = "normal"
     source: str = "agent"

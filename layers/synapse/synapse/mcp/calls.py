@@ -8,6 +8,7 @@ which `protocol` turns into an `isError` result.
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from synapse.auth import visibility
 from synapse.auth.principal import Principal
 from synapse.core.errors import NotFound, Unprocessable
 from synapse.mcp.schema import RECALL_QUERY_MAX
@@ -75,7 +76,9 @@ def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
         shown["supersedes"] = list(stored.supersedes)
     if stored.similar:
         shown["similar"] = list(stored.similar)
-        shown["note"] = similar_note(list(stored.similar))
+    shown = visibility.shown(principal, shown)  # notes say only what the caller may see
+    if shown.get("similar"):
+        shown["note"] = similar_note(shown["similar"])
     return shown
 
 
@@ -92,7 +95,7 @@ def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
             caller.mind_id, write, principal.writer(None), principal.changed_by(), caller.vouches
         )
 
-    answer = batch.apply_all(arguments["memories"], store_one, repeats.similar_to)
+    answer = visibility.shown(principal, batch.apply_all(arguments["memories"], store_one, repeats.similar_to))
     if answer["summary"]["proposed"]:
         answer["note"] = (
             "Items with status `proposed` changed memories a person verified: "

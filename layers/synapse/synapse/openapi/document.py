@@ -144,7 +144,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "Update some fields of a memory (an agent's change to a verified one: 202, a proposal)",
         "memory",
         "either",
-        {200: S.StoredMemory, 202: S.Proposed},
+        {200: S.WrittenMemory, 202: S.Proposed},
         MemoryPatch,
         (IF_MATCH,),
         errors=(412,),

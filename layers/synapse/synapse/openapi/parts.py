@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, RootModel
 from pydantic.json_schema import models_json_schema
 
-from synapse.api import http, queries
+from synapse.api import http, queries, routes
 from synapse.api.hooks import IDEMPOTENCY_KEY_MAX_CHARS
 from synapse.core import validation
 from synapse.core.validation import Body
@@ -267,7 +267,8 @@ def _error_statuses(method: str, path: str, op: Op) -> set[int]:
         found.add(403)
     if ("{" in path and op.auth != "signed") or addresses_mind:  # an unknown hook is a 401, no oracle
         found.add(404)
-    if any(p.where == "query" for p in op.params) or op.body or addresses_mind:
+    refuses_unknown = f"{method} {path}" not in routes.IGNORES_UNKNOWN_QUERY  # a parameter it does not take
+    if refuses_unknown or any(p.where == "query" for p in op.params) or op.body or addresses_mind:
         found.add(400)
     if op.body is not None:
         found |= set(op.body_errors)

@@ -57,14 +57,26 @@ class Memory(_Answer):
     expired: bool
 
 
-class StoredMemory(Memory):
+_WITHOUT_READ = "Absent to a credential without the `read` scope (docs/auth.md#what-answers-show)."
+
+
+class WrittenMemory(Memory):
+    """A write's answer: the memory; to a credential without `read`, without what it says (`content`,
+    `tags`)."""
+
+    content: str | None = Field(default=None, description=_WITHOUT_READ)  # type: ignore[assignment]
+    tags: list[str] | None = Field(default=None, description=_WITHOUT_READ)  # type: ignore[assignment]
+
+
+class StoredMemory(WrittenMemory):
     """`POST /memory`'s answer: the memory, and the others it repeats."""
 
     similar: list[SimilarMemory] | None = Field(
         default=None,
         description="Other memories of the mind this one may replace (at most 3, most similar first): "
         "`repeat` ones say the same (update one of them instead of keeping two versions), `related` "
-        "ones may be an older value (name them in `supersedes`). Absent when none.",
+        "ones may be an older value (name them in `supersedes`). Absent when none, and to a credential "
+        "without `read`.",
     )
     supersedes: list[SupersedeOutcome] | None = Field(
         default=None, description="What became of each memory the write named in `supersedes`."
@@ -111,8 +123,8 @@ class RevisionPage(_Answer):
 
 
 class ProposedFields(_Answer):
-    content: str
-    tags: list[str]
+    content: str | None = Field(default=None, description=_WITHOUT_READ)
+    tags: list[str] | None = Field(default=None, description=_WITHOUT_READ)
     priority: str
     confidence: float
     expires_at: str | None
@@ -149,7 +161,10 @@ class Proposed(_Answer):
     """An agent's change to a verified memory, held for review (202), or a proposal just decided."""
 
     proposal: Proposal
-    memory: Memory | None = Field(description="The memory as it is now (null if deleted).")
+    memory: WrittenMemory | None = Field(
+        description="The memory as it is now (null if deleted); without `content` and `tags` to a "
+        "credential without `read`."
+    )
 
 
 class SearchResult(_Answer):
@@ -249,7 +264,7 @@ class BatchResult(_Answer):
         default=None, description="When proposed: the change waiting for a person's review."
     )
     similar: list[SimilarMemory] | None = Field(
-        default=None, description="Other memories it may replace, as POST /memory names them."
+        default=None, description="Other memories it may replace, as POST /memory names them (never without `read`)."
     )
     supersedes: list[SupersedeOutcome] | None = Field(
         default=None, description="What became of each memory the item named in `supersedes`."
