@@ -1046,7 +1046,7 @@ export interface components {
             } | null;
             /**
              * Similar
-             * @description Other memories it may replace, as POST /memory names them.
+             * @description Other memories it may replace, as POST /memory names them (never without `read`).
              * @default null
              */
             similar: components["schemas"]["SimilarMemory"][] | null;
@@ -2065,17 +2065,25 @@ export interface components {
          */
         Proposed: {
             proposal: components["schemas"]["Proposal"];
-            /** @description The memory as it is now (null if deleted). */
-            memory: components["schemas"]["Memory"] | null;
+            /** @description The memory as it is now (null if deleted); without `content` and `tags` to a credential without `read`. */
+            memory: components["schemas"]["WrittenMemory"] | null;
         } & {
             [key: string]: unknown;
         };
         /** ProposedFields */
         ProposedFields: {
-            /** Content */
-            content: string;
-            /** Tags */
-            tags: string[];
+            /**
+             * Content
+             * @description Absent to a credential without the `read` scope (docs/auth.md#what-answers-show).
+             * @default null
+             */
+            content: string | null;
+            /**
+             * Tags
+             * @description Absent to a credential without the `read` scope (docs/auth.md#what-answers-show).
+             * @default null
+             */
+            tags: string[] | null;
             /** Priority */
             priority: string;
             /** Confidence */
@@ -2379,10 +2387,18 @@ export interface components {
             category: string;
             /** Key */
             key: string;
-            /** Content */
-            content: string;
-            /** Tags */
-            tags: string[];
+            /**
+             * Content
+             * @description Absent to a credential without the `read` scope (docs/auth.md#what-answers-show).
+             * @default null
+             */
+            content: string | null;
+            /**
+             * Tags
+             * @description Absent to a credential without the `read` scope (docs/auth.md#what-answers-show).
+             * @default null
+             */
+            tags: string[] | null;
             /** Priority */
             priority: string;
             /**
@@ -2439,7 +2455,7 @@ export interface components {
             expired: boolean;
             /**
              * Similar
-             * @description Other memories of the mind this one may replace (at most 3, most similar first): `repeat` ones say the same (update one of them instead of keeping two versions), `related` ones may be an older value (name them in `supersedes`). Absent when none.
+             * @description Other memories of the mind this one may replace (at most 3, most similar first): `repeat` ones say the same (update one of them instead of keeping two versions), `related` ones may be an older value (name them in `supersedes`). Absent when none, and to a credential without `read`.
              * @default null
              */
             similar: components["schemas"]["SimilarMemory"][] | null;
@@ -2650,6 +2666,89 @@ export interface components {
             url: string;
             events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.superseded" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.ownership_transferred" | "invitation.revoked" | "invitation.declined")[];
         };
+        /**
+         * WrittenMemory
+         * @description A write's answer: the memory; to a credential without `read`, without what it says (`content`,
+         *     `tags`).
+         */
+        WrittenMemory: {
+            /** Id */
+            id: string;
+            /** Mind Id */
+            mind_id: string;
+            /** Category */
+            category: string;
+            /** Key */
+            key: string;
+            /**
+             * Content
+             * @description Absent to a credential without the `read` scope (docs/auth.md#what-answers-show).
+             * @default null
+             */
+            content: string | null;
+            /**
+             * Tags
+             * @description Absent to a credential without the `read` scope (docs/auth.md#what-answers-show).
+             * @default null
+             */
+            tags: string[] | null;
+            /** Priority */
+            priority: string;
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "user" | "agent";
+            /** Verified */
+            verified: boolean;
+            /** Confidence */
+            confidence: number;
+            /** Expires At */
+            expires_at: string | null;
+            /** Created At */
+            created_at: string;
+            /** Updated At */
+            updated_at: string;
+            /** Version */
+            version: number;
+            /** Verified At */
+            verified_at: string | null;
+            /** Verified By */
+            verified_by: string | null;
+            /**
+             * Pending Proposal
+             * @description The id of an agent's change waiting for review.
+             */
+            pending_proposal: string | null;
+            /**
+             * Occurred At
+             * @description When it happened: YYYY-MM-DD or a timestamp.
+             * @default null
+             */
+            occurred_at: string | null;
+            /**
+             * Superseded By
+             * @description The memory that replaced it.
+             * @default null
+             */
+            superseded_by: string | null;
+            /**
+             * Superseded At
+             * @description When it was replaced.
+             * @default null
+             */
+            superseded_at: string | null;
+            /**
+             * Key Derived
+             * @description The server derived the key from the content.
+             * @default false
+             */
+            key_derived: boolean;
+            /** Expired */
+            expired: boolean;
+        } & {
+            [key: string]: unknown;
+        };
     };
     responses: never;
     parameters: never;
@@ -2848,6 +2947,15 @@ export interface operations {
                     "application/json": components["schemas"]["MindWithRole"];
                 };
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
                 headers: {
@@ -2907,6 +3015,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
@@ -3281,6 +3398,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
@@ -4062,7 +4188,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoredMemory"];
+                    "application/json": components["schemas"]["WrittenMemory"];
                 };
             };
             /** @description Accepted */
@@ -5479,6 +5605,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
                 headers: {
@@ -5665,6 +5800,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TestOutcome"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, expired or revoked credential */
@@ -6003,6 +6147,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
                 headers: {
@@ -6288,6 +6441,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -6681,6 +6843,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     protectedResourceMcp: {
@@ -6701,6 +6872,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     authorizationServer: {
@@ -6719,6 +6899,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -6987,6 +7176,15 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthRequestView"];
                 };
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
                 headers: {
@@ -7237,6 +7435,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
                 headers: {
@@ -7384,6 +7591,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
@@ -7872,6 +8088,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, malformed, expired or revoked credential */
             401: {

@@ -43,6 +43,7 @@ SHOWN_MEMORY_FIELDS = frozenset(
         "occurred_at",
         "superseded_by",
         "superseded_at",
+        "key_derived",
     }
 )
 

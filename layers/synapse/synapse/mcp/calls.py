@@ -95,7 +95,9 @@ def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
             caller.mind_id, write, principal.writer(None), principal.changed_by(), caller.vouches
         )
 
-    answer = visibility.shown(principal, batch.apply_all(arguments["memories"], store_one, repeats.similar_to))
+    answer = visibility.shown(
+        principal, batch.apply_all(arguments["memories"], store_one, repeats.similar_to)
+    )
     if answer["summary"]["proposed"]:
         answer["note"] = (
             "Items with status `proposed` changed memories a person verified: "

@@ -264,7 +264,8 @@ class BatchResult(_Answer):
         default=None, description="When proposed: the change waiting for a person's review."
     )
     similar: list[SimilarMemory] | None = Field(
-        default=None, description="Other memories it may replace, as POST /memory names them (never without `read`)."
+        default=None,
+        description="Other memories it may replace, as POST /memory names them (never without `read`).",
     )
     supersedes: list[SupersedeOutcome] | None = Field(
         default=None, description="What became of each memory the item named in `supersedes`."
