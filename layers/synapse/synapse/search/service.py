@@ -24,6 +24,7 @@ class Result(NamedTuple):
     matched: tuple[str, ...]  # the query's terms it matched
     coverage: float  # the share of the query's terms matched, each weighed by how informative it is
     similarity: float | None = None  # cosine to the question (None: the semantic side did not run)
+    relevance: str = fusion.WEAK  # `strong` (an answer to act on) or `weak` (related at best)
 
     def public(self) -> dict[str, Any]:
         return {
@@ -33,6 +34,7 @@ class Result(NamedTuple):
             "matched": list(self.matched),
             "coverage": self.coverage,
             "similarity": self.similarity,
+            "relevance": self.relevance,
         }
 
 
@@ -97,7 +99,8 @@ def search(
     A best-match query is ranked by words and meaning together (`fusion`) unless `mode` says
     otherwise; explicit syntax is lexical. A hit whose memory is gone (deleted, or replaced under
     the same key by a new one) or no longer passes the filters is skipped and the next hit taken, so
-    a page is full while hits remain. Of two near-duplicates on a page, the newer comes first.
+    a page is full while hits remain. The order is the query's one ranking (`fusion`): walking the
+    pages with `next_cursor` returns each hit once, whatever `limit` is.
     """
     query = parse_query(raw_query)
     scope = _scope(raw_query or "", filters, mode)
@@ -118,25 +121,17 @@ def search(
         )
         hits = [s.hit for s in scored]
         current = hydrate(mind_id, hits) if hits else {}
-        for hit, similarity in scored:
+        for hit, similarity, score in scored:
             position += 1
             if similarity is not None:
                 used = mode if mode is not Mode.LEXICAL else Mode.HYBRID
             memory = current.get(hit.id)
             if memory is not None and filters.keeps(memory, now):
                 coverage = round(hit.coverage, 3)
-                results.append(Result(memory, hit.score, hit.snippet, hit.matched, coverage, similarity))
+                band = fusion.relevance(score)
+                results.append(Result(memory, score, hit.snippet, hit.matched, coverage, similarity, band))
         if not more or len(results) >= limit or position >= MAX_OFFSET:
             break
     more = more and position < MAX_OFFSET
     next_cursor = cursor.encode(mind_id, scope, {"o": position}) if more else None
-    if question is not None and mode is Mode.HYBRID and len(results) > 1:
-        order = fusion.newer_first(
-            [r.memory.id for r in results],
-            [r.memory.updated_at for r in results],
-            [len(r.matched) for r in results],
-            [r.similarity or 0.0 for r in results],
-            vectors.matrix_of(db),
-        )
-        results = [results[i] for i in order]
     return SearchPage(results, query.terms, next_cursor, used.value)
