@@ -448,7 +448,7 @@ def hybrid_hits(
     pooled = len(ranking.ranked)
     page = ranking.ranked[offset : offset + limit]
     scores = ranking.scores[offset : offset + limit]
-    more = pooled > offset + limit
+    more = pooled > offset + limit or ranking.tail_from is not None
     if len(page) < limit and ranking.tail_from is not None:
         start = max(0, offset - pooled)
         rest, rest_scores, more = _tail(db, query, filters, ranking, start, start + limit - len(page), now)
