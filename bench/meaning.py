@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import statistics
 import sys
 import time
@@ -272,6 +273,8 @@ def relevance_report(sets: dict[str, tuple[str, list[Asked]]], k: int) -> None:
                 for question in picked:
                     hits = scored(mind_id, question["q"], k)
                     quiet += not any(band == "strong" for _, _, band in hits)
+                    if split is None and os.environ.get("BENCH_CALIBRATE"):
+                        print(f"      {question['q']!r}: {[(round(sc, 3), b) for _, sc, b in hits[:3]]}")
                 label = split or "all"
                 print(f"  {'no answer in the mind':30} {label:8} no strong hit {quiet}/{len(picked)}"
                       f" = {quiet / len(picked):.2f}")  # fmt: skip

@@ -112,13 +112,13 @@ export const TOOLS = {
     }
   },
   "search": {
-    "description": "Search the user's memories, best match first. Pass the user's question as-is (\"What coffee does\nhe drink?\") or keywords; exact syntax also works: \"a phrase\", prefix*, AND, OR, NOT, +required.\nQuestions match by meaning too (\"who is his partner?\" finds \"Wife is Anna\"). Each hit has a snippet\n(matches in **bold**), `matched` (which of the query's `terms` it matched), `coverage` (0-1, their\nshare), `similarity` (0-1, closeness in meaning) and `updated_at`. Low coverage and low similarity\nmean a weak match: if no hit answers what was asked, say \"I don't know\" rather than guess. Of two\nhits saying nearly the same, the newer (the current fact) comes first. Filter by tag or category;\nmode=lexical for words only. A memory stored a moment ago may take a few seconds to become\nsearchable. Read a hit in full with `fetch`.",
+    "description": "Search the user's memories, best match first. Pass the user's question as-is (\"What coffee does\nhe drink?\") or keywords; exact syntax also works: \"a phrase\", prefix*, AND, OR, NOT, +required.\nQuestions match by meaning too (\"who is his partner?\" finds \"Wife is Anna\"). Each hit has a snippet\n(matches in **bold**), `relevance` (strong: an answer to act on; weak: related at best), `score`,\n`matched` (which of the query's `terms` it matched), `similarity` and `updated_at`. If no hit is\nstrong, the memories most likely do not hold the answer: say \"I don't know\" rather than guess. Of two\nhits saying nearly the same, the newer (the current fact) comes first. Filter by tag or category;\nmode=lexical for words only. A memory stored a moment ago may take a few seconds to become\nsearchable. Read a hit in full with `fetch`.",
     "inputSchema": {
       "type": "object",
       "properties": {
         "query": {
           "type": "string",
-          "description": "The user's question as-is, or keywords. Each hit's `matched` and `coverage` say how much of it the hit answers; low coverage is a weak match.",
+          "description": "The user's question as-is, or keywords. Each hit's `relevance` says whether it answers it (strong) or is related at best (weak).",
           "minLength": 1
         },
         "tag": {

@@ -2230,7 +2230,7 @@ export interface components {
         SearchPage: {
             /**
              * Results
-             * @description Words and meaning fused (docs/search.md); an exact word match is never pushed off the first page by meaning; of two near-duplicates the newer first.
+             * @description Words and meaning fused into one ranking (docs/search.md), best first; walking the pages with next_cursor returns each hit once, in the same order whatever the limit; of two near-duplicates the newer first.
              */
             results: components["schemas"]["SearchResult"][];
             /**
@@ -2254,7 +2254,7 @@ export interface components {
             memory: components["schemas"]["Memory"];
             /**
              * Score
-             * @description BM25 (higher is better); ranks within the same coverage.
+             * @description The score the hit was ranked by: words (coverage, BM25) and meaning fused (docs/search.md). Never rises down the results, pages included; comparable across queries of one mind.
              */
             score: number;
             /**
@@ -2277,6 +2277,12 @@ export interface components {
              * @description Closeness in meaning to the query (cosine, about 0-1); null when ranked by words alone.
              */
             similarity: number | null;
+            /**
+             * Relevance
+             * @description strong: an answer to act on; weak: related at best. When no hit is strong, the mind most likely does not hold the answer: say so rather than guess.
+             * @enum {string}
+             */
+            relevance: "strong" | "weak";
         } & {
             [key: string]: unknown;
         };

@@ -49,9 +49,10 @@ from synapse.search.ranking import Hit, coverage_of, coverage_rows, hits_of, ind
 LEXICAL_POOL = 100
 SEMANTIC_POOL = 50
 BM25_WEIGHT = 0.1
-BM25_HALF = 5.0  # the BM25 at which saturated(BM25) is one half
-SEMANTIC_WEIGHT = 1.0
-RESCUE_WEIGHT = 3.0
+COVERAGE_POWER = 2.0  # a lexical hit's words count coverage ** this (partial matches count less)
+BM25_HALF = 2.0  # the BM25 at which saturated(BM25) is one half
+SEMANTIC_WEIGHT = 0.25
+RESCUE_WEIGHT = 4.0
 SIMILARITY_FLOOR = 0.2
 # How fast a rescue fades as lexical search covers more of the question: (1 - best coverage) ** this.
 RESCUE_FADE = 2.0
@@ -59,12 +60,13 @@ RESCUE_FADE = 2.0
 # alone finds (those no closer than it by more than CLOSING_MARGIN). One at the floor is about
 # something else ("go" to bed / "Go and Postgres"): its coverage counts UNSUPPORTED of itself, and
 # in full only from SUPPORTED_AT ("what does he do for a living?": "Lives at 14 Elm Street" shares
-# `living` at 0.25, the job answers it at 0.45).
+# `living` at 0.24, "Backend engineer at Acme Corp" answers it at 0.32 and must come first).
 CLOSING_MARGIN = 0.05
-UNSUPPORTED = 0.5
-SUPPORTED_AT = 0.2
-# A hit scoring at least this is `strong` (an answer an agent may act on), under it `weak`.
-STRONG_SCORE = 0.5
+UNSUPPORTED = 0.25
+SUPPORTED_AT = 0.4
+# A hit scoring at least this is `strong` (an answer an agent may act on), under it `weak`: chosen on
+# the tune half of bench/meaning.py's sets and bench/data/unanswerable.json (docs/search.md).
+STRONG_SCORE = 0.46
 DUPLICATE_SIMILARITY = vectors.REPEAT_SIMILARITY
 # A correction answers the question about as well as the fact it corrects ("which car does he
 # drive?": 0.465 to `car` "Drives a 2019 Tesla…", 0.379 to `new_car` "Drives a 2024 BMW i4 now…");
@@ -219,7 +221,8 @@ def words_score(coverage: float, bm25: float) -> float:
 def fused_score(coverage: float, bm25: float, similarity: float) -> float:
     """A lexical hit's: its words, counted as far as meaning supports them, and meaning to break
     ties between hits of similar lexical evidence (SEMANTIC_WEIGHT)."""
-    return coverage * support(similarity) + BM25_WEIGHT * saturated(bm25) + SEMANTIC_WEIGHT * lift(similarity)
+    words = coverage**COVERAGE_POWER * support(similarity)
+    return words + BM25_WEIGHT * saturated(bm25) + SEMANTIC_WEIGHT * lift(similarity)
 
 
 def meaning_score(similarity: float) -> float:
