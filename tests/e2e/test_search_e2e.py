@@ -106,8 +106,8 @@ def test_the_pages_of_a_500_memory_search_add_up_in_every_mode(http: Http, mind:
     stored: list[str] = []
     for start in range(0, 500, 100):
         batch = [
-            {"category": "note", "key": f"session_{n}", "content": f"Session {n}: talked about {topics[n % 5]}",
-             "tags": [f"session-{n}"]}
+            {"category": "note", "key": f"session_{n}", "tags": [f"session-{n}"],
+             "content": f"Session {n}: talked about {topics[n % 5]}"}
             for n in range(start, start + 100)
         ]  # fmt: skip
         answer = http.call("POST", "/memory/batch", token=mind.key, json_body={"memories": batch})
