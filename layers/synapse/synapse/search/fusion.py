@@ -221,7 +221,7 @@ def words_score(coverage: float, bm25: float) -> float:
 def fused_score(coverage: float, bm25: float, similarity: float) -> float:
     """A lexical hit's: its words, counted as far as meaning supports them, and meaning to break
     ties between hits of similar lexical evidence (SEMANTIC_WEIGHT)."""
-    words = coverage**COVERAGE_POWER * support(similarity)
+    words = float(coverage**COVERAGE_POWER) * support(similarity)
     return words + BM25_WEIGHT * saturated(bm25) + SEMANTIC_WEIGHT * lift(similarity)
 
 
