@@ -2254,7 +2254,7 @@ export interface components {
             memory: components["schemas"]["Memory"];
             /**
              * Score
-             * @description The score the hit was ranked by: words (coverage, BM25) and meaning fused (docs/search.md). Never rises down the results, pages included; comparable across queries of one mind.
+             * @description What it was ranked by (docs/search.md): never rises down the results.
              */
             score: number;
             /**
@@ -2279,7 +2279,7 @@ export interface components {
             similarity: number | null;
             /**
              * Relevance
-             * @description strong: an answer to act on; weak: related at best. When no hit is strong, the mind most likely does not hold the answer: say so rather than guess.
+             * @description strong: an answer; weak: related at best.
              * @enum {string}
              */
             relevance: "strong" | "weak";

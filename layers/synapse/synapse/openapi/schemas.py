@@ -150,12 +150,7 @@ class Proposed(_Answer):
 
 class SearchResult(_Answer):
     memory: Memory
-    score: float = Field(
-        description=(
-            "The score the hit was ranked by: words (coverage, BM25) and meaning fused (docs/search.md)."
-            " Never rises down the results, pages included; comparable across queries of one mind."
-        )
-    )
+    score: float = Field(description="What it was ranked by (docs/search.md): never rises down the results.")
     snippet: str = Field(description="Where it matched, hits marked **like this**.")
     matched: list[str] = Field(description="The query's terms (as in `terms`) this memory matched.")
     coverage: float = Field(
@@ -169,12 +164,7 @@ class SearchResult(_Answer):
     similarity: float | None = Field(
         description="Closeness in meaning to the query (cosine, about 0-1); null when ranked by words alone."
     )
-    relevance: Literal["strong", "weak"] = Field(
-        description=(
-            "strong: an answer to act on; weak: related at best. When no hit is strong, the mind most"
-            " likely does not hold the answer: say so rather than guess."
-        )
-    )
+    relevance: Literal["strong", "weak"] = Field(description="strong: an answer; weak: related at best.")
 
 
 class SearchPage(_Answer):

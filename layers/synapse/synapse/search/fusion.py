@@ -39,10 +39,10 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, NamedTuple
 
-from synapse.search import vectors
+from synapse.search import candidates, vectors
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query
-from synapse.search.ranking import Hit, coverage_of, coverage_rows, hits_of, index_hits
+from synapse.search.ranking import Hit, coverage_of, coverage_rows, index_hits
 
 # Candidates from each side: fixed, so that the order never depends on the page asked. A page
 # beyond LEXICAL_POOL continues with the lexical matches in lexical order.
@@ -73,7 +73,6 @@ DUPLICATE_SIMILARITY = vectors.REPEAT_SIMILARITY
 # two turns of one conversation on a topic are near each other too, but the one that answers is
 # clearly closer to the question (0.69 against 0.57, 0.75 against 0.48: bench/data/conversation.json).
 AS_CLOSE = 0.1
-SNIPPET_CHARS = 120
 STRONG = "strong"
 WEAK = "weak"
 
@@ -103,93 +102,6 @@ def semantic_applies(query: Query, raw: str, mode: Mode) -> bool:
     if query.explicit or mode is Mode.LEXICAL:
         return False
     return mode is Mode.SEMANTIC or model_serves(query, raw)
-
-
-_DOCS_SQL = (
-    "SELECT d.rowid, d.id, d.category, d.key, d.updated_at FROM docs d"
-    " WHERE d.deleted = 0 AND d.rowid IN ({marks}){filters}"
-)
-_CONTENT_SQL = "SELECT rowid, coalesce(raw_content, content) FROM fts WHERE rowid IN ({marks})"
-
-
-def _snippet(content: str) -> str:
-    text = " ".join(content.split())
-    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
-
-
-class _Row(NamedTuple):
-    """A candidate as read before the page is known (no snippet yet)."""
-
-    rowid: int
-    id: str
-    category: str
-    key: str
-    updated_at: str
-    score: float  # BM25, higher is better (0 for a semantic-only candidate)
-    mask: int  # the query's clauses it matched
-    lexical: Any  # its `ranking.coverage_rows` row (None: found by meaning only)
-
-
-def _lexical_row(found: Any) -> _Row:
-    return _Row(found[6], found[3], found[4], found[5], found[2], -found[0], found[7], found)
-
-
-def _semantic_rows(
-    db: sqlite3.Connection,
-    matrix: vectors.Matrix,
-    sims: Any,
-    filters: SearchFilters,
-    wanted: int,
-    now: str,
-) -> list[tuple[_Row, float]]:
-    """The `wanted` most similar memories over the floor passing the filters, most similar first
-    (equal similarities by id, so the list never depends on how many were asked)."""
-    import numpy as np
-
-    over = int(np.count_nonzero(sims > SIMILARITY_FLOOR)) if len(sims) else 0
-    if not over:
-        return []
-    narrowed = filters.tag is not None or filters.category is not None or filters.priority is not None
-    take = min(over, wanted * (8 if narrowed else 2))
-    where, params = filters.sql(now)
-    while True:
-        if take < len(sims):
-            top = np.argpartition(-sims, take - 1)[:take]
-            edge = sims[top].min()
-            top = np.flatnonzero(sims >= edge)  # every memory tying with the last one taken
-        else:
-            top = np.arange(len(sims))
-        top = top[sims[top] > SIMILARITY_FLOOR]
-        rowids = [int(r) for r in matrix.rowids[top]]
-        sql = _DOCS_SQL.format(marks=", ".join("?" * len(rowids)), filters=where)
-        rows = {row[0]: row for row in db.execute(sql, [*rowids, *params])}
-        found = [
-            (_Row(r, rows[r][1], rows[r][2], rows[r][3], rows[r][4], 0.0, 0, None), float(sims[i]))
-            for r, i in zip(rowids, top, strict=True)
-            if r in rows
-        ]
-        found.sort(key=lambda pair: (-pair[1], pair[0].id))
-        if len(found) >= wanted or take >= over:
-            return found[:wanted]
-        take = min(over, take * 4)
-
-
-def _page_hits(db: sqlite3.Connection, query: Query, page: list[_Row], weights: list[int]) -> list[Hit]:
-    """The page's hits with their snippets: the lexical ones marked as lexical search marks them,
-    the others the start of their content."""
-    found = [r.lexical for r in page if r.lexical is not None]
-    lexical = {hit.id: hit for hit in hits_of(db, query, found, weights)}
-    others = [r.rowid for r in page if r.lexical is None]
-    contents: dict[int, str] = {}
-    if others:
-        sql = _CONTENT_SQL.format(marks=", ".join("?" * len(others)))
-        contents = dict(db.execute(sql, others).fetchall())
-    return [
-        lexical[r.id]
-        if r.id in lexical
-        else Hit(r.id, r.category, r.key, 0.0, _snippet(contents.get(r.rowid, "")), (), 0.0)
-        for r in page
-    ]
 
 
 def lift(similarity: float) -> float:
@@ -258,7 +170,7 @@ def _closing_coverage(supported: list[tuple[float, float]]) -> Callable[[float],
 class Candidate(NamedTuple):
     fused: float
     lexical_at: int  # position in the lexical ranking (LEXICAL_POOL + for semantic-only ones)
-    row: _Row
+    row: candidates.Row
     similarity: float | None
 
 
@@ -353,27 +265,27 @@ def _rank(
         matrix = None
     sims = matrix.similarities(question) if matrix is not None else None
     if mode is Mode.SEMANTIC and matrix is not None:
-        found = _semantic_rows(db, matrix, sims, filters, wanted, now)
+        found = candidates.semantic_rows(db, matrix, sims, filters, wanted, now, SIMILARITY_FLOOR)
         ranked = [Candidate(meaning_score(s), LEXICAL_POOL, row, s) for row, s in found]
         return Ranking(ranked, [c.fused for c in ranked], [], None, sims, matrix)
     lexical, weights = coverage_rows(db, query, filters, LEXICAL_POOL + 1, 0, now)
     tail_from = LEXICAL_POOL if len(lexical) > LEXICAL_POOL else None
     lexical = lexical[:LEXICAL_POOL]
     coverages: dict[int, float] = {}  # by mask: the pool's hits share a few
-    candidates: dict[str, Candidate] = {}
+    pool: dict[str, Candidate] = {}
     if matrix is None or sims is None:
         for at, found_row in enumerate(lexical):
-            row = _lexical_row(found_row)
+            row = candidates.lexical_row(found_row)
             coverage = coverages.get(row.mask)
             if coverage is None:
                 coverage = coverages[row.mask] = coverage_of(weights, row.mask)
-            candidates[row.id] = Candidate(words_score(coverage, row.score), at, row, None)
+            pool[row.id] = Candidate(words_score(coverage, row.score), at, row, None)
     else:
         at_rows = [matrix.row_of(found_row[3]) for found_row in lexical]
         lexical_sims = sims[[0 if r is None else r for r in at_rows]].tolist() if lexical else []
         supported: list[tuple[float, float]] = []  # the lexical hits' (similarity, coverage) over the floor
         for at, found_row in enumerate(lexical):
-            row = _lexical_row(found_row)
+            row = candidates.lexical_row(found_row)
             similarity = 0.0 if at_rows[at] is None else lexical_sims[at]
             coverage = coverages.get(row.mask)
             if coverage is None:
@@ -381,13 +293,15 @@ def _rank(
             if lift(similarity) > 0:
                 supported.append((similarity, coverage))
             fused = fused_score(coverage, row.score, similarity)
-            candidates[row.id] = Candidate(fused, at, row, similarity)
+            pool[row.id] = Candidate(fused, at, row, similarity)
         closing = _closing_coverage(supported)
-        for row, similarity in _semantic_rows(db, matrix, sims, filters, SEMANTIC_POOL, now):
-            if row.id not in candidates:
+        for row, similarity in candidates.semantic_rows(
+            db, matrix, sims, filters, SEMANTIC_POOL, now, SIMILARITY_FLOOR
+        ):
+            if row.id not in pool:
                 fused = rescued_score(similarity, closing(similarity))
-                candidates[row.id] = Candidate(fused, LEXICAL_POOL, row, similarity)
-    ranked = sorted(candidates.values(), key=lambda c: (-c.fused, c.lexical_at, c.row.id))
+                pool[row.id] = Candidate(fused, LEXICAL_POOL, row, similarity)
+    ranked = sorted(pool.values(), key=lambda c: (-c.fused, c.lexical_at, c.row.id))
     ranked = after_fusion(ranked, matrix)
     scores = _non_increasing(ranked, ranked[0].fused if ranked else 0.0)
     return Ranking(ranked, scores, weights, tail_from, sims, matrix)
@@ -410,7 +324,7 @@ def _tail(
     wanted = end + 1
     read = wanted + len(pooled)
     found, _ = coverage_rows(db, query, filters, read, ranking.tail_from, now)
-    rows = [row for row in (_lexical_row(f) for f in found) if row.id not in pooled]
+    rows = [row for row in (candidates.lexical_row(f) for f in found) if row.id not in pooled]
     ceiling = ranking.scores[-1] if ranking.scores else 1.0 + BM25_WEIGHT
     tail: list[Candidate] = []
     coverages: dict[int, float] = {}
@@ -456,7 +370,7 @@ def hybrid_hits(
         start = max(0, offset - pooled)
         rest, rest_scores, more = _tail(db, query, filters, ranking, start, start + limit - len(page), now)
         page, scores = page + rest, scores + rest_scores
-    hits = _page_hits(db, query, [c.row for c in page], ranking.weights)
+    hits = candidates.page_hits(db, query, [c.row for c in page], ranking.weights)
     return [
         Scored(h, None if c.similarity is None else round(c.similarity, 4), score)
         for h, c, score in zip(hits, page, scores, strict=True)
