@@ -46,7 +46,7 @@ from synapse.search.ranking import Hit, coverage_of, coverage_rows, index_hits
 
 # Candidates from each side: fixed, so that the order never depends on the page asked. A page
 # beyond LEXICAL_POOL continues with the lexical matches in lexical order.
-LEXICAL_POOL = 100
+LEXICAL_POOL = 50
 SEMANTIC_POOL = 50
 BM25_WEIGHT = 0.1
 COVERAGE_POWER = 2.0  # a lexical hit's words count coverage ** this (partial matches count less)
