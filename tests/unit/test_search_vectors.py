@@ -136,30 +136,32 @@ def test_an_upgrade_embeds_a_bounded_share_per_batch(
     assert len(stored_vectors(tmp_path)) == 10
 
 
-def test_a_lexical_exact_hit_is_never_pushed_off_the_first_page(
+def test_a_ranking_does_not_depend_on_the_page_size(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder: FakeEmbedder
 ) -> None:
-    # Given a memory holding every word of the query, and three holding one of them that mean the
-    # query exactly
+    # Given a memory holding every word of the query, three holding one of them that mean the query
+    # exactly, and one found by meaning alone
     exact = doc("mem_exact", "zebra invoice filed", key="paperwork")
     twins = [doc(f"mem_twin{n}", "partner invoice", key="spouse") for n in range(3)]
-    apply_batch(MIND, [Change.upsert(d) for d in [exact, *twins]], tmp_path)
+    alone = doc("mem_alone", "spouse partner", key="family")
+    apply_batch(MIND, [Change.upsert(d) for d in [exact, *twins, alone]], tmp_path)
     db = readers.reader(MIND, tmp_path)
     assert db is not None
-    # When meaning weighs far more than words (whatever the constants are)
-    monkeypatch.setattr(fusion, "SEMANTIC_WEIGHT", 50.0)
+    monkeypatch.setattr(fusion, "SEMANTIC_WEIGHT", 50.0)  # meaning weighs far more than words
     q = fake_embedder.embed(["spouse\npartner"])[0]
-    found, _ = fusion.hybrid_hits(
-        db, parse_query("zebra invoice"), q, SearchFilters(), 2, 0, NOW, Mode.HYBRID
-    )
-    # Then the exact hit keeps a place on the first page (of 2)
-    assert "mem_exact" in [s.hit.id for s in found]
-    # And without the rule, meaning would have pushed it off
-    monkeypatch.setattr(fusion, "_keep_exact_on_first_page", lambda ranked, page: ranked)
-    found, _ = fusion.hybrid_hits(
-        db, parse_query("zebra invoice"), q, SearchFilters(), 2, 0, NOW, Mode.HYBRID
-    )
-    assert "mem_exact" not in [s.hit.id for s in found]
+    query = parse_query("zebra invoice")
+    whole, more = fusion.hybrid_hits(db, query, q, SearchFilters(), 100, 0, NOW, Mode.HYBRID)
+    assert not more and len(whole) == 5
+    # When the same ranking is read a page of 1, 2 or 3 at a time
+    for size in (1, 2, 3):
+        walked: list[fusion.Scored] = []
+        for offset in range(0, 5, size):
+            page, _ = fusion.hybrid_hits(db, query, q, SearchFilters(), size, offset, NOW, Mode.HYBRID)
+            walked += page
+        # Then every hit comes once, in the order and with the scores of the whole ranking
+        assert [(s.hit.id, s.score) for s in walked] == [(s.hit.id, s.score) for s in whole]
+    # And the scores never rise down the ranking
+    assert [s.score for s in whole] == sorted((s.score for s in whole), reverse=True)
 
 
 def test_meaning_alone_does_not_outrank_words_that_answer_the_whole_question(

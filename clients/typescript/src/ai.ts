@@ -114,6 +114,7 @@ export async function search(client: Synapse, input: SearchInput): Promise<Recor
     matched: hit.matched,
     coverage: hit.coverage,
     similarity: hit.similarity,
+    relevance: hit.relevance,
     updated_at: hit.memory.updated_at,
     occurred_at: hit.memory.occurred_at,
   }));

@@ -2302,7 +2302,7 @@ export interface components {
         SearchPage: {
             /**
              * Results
-             * @description Words and meaning fused (docs/search.md); an exact word match is never pushed off the first page by meaning; of two near-duplicates the newer first.
+             * @description Words and meaning fused into one ranking (docs/search.md), best first; walking the pages with next_cursor returns each hit once, in the same order whatever the limit; of two near-duplicates the newer first.
              */
             results: components["schemas"]["SearchResult"][];
             /**
@@ -2326,7 +2326,7 @@ export interface components {
             memory: components["schemas"]["Memory"];
             /**
              * Score
-             * @description BM25 (higher is better); ranks within the same coverage.
+             * @description What it was ranked by (docs/search.md): never rises down the results.
              */
             score: number;
             /**
@@ -2349,6 +2349,12 @@ export interface components {
              * @description Closeness in meaning to the query (cosine, about 0-1); null when ranked by words alone.
              */
             similarity: number | null;
+            /**
+             * Relevance
+             * @description strong: an answer; weak: related at best.
+             * @enum {string}
+             */
+            relevance: "strong" | "weak";
         } & {
             [key: string]: unknown;
         };

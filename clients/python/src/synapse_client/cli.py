@@ -245,12 +245,14 @@ def cmd_search(client: Synapse, args: argparse.Namespace, out: Output) -> None:
 
 def match(hit: SearchHit) -> str:
     """`[0.50 coffee, drink ~0.62]  `: a hit's coverage and matched terms, and its similarity in
-    meaning when the page was ranked by meaning too ("" from a server without them)."""
+    meaning when the page was ranked by meaning too, then ` weak` for a hit that is related at best
+    ("" from a server without them)."""
     if hit.coverage is None:
         return ""
     terms = f" {', '.join(hit.matched)}" if hit.matched else ""
     similar = f" ~{hit.similarity:.2f}" if hit.similarity is not None else ""
-    return f"[{hit.coverage:.2f}{terms}{similar}]  "
+    weak = " weak" if hit.relevance == "weak" else ""
+    return f"[{hit.coverage:.2f}{terms}{similar}{weak}]  "
 
 
 def show_memory(client: Synapse, call: Call[Memory], out: Output) -> None:
@@ -591,8 +593,8 @@ def parser() -> argparse.ArgumentParser:
         "search",
         help="find memories by a question or keywords",
         description="Search by words and meaning, best match first. Each line: id, category/key, "
-        "[coverage matched terms ~similarity], then the snippet (matches in **bold**). Low coverage "
-        "and low similarity: a weak match.",
+        "[coverage matched terms ~similarity, weak when related at best], then the snippet (matches in "
+        "**bold**). No hit but weak ones: the memories most likely do not hold the answer.",
     )
     p.add_argument(
         "query",

@@ -107,7 +107,7 @@ async def search(client: AsyncSynapse, a: dict[str, Any]) -> Any:
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "snippet": h.snippet,
          "content": h.memory.content, "tags": h.memory.tags, "score": h.score,
          "matched": h.matched, "coverage": h.coverage, "similarity": h.similarity,
-         "updated_at": h.memory.updated_at, "occurred_at": h.memory.occurred_at}
+         "relevance": h.relevance, "updated_at": h.memory.updated_at, "occurred_at": h.memory.occurred_at}
         for h in found.items
     ]  # fmt: skip
     return {"terms": found.terms, "mode": found.mode, "results": results}  # as REST and /mcp name it

@@ -81,10 +81,12 @@ class CreatedMind(Model):
 
 
 class SearchHit(Model):
-    """One search result. `matched`: which of the query's meaningful terms (the page's `terms`) this
-    memory matched; `coverage`: their share, 0-1 (low: a weak match); `similarity`: its closeness in
-    meaning to the query, 0-1 (None when the page was ranked by words alone). An older server sends
-    none of them: `matched` is then empty and the others None."""
+    """One search result. `relevance`: `strong` (an answer to act on) or `weak` (related at best): when
+    no hit is strong, say you don't know rather than guess; `score`: what it was ranked by (never
+    rises down the results); `matched`: which of the query's meaningful terms (the page's `terms`)
+    this memory matched; `coverage`: their share, 0-1; `similarity`: its closeness in meaning to the
+    query, 0-1 (None when the page was ranked by words alone). An older server sends none of them:
+    `matched` is then empty and the others None."""
 
     memory: Memory
     score: float
@@ -92,6 +94,7 @@ class SearchHit(Model):
     matched: list[str] = []
     coverage: float | None = None
     similarity: float | None = None
+    relevance: Literal["strong", "weak"] | None = None
 
 
 LEFT_OUT = re.compile(

@@ -175,7 +175,7 @@ def search(caller: Caller, arguments: dict[str, Any]) -> Result:
         {"id": r.memory.id, "category": r.memory.category, "key": r.memory.key, "snippet": r.snippet,
          "content": r.memory.content, "tags": r.memory.tags, "score": r.score,
          "matched": list(r.matched), "coverage": r.coverage, "similarity": r.similarity,
-         "updated_at": r.memory.updated_at, "occurred_at": r.memory.occurred_at}
+         "relevance": r.relevance, "updated_at": r.memory.updated_at, "occurred_at": r.memory.occurred_at}
         for r in page.results
     ]  # fmt: skip
     return {"terms": page.terms, "mode": page.mode, "results": results}  # as REST names the list

@@ -70,9 +70,9 @@ SEARCH = """\
 Search the user's memories, best match first. Pass the user's question as-is ("What coffee does
 he drink?") or keywords; exact syntax also works: "a phrase", prefix*, AND, OR, NOT, +required.
 Questions match by meaning too ("who is his partner?" finds "Wife is Anna"). Each of the `results`
-has a snippet of its content (matches in **bold**), `matched` (which of the query's `terms` it
-matched), `coverage` (0-1, their share), `similarity` (0-1, closeness in meaning) and `updated_at`.
-Low coverage and low similarity mean a weak match: if no hit answers what was asked, say "I don't
+has a snippet of its content (matches in **bold**), `relevance` (strong: an answer to act on; weak:
+related at best), `score`, `matched` (which of the query's `terms` it matched), `similarity` and
+`updated_at`. If no hit is strong, the memories most likely do not hold the answer: say "I don't
 know" rather than guess. Of two hits saying nearly the same, the newer (the current fact) comes
 first. Filter by tag or category, or by time with after/before (dates or timestamps, on
 occurred_at, else when stored: "what did we discuss this week?"); mode=lexical for words only. A
@@ -108,8 +108,8 @@ Every revision of one memory, newest first (a deleted memory's too, for 30 days)
 when, and who changed it. Use it to see how a memory came to say what it says."""
 
 SEARCH_QUERY = (
-    "The user's question as-is, or keywords. Each hit's `matched` and `coverage` say how much of "
-    "it the hit answers; low coverage is a weak match."
+    "The user's question as-is, or keywords. Each hit's `relevance` says whether it answers it "
+    "(strong) or is related at best (weak)."
 )
 RECALL_QUERY = (
     "The user's current message or task: the most relevant memories come first "

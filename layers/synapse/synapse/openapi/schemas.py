@@ -169,7 +169,7 @@ class Proposed(_Answer):
 
 class SearchResult(_Answer):
     memory: Memory
-    score: float = Field(description="BM25 (higher is better); ranks within the same coverage.")
+    score: float = Field(description="What it was ranked by (docs/search.md): never rises down the results.")
     snippet: str = Field(description="Where it matched, hits marked **like this**.")
     matched: list[str] = Field(description="The query's terms (as in `terms`) this memory matched.")
     coverage: float = Field(
@@ -183,12 +183,14 @@ class SearchResult(_Answer):
     similarity: float | None = Field(
         description="Closeness in meaning to the query (cosine, about 0-1); null when ranked by words alone."
     )
+    relevance: Literal["strong", "weak"] = Field(description="strong: an answer; weak: related at best.")
 
 
 class SearchPage(_Answer):
     results: list[SearchResult] = Field(
-        description="Words and meaning fused (docs/search.md); an exact word match is never pushed off "
-        "the first page by meaning; of two near-duplicates the newer first."
+        description="Words and meaning fused into one ranking (docs/search.md), best first; walking the "
+        "pages with next_cursor returns each hit once, in the same order whatever the limit; of two "
+        "near-duplicates the newer first."
     )
     terms: list[str] = Field(description="The query's meaningful terms (function words dropped).")
     mode: Literal["hybrid", "lexical", "semantic"] = Field(

@@ -31,6 +31,7 @@ class Result(NamedTuple):
     matched: tuple[str, ...]  # the query's terms it matched
     coverage: float  # the share of the query's terms matched, each weighed by how informative it is
     similarity: float | None = None  # cosine to the question (None: the semantic side did not run)
+    relevance: str = fusion.WEAK  # `strong` (an answer to act on) or `weak` (related at best)
     dated: bool = False  # dated in the question's time window (`in_time`); not in the answer
 
     def public(self) -> dict[str, Any]:
@@ -41,6 +42,7 @@ class Result(NamedTuple):
             "matched": list(self.matched),
             "coverage": self.coverage,
             "similarity": self.similarity,
+            "relevance": self.relevance,
         }
 
 
@@ -115,6 +117,24 @@ def _mark_dated(
     return [r._replace(dated=r.memory.id in dated) for r in results]
 
 
+def _in_index(db: sqlite3.Connection, filters: SearchFilters) -> SearchFilters:
+    """The filters the index can apply: one of schema 3 (until its next batch upgrades it) holds no
+    times and no replacements, so those are left to `keeps` on the current records."""
+    in_index = filters
+    if filters.window.given and not has_event_times(db):
+        in_index = in_index._replace(window=Window())
+    if not schema.has_superseded_column(db):
+        in_index = in_index._replace(include_superseded=True)
+    return in_index
+
+
+def _newer_related_first(results: list[Result], matrix: vectors.Matrix | None) -> list[Result]:
+    """`recency` over the page: a newer related hit takes the older one's place, and its score (the
+    scores shown stay non-increasing down the page)."""
+    moved = recency.newer_related_first(results, matrix)
+    return [r._replace(score=at.score, relevance=at.relevance) for r, at in zip(moved, results, strict=True)]
+
+
 def search(
     mind_id: str,
     raw_query: str | None,
@@ -130,7 +150,8 @@ def search(
     A best-match query is ranked by words and meaning together (`fusion`) unless `mode` says
     otherwise; explicit syntax is lexical. A hit whose memory is gone (deleted, or replaced under
     the same key by a new one) or no longer passes the filters is skipped and the next hit taken, so
-    a page is full while hits remain. Of two near-duplicates on a page, the newer comes first."""
+    a page is full while hits remain. The order is the query's one ranking (`fusion`): walking the
+    pages with `next_cursor` returns each hit once, whatever `limit` is."""
     moment = clock.now()
     query, window, mode = _read_time(raw_query or "", mode, now or moment, zone or UTC)
     scope = _scope(raw_query or "", filters, mode, window)
@@ -141,45 +162,27 @@ def search(
     semantic = fusion.semantic_applies(query, raw_query or "", mode)
     question = vectors.question_vector(raw_query or "") if semantic else None
     real_now = clock.to_iso(moment)  # expiry is as of the real now, whatever `now=` replays
-    # An index of schema 3 (before its next batch upgrades it) holds no times: its candidates are
-    # read without the window, which `keeps` then applies to the current records.
-    in_index = filters
-    if filters.window.given and not has_event_times(db):
-        in_index = in_index._replace(window=Window())
-    if not schema.has_superseded_column(db):  # nor which memories are replaced: `keeps` decides
-        in_index = in_index._replace(include_superseded=True)
+    in_index = _in_index(db, filters)
     results: list[Result] = []
-    position = offset
-    more = False
-    used = Mode.LEXICAL
+    position, more, used = offset, False, Mode.LEXICAL
     for _ in range(4):  # bounded: a badly stale index costs a few rounds, never a scan
         scored, more = fusion.hybrid_hits(
             db, query, question, in_index, limit - len(results), position, real_now, mode, window
         )
-        hits = [s.hit for s in scored]
-        current = hydrate(mind_id, hits) if hits else {}
-        for hit, similarity in scored:
+        current = hydrate(mind_id, [s.hit for s in scored]) if scored else {}
+        for hit, similarity, score in scored:
             position += 1
             if similarity is not None:
                 used = mode if mode is not Mode.LEXICAL else Mode.HYBRID
             memory = current.get(hit.id)
             if memory is not None and filters.keeps(memory, real_now):
-                coverage = round(hit.coverage, 3)
-                results.append(Result(memory, hit.score, hit.snippet, hit.matched, coverage, similarity))
+                band = fusion.relevance(score)
+                results.append(Result(memory, score, hit.snippet, hit.matched, round(hit.coverage, 3), similarity, band))
         if not more or len(results) >= limit or position >= MAX_OFFSET:
             break
     more = more and position < MAX_OFFSET
     if window is not None:
         results = _mark_dated(db, window, filters, real_now, results)
     next_cursor = cursor.encode(mind_id, scope, {"o": position}) if more else None
-    if question is not None and mode is Mode.HYBRID and len(results) > 1:
-        order = fusion.newer_first(
-            [r.memory.id for r in results],
-            [r.memory.updated_at for r in results],
-            [len(r.matched) for r in results],
-            [r.similarity or 0.0 for r in results],
-            vectors.matrix_of(db),
-        )
-        results = [results[i] for i in order]
-    results = recency.newer_related_first(results, vectors.matrix_of(db) if question is not None else None)
+    results = _newer_related_first(results, vectors.matrix_of(db) if question is not None else None)
     return SearchPage(results, query.terms, next_cursor, used.value)
