@@ -19,6 +19,8 @@ from tests.support.api import Api, MindHandle
 from tests.support.checks import assert_error
 
 ROUTES = sorted(template.routes(), key=lambda route: route.route_key)
+
+
 # Parameters this round adds that the OpenAPI document does not name yet: each helper adding one
 # documents it with its behaviour (after merging: this is empty).
 @pytest.fixture

@@ -12,7 +12,8 @@ from synapse.when.grammar import Window
 MAX_WINDOW_ROWS = 500
 # By their first day in the window, soonest first (a range scan of doc_dates' primary key).
 _WINDOW_SQL = (
-    "SELECT d.rowid, d.id, d.category, d.key, min(w.day), d.updated_at FROM doc_dates w JOIN docs d ON d.rowid = w.rowid"
+    "SELECT d.rowid, d.id, d.category, d.key, min(w.day), d.updated_at"
+    " FROM doc_dates w JOIN docs d ON d.rowid = w.rowid"
     " WHERE w.day BETWEEN ? AND ? AND d.deleted = 0{filters} GROUP BY d.rowid ORDER BY min(w.day), d.rowid"
     " LIMIT ?"
 )

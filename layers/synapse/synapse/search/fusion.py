@@ -303,9 +303,9 @@ def _rank(
             _favour_window(db, (window, filters, now), chosen, (matrix, sims), meaning_score)
         ranked = sorted(chosen.values(), key=lambda c: (-c.fused, -(c.similarity or 0.0), c.row.id))
         return Ranking(ranked, [c.fused for c in ranked], [], None, sims, matrix)
-    if not query.clauses:  # a question of nothing but time and function words: its window alone
-        lexical, weights = [], []
-    else:
+    lexical: list[Any] = []
+    weights: list[int] = []
+    if query.clauses:  # none: a question of nothing but time and function words, its window alone
         lexical, weights = coverage_rows(db, query, filters, LEXICAL_POOL + 1, 0, now)
     tail_from = LEXICAL_POOL if len(lexical) > LEXICAL_POOL else None
     lexical = lexical[:LEXICAL_POOL]

@@ -177,7 +177,9 @@ def search(
             memory = current.get(hit.id)
             if memory is not None and filters.keeps(memory, real_now):
                 band = fusion.relevance(score)
-                results.append(Result(memory, score, hit.snippet, hit.matched, round(hit.coverage, 3), similarity, band))
+                results.append(
+                    Result(memory, score, hit.snippet, hit.matched, round(hit.coverage, 3), similarity, band)
+                )
         if not more or len(results) >= limit or position >= MAX_OFFSET:
             break
     more = more and position < MAX_OFFSET
