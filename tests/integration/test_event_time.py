@@ -324,7 +324,7 @@ def test_mcp_remember_update_and_reads_carry_occurred_at_and_the_window(
     _, text = tool(api, mind.key, "recall", after="2026-12-09", before="2026-12-09")
     assert "Dentist appointment\n  On: 2026-12-09 08:00 UTC" in text and "bike" not in text
     _, found = tool(api, mind.key, "search", query="dentist appointment bike", after="2026-12-01")
-    assert [h["occurred_at"] for h in found["hits"]] == ["2026-12-09T08:00:00.000Z"]
+    assert [h["occurred_at"] for h in found["results"]] == ["2026-12-09T08:00:00.000Z"]
     # And a bad window or a zoneless time is an error naming the field
     failed, message = tool(api, mind.key, "search", query="x", after="2026-12-10", before="2026-12-01")
     assert failed and message.startswith("after:")
