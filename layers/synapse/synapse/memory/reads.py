@@ -320,7 +320,9 @@ def _merged(
 ) -> Page:
     """One page of the ranges merged in one order (positions descending or ascending)."""
     resume = str(cursor.decode(after, mind_id, scope, _MERGED_POSITION)["k"]) if after else None
-    page = limit + 1  # the page and one more, from any range, says whether more exist
+    # The page and one more, from any range, says whether more exist (and the cursor's own memory,
+    # read again where the range goes on from it and skipped).
+    page = limit + 1 + (resume is not None)
     readings = [_Reading(part, resume, descending, page) for part in parts]
     shown: list[tuple[str, dict[str, Any]]] = []
     pages_read = 0
