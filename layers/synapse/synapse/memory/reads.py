@@ -295,20 +295,26 @@ class _Range(NamedTuple):
 class _Reading:
     """A range being read page by page: what it found not yet shown, and how far it has read."""
 
-    def __init__(self, part: _Range, resume: str | None, descending: bool, page: int) -> None:
+    def __init__(self, part: _Range, resume: str | None, descending: bool) -> None:
         self.part, self.resume = part, resume
         lower, upper = part.bounds(resume, descending)
         self.done = lower > upper
-        self.pages = None if self.done else tables.query_pages(**part.query(lower, upper, descending, page))
+        self.params = part.query(lower, upper, descending, 1)
         self.found: list[tuple[str, dict[str, Any]]] = []  # (position, item), in the merged order
         self.read_to: str | None = None  # the position of the last item read
+        self.start: dict[str, Any] | None = None  # where the next page starts (ExclusiveStartKey)
 
-    def next_page(self) -> None:
-        assert self.pages is not None
-        items, last = next(self.pages, ([], None))
+    def next_page(self, wanted: int) -> None:
+        """Read up to `wanted` more items: what the page still lacks, so a filter that leaves one
+        out costs one more item, not another whole page."""
+        params = {**self.params, "Limit": max(1, wanted)}
+        if self.start is not None:
+            params["ExclusiveStartKey"] = self.start
+        items, last = next(tables.query_pages(**params))
         cut = len(self.part.prefix)
         found = ((str(item[self.part.sort_key])[cut:], item) for item in items)
         self.found += [pair for pair in found if pair[0] != self.resume]
+        self.start = last
         if last:
             self.read_to = str(tables.load(last)[self.part.sort_key])[cut:]
         else:
@@ -323,21 +329,22 @@ def _merged(
     # The page and one more, from any range, says whether more exist (and the cursor's own memory,
     # read again where the range goes on from it and skipped).
     page = limit + 1 + (resume is not None)
-    readings = [_Reading(part, resume, descending, page) for part in parts]
+    readings = [_Reading(part, resume, descending) for part in parts]
     shown: list[tuple[str, dict[str, Any]]] = []
-    pages_read = 0
+    asked = 0  # items asked of DynamoDB: at most what it reads
     stopped_at: str | None = None
     while len(shown) <= limit:
         starved = [r for r in readings if not r.found and not r.done]
-        if starved and pages_read * page >= LIST_READ_BUDGET:
+        if starved and asked >= LIST_READ_BUDGET:
             # Every range has read at least to the least advanced starved one: show what lies
             # before that position, and go on from it next time.
             ends = [r.read_to for r in starved if r.read_to is not None]
             stopped_at = (max(ends) if descending else min(ends)) if ends else resume
             break
         for reading in starved:
-            reading.next_page()
-            pages_read += 1
+            wanted = page - len(shown)
+            reading.next_page(wanted)
+            asked += wanted
         if starved:
             continue
         ready = [r for r in readings if r.found]
