@@ -142,5 +142,5 @@ def search(
             vectors.matrix_of(db),
         )
         results = [results[i] for i in order]
-    results = recency.newer_related_first(results, vectors.matrix_of(db) if question is not None else None)
+    results = recency.newer_related_first(results, vectors.matrix_of(db) if used is Mode.HYBRID else None)
     return SearchPage(results, query.terms, next_cursor, used.value)
