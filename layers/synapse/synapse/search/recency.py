@@ -38,10 +38,20 @@ def _when(memory: Memory) -> str:
     return memory.occurred_at or memory.updated_at
 
 
+# How related two hits of one search must be for the newer to move up: far above a write's
+# `related` (RELATED_SCORE). A conversation's turns and a person's facts share names and topics
+# without one being the other's newer value: measured (bench/questions.py, hybrid MRR, and
+# bench/updates.py, newer above older) at 0.5: conversation 0.664 -> 0.593, stems 0.852 -> 0.791,
+# updates 0.30 -> 0.79; at 0.8: conversation 0.614; at 1.0: conversation and paraphrases unchanged,
+# stems 0.845, updates unchanged (0.30). Until a rule separates them, the sets that exist win: the
+# step moves only near-certain pairs, and `supersedes` is how a replaced fact leaves search.
+RECENCY_SCORE = 1.0
+
+
 def _partner(at: int, memories: Sequence[Memory], cosines: list[list[float]]) -> int | None:
-    """The hit `at` is most related to, if any is (RELATED_SCORE or a repeat's cosine)."""
+    """The hit `at` is most related to, if any is (RECENCY_SCORE or a repeat's cosine)."""
     mine = memories[at]
-    best, best_score = None, relations.RELATED_SCORE
+    best, best_score = None, RECENCY_SCORE
     for other, memory in enumerate(memories):
         if other == at:
             continue

@@ -186,5 +186,5 @@ def search(
     if window is not None:
         results = _mark_dated(db, window, filters, real_now, results)
     next_cursor = cursor.encode(mind_id, scope, {"o": position}) if more else None
-    results = _newer_related_first(results, vectors.matrix_of(db) if question is not None else None)
+    results = _newer_related_first(results, vectors.matrix_of(db) if used is Mode.HYBRID else None)
     return SearchPage(results, query.terms, next_cursor, used.value)
