@@ -16,6 +16,7 @@ cosine.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import threading
@@ -97,6 +98,13 @@ def verified(path: Path, expected: str) -> bytes:
     return data
 
 
+@functools.cache
+def tokenizer() -> WordPiece:
+    """The model's WordPiece, read and sha256-checked once per process (~5 ms): a build without the
+    model asks for the embedder on every indexed batch, and must not pay for the vocabulary each time."""
+    return WordPiece(verified(VOCAB_PATH, VOCAB_SHA256).decode("utf-8").splitlines())
+
+
 def batches(lengths: Sequence[int]) -> list[list[int]]:
     """The texts' indexes in runs: shortest first, at most BATCH_SIZE a run, a new run where the next
     text would pad the run by more than PADDING_PER_RUN word pieces."""
@@ -123,8 +131,8 @@ class MiniLM:
     def __init__(self, model: Path | None = None) -> None:
         import numpy  # noqa: F401 - loaded here (threads pinned by the package's import), not on first embed
 
-        self.tokenizer = WordPiece(verified(VOCAB_PATH, VOCAB_SHA256).decode("utf-8").splitlines())
         self._model = model or model_path()  # not installed: ModelUnavailable now, not at the first embed
+        self.tokenizer = tokenizer()
         self._stored: Any = None
         self._questions: Any = None
         self._lock = threading.RLock()  # the questions' session may fall back to the stored one
