@@ -5,8 +5,15 @@ one it meant instead of keeping two versions of a fact.
 Read from the mind's published index generation (read-only, as search reads it: EFS in AWS) and its
 vector matrix; the model is loaded on the first write that needs it, never at import, so the store
 functions' cold start is unchanged. A mind without an index, or an index without vectors yet, has
-nothing to compare with: no `similar`. The memory itself (the index may hold an older version) is
-never its own repeat.
+no memories to compare with. The memory itself (the index may hold an older version) is never its
+own repeat.
+
+Memories written together (one batch) are compared with each other here, not through the index: the
+indexer may or may not have published some of them by the time the answer is made, and the answer
+must not depend on that race. A batch-mate is named only when it says the same thing again
+(`BATCH_MATE_SIMILARITY`): the turns of one conversation, written together, are about one topic
+(81 of the first 100 turns of bench/data/conversation.json have a turn at cosine >= 0.6) and none
+of them is news to the writer that sent them all; the same fact sent twice under two keys is.
 """
 
 from __future__ import annotations
@@ -20,7 +27,16 @@ from synapse.search import vectors
 from synapse.search.readers import reader
 
 SIMILAR_THRESHOLD = vectors.REPEAT_SIMILARITY
+# Cosine from which two memories of one batch say the same thing again (an exact or near-verbatim
+# restatement): of the labelled restatements (bench/data/similar_pairs.json) only the near-verbatim
+# reach it, and no two turns of bench/data/conversation.json do (its closest pair: 0.92).
+BATCH_MATE_SIMILARITY = 0.95
 MAX_SIMILAR = 3
+
+
+def similar_item(memory_id: str, key: str, similarity: float) -> dict[str, Any]:
+    """One entry of a write's `similar`: how a repeat is labelled (kept apart from how it is found)."""
+    return {"id": memory_id, "key": key, "similarity": round(similarity, 3)}
 
 
 def _served(memory: Memory) -> bool:
@@ -29,54 +45,86 @@ def _served(memory: Memory) -> bool:
 
 
 def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]]]:
-    """For each memory (all of `mind_id`), up to MAX_SIMILAR `{id, key, similarity}` of other
-    memories of the mind's index that say nearly the same, most similar first."""
+    """For each memory (all of `mind_id`, written together, in order), up to MAX_SIMILAR
+    `similar_item`s, most similar first: other memories of the mind's index that say nearly the same
+    (the batch's own memories excepted), and earlier batch-mates that say the same again."""
     found: list[list[dict[str, Any]]] = [[] for _ in memories]
     wanted = [at for at, memory in enumerate(memories) if _served(memory)]
     if not wanted:
         return found
     try:
-        db = reader(mind_id)
-        matrix = vectors.matrix_of(db) if db is not None else None
-        if db is None or matrix is None or not len(matrix.ids):
-            return found
         model = vectors.embedder()
         if model is None:
             return found
-        texts = [
-            vectors.embedded_text(m.key, m.content, ", ".join(m.tags))
-            for m in (memories[at] for at in wanted)
-        ]
+        texts = [vectors.embedded_text(m.key, m.content, ", ".join(m.tags)) for m in memories]
+        texts = [texts[at] for at in wanted]
         embedded = model.embed(texts)
+        db = reader(mind_id)
+        matrix = vectors.matrix_of(db) if db is not None else None
     except Exception:  # a write never fails for its hint: it is stored, without `similar`
         logger.exception("similar memories could not be looked up", extra={"mind_id": mind_id})
         return found
     import numpy as np
 
-    scores = np.asarray(matrix.vectors @ np.asarray(embedded, dtype=np.float32).T, dtype=np.float32)
-    keys: dict[str, str] = {}
+    queries = np.asarray(embedded, dtype=np.float32)
+    batch_ids = {memory.id for memory in memories}
+    candidates: list[list[tuple[float, str, str]]] = [[] for _ in memories]  # (similarity, id, key)
+    if matrix is not None and len(matrix.ids):
+        _from_index(matrix, queries, wanted, batch_ids, candidates)
+    _from_batch(memories, queries, wanted, candidates)
+    keys = _keys_of(db, {other for found_here in candidates for _, other, key in found_here if not key})
+    for at, found_here in enumerate(candidates):
+        named = [(s, other, key or keys.get(other, "")) for s, other, key in found_here]
+        named.sort(key=lambda candidate: -candidate[0])
+        found[at] = [similar_item(other, key, s) for s, other, key in named if key][:MAX_SIMILAR]
+    return found
+
+
+def _from_index(
+    matrix: vectors.Matrix,
+    queries: Any,
+    wanted: list[int],
+    batch_ids: set[str],
+    candidates: list[list[tuple[float, str, str]]],
+) -> None:
+    """The index's memories at SIMILAR_THRESHOLD or more, the batch's own left out (key looked up later)."""
+    import numpy as np
+
+    scores = np.asarray(matrix.vectors @ queries.T, dtype=np.float32)
     for column, at in enumerate(wanted):
-        memory = memories[at]
         column_scores = scores[:, column]
-        take = min(len(column_scores), MAX_SIMILAR + len(memories) + 1)
+        take = min(len(column_scores), MAX_SIMILAR + len(batch_ids) + 1)
         top = (
             np.argpartition(-column_scores, take - 1)[:take] if take < len(column_scores) else np.arange(take)
         )
-        for row in sorted(top.tolist(), key=lambda r: -float(column_scores[r])):
+        for row in top.tolist():
             similarity = float(column_scores[row])
             other = matrix.ids[row]
-            if similarity < SIMILAR_THRESHOLD or len(found[at]) == MAX_SIMILAR:
-                break
-            if other == memory.id:
-                continue
-            found[at].append({"id": other, "key": "", "similarity": round(similarity, 3)})
-            keys[other] = ""
-    if keys:
-        marks = ", ".join("?" * len(keys))
-        sql = f"SELECT id, key FROM docs WHERE id IN ({marks})"  # noqa: S608
-        keys.update({memory_id: key for memory_id, key in db.execute(sql, list(keys))})
-        for hints in found:
-            for hint in hints:
-                hint["key"] = keys[hint["id"]]
-            hints[:] = [h for h in hints if h["key"]]
-    return found
+            if similarity >= SIMILAR_THRESHOLD and other not in batch_ids:
+                candidates[at].append((similarity, other, ""))
+
+
+Candidates = list[list[tuple[float, str, str]]]  # per memory: (similarity, id, key or "" to look up)
+
+
+def _from_batch(memories: Sequence[Memory], queries: Any, wanted: list[int], candidates: Candidates) -> None:
+    """Earlier batch-mates that say the same again (BATCH_MATE_SIMILARITY), named on the later one:
+    as if the batch had been written one memory after another."""
+    if len(wanted) < 2:
+        return
+    scores = queries @ queries.T
+    for column, at in enumerate(wanted):
+        for earlier in range(column):
+            mate = memories[wanted[earlier]]
+            similarity = float(scores[column, earlier])
+            if similarity >= BATCH_MATE_SIMILARITY and mate.id != memories[at].id:
+                candidates[at].append((similarity, mate.id, mate.key))
+
+
+def _keys_of(db: Any, ids: set[str]) -> dict[str, str]:
+    """The keys the index holds for `ids` (a memory deleted meanwhile has none, and is not named)."""
+    if not ids or db is None:
+        return {}
+    marks = ", ".join("?" * len(ids))
+    sql = f"SELECT id, key FROM docs WHERE id IN ({marks}) AND deleted = 0"  # noqa: S608
+    return {memory_id: key for memory_id, key in db.execute(sql, sorted(ids))}
