@@ -3,7 +3,7 @@ memory becomes a proposal (202), as does an editor's (a person who may not vouch
 
 import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
-from synapse.memory import store
+from synapse.memory import repeats, store
 from synapse.memory.model import MemoryWrite
 from synapse.search import on_write
 
@@ -22,9 +22,7 @@ def handler(request: Request) -> Response:
     )
     if stored.proposal is not None:
         return Response.json({"proposal": stored.proposal, "memory": stored.memory.public()}, 202)
-    body = stored.memory.public()
-    if stored.similar:
-        body["similar"] = list(stored.similar)
+    body = {**stored.memory.public(), **repeats.similar_fields(stored)}
     if stored.created:
         return Response.json(body, 201, {"Location": f"/memory/{stored.memory.id}"})
     return Response.json(body)

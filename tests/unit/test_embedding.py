@@ -13,7 +13,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synapse.embedding import ModelIntegrityError, default_embedder, embed_query, minilm, serves
+from synapse.embedding import (
+    ModelIntegrityError,
+    ModelUnavailable,
+    default_embedder,
+    embed_query,
+    minilm,
+    serves,
+)
 from synapse.embedding.minilm import (
     BATCH_SIZE,
     DIMENSIONS,
@@ -84,12 +91,12 @@ def test_a_build_without_the_model_reads_no_vocabulary_when_asked_for_it(monkeyp
     reads = _counting_vocabulary_reads(monkeypatch)
 
     def not_installed() -> Path:
-        raise minilm.ModelUnavailable("not installed")
+        raise ModelUnavailable("not installed")
 
     monkeypatch.setattr(minilm, "model_path", not_installed)
     # When the embedder is asked for three times
     for _ in range(3):
-        with pytest.raises(minilm.ModelUnavailable):
+        with pytest.raises(ModelUnavailable):
             MiniLM()
     # Then the vocabulary was never read: the missing model is found first
     assert reads == []

@@ -88,6 +88,7 @@ def similar_note(similar: list[dict[str, Any]]) -> str:
 def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.memory import store
     from synapse.memory.model import MemoryWrite
+    from synapse.memory.repeats import similar_fields
     from synapse.search import repeats
 
     write = MemoryWrite.from_body(write_body(arguments))
@@ -100,9 +101,8 @@ def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
         vouches=caller.vouches,
         similar=repeats.similar_to,
     )
-    shown = _shown(stored.memory.public(), stored.proposal)
+    shown = {**_shown(stored.memory.public(), stored.proposal), **similar_fields(stored)}
     if stored.similar:
-        shown["similar"] = list(stored.similar)
         shown["note"] = similar_note(list(stored.similar))
     return shown
 

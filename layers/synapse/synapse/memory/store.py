@@ -42,6 +42,7 @@ class Stored(NamedTuple):
     proposal: dict[str, Any] | None = None
     # Other memories of the mind that say nearly the same ({id, key, similarity}): `memory.repeats`.
     similar: tuple[dict[str, Any], ...] = ()
+    similar_unavailable: bool = False  # `similar` could not be looked up (the model failed)
 
 
 def _proposing(

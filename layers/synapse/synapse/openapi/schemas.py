@@ -53,7 +53,9 @@ class Memory(_Answer):
         description="When the event happened or was said: a date YYYY-MM-DD or a UTC timestamp. "
         "`created_at` stands in when null.",
     )
-    superseded_by: str | None = Field(default=None, description="The id of the memory that replaced this one.")
+    superseded_by: str | None = Field(
+        default=None, description="The id of the memory that replaced this one."
+    )
     superseded_at: str | None = Field(default=None, description="When it was replaced.")
     expired: bool
 
@@ -71,6 +73,11 @@ class StoredMemory(Memory):
         default=None,
         description="Other memories of the mind that say nearly the same under another key (at most 3, "
         "most similar first): update one of them instead of keeping two versions. Absent when none.",
+    )
+    similar_unavailable: bool | None = Field(
+        default=None,
+        description="true when `similar` could not be looked up (the embedding model failed): the memory "
+        "is stored and indexed all the same. Absent otherwise.",
     )
 
 
@@ -245,6 +252,9 @@ class BatchResult(_Answer):
     )
     similar: list[SimilarMemory] | None = Field(
         default=None, description="Other memories it repeats, as POST /memory names them."
+    )
+    similar_unavailable: bool | None = Field(
+        default=None, description="true when `similar` could not be looked up, as POST /memory says it."
     )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from synapse.core.observability import in_this_invocation, logger
+from synapse.embedding.errors import EmbeddingError
 
 
 class Model(Protocol):
@@ -50,6 +51,8 @@ class Ahead:
                 with self._changed:
                     self._ready.update(zip((digest for digest, _ in run), embedded, strict=True))
                     self._changed.notify_all()
+        except EmbeddingError:  # the model failed: each mind's writer says so (and defers its vectors)
+            pass
         except Exception:  # each mind then embeds its own (and fails on its own, if it must)
             logger.exception("embedding a stream batch ahead failed")
         finally:

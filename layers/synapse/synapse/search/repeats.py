@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from synapse import embedding
 from synapse.core.observability import logger
 from synapse.memory.kinds import Memory
 from synapse.search import vectors
@@ -44,11 +45,12 @@ def _served(memory: Memory) -> bool:
     return vectors.serves(memory.content)
 
 
-def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]]]:
+def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]] | None]:
     """For each memory (all of `mind_id`, written together, in order), up to MAX_SIMILAR
     `similar_item`s, most similar first: other memories of the mind's index that say nearly the same
-    (the batch's own memories excepted), and earlier batch-mates that say the same again."""
-    found: list[list[dict[str, Any]]] = [[] for _ in memories]
+    (the batch's own memories excepted), and earlier batch-mates that say the same again. None for
+    a memory whose repeats could not be looked up (the model or the index failed: logged, counted)."""
+    found: list[list[dict[str, Any]] | None] = [[] for _ in memories]
     wanted = [at for at, memory in enumerate(memories) if _served(memory)]
     if not wanted:
         return found
@@ -61,9 +63,12 @@ def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, 
         embedded = model.embed(texts)
         db = reader(mind_id)
         matrix = vectors.matrix_of(db) if db is not None else None
-    except Exception:  # a write never fails for its hint: it is stored, without `similar`
-        logger.exception("similar memories could not be looked up", extra={"mind_id": mind_id})
-        return found
+    except Exception as error:  # a write never fails for its hint: it is stored, without `similar`
+        if not isinstance(error, embedding.EmbeddingError):
+            logger.exception("similar memories could not be looked up", extra={"mind_id": mind_id})
+        vectors.model_failed(vectors.SIMILAR_UNAVAILABLE, error, len(wanted), mind_id=mind_id)
+        failed = set(wanted)
+        return [None if at in failed else [] for at in range(len(memories))]
     import numpy as np
 
     queries = np.asarray(embedded, dtype=np.float32)

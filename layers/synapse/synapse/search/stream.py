@@ -10,7 +10,7 @@ from synapse.core import observability
 from synapse.core.observability import in_this_invocation, logger, metrics
 from synapse.core.settings import get_settings
 from synapse.memory import expiry
-from synapse.search import generations, orphans, vectors
+from synapse.search import deferred, generations, orphans, vectors
 from synapse.search.documents import Change, Doc, Unindexable
 from synapse.search.writer import Writer
 from synapse.storage import tables
@@ -200,10 +200,12 @@ def index_stream(event: dict[str, Any], base: Path | None = None) -> dict[str, A
     Minds are written at once, up to `index_writers` of them (threads: a mind's work is mostly EFS
     round trips, and SQLite lets go of the GIL while it waits), each holding only its own writer
     lock, so no two batches can wait on each other in a cycle; each thread runs in the invocation's
-    logger keys and trace (`in_this_invocation`). Records that cannot be applied, and
-    every record of a mind that could not be published, are reported (`batchItemFailures`, Lambda's
-    partial batch response) so Lambda retries from the first of them and finally hands them to the
-    on-failure destination; retrying is safe because applying is idempotent.
+    logger keys and trace (`in_this_invocation`). A model that cannot embed costs no rows: they are
+    published without vectors, which a later batch fills in once it loads (`deferred`). Records that
+    cannot be applied, and every record of a mind that could not be published, are reported
+    (`batchItemFailures`, Lambda's partial batch response) so Lambda retries from the first of them
+    and finally hands them to the on-failure destination; retrying is safe because applying is
+    idempotent.
     """
     records = event.get("Records") or []
     minds, failed = _by_mind(records, base)
@@ -264,6 +266,8 @@ def _index_minds(
             results = [task.result() for task in tasks]
     for result in results:
         failed.extend(result.failed)
+    if not any(writer.vectors_deferred for writer, _ in work):  # the model works: it may fill in
+        deferred.fill_pending(base)  # what a broken model left without vectors
     metrics.add_metric(
         name="IndexChangesApplied", unit=observability.COUNT, value=sum(r.applied for r in results)
     )

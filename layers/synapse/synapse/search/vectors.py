@@ -22,7 +22,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from synapse import embedding
-from synapse.core.observability import logger
+from synapse.core import observability
+from synapse.core.observability import logger, metrics
 from synapse.search import ahead, readers
 
 DIMS = 384
@@ -63,6 +64,23 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Any: ...
 
 
+# Metrics of a model that failed (`model_failed`): a write answered without `similar`, vectors an
+# indexed batch published without, a search answered by words alone.
+SIMILAR_UNAVAILABLE = "SimilarUnavailable"
+INDEX_VECTORS_DEFERRED = "IndexVectorsDeferred"
+SEARCH_LEXICAL_FALLBACK = "SearchLexicalFallback"
+
+
+def model_failed(metric: str, error: BaseException, count: int = 1, **about: str) -> None:
+    """A model failure, told once where it degrades: a warning naming it and a metric of how many."""
+    logger.warning(
+        "degraded by a model failure (nothing lost): %s",
+        metric,
+        extra={"degraded": metric, "error": f"{type(error).__name__}: {error}"[:500], "count": count} | about,
+    )
+    metrics.add_metric(name=metric, unit=observability.COUNT, value=count)
+
+
 _override: list[Embedder] = []
 _missing_logged: list[bool] = []
 
@@ -88,13 +106,18 @@ def embedder() -> Embedder | None:
 
 
 def question_vector(text: str) -> Any:
-    """The query's vector (the shipped model caches repeated questions), or None without a model."""
-    model = embedder()
-    if model is None:
+    """The query's vector (the shipped model caches repeated questions), or None without a model, or
+    when the questions' model cannot load (damaged, unreadable): the search is then lexical, not a 500."""
+    try:
+        model = embedder()
+        if model is None:
+            return None
+        if _override:
+            return model.embed([text])[0]
+        return embedding.embed_query(text)
+    except embedding.EmbeddingError as error:
+        model_failed(SEARCH_LEXICAL_FALLBACK, error)
         return None
-    if _override:
-        return model.embed([text])[0]
-    return embedding.embed_query(text)
 
 
 def serves(text: str) -> bool:
@@ -252,6 +275,15 @@ def write(db: sqlite3.Connection, model: Embedder, pending: Iterable[Pending]) -
     ]
     db.executemany(_PUT_SQL, rows)
     return len(rows) + ready
+
+
+def mark_incomplete(db: sqlite3.Connection) -> None:
+    """The generation lacks vectors (a model failure): `fill` looks for them again."""
+    _set_meta(db, _META_COMPLETE, "0")
+
+
+def is_complete(db: sqlite3.Connection) -> bool:
+    return _meta(db, _META_COMPLETE) == "1"
 
 
 def fill(db: sqlite3.Connection, model: Embedder, budget: int = FILL_PER_BATCH) -> int:

@@ -111,10 +111,7 @@ def _result(index: int, outcome: store.Outcome) -> dict[str, Any]:
         proposal = outcome.proposal
         return {"index": index, "status": "proposed", "memory": _summary(outcome), "proposal": proposal}
     status = "created" if outcome.created else "replaced"
-    result = {"index": index, "status": status, "memory": _summary(outcome)}
-    if outcome.similar:
-        result["similar"] = list(outcome.similar)
-    return result
+    return {"index": index, "status": status, "memory": _summary(outcome), **repeats.similar_fields(outcome)}
 
 
 def apply_all(
