@@ -30,8 +30,10 @@ class Ahead:
     """A stream batch's texts embedded on a thread while its minds' writers wait on the file system
     (ONNX Runtime lets go of the GIL): a writer takes its vectors as they are ready (`take`)."""
 
-    def __init__(self, model: Model, wanted: list[tuple[bytes, str]]) -> None:
-        self._ready: dict[bytes, Any] = {}
+    def __init__(
+        self, model: Model, wanted: list[tuple[bytes, str]], ready: dict[bytes, Any] | None = None
+    ) -> None:
+        self._ready: dict[bytes, Any] = dict(ready or {})  # vectors known already (carried by the items)
         self._planned = {digest for digest, _ in wanted}
         self._running = True
         self._stop = False

@@ -18,6 +18,8 @@ of them is news to the writer that sent them all; the same fact sent twice under
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +35,71 @@ SIMILAR_THRESHOLD = vectors.REPEAT_SIMILARITY
 # reach it, and no two turns of bench/data/conversation.json do (its closest pair: 0.92).
 BATCH_MATE_SIMILARITY = 0.95
 MAX_SIMILAR = 3
+
+
+# Vectors a write embedded before its commit (`item_attributes`), kept for its `similar` after it
+# (and for a retried write): each text is embedded once. Bounded: a batch is at most 100 memories.
+RECENT_VECTORS = 1024
+_recent: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
+def _text(memory: Memory) -> str:
+    return vectors.embedded_text(memory.key, memory.content, ", ".join(memory.tags))
+
+
+def _embedded(model: vectors.Embedder, texts: list[str]) -> Any:
+    """The texts' vectors, (len(texts), dims) float32: those embedded a moment ago from the cache,
+    the rest in one call (and kept)."""
+    import numpy as np
+
+    name = vectors.model_name(model)
+    with _recent_lock:
+        known = {text: _recent.get((name, text)) for text in texts}
+    missing = sorted({text for text, vector in known.items() if vector is None})
+    if missing:
+        fresh = np.asarray(model.embed(missing), dtype=np.float32)
+        with _recent_lock:
+            for text, vector in zip(missing, fresh, strict=True):
+                known[text] = _recent[(name, text)] = vector
+                _recent.move_to_end((name, text))
+            while len(_recent) > RECENT_VECTORS:
+                _recent.popitem(last=False)
+    if not texts:
+        return np.zeros((0, vectors.DIMS), dtype=np.float32)
+    return np.stack([known[text] for text in texts])  # type: ignore[misc] # every text is known now
+
+
+def item_attributes(mind_id: str, memories: Sequence[Memory]) -> list[dict[str, Any]]:
+    """What each memory's item carries: the vector of its text, embedded here, before the write
+    commits, once (its `similar` after the commit, and the indexer, take this one). Nothing when the
+    model cannot embed: the write goes on, and its `similar` says it is unavailable."""
+    try:
+        model = vectors.embedder()
+        if model is None:
+            return [{} for _ in memories]
+        texts = [_text(memory) for memory in memories]
+        embedded = _embedded(model, texts)
+    except embedding.EmbeddingError:
+        return [{} for _ in memories]  # `similar_to` reports it (similar_unavailable, log, metric)
+    return [
+        {vectors.ITEM_ATTRIBUTE: vectors.item_vector(model, text, vector)}
+        for text, vector in zip(texts, embedded, strict=True)
+    ]
+
+
+class OnWrite:
+    """What the write doors pass the store (`memory.repeats.FindSimilar`): `similar` after the
+    commit, and the vectors the items carry before it."""
+
+    def __call__(self, mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]] | None]:
+        return similar_to(mind_id, memories)
+
+    def item_attributes(self, mind_id: str, memories: Sequence[Memory]) -> list[dict[str, Any]]:
+        return item_attributes(mind_id, memories)
+
+
+on_write = OnWrite()
 
 
 def similar_item(memory_id: str, key: str, similarity: float) -> dict[str, Any]:
@@ -58,9 +125,7 @@ def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, 
         model = vectors.embedder()
         if model is None:
             return found
-        texts = [vectors.embedded_text(m.key, m.content, ", ".join(m.tags)) for m in memories]
-        texts = [texts[at] for at in wanted]
-        embedded = model.embed(texts)
+        embedded = _embedded(model, [_text(memories[at]) for at in wanted])
         db = reader(mind_id)
         matrix = vectors.matrix_of(db) if db is not None else None
     except Exception as error:  # a write never fails for its hint: it is stored, without `similar`
