@@ -85,3 +85,16 @@ def test_a_vector_of_another_text_is_not_taken(fake_embedder: FakeEmbedder) -> N
     # Then only the first is taken (the others are embedded again), within a cosine of 0.9999
     assert same is not None and other is None and cut is None
     assert float(same @ fake_embedder.embed(["Drives a Tesla"])[0]) / float(np.linalg.norm(same)) > 0.9999
+
+
+def test_a_minds_first_write_is_embedded_by_the_indexer_alone(
+    api: Api, mind: MindHandle, pump: Pump, fake_embedder: FakeEmbedder
+) -> None:
+    # Given a mind without an index yet
+    # When its first memory is stored
+    answer = api.store(mind, category="fact", key="car", content="Drives a Tesla")
+    # Then the write embedded nothing (there is nothing to compare it with), and the indexer embeds it once
+    assert answer.status == 201 and "similar" not in answer.json()
+    assert fake_embedder.embedded == []
+    pump.run_once()
+    assert fake_embedder.embedded == ["car\nDrives a Tesla"]

@@ -74,13 +74,15 @@ def test_batch_mates_the_indexer_already_published_are_not_named(
 def test_the_same_fact_twice_in_one_batch_is_named_on_the_later_one(
     index_root: Path, fake_embedder: FakeEmbedder
 ) -> None:
-    # Given a mind with no index yet, and a batch that says one fact twice under two keys
+    # Given a mind with an index, and a batch that says one fact twice under two keys
+    indexed(index_root, memory("dog", "Has a golden retriever"))
     first = memory("spouse", "Wife is Anna, married since 2015")
     again = memory("wife", "Wife is Anna, married since 2015")
     other = memory("car", "Drives a Tesla")
     # When `similar` is asked for the batch
     found = repeats.similar_to(MIND, [first, other, again])
     # Then the later one names the earlier (as if written one after the other), nothing else is named
+    # (a mind without an index yet embeds nothing on its write path: `similar` starts with its index)
     assert [named(hints) for hints in found] == [[], [], ["spouse"]]
     [hint] = found[2] or []
     assert hint["id"] == first.id and hint["similarity"] >= repeats.BATCH_MATE_SIMILARITY

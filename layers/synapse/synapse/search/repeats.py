@@ -8,6 +8,11 @@ functions' cold start is unchanged. A mind without an index, or an index without
 no memories to compare with. The memory itself (the index may hold an older version) is never its
 own repeat.
 
+A mind without an index yet (its first writes) gets no `similar`, and nothing is embedded on its
+write path: the indexer embeds those. Where the mind has an index, a write embeds its memories once,
+before it commits (`item_attributes`): the item carries the vector, its `similar` uses it, and the
+indexer stores it instead of embedding the text again.
+
 Memories written together (one batch) are compared with each other here, not through the index: the
 indexer may or may not have published some of them by the time the answer is made, and the answer
 must not depend on that race. A batch-mate is named only when it says the same thing again
@@ -75,8 +80,8 @@ def item_attributes(mind_id: str, memories: Sequence[Memory]) -> list[dict[str, 
     commits, once (its `similar` after the commit, and the indexer, take this one). Nothing when the
     model cannot embed: the write goes on, and its `similar` says it is unavailable."""
     try:
-        model = vectors.embedder()
-        if model is None:
+        model = vectors.embedder() if reader(mind_id) is not None else None
+        if model is None:  # no index yet (its `similar` has nothing to compare with): the indexer embeds
             return [{} for _ in memories]
         texts = [_text(memory) for memory in memories]
         embedded = _embedded(model, texts)
@@ -122,12 +127,12 @@ def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, 
     if not wanted:
         return found
     try:
-        model = vectors.embedder()
-        if model is None:
+        db = reader(mind_id)
+        model = vectors.embedder() if db is not None else None
+        if db is None or model is None:  # a mind's first writes: nothing to compare with, nothing embedded
             return found
         embedded = _embedded(model, [_text(memories[at]) for at in wanted])
-        db = reader(mind_id)
-        matrix = vectors.matrix_of(db) if db is not None else None
+        matrix = vectors.matrix_of(db)
     except Exception as error:  # a write never fails for its hint: it is stored, without `similar`
         if not isinstance(error, embedding.EmbeddingError):
             logger.exception("similar memories could not be looked up", extra={"mind_id": mind_id})
