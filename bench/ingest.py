@@ -2,7 +2,8 @@
 
 Each side is `python -m infra.local_runner` (moto by default) started from its own code: "before" is
 `--baseline` (default e44e1c3, main before this work) exported with `git archive` into a temp dir,
-"after" the working tree; both run on this venv. On a fresh data dir per side it creates a mind, then:
+"after" the working tree (or `--after <ref>`, exported likewise); both run on this venv. On a fresh
+data dir per side it creates a mind, then:
 
 - single store: `--singles` sequential `POST /memory` of new ~150-character memories (p50, p95);
 - batch: `--batches` `POST /memory/batch` of 100 new ~150-character memories, each started once the
@@ -228,6 +229,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--baseline", default=BASELINE, help="git ref of 'before' ('' to run after only)")
+    parser.add_argument("--after", default="", help="git ref of 'after' (default: the working tree)")
     parser.add_argument("--store", default="moto")
     parser.add_argument("--singles", type=int, default=30)
     parser.add_argument("--batches", type=int, default=8)
@@ -239,10 +241,11 @@ def main() -> None:
         sides: dict[str, dict[str, Any]] = {}
         if args.baseline:
             code = export(args.baseline, temp / "before-code")
-            print(f"before = {args.baseline} (git archive), after = the working tree", flush=True)
+            print(f"before = {args.baseline}, after = {args.after or 'the working tree'}", flush=True)
             sides["before"] = measure(code, args, temp / "before")
             print("  before: done", flush=True)
-        sides["after"] = measure(ROOT, args, temp / "after")
+        after = export(args.after, temp / "after-code") if args.after else ROOT
+        sides["after"] = measure(after, args, temp / "after")
         report(sides, args)
     finally:
         shutil.rmtree(temp, ignore_errors=True)
