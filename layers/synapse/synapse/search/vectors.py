@@ -36,18 +36,21 @@ REPEAT_SIMILARITY = 0.6
 FILL_PER_BATCH = 256
 _META_MODEL = "vectors_model"
 _META_COMPLETE = "vectors_complete"
+_META_SEQ = "vectors_seq"  # the last batch that wrote vectors (each row keeps its batch's: `seq`)
 
 # Statements run one by one (`executescript` would commit the batch's open transaction).
 _VECTOR_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS vectors (memory_id TEXT PRIMARY KEY, version INTEGER NOT NULL,"
-    " text_hash BLOB NOT NULL, vector BLOB NOT NULL)",
+    " text_hash BLOB NOT NULL, vector BLOB NOT NULL, seq INTEGER NOT NULL DEFAULT 0)",
     "CREATE INDEX IF NOT EXISTS vectors_by_text ON vectors (text_hash)",
 )
+# A reader that has a generation's matrix reads only the rows written since (`refreshed`).
+_SEQ_INDEX = "CREATE INDEX IF NOT EXISTS vectors_by_seq ON vectors (seq)"
 # Version-gated: a row is replaced only by the same memory at a version at least its own.
 _PUT_SQL = (
-    "INSERT INTO vectors (memory_id, version, text_hash, vector) VALUES (?, ?, ?, ?)"
+    "INSERT INTO vectors (memory_id, version, text_hash, vector, seq) VALUES (?, ?, ?, ?, ?)"
     " ON CONFLICT (memory_id) DO UPDATE SET version = excluded.version, text_hash = excluded.text_hash,"
-    " vector = excluded.vector WHERE excluded.version >= vectors.version"
+    " vector = excluded.vector, seq = excluded.seq WHERE excluded.version >= vectors.version"
 )
 # Live docs without a vector (or with one of an older text), with the text to embed.
 _MISSING_SQL = (
@@ -165,6 +168,20 @@ class Pending(NamedTuple):
 def create_table(db: sqlite3.Connection) -> None:
     for statement in _VECTOR_SCHEMA:
         db.execute(statement)
+    if not _has_seq(db):  # a table from before `seq`: its rows are all of batch 0
+        db.execute("ALTER TABLE vectors ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
+    db.execute(_SEQ_INDEX)
+
+
+def _has_seq(db: sqlite3.Connection) -> bool:
+    return any(column[1] == "seq" for column in db.execute("PRAGMA table_info(vectors)"))
+
+
+def _batch_seq(db: sqlite3.Connection) -> int:
+    """This batch's number for the rows it writes (one more than the last batch's), noted in meta."""
+    seq = int(_meta(db, _META_SEQ) or 0) + 1
+    _set_meta(db, _META_SEQ, str(seq))
+    return seq
 
 
 def has_table(db: sqlite3.Connection) -> bool:
@@ -294,17 +311,19 @@ def write(db: sqlite3.Connection, model: Embedder, pending: Iterable[Pending]) -
     for it if need be), the rest embedded in one call. Returns how many were embedded. Only
     versions the docs table still holds are written (a later removal wins)."""
     wanted: list[tuple[Pending, bytes]] = []
-    reused: list[tuple[str, int, bytes, bytes]] = []
+    reused: list[tuple[str, int, bytes, bytes, int]] = []
+    seq = 0
     for item in pending:
         live = db.execute(
             "SELECT version FROM docs WHERE id = ? AND deleted = 0", (item.memory_id,)
         ).fetchone()
         if live is None or live[0] != item.version:
             continue
+        seq = seq or _batch_seq(db)
         digest = text_hash(item.text)
         same = db.execute("SELECT vector FROM vectors WHERE text_hash = ? LIMIT 1", (digest,)).fetchone()
         if same is not None:
-            reused.append((item.memory_id, item.version, digest, same[0]))
+            reused.append((item.memory_id, item.version, digest, same[0], seq))
         else:
             wanted.append((item, digest))
     ready = 0
@@ -315,14 +334,14 @@ def write(db: sqlite3.Connection, model: Embedder, pending: Iterable[Pending]) -
             if vector is None:
                 wanted.append((item, digest))
             else:
-                reused.append((item.memory_id, item.version, digest, _pack(vector)))
+                reused.append((item.memory_id, item.version, digest, _pack(vector), seq))
                 ready += 1
     db.executemany(_PUT_SQL, reused)
     if not wanted:
         return ready
     embedded = model.embed([item.text for item, _ in wanted])
     rows = [
-        (item.memory_id, item.version, digest, _pack(vector))
+        (item.memory_id, item.version, digest, _pack(vector), seq)
         for (item, digest), vector in zip(wanted, embedded, strict=True)
     ]
     db.executemany(_PUT_SQL, rows)
@@ -372,19 +391,58 @@ def carry(db: sqlite3.Connection, source: str) -> int:
             (digest,),
         ).fetchone()
         if same is not None:
-            found.append((memory_id, version, digest, same[0]))
+            found.append((memory_id, version, digest, same[0], 0))
     db.executemany(_PUT_SQL, found)
     return len(found)
 
 
 class Matrix:
-    """A generation's vectors, loaded once per opened generation: row i is memory `ids[i]`."""
+    """A generation's vectors, loaded once per opened generation: row i is memory `ids[i]`.
 
-    def __init__(self, ids: list[str], rowids: Any, matrix: Any) -> None:
+    `seq` is the last batch whose rows it holds: the next generation of the same base (a batch
+    appended to its log) is read from there on (`refreshed`), not whole. A row whose memory was
+    removed since may linger until the base is compacted: its docs row is a tombstone, and every
+    reader of the matrix joins the live docs."""
+
+    def __init__(self, ids: list[str], rowids: Any, matrix: Any, seq: int | None = None) -> None:
         self.ids = ids
         self.rowids = rowids  # numpy int64 (n,): the docs rowids
-        self.vectors = matrix  # numpy float32 (n, DIMS), unit rows
+        self.vectors = matrix  # numpy float32 (n, DIMS), unit rows (a view of `_store`'s first n)
+        self._store = matrix  # room for rows appended by later batches
+        self.seq = seq  # None: a generation without `seq` (read whole each time)
         self._rows: dict[str, int] | None = None
+
+    def updated(self, rows: list[Any], changed: Any, seq: int) -> Matrix:
+        """This matrix with `rows` ((docs rowid, id, …), vectors `changed`) written over or added:
+        the next generation's. Changes this one in place (its reader has moved on to the next): an
+        added row costs its own bytes, not a copy of the matrix (the store grows by doubling)."""
+        import numpy as np
+
+        added: list[int] = []
+        for at, row in enumerate(rows):
+            found = self.row_of(row[1])
+            if found is None:
+                added.append(at)
+            else:
+                self._store[found] = changed[at]
+                self.rowids[found] = row[0]
+        n = len(self.ids)
+        if added:
+            if n + len(added) > len(self._store):
+                grown = np.empty((max(2 * len(self._store), n + len(added), 64), DIMS), dtype=np.float32)
+                grown[:n] = self._store[:n]
+                self._store = grown
+            self._store[n : n + len(added)] = changed[added]
+            rows_of = self._rows if self._rows is not None else {}
+            for offset, at in enumerate(added):
+                self.ids.append(rows[at][1])
+                rows_of[rows[at][1]] = n + offset
+            self._rows = rows_of if self._rows is not None else None
+            fresh = np.fromiter((rows[at][0] for at in added), dtype=np.int64, count=len(added))
+            self.rowids = np.concatenate([self.rowids, fresh])
+        following = Matrix(self.ids, self.rowids, self._store[: len(self.ids)], seq)
+        following._store, following._rows = self._store, self._rows
+        return following
 
     def row_of(self, memory_id: str) -> int | None:
         if self._rows is None:
@@ -399,25 +457,57 @@ class Matrix:
         return np.asarray(self.vectors @ np.asarray(query, dtype=np.float32).reshape(-1), dtype=np.float32)
 
 
+_LIVE_VECTORS_SQL = (
+    "SELECT d.rowid, d.id, v.vector FROM vectors v JOIN docs d ON d.id = v.memory_id"
+    " WHERE d.deleted = 0 AND d.version = v.version"
+)
+
+
+def _last_seq(db: sqlite3.Connection) -> int | None:
+    if not _has_seq(db):
+        return None
+    found = db.execute("SELECT max(seq) FROM vectors").fetchone()
+    return int(found[0] or 0)
+
+
+def _as_matrix(rows: list[Any]) -> Any:
+    import numpy as np
+
+    blob = b"".join(r[2] for r in rows)
+    return np.frombuffer(blob, dtype=np.float16).reshape(len(rows), -1).astype(np.float32)
+
+
 def load(db: sqlite3.Connection) -> Matrix | None:
     """Every live memory's vector (None: this generation has none, e.g. from before vectors)."""
     import numpy as np
 
     if not has_table(db):
         return None
-    rows = db.execute(
-        "SELECT d.rowid, d.id, v.vector FROM vectors v JOIN docs d ON d.id = v.memory_id"
-        " WHERE d.deleted = 0 AND d.version = v.version"
-    ).fetchall()
+    seq = _last_seq(db)
+    rows = db.execute(_LIVE_VECTORS_SQL).fetchall()
     if not rows:
-        return Matrix([], np.zeros(0, dtype=np.int64), np.zeros((0, DIMS), dtype=np.float32))
+        return Matrix([], np.zeros(0, dtype=np.int64), np.zeros((0, DIMS), dtype=np.float32), seq)
     rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    blob = b"".join(r[2] for r in rows)
-    matrix = np.frombuffer(blob, dtype=np.float16).reshape(len(rows), -1).astype(np.float32)
-    return Matrix([r[1] for r in rows], rowids, matrix)
+    return Matrix([r[1] for r in rows], rowids, _as_matrix(rows), seq)
+
+
+def refreshed(previous: Matrix | None, db: sqlite3.Connection) -> Matrix | None:
+    """The matrix of `db`, the next generation of `previous`'s base (batches appended to its log):
+    `previous` with the rows written since its `seq` (read through the seq index), not the whole."""
+    if previous is None or previous.seq is None or not has_table(db):
+        return load(db)
+    seq = _last_seq(db)
+    if seq is None or seq < previous.seq:
+        return load(db)
+    rows = db.execute(
+        f"{_LIVE_VECTORS_SQL} AND v.seq > ?",
+        (previous.seq,),
+    ).fetchall()
+    return previous.updated(rows, _as_matrix(rows), seq) if rows else previous.updated([], None, seq)
 
 
 def matrix_of(db: sqlite3.Connection) -> Matrix | None:
-    """The generation's matrix, loaded once per opened generation (cached with its reader)."""
-    found: Matrix | None = readers.derived(db, "vectors", load)
+    """The generation's matrix, loaded once per opened generation (cached with its reader); the
+    next generation of the same base reads only the rows written since (`refreshed`)."""
+    found: Matrix | None = readers.derived(db, "vectors", load, refreshed)
     return found
