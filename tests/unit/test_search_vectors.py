@@ -7,11 +7,12 @@ index's mechanics, not about meaning (tests/integration/test_search_meaning.py u
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pytest
-from synapse.search import fusion, readers, schema, vectors
+from synapse.search import fusion, matrices, readers, schema, vectors
 from synapse.search.documents import Change, Doc
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
@@ -284,8 +285,13 @@ def test_the_next_generation_of_a_base_reads_only_the_vectors_written_since(
         tmp_path,
     )
     loads: list[str] = []
-    real_load = vectors.load
-    monkeypatch.setattr(vectors, "load", lambda connection: loads.append("whole") or real_load(connection))
+    real_load = matrices.load
+
+    def counted(connection: sqlite3.Connection) -> vectors.Matrix | None:
+        loads.append("whole")
+        return real_load(connection)
+
+    monkeypatch.setattr(matrices, "load", counted)
     db = readers.reader(MIND, tmp_path)
     assert db is not None
     second = vectors.matrix_of(db)

@@ -24,9 +24,9 @@ from typing import Any, NamedTuple, Protocol
 from synapse import embedding
 from synapse.core import observability
 from synapse.core.observability import logger, metrics
-from synapse.search import ahead, readers
+from synapse.search import ahead
+from synapse.search.matrices import DIMS, Matrix, has_seq, has_table, load, matrix_of, refreshed
 
-DIMS = 384
 # Cosine of two memories' embedded texts from which they say nearly the same: a write answers with
 # such memories (`repeats`), and of two such hits the newer ranks first (`fusion`). Chosen on
 # labelled pairs (bench/similar.py, docs/search.md): precision 0.97, recall 0.97 of 32 restated or
@@ -83,6 +83,8 @@ def model_failed(metric: str, error: BaseException, count: int = 1, **about: str
     )
     metrics.add_metric(name=metric, unit=observability.COUNT, value=count)
 
+
+__all__ = ["DIMS", "Matrix", "has_table", "load", "matrix_of", "refreshed"]  # read through here too
 
 _override: list[Embedder] = []
 _missing_logged: list[bool] = []
@@ -168,13 +170,9 @@ class Pending(NamedTuple):
 def create_table(db: sqlite3.Connection) -> None:
     for statement in _VECTOR_SCHEMA:
         db.execute(statement)
-    if not _has_seq(db):  # a table from before `seq`: its rows are all of batch 0
+    if not has_seq(db):  # a table from before `seq`: its rows are all of batch 0
         db.execute("ALTER TABLE vectors ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
     db.execute(_SEQ_INDEX)
-
-
-def _has_seq(db: sqlite3.Connection) -> bool:
-    return any(column[1] == "seq" for column in db.execute("PRAGMA table_info(vectors)"))
 
 
 def _batch_seq(db: sqlite3.Connection) -> int:
@@ -182,11 +180,6 @@ def _batch_seq(db: sqlite3.Connection) -> int:
     seq = int(_meta(db, _META_SEQ) or 0) + 1
     _set_meta(db, _META_SEQ, str(seq))
     return seq
-
-
-def has_table(db: sqlite3.Connection) -> bool:
-    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors'").fetchone()
-    return found is not None
 
 
 def remove(db: sqlite3.Connection, memory_id: str) -> None:
@@ -394,120 +387,3 @@ def carry(db: sqlite3.Connection, source: str) -> int:
             found.append((memory_id, version, digest, same[0], 0))
     db.executemany(_PUT_SQL, found)
     return len(found)
-
-
-class Matrix:
-    """A generation's vectors, loaded once per opened generation: row i is memory `ids[i]`.
-
-    `seq` is the last batch whose rows it holds: the next generation of the same base (a batch
-    appended to its log) is read from there on (`refreshed`), not whole. A row whose memory was
-    removed since may linger until the base is compacted: its docs row is a tombstone, and every
-    reader of the matrix joins the live docs."""
-
-    def __init__(self, ids: list[str], rowids: Any, matrix: Any, seq: int | None = None) -> None:
-        self.ids = ids
-        self.rowids = rowids  # numpy int64 (n,): the docs rowids
-        self.vectors = matrix  # numpy float32 (n, DIMS), unit rows (a view of `_store`'s first n)
-        self._store = matrix  # room for rows appended by later batches
-        self.seq = seq  # None: a generation without `seq` (read whole each time)
-        self._rows: dict[str, int] | None = None
-
-    def updated(self, rows: list[Any], changed: Any, seq: int) -> Matrix:
-        """This matrix with `rows` ((docs rowid, id, …), vectors `changed`) written over or added:
-        the next generation's. Changes this one in place (its reader has moved on to the next): an
-        added row costs its own bytes, not a copy of the matrix (the store grows by doubling)."""
-        import numpy as np
-
-        added: list[int] = []
-        for at, row in enumerate(rows):
-            found = self.row_of(row[1])
-            if found is None:
-                added.append(at)
-            else:
-                self._store[found] = changed[at]
-                self.rowids[found] = row[0]
-        n = len(self.ids)
-        if added:
-            if n + len(added) > len(self._store):
-                grown = np.empty((max(2 * len(self._store), n + len(added), 64), DIMS), dtype=np.float32)
-                grown[:n] = self._store[:n]
-                self._store = grown
-            self._store[n : n + len(added)] = changed[added]
-            rows_of = self._rows if self._rows is not None else {}
-            for offset, at in enumerate(added):
-                self.ids.append(rows[at][1])
-                rows_of[rows[at][1]] = n + offset
-            self._rows = rows_of if self._rows is not None else None
-            fresh = np.fromiter((rows[at][0] for at in added), dtype=np.int64, count=len(added))
-            self.rowids = np.concatenate([self.rowids, fresh])
-        following = Matrix(self.ids, self.rowids, self._store[: len(self.ids)], seq)
-        following._store, following._rows = self._store, self._rows
-        return following
-
-    def row_of(self, memory_id: str) -> int | None:
-        if self._rows is None:
-            self._rows = {memory_id: at for at, memory_id in enumerate(self.ids)}
-        return self._rows.get(memory_id)
-
-    def similarities(self, query: Any) -> Any:
-        import numpy as np
-
-        if not len(self.ids):
-            return np.zeros(0, dtype=np.float32)
-        return np.asarray(self.vectors @ np.asarray(query, dtype=np.float32).reshape(-1), dtype=np.float32)
-
-
-_LIVE_VECTORS_SQL = (
-    "SELECT d.rowid, d.id, v.vector FROM vectors v JOIN docs d ON d.id = v.memory_id"
-    " WHERE d.deleted = 0 AND d.version = v.version"
-)
-
-
-def _last_seq(db: sqlite3.Connection) -> int | None:
-    if not _has_seq(db):
-        return None
-    found = db.execute("SELECT max(seq) FROM vectors").fetchone()
-    return int(found[0] or 0)
-
-
-def _as_matrix(rows: list[Any]) -> Any:
-    import numpy as np
-
-    blob = b"".join(r[2] for r in rows)
-    return np.frombuffer(blob, dtype=np.float16).reshape(len(rows), -1).astype(np.float32)
-
-
-def load(db: sqlite3.Connection) -> Matrix | None:
-    """Every live memory's vector (None: this generation has none, e.g. from before vectors)."""
-    import numpy as np
-
-    if not has_table(db):
-        return None
-    seq = _last_seq(db)
-    rows = db.execute(_LIVE_VECTORS_SQL).fetchall()
-    if not rows:
-        return Matrix([], np.zeros(0, dtype=np.int64), np.zeros((0, DIMS), dtype=np.float32), seq)
-    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    return Matrix([r[1] for r in rows], rowids, _as_matrix(rows), seq)
-
-
-def refreshed(previous: Matrix | None, db: sqlite3.Connection) -> Matrix | None:
-    """The matrix of `db`, the next generation of `previous`'s base (batches appended to its log):
-    `previous` with the rows written since its `seq` (read through the seq index), not the whole."""
-    if previous is None or previous.seq is None or not has_table(db):
-        return load(db)
-    seq = _last_seq(db)
-    if seq is None or seq < previous.seq:
-        return load(db)
-    rows = db.execute(
-        f"{_LIVE_VECTORS_SQL} AND v.seq > ?",
-        (previous.seq,),
-    ).fetchall()
-    return previous.updated(rows, _as_matrix(rows), seq) if rows else previous.updated([], None, seq)
-
-
-def matrix_of(db: sqlite3.Connection) -> Matrix | None:
-    """The generation's matrix, loaded once per opened generation (cached with its reader); the
-    next generation of the same base reads only the rows written since (`refreshed`)."""
-    found: Matrix | None = readers.derived(db, "vectors", load, refreshed)
-    return found

@@ -10,7 +10,7 @@ from types import TracebackType
 
 from synapse import embedding
 from synapse.core.observability import logger
-from synapse.search import deferred, generations, rebuild, schema, vectors
+from synapse.search import generations, rebuild, schema, vectors
 from synapse.search.documents import Change, Unindexable
 
 
@@ -134,7 +134,8 @@ class Writer:
         vector reused), then a bounded share of what an older index or a rebuild left without one.
 
         A model that cannot embed never costs the batch its rows: they are published without those
-        vectors, the generation records them as missing, and the mind is marked for `deferred`."""
+        vectors, the generation records them as missing (`vectors_deferred`: the caller marks the
+        mind, `deferred`)."""
         assert self._db is not None
         model = vectors.embedder()
         if model is None:
@@ -149,7 +150,6 @@ class Writer:
             self._db.execute("ROLLBACK TO vectors")
             self.vectors_deferred = max(len(self._pending), 1)
             vectors.mark_incomplete(self._db)
-            deferred.note(self.mind_id, self.base)
             vectors.model_failed(
                 vectors.INDEX_VECTORS_DEFERRED, error, self.vectors_deferred, mind_id=self.mind_id
             )
