@@ -75,7 +75,7 @@ class StoredMemory(Memory):
         "most similar first): update one of them instead of keeping two versions. Absent when none.",
     )
     similar_unavailable: bool | None = Field(
-        default=None, description="true when `similar` could not be looked up (the model failed); stored anyway."
+        default=None, description="true when `similar` could not be found (the model failed): stored anyway."
     )
 
 
