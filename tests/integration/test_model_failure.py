@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from synapse import embedding
 from synapse.embedding import minilm
-from synapse.search import deferred, readers, repeats
+from synapse.search import deferred, readers, vectors
 
 from infra.stream_pump import Pump
 from tests.support import metrics as emitted
@@ -54,7 +54,7 @@ class Models:
         """A new process (a cold start): nothing loaded yet, the damaged file is what it finds."""
         embedding._loaded.clear()
         embedding.embed_query.cache_clear()
-        repeats._recent.clear()  # vectors a write embedded a moment ago (other tests' texts too)
+        vectors._recent.clear()  # vectors a write embedded a moment ago (other tests' texts too)
 
 
 @pytest.fixture

@@ -99,7 +99,7 @@ def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
         principal.writer(None),
         changed_by=principal.changed_by(),
         vouches=caller.vouches,
-        similar=repeats.on_write,
+        similar=repeats.similar_to,
     )
     shown = {**_shown(stored.memory.public(), stored.proposal), **similar_fields(stored)}
     if stored.similar:
@@ -121,7 +121,7 @@ def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
         )
 
     answer = batch.apply_all(
-        [write_body(item) for item in arguments["memories"]], store_one, repeats.on_write
+        [write_body(item) for item in arguments["memories"]], store_one, repeats.similar_to
     )
     if answer["summary"]["proposed"]:
         answer["note"] = (

@@ -18,18 +18,6 @@ from synapse.memory.kinds import Memory
 FindSimilar = Callable[[str, Sequence[Memory]], list[list[dict[str, Any]] | None]]
 
 
-def item_attributes(
-    find: FindSimilar | None, mind_id: str, memories: Sequence[Memory]
-) -> list[dict[str, Any]]:
-    """What each memory's item carries beside its fields for `find` (the vector its write embeds
-    for `similar`, so the indexer does not embed it again): `find.item_attributes`, if it has one."""
-    extra = getattr(find, "item_attributes", None)
-    if extra is None or not memories:
-        return [{} for _ in memories]
-    found: list[dict[str, Any]] = extra(mind_id, memories)
-    return found
-
-
 def with_similar(mind_id: str, outcomes: list[Any], find: FindSimilar | None) -> list[Any]:
     """The stored writes (not proposals, not errors) with the memories they repeat."""
     stored = [(at, o) for at, o in enumerate(outcomes) if hasattr(o, "similar") and o.proposal is None]

@@ -70,26 +70,6 @@ def _committed(plan: _Plan) -> Stored:
     return plan.stored
 
 
-def _carrying(plans: Sequence[_Plan], similar: repeats.FindSimilar | None) -> None:
-    """The plans' memory items with what `similar` has them carry (`repeats.item_attributes`: the
-    vector their write embeds, which the indexer then takes instead of embedding again)."""
-    memories = [plan.stored.memory for plan in plans]
-    for plan, memory, extra in zip(
-        plans, memories, repeats.item_attributes(similar, _mind_of(plans), memories), strict=True
-    ):
-        if not extra:
-            continue
-        sk = tables.memory_sk(memory.category, memory.key)
-        for op in plan.ops:
-            item = op.get("Put", {}).get("Item", {})
-            if item.get("sk") == {"S": sk} and item.get("id") == {"S": memory.id}:
-                item.update(tables.dump(extra))
-
-
-def _mind_of(plans: Sequence[_Plan]) -> str:
-    return plans[0].stored.memory.mind_id if plans else ""
-
-
 def _create(candidate: Memory, source: Source, by: ChangedBy, at: datetime) -> _Plan:
     """A new memory with its revision; an agent's at critical may be created at high with a
     proposal of critical, or refused (`proposals.review`)."""
@@ -167,9 +147,7 @@ def store(
 
     def attempt() -> Stored:
         current = writes.read_by_key(mind_id, write.category.value, write.key)
-        plan = _stored_over(request, current, at or clock.now())
-        _carrying([plan], similar)
-        return _committed(plan)
+        return _committed(_stored_over(request, current, at or clock.now()))
 
     stored: Stored = repeats.with_similar(mind_id, [writes.retrying(attempt)], similar)[0]
     return stored
@@ -201,12 +179,7 @@ def _rounds(requests: Sequence[Request]) -> list[list[int]]:
     return rounds
 
 
-def _store_round(
-    requests: Sequence[Request],
-    indexes: list[int],
-    outcomes: dict[int, Outcome],
-    similar: repeats.FindSimilar | None = None,
-) -> None:
+def _store_round(requests: Sequence[Request], indexes: list[int], outcomes: dict[int, Outcome]) -> None:
     """Requests with distinct keys: one consistent BatchGetItem, then their writes packed into as
     few transactions as fit (`writes.groups`). A transaction that fails applied nothing (a lost
     race, a gone mind, a refused condition): its requests are then stored one by one, exactly as
@@ -220,8 +193,6 @@ def _store_round(
             plans[index] = _stored_over(requests[index], current, clock.now())
         except Exception as error:  # refused on review (e.g. an agent's critical): that item's answer
             outcomes[index] = error
-    for mind_id in {requests[index].mind_id for index in plans}:
-        _carrying([plan for index, plan in plans.items() if requests[index].mind_id == mind_id], similar)
     for group in writes.groups([(index, plan.ops) for index, plan in plans.items()]):
         try:
             writes.commit(group.ops)
@@ -242,7 +213,7 @@ def store_many(requests: Sequence[Request], similar: repeats.FindSimilar | None 
     transaction); a failed shared transaction falls back to `store` per item."""
     outcomes: dict[int, Outcome] = {}
     for indexes in _rounds(requests):
-        _store_round(requests, indexes, outcomes, similar)
+        _store_round(requests, indexes, outcomes)
     ordered = [outcomes[index] for index in range(len(requests))]
     if similar is None:
         return ordered

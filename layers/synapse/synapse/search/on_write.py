@@ -10,19 +10,8 @@ from typing import Any
 from synapse.memory.kinds import Memory
 
 
-class _OnWrite:
-    """`search.repeats.on_write`, imported on the first call: `similar` after a write commits, and
-    the vectors its items carry before (so the indexer does not embed them again)."""
+def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]] | None]:
+    """`search.repeats.similar_to`, imported on the first call."""
+    from synapse.search import repeats
 
-    def __call__(self, mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]] | None]:
-        from synapse.search import repeats
-
-        return repeats.similar_to(mind_id, memories)
-
-    def item_attributes(self, mind_id: str, memories: Sequence[Memory]) -> list[dict[str, Any]]:
-        from synapse.search import repeats
-
-        return repeats.item_attributes(mind_id, memories)
-
-
-similar_to = _OnWrite()
+    return repeats.similar_to(mind_id, memories)

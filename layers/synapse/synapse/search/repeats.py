@@ -9,9 +9,10 @@ no memories to compare with. The memory itself (the index may hold an older vers
 own repeat.
 
 A mind without an index yet (its first writes) gets no `similar`, and nothing is embedded on its
-write path: the indexer embeds those. Where the mind has an index, a write embeds its memories once,
-before it commits (`item_attributes`): the item carries the vector, its `similar` uses it, and the
-indexer stores it instead of embedding the text again.
+write path. What a write embeds is kept in the process a while (`vectors.embedded_once`): an
+indexer in the same process (the local runner) takes those vectors instead of embedding the texts
+again; on AWS, where the indexer is another function, it embeds them itself (CPU is ~40x cheaper
+than carrying the vector in the item would be in write units: docs/search.md).
 
 Memories written together (one batch) are compared with each other here, not through the index: the
 indexer may or may not have published some of them by the time the answer is made, and the answer
@@ -23,8 +24,6 @@ of them is news to the writer that sent them all; the same fact sent twice under
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,69 +41,8 @@ BATCH_MATE_SIMILARITY = 0.95
 MAX_SIMILAR = 3
 
 
-# Vectors a write embedded before its commit (`item_attributes`), kept for its `similar` after it
-# (and for a retried write): each text is embedded once. Bounded: a batch is at most 100 memories.
-RECENT_VECTORS = 1024
-_recent: OrderedDict[tuple[str, str], Any] = OrderedDict()
-_recent_lock = threading.Lock()
-
-
 def _text(memory: Memory) -> str:
     return vectors.embedded_text(memory.key, memory.content, ", ".join(memory.tags))
-
-
-def _embedded(model: vectors.Embedder, texts: list[str]) -> Any:
-    """The texts' vectors, (len(texts), dims) float32: those embedded a moment ago from the cache,
-    the rest in one call (and kept)."""
-    import numpy as np
-
-    name = vectors.model_name(model)
-    with _recent_lock:
-        known = {text: _recent.get((name, text)) for text in texts}
-    missing = sorted({text for text, vector in known.items() if vector is None})
-    if missing:
-        fresh = np.asarray(model.embed(missing), dtype=np.float32)
-        with _recent_lock:
-            for text, vector in zip(missing, fresh, strict=True):
-                known[text] = _recent[(name, text)] = vector
-                _recent.move_to_end((name, text))
-            while len(_recent) > RECENT_VECTORS:
-                _recent.popitem(last=False)
-    if not texts:
-        return np.zeros((0, vectors.DIMS), dtype=np.float32)
-    return np.stack([known[text] for text in texts])  # type: ignore[misc] # every text is known now
-
-
-def item_attributes(mind_id: str, memories: Sequence[Memory]) -> list[dict[str, Any]]:
-    """What each memory's item carries: the vector of its text, embedded here, before the write
-    commits, once (its `similar` after the commit, and the indexer, take this one). Nothing when the
-    model cannot embed: the write goes on, and its `similar` says it is unavailable."""
-    try:
-        model = vectors.embedder() if reader(mind_id) is not None else None
-        if model is None:  # no index yet (its `similar` has nothing to compare with): the indexer embeds
-            return [{} for _ in memories]
-        texts = [_text(memory) for memory in memories]
-        embedded = _embedded(model, texts)
-    except embedding.EmbeddingError:
-        return [{} for _ in memories]  # `similar_to` reports it (similar_unavailable, log, metric)
-    return [
-        {vectors.ITEM_ATTRIBUTE: vectors.item_vector(model, text, vector)}
-        for text, vector in zip(texts, embedded, strict=True)
-    ]
-
-
-class OnWrite:
-    """What the write doors pass the store (`memory.repeats.FindSimilar`): `similar` after the
-    commit, and the vectors the items carry before it."""
-
-    def __call__(self, mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]] | None]:
-        return similar_to(mind_id, memories)
-
-    def item_attributes(self, mind_id: str, memories: Sequence[Memory]) -> list[dict[str, Any]]:
-        return item_attributes(mind_id, memories)
-
-
-on_write = OnWrite()
 
 
 def similar_item(memory_id: str, key: str, similarity: float) -> dict[str, Any]:
@@ -131,7 +69,7 @@ def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, 
         model = vectors.embedder() if db is not None else None
         if db is None or model is None:  # a mind's first writes: nothing to compare with, nothing embedded
             return found
-        embedded = _embedded(model, [_text(memories[at]) for at in wanted])
+        embedded = vectors.embedded_once(model, [_text(memories[at]) for at in wanted])
         matrix = vectors.matrix_of(db)
     except Exception as error:  # a write never fails for its hint: it is stored, without `similar`
         if not isinstance(error, embedding.EmbeddingError):

@@ -211,18 +211,15 @@ def index_stream(event: dict[str, Any], base: Path | None = None) -> dict[str, A
     """
     records = event.get("Records") or []
     minds, failed = _by_mind(records, base)
-    texts, carried = _texts(minds)
-    with vectors.embedded_ahead(texts, carried):
+    with vectors.embedded_ahead(_texts(minds)):
         return _index_minds(records, minds, failed, base)
 
 
-def _texts(minds: dict[str, Positioned]) -> tuple[list[str], list[tuple[str, Any]]]:
+def _texts(minds: dict[str, Positioned]) -> list[str]:
     """What the batch's upserts embed, in the order the minds are written (a record that cannot be
-    read is left to its mind's apply), and the texts whose item carries the vector its write
-    embedded, with it (`vectors.item_vector`): those are not embedded again. An update that leaves
-    the text alone (a priority, an expiry) is not embedded: its mind reuses the vector it has."""
+    read is left to its mind's apply). An update that leaves the text alone (a priority, an expiry)
+    is not embedded: its mind reuses the vector it has for that text."""
     texts = []
-    carried = []
     for mind_id in sorted(minds):
         for _, record in minds[mind_id]:
             try:
@@ -232,19 +229,9 @@ def _texts(minds: dict[str, Positioned]) -> tuple[list[str], list[tuple[str, Any
             if change is None or change.doc is None:
                 continue
             text = _embedded_text(change.doc)
-            if text == _old_text(record):
-                continue
-            value = _new_attribute(record, vectors.ITEM_ATTRIBUTE)
-            if value is not None:
-                carried.append((text, value))
-            texts.append(text)
-    return texts, carried
-
-
-def _new_attribute(record: dict[str, Any], name: str) -> Any | None:
-    """An attribute of the record's new image, as text (Lambda's JSON and boto3 alike)."""
-    value = ((record.get("dynamodb") or {}).get("NewImage") or {}).get(name)
-    return value.get("S") if isinstance(value, dict) else None
+            if text != _old_text(record):
+                texts.append(text)
+    return texts
 
 
 def _embedded_text(doc: Doc) -> str:

@@ -18,6 +18,8 @@ import contextlib
 import hashlib
 import re
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, Protocol
 
@@ -207,50 +209,38 @@ def prepare(db: sqlite3.Connection, model: Embedder) -> None:
         _set_meta(db, _META_COMPLETE, "0")
 
 
-# A memory item carries the vector its write embedded (`item_vector`), so the indexer stores that one
-# instead of embedding the text again: base64 text (a stream record's binary arrives base64-encoded
-# in Lambda and as bytes locally; every reader of the images loads text alike) of the embedded text's
-# digest under the model's name (16 bytes: a vector of another text or model is never taken), a
-# float32 scale and the vector in int8 (384 bytes): 540 characters; within a cosine of 0.9999 of
-# the float vector, far inside what float16 storage and the thresholds allow.
-ITEM_ATTRIBUTE = "vector"
-_ITEM_VECTOR_BYTES = 16 + 4 + DIMS
+# Vectors embedded a moment ago in this process (a write's `similar`), by model and text: what the
+# indexer of the same process (the local runner) takes instead of embedding the text again, and what
+# a retried write reuses. Bounded: ~1.5 kB a vector.
+RECENT_VECTORS = 4096
+_recent: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_recent_lock = threading.Lock()
 
 
-def _item_digest(model: Embedder, text: str) -> bytes:
-    return text_hash(model_name(model) + "\n" + text)
+def recently_embedded(model: Embedder, text: str) -> Any | None:
+    with _recent_lock:
+        return _recent.get((model_name(model), text))
 
 
-def item_vector(model: Embedder, text: str, vector: Any) -> str:
-    """What a memory item carries of `vector`, the embedding of `text` by `model`."""
-    import base64
-
+def embedded_once(model: Embedder, texts: Sequence[str]) -> Any:
+    """The texts' vectors, (len(texts), DIMS) float32: those embedded a moment ago from this
+    process's cache, the rest in one call (and kept for the indexer)."""
     import numpy as np
 
-    values = np.asarray(vector, dtype=np.float32).reshape(-1)
-    scale = float(np.max(np.abs(values))) / 127.0 or 1.0
-    quantized = np.clip(np.rint(values / scale), -127, 127).astype(np.int8)
-    packed = _item_digest(model, text) + np.float32(scale).tobytes() + quantized.tobytes()
-    return base64.b64encode(packed).decode("ascii")
-
-
-def vector_of_item(model: Embedder, text: str, carried: Any) -> Any | None:
-    """The float32 vector a memory item carries, if it is `model`'s embedding of `text` (else None)."""
-    import base64
-    import binascii
-
-    import numpy as np
-
-    if not isinstance(carried, str):
-        return None
-    try:
-        packed = base64.b64decode(carried, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    if len(packed) != _ITEM_VECTOR_BYTES or packed[:16] != _item_digest(model, text):
-        return None
-    scale = float(np.frombuffer(packed[16:20], dtype=np.float32)[0])
-    return np.frombuffer(packed[20:], dtype=np.int8).astype(np.float32) * scale
+    name = model_name(model)
+    with _recent_lock:
+        known = {text: _recent.get((name, text)) for text in texts}
+    missing = sorted({text for text, vector in known.items() if vector is None})
+    if missing:
+        fresh = np.asarray(model.embed(missing), dtype=np.float32)
+        with _recent_lock:
+            for text, vector in zip(missing, fresh, strict=True):
+                known[text] = _recent[(name, text)] = vector
+            while len(_recent) > RECENT_VECTORS:
+                _recent.popitem(last=False)
+    if not texts:
+        return np.zeros((0, DIMS), dtype=np.float32)
+    return np.stack([known[text] for text in texts])  # type: ignore[misc] # every text is known now
 
 
 def _pack(vector: Any) -> bytes:
@@ -263,10 +253,11 @@ _ahead: list[ahead.Ahead] = []  # the stream batch's (`embedded_ahead`)
 
 
 @contextlib.contextmanager
-def embedded_ahead(texts: Sequence[str], carried: Sequence[tuple[str, Any]] = ()) -> Iterator[None]:
+def embedded_ahead(texts: Sequence[str]) -> Iterator[None]:
     """Embed `texts` on a thread, in their order, while the batch runs; each mind's `write` takes
     its vectors from there (waiting for them if need be) instead of embedding them itself. A text
-    whose item carries its vector (`carried`: (text, the item's `ITEM_ATTRIBUTE`)) is not embedded."""
+    this process embedded a moment ago (a write's `similar`, in the local runner) is not embedded
+    again."""
     wanted = {text_hash(t): t for t in texts}
     try:
         model = embedder() if wanted else None
@@ -277,10 +268,10 @@ def embedded_ahead(texts: Sequence[str], carried: Sequence[tuple[str, Any]] = ()
         yield
         return
     ready = {}
-    for text, value in carried:
-        vector = vector_of_item(model, text, value)
+    for digest, text in wanted.items():
+        vector = recently_embedded(model, text)
         if vector is not None:
-            ready[text_hash(text)] = vector
+            ready[digest] = vector
     running = ahead.Ahead(model, [(d, t) for d, t in wanted.items() if d not in ready], ready)
     _ahead.append(running)
     try:
