@@ -4,7 +4,7 @@ memory becomes a proposal (202), as does an editor's (a person who may not vouch
 import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.auth import visibility
-from synapse.memory import store
+from synapse.memory import repeats, store
 from synapse.memory.model import MemoryWrite
 from synapse.search import on_write
 
@@ -24,11 +24,9 @@ def handler(request: Request) -> Response:
     if stored.proposal is not None:
         proposed = {"proposal": stored.proposal, "memory": stored.memory.public()}
         return Response.json(visibility.shown(principal, proposed), 202)
-    body = stored.memory.public()
+    body = {**stored.memory.public(), **repeats.similar_fields(stored)}
     if stored.supersedes:
         body["supersedes"] = list(stored.supersedes)
-    if stored.similar:
-        body["similar"] = list(stored.similar)
     body = visibility.shown(principal, body)  # no content nor `similar` without `read`
     if stored.created:
         return Response.json(body, 201, {"Location": f"/memory/{stored.memory.id}"})

@@ -7,11 +7,12 @@ index's mechanics, not about meaning (tests/integration/test_search_meaning.py u
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pytest
-from synapse.search import fusion, readers, schema, vectors
+from synapse.search import fusion, matrices, readers, schema, vectors
 from synapse.search.documents import Change, Doc
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
@@ -268,3 +269,42 @@ def test_explicit_syntax_and_other_languages_stay_lexical() -> None:
     )
     assert not fusion.semantic_applies(parse_query("who is his partner"), "who is his partner", Mode.LEXICAL)
     assert fusion.semantic_applies(parse_query("who is his partner"), "who is his partner", Mode.HYBRID)
+
+
+def test_the_next_generation_of_a_base_reads_only_the_vectors_written_since(
+    tmp_path: Path, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a mind's generation whose matrix a reader holds
+    apply_batch(MIND, [Change.upsert(doc(f"mem_{n}", f"fact number {n}")) for n in range(5)], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    first = vectors.matrix_of(db)
+    assert first is not None and len(first.ids) == 5
+    # When a batch changes one memory and adds another (appended to the same base's log)
+    apply_batch(
+        MIND,
+        [Change.upsert(doc("mem_2", "changed fact", version=2)), Change.upsert(doc("mem_9", "new"))],
+        tmp_path,
+    )
+    loads: list[str] = []
+    real_load = matrices.load
+
+    def counted(connection: sqlite3.Connection) -> vectors.Matrix | None:
+        loads.append("whole")
+        return real_load(connection)
+
+    monkeypatch.setattr(matrices, "load", counted)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    second = vectors.matrix_of(db)
+    # Then the reader brought its matrix up to date without reading it whole
+    assert loads == [] and second is not None
+    # And it is the matrix a whole read gives
+    whole = real_load(db)
+    assert whole is not None
+    assert sorted(second.ids) == sorted(whole.ids) == sorted([*(f"mem_{n}" for n in range(5)), "mem_9"])
+    for memory_id in whole.ids:
+        at, expected = second.row_of(memory_id), whole.row_of(memory_id)
+        assert at is not None and expected is not None
+        assert np.allclose(second.vectors[at], whole.vectors[expected])
+        assert second.rowids[at] == whole.rowids[expected]

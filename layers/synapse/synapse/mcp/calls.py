@@ -59,6 +59,7 @@ def similar_note(similar: list[dict[str, Any]]) -> str:
 def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.memory import store
     from synapse.memory.model import MemoryWrite
+    from synapse.memory.repeats import similar_fields
     from synapse.search import repeats
 
     write = MemoryWrite.from_body(arguments)  # content alone: a note, its key derived
@@ -71,11 +72,9 @@ def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
         vouches=caller.vouches,
         similar=repeats.similar_to,
     )
-    shown = _shown(stored.memory.public(), stored.proposal)
+    shown = {**_shown(stored.memory.public(), stored.proposal), **similar_fields(stored)}
     if stored.supersedes:
         shown["supersedes"] = list(stored.supersedes)
-    if stored.similar:
-        shown["similar"] = list(stored.similar)
     shown = visibility.shown(principal, shown)  # notes say only what the caller may see
     if shown.get("similar"):
         shown["note"] = similar_note(shown["similar"])

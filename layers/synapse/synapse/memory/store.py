@@ -44,6 +44,7 @@ class Stored(NamedTuple):
     similar: tuple[dict[str, Any], ...] = ()
     # What became of each memory the write named in `supersedes` (`memory.supersede.Marks`).
     supersedes: tuple[dict[str, Any], ...] = ()
+    similar_unavailable: bool = False  # `similar` could not be looked up (the model failed)
 
 
 def _proposing(

@@ -81,6 +81,9 @@ class StoredMemory(WrittenMemory):
     supersedes: list[SupersedeOutcome] | None = Field(
         default=None, description="What became of each memory the write named in `supersedes`."
     )
+    similar_unavailable: bool | None = Field(
+        default=None, description="true when `similar` could not be found (the model failed): stored anyway."
+    )
 
 
 class MemoryPage(_Answer):
@@ -271,6 +274,9 @@ class BatchResult(_Answer):
     )
     supersedes: list[SupersedeOutcome] | None = Field(
         default=None, description="What became of each memory the item named in `supersedes`."
+    )
+    similar_unavailable: bool | None = Field(
+        default=None, description="true when `similar` could not be looked up, as POST /memory says it."
     )
 
 

@@ -7,8 +7,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from synapse import embedding
 from synapse.core import clock
-from synapse.search import generations, schema, vectors
+from synapse.search import deferred, generations, schema, vectors
 from synapse.search.documents import Change, Doc
 from synapse.storage import tables
 
@@ -80,7 +81,9 @@ class Rebuilt(NamedTuple):
 REBUILD_EMBED_BUDGET = 20_000
 
 
-def _vectors_into(db: sqlite3.Connection, current: Path | None, budget: int) -> tuple[int, int]:
+def _vectors_into(
+    db: sqlite3.Connection, current: Path | None, budget: int, base: Path | None = None
+) -> tuple[int, int]:
     """A new base's vectors: those of the current generation whose text is unchanged (by
     text_hash), then up to `budget` embedded. Outside a transaction (ATTACH cannot be in one)."""
     model = vectors.embedder()
@@ -107,11 +110,20 @@ def _vectors_into(db: sqlite3.Connection, current: Path | None, budget: int) -> 
             db.execute("DETACH DATABASE old")
     embedded = 0
     db.execute("BEGIN")
-    while embedded < budget:
-        step = vectors.fill(db, model, min(vectors.FILL_PER_BATCH, budget - embedded))
-        embedded += step
-        if not step:
-            break
+    try:
+        while embedded < budget:
+            step = vectors.fill(db, model, min(vectors.FILL_PER_BATCH, budget - embedded))
+            embedded += step
+            if not step:
+                break
+    except embedding.EmbeddingError as error:  # the rows are rebuilt all the same; vectors come later
+        db.execute("ROLLBACK")
+        db.execute("BEGIN")
+        vectors.mark_incomplete(db)
+        mind_id = schema.mind_id_of(db)
+        deferred.note(mind_id, base)
+        vectors.model_failed(vectors.INDEX_VECTORS_DEFERRED, error, mind_id=mind_id)
+        embedded = 0
     db.execute("COMMIT")
     return reused, embedded
 
@@ -199,7 +211,7 @@ def rebuild(
     db = generations.open_build(temp)
     try:
         indexed = _index_all(db, mind_id, _memory_items(mind_id) if items is None else items)
-        reused, embedded = _vectors_into(db, generations.current_generation(folder), embed_budget)
+        reused, embedded = _vectors_into(db, generations.current_generation(folder), embed_budget, base)
         with generations.writer_lock(folder):
             current = generations.current_generation(folder)
             carried = _carry_over(db, current, started) if current is not None and current.exists() else 0
