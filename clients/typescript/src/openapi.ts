@@ -1056,6 +1056,12 @@ export interface components {
              * @default null
              */
             supersedes: components["schemas"]["SupersedeOutcome"][] | null;
+            /**
+             * Similar Unavailable
+             * @description true when `similar` could not be looked up, as POST /memory says it.
+             * @default null
+             */
+            similar_unavailable: boolean | null;
         } & {
             [key: string]: unknown;
         };
@@ -2471,6 +2477,12 @@ export interface components {
              * @default null
              */
             supersedes: components["schemas"]["SupersedeOutcome"][] | null;
+            /**
+             * Similar Unavailable
+             * @description true when `similar` could not be found (the model failed): stored anyway.
+             * @default null
+             */
+            similar_unavailable: boolean | null;
         } & {
             [key: string]: unknown;
         };

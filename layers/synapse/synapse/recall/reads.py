@@ -38,7 +38,7 @@ from synapse.memory import counts, expiry
 from synapse.memory.counts import Tally
 from synapse.memory.kinds import APP_PRIVATE_TAG
 from synapse.minds import heads, minds
-from synapse.recall import text
+from synapse.recall import replaced, text
 from synapse.recall.coming_up import coming_up
 from synapse.recall.query import DEFAULT_LIMIT, RecallQuery
 from synapse.recall.relevant import relevant_memories
@@ -118,7 +118,5 @@ def recall_of(mind_id: str, query: RecallQuery, at: datetime | None = None) -> t
             [(c.memory, c.day) for c in coming],
         )
     if query.include_superseded:  # on request only: its read follows the mind (`recall.replaced`)
-        from synapse.recall.replaced import with_replaced
-
-        return with_replaced(mind_id, query, recall)
+        return replaced.with_replaced(mind_id, query, recall)
     return recall

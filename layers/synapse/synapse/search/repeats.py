@@ -82,7 +82,9 @@ def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, 
     if matrix is not None and len(matrix.ids):
         _from_index(matrix, queries, wanted, batch_ids, candidates)
     _from_batch(memories, queries, wanted, candidates)
-    texts = _current_texts(db, {other for found_here in candidates for _, other, key in found_here if not key})
+    texts = _current_texts(
+        db, {other for found_here in candidates for _, other, key in found_here if not key}
+    )
     texts.update({memory.id: (memory.key, memory.content) for memory in memories})
     for at in wanted:
         weighed = [
