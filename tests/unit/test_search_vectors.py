@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synapse.search import fusion, matrices, readers, schema, vectors
+from synapse.search import fusion, matrices, readers, recency, schema, vectors
 from synapse.search.documents import Change, Doc
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
@@ -191,11 +191,11 @@ def test_of_two_near_duplicates_the_newer_ranks_first(tmp_path: Path, fake_embed
     db = readers.reader(MIND, tmp_path)
     assert db is not None
     ids, updated = ["mem_old", "mem_new"], ["2026-01-01T00:00:00Z", "2026-05-01T00:00:00Z"]
-    assert fusion.newer_first(ids, updated, [1, 1], [0.41, 0.40], vectors.matrix_of(db)) == [1, 0]
+    assert recency.newer_first(ids, updated, [1, 1], [0.41, 0.40], vectors.matrix_of(db)) == [1, 0]
     # But not when the older one matches more of what was asked
-    assert fusion.newer_first(ids, updated, [2, 1], [0.41, 0.40], vectors.matrix_of(db)) == [0, 1]
+    assert recency.newer_first(ids, updated, [2, 1], [0.41, 0.40], vectors.matrix_of(db)) == [0, 1]
     # Nor when it is clearly closer to the question (two turns of a conversation on one topic)
-    assert fusion.newer_first(ids, updated, [1, 1], [0.75, 0.48], vectors.matrix_of(db)) == [0, 1]
+    assert recency.newer_first(ids, updated, [1, 1], [0.75, 0.48], vectors.matrix_of(db)) == [0, 1]
 
 
 def test_a_word_shared_in_another_sense_does_not_bury_what_meaning_finds(

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, NamedTuple
 
-from synapse.search import candidates, in_time, vectors
+from synapse.search import candidates, in_time, recency, vectors
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query
 from synapse.search.ranking import Hit, coverage_of, coverage_rows, index_hits
@@ -70,12 +70,6 @@ SUPPORTED_AT = 0.4
 # A hit scoring at least this is `strong` (an answer an agent may act on), under it `weak`: chosen on
 # the tune half of bench/meaning.py's sets and bench/data/unanswerable.json (docs/search.md).
 STRONG_SCORE = 0.46
-DUPLICATE_SIMILARITY = vectors.REPEAT_SIMILARITY
-# A correction answers the question about as well as the fact it corrects ("which car does he
-# drive?": 0.465 to `car` "Drives a 2019 Tesla…", 0.379 to `new_car` "Drives a 2024 BMW i4 now…");
-# two turns of one conversation on a topic are near each other too, but the one that answers is
-# clearly closer to the question (0.69 against 0.57, 0.75 against 0.48: bench/data/conversation.json).
-AS_CLOSE = 0.1
 STRONG = "strong"
 WEAK = "weak"
 
@@ -177,52 +171,10 @@ class Candidate(NamedTuple):
     similarity: float | None
 
 
-def newer_first(
-    ids: list[str],
-    updated: list[str],
-    matched: list[int],
-    similarity: list[float],
-    matrix: vectors.Matrix | None,
-) -> list[int]:
-    """The order of a ranking's hits (indexes into `ids`) once, of two near-duplicates (cosine >=
-    DUPLICATE_SIMILARITY) that match as many of the query's terms (`matched`) and are about as close
-    to the question (`similarity`, AS_CLOSE), the more recently updated has taken the better of
-    their two places: a fact and its correction, not two turns of a conversation of which one holds
-    more of what was asked. Only the hits with a near-duplicate among them are compared pairwise."""
-    order = list(range(len(ids)))
-    if matrix is None or len(ids) < 2:
-        return order
-    rows = [matrix.row_of(i) for i in ids]
-    present = [i for i, r in enumerate(rows) if r is not None]
-    if len(present) < 2:
-        return order
-    block = matrix.vectors[[rows[i] for i in present]]
-    close = (block @ block.T) >= DUPLICATE_SIMILARITY
-    paired = close.sum(axis=1) > 1  # itself, and at least one other
-    in_block = {hit: at for at, hit in enumerate(present) if paired[at]}
-    places = [at for at in order if at in in_block]  # positions whose hit has a near-duplicate
-    moving = list(places)
-    for a in range(len(moving)):
-        for b in range(a + 1, len(moving)):
-            first, second = moving[a], moving[b]
-            same_evidence = (
-                matched[first] == matched[second] and similarity[second] >= similarity[first] - AS_CLOSE
-            )
-            if (
-                same_evidence
-                and close[in_block[first], in_block[second]]
-                and updated[second] > updated[first]
-            ):
-                moving[a], moving[b] = second, first
-    for place, hit in zip(places, moving, strict=True):
-        order[place] = hit
-    return order
-
-
 def after_fusion(ranked: list[Candidate], matrix: vectors.Matrix | None) -> list[Candidate]:
     """The one place for adjustments made after the fusion, to the whole ranking (never to a page,
-    so that pages still add up): of two near-duplicates, the newer first (`newer_first`)."""
-    order = newer_first(
+    so that pages still add up): of two near-duplicates, the newer first (`recency.newer_first`)."""
+    order = recency.newer_first(
         [c.row.id for c in ranked],
         [c.row.updated_at for c in ranked],
         [c.row.mask.bit_count() for c in ranked],
@@ -280,6 +232,43 @@ class Ranking(NamedTuple):
     matrix: vectors.Matrix | None
 
 
+def _hybrid_pool(
+    db: sqlite3.Connection,
+    words: tuple[list[Any], list[int]],
+    meaning: tuple[vectors.Matrix, Any],
+    filters: SearchFilters,
+    now: str,
+    window: Window | None,
+    pool: dict[str, Candidate],
+) -> None:
+    """The pool of a hybrid ranking: the lexical hits (`words`: rows and weights) fused with their
+    similarity, the memories found by meaning alone rescued, and the question's window favoured."""
+    (lexical, weights), (matrix, sims) = words, meaning
+    coverages: dict[int, float] = {}  # by mask: the pool's hits share a few
+    at_rows = [matrix.row_of(found_row[3]) for found_row in lexical]
+    lexical_sims = sims[[0 if r is None else r for r in at_rows]].tolist() if lexical else []
+    supported: list[tuple[float, float]] = []  # the lexical hits' (similarity, coverage) over the floor
+    for at, found_row in enumerate(lexical):
+        row = candidates.lexical_row(found_row)
+        similarity = 0.0 if at_rows[at] is None else lexical_sims[at]
+        coverage = coverages.get(row.mask)
+        if coverage is None:
+            coverage = coverages[row.mask] = coverage_of(weights, row.mask)
+        if lift(similarity) > 0:
+            supported.append((similarity, coverage))
+        pool[row.id] = Candidate(fused_score(coverage, row.score, similarity), at, row, similarity)
+    closing = _closing_coverage(supported)
+    for row, similarity in candidates.semantic_rows(
+        db, matrix, sims, filters, SEMANTIC_POOL, now, SIMILARITY_FLOOR
+    ):
+        if row.id not in pool:
+            pool[row.id] = Candidate(
+                rescued_score(similarity, closing(similarity)), LEXICAL_POOL, row, similarity
+            )
+    if window is not None:
+        _favour_window(db, (window, filters, now), pool, meaning, lambda s: rescued_score(s, closing(s)))
+
+
 def _rank(
     db: sqlite3.Connection,
     query: Query,
@@ -319,29 +308,7 @@ def _rank(
                 coverage = coverages[row.mask] = coverage_of(weights, row.mask)
             pool[row.id] = Candidate(words_score(coverage, row.score), at, row, None)
     else:
-        at_rows = [matrix.row_of(found_row[3]) for found_row in lexical]
-        lexical_sims = sims[[0 if r is None else r for r in at_rows]].tolist() if lexical else []
-        supported: list[tuple[float, float]] = []  # the lexical hits' (similarity, coverage) over the floor
-        for at, found_row in enumerate(lexical):
-            row = candidates.lexical_row(found_row)
-            similarity = 0.0 if at_rows[at] is None else lexical_sims[at]
-            coverage = coverages.get(row.mask)
-            if coverage is None:
-                coverage = coverages[row.mask] = coverage_of(weights, row.mask)
-            if lift(similarity) > 0:
-                supported.append((similarity, coverage))
-            fused = fused_score(coverage, row.score, similarity)
-            pool[row.id] = Candidate(fused, at, row, similarity)
-        closing = _closing_coverage(supported)
-        for row, similarity in candidates.semantic_rows(
-            db, matrix, sims, filters, SEMANTIC_POOL, now, SIMILARITY_FLOOR
-        ):
-            if row.id not in pool:
-                fused = rescued_score(similarity, closing(similarity))
-                pool[row.id] = Candidate(fused, LEXICAL_POOL, row, similarity)
-        if window is not None:
-            rescue = lambda s: rescued_score(s, closing(s))  # noqa: E731
-            _favour_window(db, (window, filters, now), pool, (matrix, sims), rescue)
+        _hybrid_pool(db, (lexical, weights), (matrix, sims), filters, now, window, pool)
     if (matrix is None or sims is None) and window is not None:
         _favour_window(db, (window, filters, now), pool, None, lambda _: 0.0)
     ranked = sorted(pool.values(), key=lambda c: (-c.fused, c.lexical_at, c.row.id))
