@@ -151,7 +151,7 @@ def measure_windows(mind_id: str, at: datetime, now: datetime, since: str) -> tu
 
 def measure(mind_id: str, at: datetime) -> list[Row]:
     """(read, items read, items returned) of recall, every page of by-tag docker and of expiring 7d."""
-    from synapse.memory import reads, selections
+    from synapse.memory import expiring_reads, reads, selections
     from synapse.recall.query import RecallQuery
     from synapse.recall.reads import recall_of
 
@@ -173,7 +173,9 @@ def measure(mind_id: str, at: datetime) -> list[Row]:
         lambda after: reads.by_tag(mind_id, selections.TagQuery("docker"), 100, after, at=at)
     )
     rows.append(("by-tag docker (all pages)", read, returned))
-    read, returned = paged(lambda after: reads.expiring(mind_id, timedelta(days=7), 100, after, at=at))
+    read, returned = paged(
+        lambda after: expiring_reads.expiring(mind_id, timedelta(days=7), 100, after, at=at)
+    )
     rows.append(("expiring within=7d (all pages)", read, returned))
     return rows
 

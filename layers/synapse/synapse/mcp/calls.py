@@ -250,10 +250,12 @@ def forget(caller: Caller, arguments: dict[str, Any]) -> Result:
 
 def list_expiring(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.api.queries import parse_within
-    from synapse.memory import reads
+    from synapse.memory import expiring_reads
 
     within = parse_within(arguments.get("within", "7d"))
-    page = reads.expiring(caller.mind_id, within, arguments.get("limit", 20), arguments.get("cursor"))
+    page = expiring_reads.expiring(
+        caller.mind_id, within, arguments.get("limit", 20), arguments.get("cursor")
+    )
     return {"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor}
 
 

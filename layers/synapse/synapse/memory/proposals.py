@@ -18,10 +18,8 @@ A person accepts (the proposed fields become a new version, `change: proposal_ac
 them; a delete deletes the memory, `change: deleted`; 409 when the memory moved on from
 `base_version`) or rejects (the memory stays; its mark goes).
 
-Proposal ids start with their creation time (hex microseconds), so the PROP# prefix read backwards
-is newest first. Decided proposals expire by TTL after `DECIDED_KEPT`. Each proposal item keeps the
-memory as it was when the proposal was made or decided (`memory`), for the webhook events.
-"""
+Proposal ids start with their creation time (hex microseconds): PROP# read backwards is newest
+first. Decided ones expire by TTL after `DECIDED_KEPT`; each keeps the memory as it was (`memory`)."""
 
 import math
 import secrets

@@ -5,13 +5,13 @@ of the write path (issue 35).
 Each reads an index already in the order it answers in and stops when the answer is full, so
 its cost follows the answer, not the mind (`tables.query_pages` counts every item read):
 - by-tag: the live tag copies of that tag only (with `include_expired`, the swept ones after);
-- expiring: GSI `expiring` (pk, expires_at) between now and now + within only.
+- expiring (`memory.expiring_reads`): GSI `expiring` (pk, expires_at) between now and now + within.
 
 Expired memories are skipped one by one only until the expiry sweep (`expiry`, `sweep`) takes them
 out of these indexes, so what a read pays for them is what expired since the last sweep.
 """
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from synapse.core import clock, moments
@@ -127,41 +127,6 @@ def by_tag(mind_id: str, query: TagQuery, limit: int, after: str | None, at: dat
         params["FilterExpression"] = " AND ".join(clauses)
         params["ExpressionAttributeNames"] = names
     return _page(mind_id, params, limit, query.scope(), ["pk", "sk"], after)
-
-
-# ---------------------------------------------------------------- expiring
-
-
-EXPIRING_POSITION = ("pk", "sk", "expires_at")
-
-
-def expiring(
-    mind_id: str,
-    within: timedelta,
-    limit: int,
-    after: str | None,
-    at: datetime | None = None,
-    include_superseded: bool = False,
-) -> Page:
-    """now < expires_at ≤ now + within, soonest first, read from the `expiring` index's window only."""
-    moment = at or clock.now()
-    # Timestamps are millisecond text, so "after now" is "from now + 1 ms" (BETWEEN is inclusive).
-    start = clock.to_iso(clock.from_iso(clock.to_iso(moment)) + timedelta(milliseconds=1))
-    end = clock.to_iso(moment + within)
-    scope = f"expiring {int(within.total_seconds())}s"
-    if after and cursor.decode(after, mind_id, scope, EXPIRING_POSITION)["expires_at"] < start:
-        after = None  # the cursor's memory has expired since: the window now starts after it
-    params: dict[str, Any] = {
-        "TableName": tables.memories_table(),
-        "IndexName": "expiring",
-        "KeyConditionExpression": "pk = :mind AND expires_at BETWEEN :start AND :end",
-        "ExpressionAttributeValues": tables.values(mind=mind_id, start=start, end=end),
-    }
-    if include_superseded:
-        scope += " +superseded"
-    else:  # skipped one by one: what a window holds of them is what was replaced and expires in it
-        params["FilterExpression"] = NOT_SUPERSEDED
-    return _page(mind_id, params, limit, scope, list(EXPIRING_POSITION), after)
 
 
 # ---------------------------------------------------------------- list (GET /memory)
