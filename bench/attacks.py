@@ -1,4 +1,5 @@
-"""Replay issue 32's attacks 1-5 against a running Synapse and say, for each, whether it held.
+"""Replay issue 32's attacks 1-5 and issue 40's 6-7 against a running Synapse and say, for each,
+whether it held.
 
     PYTHONPATH=layers/synapse:. .venv/bin/python bench/attacks.py [--url http://127.0.0.1:3000]
 
@@ -18,6 +19,15 @@ every check held. `tests/e2e/test_attacks.py` runs the same checks under pytest.
 4. A restore checks every line: bad settings, oversized or out-of-range memories, NaN, 1e999, a
    non-numeric `base_version`, an unknown proposed priority give 422 and every read stays 200.
 5. A backup edited to say `verified_by: "bob"` cannot make bob vouch for an agent's memory.
+
+And issue 40's (items 2-3):
+
+6. A restore keeps a mind consistent: two lines with one id are a 422; a `pending_proposal` naming
+   no proposal of the file is dropped, so the memory can be written (it was 429 for good); a signed
+   backup cut short under a forged trailer is `trust: partial`, never `kept`.
+7. Malformed input (tests/support/malformed.py): the OAuth endpoints' JSON and form bodies, query
+   strings and HTTP Basic credentials, the consent endpoints, restore's lines of every kind with
+   fields of every type. It prints how many requests it sent and how many were answered 5xx: 0.
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -41,11 +52,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "layers" / "synapse")]  # the e2e tests' helpers, the dev secret
 
 from synapse.core.settings import DEV_JWT_SECRET  # noqa: E402
+from synapse.memory.proposals import new_proposal_id  # noqa: E402
 
 from infra.gateway import HttpResponse  # noqa: E402
 from infra.token import mint  # noqa: E402
+from tests.support import malformed  # noqa: E402
 from tests.support.api import MindHandle  # noqa: E402
-from tests.support.backups import NDJSON, HttpApi  # noqa: E402
+from tests.support.backups import NDJSON, HttpApi, rebuilt  # noqa: E402
 from tests.support.oauth import FORM, Flow, pkce  # noqa: E402
 from tests.support.runner import start_runner  # noqa: E402
 from tests.support.teams import accept, invitation_token  # noqa: E402
@@ -72,6 +85,7 @@ class Attacks:
         self.url, self.api = url, HttpApi(url, "")
         self.run = uuid.uuid4().hex[:8]
         self.checks: list[Check] = []
+        self.sent = self.server_errors = 0  # malformed-input probes (7)
 
     # ------------------------------------------------------------------ helpers
 
@@ -387,10 +401,114 @@ class Attacks:
         said = f"restore {answer.status}, verified_by {vouched!r} (the restorer is {self.sub('forger')!r})"
         self.check("5 forged verified_by in a backup", answer.status == 200 and vouched != "bob", said)
 
+    # ------------------------------------------------------------------ 6. a consistent restore
+
+    def send_lines(self, who: str, lines: list[bytes]) -> tuple[HttpResponse, MindHandle]:
+        target = self.mind(who)
+        body = b"".join(line + b"\n" for line in lines)
+        path = f"/minds/{target.id}/restore"
+        sent = self.call(
+            "POST", path, token=target.jwt, raw_body=body, headers=NDJSON, query={"last": "true"}
+        )
+        return sent, target
+
+    def consistency(self) -> None:
+        records, agent_id = self.source_backup()
+        memories = [r for r in records if r["kind"] == "memory"]
+
+        twice = json.loads(json.dumps(records))
+        copy = json.loads(json.dumps(memories[0]))
+        copy["memory"]["key"] = "a_second_key"
+        twice.insert(twice.index(memories[0]) + 1, copy)
+        answer, target = self.send_lines("twice", rebuilt(twice))
+        listed = self.call("GET", "/memory", token=target.jwt, headers={"X-Mind-Id": target.id})
+        count = len(listed.json().get("memories", [])) if listed.status == 200 else -1
+        said = f"restore {answer.status}, {count} memories written"
+        self.check("6 two memory lines with one id", answer.status == 422 and count == 0, said)
+
+        dangling = json.loads(json.dumps(records))
+        line = next(r for r in dangling if r["kind"] == "memory" and r["memory"]["id"] == agent_id)
+        line["memory"]["pending_proposal"] = new_proposal_id(datetime.now(UTC))  # no line holds it
+        answer, target = self.send_lines("dangling", rebuilt(dangling))
+        person = {"token": target.jwt, "headers": {"X-Mind-Id": target.id}}
+        written = self.call(
+            "PUT", f"/memory/{agent_id}", json_body={"content": "Drinks tea"}, **person
+        ).status
+        said = f"restore {answer.status}, the owner's write answered {written}"
+        self.check("6 a pending_proposal naming no proposal", answer.status == 200 and written == 200, said)
+
+        signed = self.signed_backup()
+        keep = max(i for i, text in enumerate(signed) if json.loads(text)["kind"] == "memory") + 1
+        successor = json.loads(signed[keep])
+        counts: dict[str, int] = {}
+        for text in signed[1:keep]:
+            kind = json.loads(text)["kind"]
+            counts[kind] = counts.get(kind, 0) + 1
+        trailer = {"n": keep + 1, "kind": "end", "prev": successor["prev"], "sig": successor["sig"]}
+        trailer.update(seal=json.loads(signed[-1])["seal"], lines=keep, counts=counts)
+        forged = [*signed[:keep], json.dumps(trailer, separators=(",", ":")).encode()]
+        answer, _ = self.send_lines("cut-short", forged)
+        trust = answer.json().get("trust") if answer.status == 200 else None
+        said = f"restore {answer.status}, trust {trust!r}"
+        self.check(
+            "6 a signed backup cut short under a forged trailer",
+            trust != "kept" and answer.status < 500,
+            said,
+        )
+
+    def signed_backup(self) -> list[bytes]:
+        """A backup as this service wrote it: signed, sealed."""
+        mind = self.mind("signed-source")
+        person = {"token": mind.jwt, "headers": {"X-Mind-Id": mind.id}}
+        for key in ("home_city", "work", "coffee"):
+            self.ok(
+                self.call(
+                    "POST", "/memory", json_body={"category": "fact", "key": key, "content": key}, **person
+                ),
+                201,
+            )
+        return self.call("GET", f"/minds/{mind.id}/backup", token=mind.jwt).body.splitlines()
+
+    # ------------------------------------------------------------------ 7. malformed input
+
+    def send_probe(self, probe: malformed.Probe) -> int:
+        """A probe over HTTP: its query string as given (bytes too), header values as UTF-8 bytes."""
+        path = probe.path + (f"?{urlencode(probe.query)}" if probe.query else "")
+        headers: dict[str, Any] = {k: v.encode() for k, v in probe.headers.items()}
+        if probe.token:
+            headers["authorization"] = f"Bearer {probe.token}"
+        return self.api.http.request(probe.method, path, content=probe.body, headers=headers).status_code
+
+    def malformed(self) -> None:
+        app = self.flow("http://127.0.0.1/callback")
+        owner = self.mind("probe-owner")
+        records, _ = self.source_backup()
+        groups = {
+            "OAuth token, revoke, register, authorize": list(malformed.oauth(app.client_id)),
+            "OAuth consent": list(malformed.consent(owner, app.request_id())),
+            "restore lines": list(malformed.restore(self.mind("probe-target"), records)),
+        }
+        for name, probes in groups.items():
+            failing = [probe.name for probe in probes if self.send_probe(probe) >= 500]
+            self.sent += len(probes)
+            self.server_errors += len(failing)
+            said = f"{len(probes)} requests, {len(failing)} answered 5xx" + (
+                f": {failing[:5]}" if failing else ""
+            )
+            self.check(f"7 malformed {name}", not failing, said)
+        print(f"malformed input: {self.sent} requests sent, {self.server_errors} answered 5xx", flush=True)
+
     # ------------------------------------------------------------------ all
 
     def everything(self) -> list[Check]:
-        attacks = {"1": self.surrogates, "2": self.removal, "3": self.redirects, "4-5": self.restores}
+        attacks = {
+            "1": self.surrogates,
+            "2": self.removal,
+            "3": self.redirects,
+            "4-5": self.restores,
+            "6": self.consistency,
+            "7": self.malformed,
+        }
         for item, attack in attacks.items():
             with self.attempt(item):
                 attack()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import statistics
 import sys
 import time
@@ -52,9 +53,9 @@ class Asked(NamedTuple):
 
 
 def derived_key(category: str, content: str) -> str:
-    from synapse.mcp.calls import derived_key as mcp_key
+    from synapse.memory.keys import derived_key as server_key
 
-    return mcp_key(category, content)
+    return server_key(category, content)
 
 
 def turns_as_memories(data: dict[str, Any]) -> dict[str, Any]:
@@ -217,6 +218,95 @@ def verdicts(results: dict[str, dict[str, list[int | None]]], stem_flags: dict[s
             r3 = figures(picked)["r@3"]
             verdict = "met" if r3 >= TARGET_STEM_R3 else "NOT met"
             print(f"  target hybrid r@3 >= {TARGET_STEM_R3} on shares_stem questions: {r3:.2f}, {verdict}")
+
+
+def unanswerable() -> list[dict[str, Any]]:
+    """Questions with no answer in the paraphrase set's mind (bench/data/unanswerable.json)."""
+    questions: list[dict[str, Any]] = json.loads((DATA / "unanswerable.json").read_text())["questions"]
+    return questions
+
+
+def scored(mind_id: str, text: str, k: int) -> list[tuple[str, float, str]]:
+    """The first k hybrid hits: (id, score, relevance)."""
+    from synapse.core.errors import BadRequest
+    from synapse.search.filters import Mode, SearchFilters
+    from synapse.search.service import search
+
+    try:
+        page = search(mind_id, text, SearchFilters(), limit=k, mode=Mode.HYBRID)
+    except BadRequest:
+        return []
+    return [(r.memory.id, r.score, r.relevance) for r in page.results]
+
+
+def recalled(mind_id: str, text: str) -> list[str]:
+    """The ids recall places for `q` (`relevant`), as recall picks them."""
+    from synapse.recall.query import RecallQuery
+    from synapse.recall.relevant import relevant_memories
+
+    return [m.id for m in relevant_memories(mind_id, RecallQuery(q=text))]
+
+
+def relevance_report(sets: dict[str, tuple[str, list[Asked]]], k: int) -> None:
+    """Does `relevance` mean something? Per set and split: of the questions whose answer is in the
+    first k, the share where it is `strong`; for the paraphrase set's mind, the questions with no
+    answer in it (bench/data/unanswerable.json) answered with no `strong` hit; and recall `q`: the
+    answer among recall's `relevant` memories."""
+    print(f"\nRelevance (hybrid, first {k}): answer strong | no-answer questions without a strong hit")
+    for title, (mind_id, asked) in sets.items():
+        for split in ("tune", "holdout", None):
+            picked = [q for q in asked if split is None or q.split == split]
+            strong = found = 0
+            for question in picked:
+                hits = scored(mind_id, question.q, k)
+                bands = [band for i, _, band in hits if i in question.answers]
+                if bands:
+                    found += 1
+                    strong += bands[0] == "strong"
+            label = split or "all"
+            print(f"  {title:30} {label:8} answer strong {strong}/{found} = {strong / max(found, 1):.2f}")
+        if title.startswith("paraphrase"):
+            none = unanswerable()
+            for split in ("tune", "holdout", None):
+                picked = [q for q in none if split is None or q["split"] == split]
+                quiet = 0
+                for question in picked:
+                    hits = scored(mind_id, question["q"], k)
+                    quiet += not any(band == "strong" for _, _, band in hits)
+                    if split is None and os.environ.get("BENCH_CALIBRATE"):
+                        print(f"      {question['q']!r}: {[(round(sc, 3), b) for _, sc, b in hits[:3]]}")
+                label = split or "all"
+                print(f"  {'no answer in the mind':30} {label:8} no strong hit {quiet}/{len(picked)}"
+                      f" = {quiet / len(picked):.2f}")  # fmt: skip
+            in_relevant = sum(bool(set(recalled(mind_id, q.q)) & q.answers) for q in asked)
+            empty = sum(not recalled(mind_id, q["q"]) for q in none)
+            print(f"  recall q on {title}: answer in `relevant` {in_relevant}/{len(asked)}"
+                  f" = {in_relevant / len(asked):.2f}; no-answer questions with `relevant` empty"
+                  f" {empty}/{len(none)}")  # fmt: skip
+
+
+def score_samples(sets: dict[str, tuple[str, list[Asked]]], k: int, split: str) -> None:
+    """For calibrating fusion.STRONG_SCORE on one split: the answers' scores and the best score of
+    each no-answer question."""
+    right: list[float] = []
+    wrong: list[float] = []
+    for title, (mind_id, asked) in sets.items():
+        for question in asked:
+            if question.split != split:
+                continue
+            hits = scored(mind_id, question.q, k)
+            right += [score for i, score, _ in hits if i in question.answers][:1]
+        if title.startswith("paraphrase"):
+            for question in unanswerable():
+                if question["split"] == split:
+                    hits = scored(mind_id, question["q"], k)
+                    wrong.append(max((score for _, score, _ in hits), default=0.0))
+    right.sort()
+    wrong.sort()
+    for threshold in [x / 100 for x in range(30, 131, 5)]:
+        kept = sum(s >= threshold for s in right) / max(len(right), 1)
+        quiet = sum(s < threshold for s in wrong) / max(len(wrong), 1)
+        print(f"  {split} threshold {threshold:.2f}: answers strong {kept:.2f}, no-answer quiet {quiet:.2f}")
 
 
 def grid() -> Iterator[dict[str, float]]:

@@ -850,6 +850,11 @@ def by_meaning(
             meaning.tune({title: (mind_id, asked), **sets}, k)
             return 0
         results = meaning.side_by_side(mind_id, asked, sets, k)
+        everything = {title: (mind_id, asked), **sets}
+        meaning.relevance_report(everything, k)
+        if os.environ.get("BENCH_CALIBRATE"):
+            meaning.score_samples(everything, k, "tune")
+            meaning.score_samples(everything, k, "holdout")
     meaning.verdicts(results, {title: [q.shares_stem for q in questions]})
     return 0
 

@@ -7,6 +7,13 @@ the endpoint runs it, and the DynamoDB items read (ScannedCount/Count of every c
 `tables.reads`) are printed beside the items returned, and beside a naive `Query pk=mind` over
 every item of the mind. Target per read: items read <= 2 x items returned + 100.
 
+Time windows (`after`/`before`, `updated_after`): every 100th memory is about a day of December
+2025 (`occurred_at`, a date), and the last 1% were changed once after the others were stored. The
+list by one such day, by the last 10 minutes of writes and by what changed since, and by-tag and
+recall narrowed to those 10 minutes, are printed apart with items read beside returned: the list's
+reads follow their answer (the target applies); by-tag and recall read in recall order and filter
+(docs/scaling.md "Time filters": they read more than they return, shown, no target).
+
 With `--expired-share S` a share S of the memories (chosen at random, `docker` ones included) is
 stored with an expiry time that has passed when the reads run (a day later): each read is then
 measured twice, before the expiry sweep (`synapse.memory.sweep`) has run, when reads skip the
@@ -74,6 +81,8 @@ def populate(mind_id: str, total: int, now: datetime, expired_share: float) -> N
             body["expires_at"] = (now + LATER + timedelta(hours=1 + rng.random() * 24 * 6.5)).isoformat()
         elif i in expired:
             body["expires_at"] = (now + timedelta(hours=1 + rng.random() * 12)).isoformat()
+        if i % 100 == 0:
+            body["occurred_at"] = f"2025-12-{1 + (i // 100) % 31:02d}"
         source = kinds.Source.USER if i % 5 else kinds.Source.AGENT
         moment = now - timedelta(seconds=total - i)
         store.store(mind_id, model.MemoryWrite.from_body(body), source, at=moment)
@@ -82,9 +91,67 @@ def populate(mind_id: str, total: int, now: datetime, expired_share: float) -> N
             print(f"  stored {i + 1:,} ({rate:,.0f}/s)", flush=True)
 
 
+CHANGED_SHARE = 0.01  # the last 1% of memories, changed once after every memory was stored
+
+
+def change_last(mind_id: str, total: int, now: datetime) -> str:
+    """Change the last CHANGED_SHARE of the memories (their content), a second apart after `now`;
+    returns the moment before the first change."""
+    from synapse.memory import kinds, model, store
+
+    for n, i in enumerate(range(total - max(1, int(total * CHANGED_SHARE)), total)):
+        body = {"category": CATEGORIES[i % len(CATEGORIES)], "key": f"memory_{i}", "content": f"Changed {i}."}
+        store.store(
+            mind_id, model.MemoryWrite.from_body(body), kinds.Source.USER, at=now + timedelta(seconds=n + 1)
+        )
+    from synapse.core import clock
+
+    return clock.to_iso(now)
+
+
+def measure_windows(mind_id: str, at: datetime, now: datetime, since: str) -> tuple[list[Row], list[Row]]:
+    """(list reads, filtered reads) by time: (read, items read, items returned) of every page."""
+    from synapse.core import clock
+    from synapse.core.moments import Window
+    from synapse.memory import reads, selections
+    from synapse.recall.query import RecallQuery
+    from synapse.recall.reads import recall_of
+
+    def paged(read: Callable[[str | None], Any]) -> tuple[int, int]:
+        before, returned, after = items_read(), 0, None
+        while True:
+            page = read(after)
+            returned += len(page.memories)
+            after = page.next_cursor
+            if after is None:
+                return items_read() - before, returned
+
+    day = Window.of("2025-12-07", "2025-12-07")
+    recent = Window(clock.to_iso(now - timedelta(minutes=10)), clock.to_iso(now))
+    listed: list[Row] = []
+    for name, filters in (
+        ("list after/before one day", selections.ListFilters(window=day)),
+        ("list after/before last 10 min", selections.ListFilters(window=recent)),
+        ("list updated_after", selections.ListFilters(updated_after=since)),
+    ):
+        read, returned = paged(lambda after, f=filters: reads.list_memories(mind_id, f, 100, after))
+        listed.append((name + " (all pages)", read, returned))
+    filtered: list[Row] = []
+    read, returned = paged(
+        lambda after: reads.by_tag(mind_id, selections.TagQuery("docker", window=recent), 100, after, at=at)
+    )
+    filtered.append(("by-tag docker, last 10 min", read, returned))
+    before = items_read()
+    answer = recall_of(mind_id, RecallQuery(limit=50, window=recent), at=at)
+    filtered.append(
+        ("recall limit=50, last 10 min", items_read() - before, len(answer.memories) + len(answer.low_keys))
+    )
+    return listed, filtered
+
+
 def measure(mind_id: str, at: datetime) -> list[Row]:
     """(read, items read, items returned) of recall, every page of by-tag docker and of expiring 7d."""
-    from synapse.memory import reads, selections
+    from synapse.memory import expiring_reads, reads, selections
     from synapse.recall.query import RecallQuery
     from synapse.recall.reads import recall_of
 
@@ -106,7 +173,9 @@ def measure(mind_id: str, at: datetime) -> list[Row]:
         lambda after: reads.by_tag(mind_id, selections.TagQuery("docker"), 100, after, at=at)
     )
     rows.append(("by-tag docker (all pages)", read, returned))
-    read, returned = paged(lambda after: reads.expiring(mind_id, timedelta(days=7), 100, after, at=at))
+    read, returned = paged(
+        lambda after: expiring_reads.expiring(mind_id, timedelta(days=7), 100, after, at=at)
+    )
     rows.append(("expiring within=7d (all pages)", read, returned))
     return rows
 
@@ -181,6 +250,18 @@ def main() -> int:
         title = f"Mind: {args.memories:,} memories{share}, {partition:,} items in its partition"
         if not args.expired_share:
             ok = report(title, measure(mind.id, at), naive_read, answers)
+            since = change_last(mind.id, args.memories, now)
+            listed, filtered = measure_windows(mind.id, at, now, since)
+            print(f"\nTime windows ({CHANGED_SHARE:.0%} changed since; every 100th memory dated Dec 2025)")
+            print(f"{'read':32} {'items read':>10} {'returned':>9} {'target':>7}  ok")
+            for name, read, returned in listed:
+                target = 2 * returned + 100
+                ok &= read <= target
+                print(
+                    f"{name:32} {read:>10,} {returned:>9,} {target:>7,}  {'yes' if read <= target else 'NO'}"
+                )
+            for name, read, returned in filtered:
+                print(f"{name:32} {read:>10,} {returned:>9,} {'-':>7}  (filters in recall order)")
         else:
             ok_before = report(title + "\nBefore the sweep:", measure(mind.id, at), naive_read, answers)
             started = time.perf_counter()

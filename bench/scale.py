@@ -287,7 +287,10 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
 
 def _run(code: Path, command: list[str], out: Path) -> dict[str, Any]:
     env = {**os.environ, **BENCH_ENV, "POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true"}
-    env["PYTHONPATH"] = f"{code / 'layers' / 'synapse'}{os.pathsep}{code}{os.pathsep}{ROOT / 'bench'}"
+    # ROOT last: the side's own layer and infra come first; only what the archived side lacks (the
+    # benches' shared `tests.support.streams`, bench/indexer.py's record builder) is found in ROOT.
+    paths = [code / "layers" / "synapse", code, ROOT / "bench", ROOT]
+    env["PYTHONPATH"] = os.pathsep.join(str(path) for path in paths)
     env.pop("SYNAPSE_DYNAMODB_ENDPOINT", None)
     subprocess.run([sys.executable, *command, "--out", str(out)], env=env, check=True, cwd=code)
     result: dict[str, Any] = json.loads(out.read_text())

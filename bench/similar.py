@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse")]
 
 import numpy as np  # noqa: E402
-from synapse.mcp.calls import derived_key  # noqa: E402
+from synapse.memory.keys import derived_key  # noqa: E402
 from synapse.search import repeats, vectors  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "similar_pairs.json"

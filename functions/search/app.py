@@ -8,11 +8,14 @@ from synapse.search import service
 
 @endpoint
 def handler(request: Request) -> Response:
+    now, zone = queries.asker_clock(request)
     page = service.search(
         request.mind_id(),
         request.query_one("q"),
         queries.search_filters(request),
         *request.page(),
         mode=queries.search_mode(request),
+        now=now,
+        zone=zone,
     )
     return Response.json(page.public())

@@ -3,7 +3,8 @@ memory becomes a proposal (202), as does an editor's (a person who may not vouch
 
 import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
-from synapse.memory import store
+from synapse.auth import visibility
+from synapse.memory import repeats, store
 from synapse.memory.model import MemoryWrite
 from synapse.search import on_write
 
@@ -21,10 +22,12 @@ def handler(request: Request) -> Response:
         similar=on_write.similar_to,
     )
     if stored.proposal is not None:
-        return Response.json({"proposal": stored.proposal, "memory": stored.memory.public()}, 202)
-    body = stored.memory.public()
-    if stored.similar:
-        body["similar"] = list(stored.similar)
+        proposed = {"proposal": stored.proposal, "memory": stored.memory.public()}
+        return Response.json(visibility.shown(principal, proposed), 202)
+    body = {**stored.memory.public(), **repeats.similar_fields(stored)}
+    if stored.supersedes:
+        body["supersedes"] = list(stored.supersedes)
+    body = visibility.shown(principal, body)  # no content nor `similar` without `read`
     if stored.created:
         return Response.json(body, 201, {"Location": f"/memory/{stored.memory.id}"})
     return Response.json(body)

@@ -25,4 +25,4 @@ def handler(request: Request) -> Response:
         return store.Request(mind.mind_id, write, source, principal.changed_by(), mind.vouches)
 
     answer = batch.store_batch(mind.mind_id, body, key, store_one, on_write.similar_to)
-    return answered(answer)
+    return answered(answer, principal)

@@ -3,6 +3,7 @@ a verified memory becomes a proposal (202)."""
 
 import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
+from synapse.auth import visibility
 from synapse.memory import store
 from synapse.memory.model import MemoryPatch
 
@@ -20,6 +21,11 @@ def handler(request: Request) -> Response:
         changed_by=request.principal.changed_by(),
         vouches=mind.vouches,
     )
+    principal = request.principal
     if stored.proposal is not None:
-        return Response.json({"proposal": stored.proposal, "memory": stored.memory.public()}, 202)
-    return Response.json(stored.memory.public())
+        proposed = {"proposal": stored.proposal, "memory": stored.memory.public()}
+        return Response.json(visibility.shown(principal, proposed), 202)
+    body = stored.memory.public()
+    if stored.supersedes:
+        body["supersedes"] = list(stored.supersedes)
+    return Response.json(visibility.shown(principal, body))

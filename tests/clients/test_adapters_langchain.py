@@ -9,6 +9,7 @@ import time
 from langchain_core.documents import Document
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
+from synapse.memory.keys import derived_key
 from synapse_client import _agent_tools
 from synapse_client.langchain import SynapseRetriever, tools
 
@@ -63,7 +64,8 @@ def test_a_model_s_tool_calls_remember_recall_search_and_forget(mind: MindClient
     tool_set = {tool.name: tool for tool in tools(mind.agent)}
     # When the model remembers with only content, and with a category and key
     noted = json.loads(str(call(tool_set, "remember", {"content": "Ada likes ramen"}, 1).content))
-    assert noted["category"] == "note" and noted["key"] == _agent_tools.derived_key("note", noted["content"])
+    assert noted["category"] == "note" and noted["key"] == derived_key("note", noted["content"])
+    assert noted["key_derived"] is True  # the server's derivation: the client sends content alone
     kept = call(
         tool_set, "remember", {"content": "Ada lives in Paris", "category": "fact", "key": "home_city"}, 2
     )
@@ -71,7 +73,7 @@ def test_a_model_s_tool_calls_remember_recall_search_and_forget(mind: MindClient
     # Then recall is the plain text, and search finds the memory once indexed
     assert "Ada lives in Paris" in str(call(tool_set, "recall", {"query": "where does Ada live"}, 3).content)
     deadline = time.monotonic() + 20
-    while not (hits := json.loads(str(call(tool_set, "search", {"query": "paris"}, 4).content))["hits"]):
+    while not (hits := json.loads(str(call(tool_set, "search", {"query": "paris"}, 4).content))["results"]):
         assert time.monotonic() < deadline
         time.sleep(0.2)
     assert hits[0]["key"] == "home_city"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from synapse_client._agent_tools import derived_key
+from synapse.memory.keys import derived_key
 
 from tests.clients.conftest import MindClients, new_mind, recording_front, run_cli
 from tests.support.runner import RunningService
@@ -78,7 +78,7 @@ def test_remember_takes_content_alone_as_mcp_does(runner: RunningService, mind: 
     # When it remembers a sentence with nothing else, twice
     first = json.loads(run_cli("--json", "remember", "I like tea", env=env).stdout)
     again = json.loads(run_cli("--json", "remember", "I  like TEA", env=env).stdout)
-    # Then it is one note, keyed by its words, as /mcp's remember keys it
+    # Then it is one note, keyed by its words as the server keys content alone (the CLI sends no key)
     assert (first["category"], first["key"]) == ("note", derived_key("note", "I like tea"))
     assert first["key"].startswith("like_tea_")
     assert again["id"] == first["id"] and again["version"] == 2
@@ -324,3 +324,41 @@ def test_forget_of_a_verified_memory_by_an_agent_says_it_is_a_proposal(
     )
     assert set(as_json) == {"proposal", "memory"} and as_json["proposal"]["action"] == "delete"
     assert run_cli("forget", "--category", "note", "--key", "draft", env=env).stdout == f"forgot {loose.id}\n"
+
+
+def test_remember_with_occurred_at_and_read_by_time(runner: RunningService, mind: MindClients) -> None:
+    env = agent_env(runner, mind)
+    # When an agent remembers an appointment with its date, and a call with a zoned time
+    dentist = json.loads(
+        run_cli(
+            "--json",
+            "remember",
+            "fact",
+            "dentist",
+            "Dentist appointment",
+            "--occurred-at",
+            "2030-12-09",
+            env=env,
+        ).stdout
+    )
+    call = mind.agent.remember("fact", "call", "Call with Anna", occurred_at="2030-12-10T09:30:00+01:00")
+    mind.agent.remember("fact", "bike", "Bought a bike")
+    # Then the date stays a date and the time is in UTC
+    assert dentist["occurred_at"] == "2030-12-09" and call.occurred_at == "2030-12-10T08:30:00.000Z"
+    # And get and recall show it
+    assert "  on: 2030-12-09" in run_cli("get", dentist["id"], env=env).stdout
+    recalled = run_cli("recall", "--after", "2030-12-01", env=env)
+    assert "Dentist appointment\n  On: 2030-12-09\n" in recalled.stdout and "bike" not in recalled.stdout
+    # And the client's list takes the window, newest event first, and a clear with None
+    listed = mind.agent.list_memories(after="2030-12-01", before="2030-12-31")
+    assert [m.key for m in listed.items] == ["call", "dentist"]
+    assert mind.agent.update(call.id, occurred_at=None).occurred_at is None
+    # And search takes it too
+    wait_until_indexed(mind, "appointment", "dentist")
+    found = run_cli(
+        "--json", "search", "appointment bike", "--before", "2030-12-09", "--after", "2030-12-09", env=env
+    )
+    assert [r["memory"]["key"] for r in json.loads(found.stdout)["results"]] == ["dentist"]
+    # And a zoneless time is refused naming the field
+    refused = run_cli("remember", "fact", "x", "x", "--occurred-at", "2030-12-09T10:00", env=env)
+    assert refused.returncode == 1 and "occurred_at" in refused.stderr

@@ -467,3 +467,19 @@ def test_history_restore_proposals_and_audit(mind: MindClients) -> None:
     mind.person.create_key(label="audited")
     events = list(mind.person.iter_audit(limit=1))
     assert "key.created" in {e.action for e in events} and mind.person.audit().items
+
+
+def test_a_newer_memory_names_what_it_replaces_and_reads_leave_it_out(mind: MindClients) -> None:
+    # Given an older fact, and a newer one stored naming it in `supersedes`
+    agent = mind.agent
+    old = agent.remember("fact", "employer", "Works at Acme")
+    new = agent.remember("fact", "new_job", "Now works at Globex", supersedes=[old.id])
+    # Then the older one is kept, marked, and out of the list unless asked for
+    marked = agent.get(old.id)
+    assert (marked.superseded_by, marked.superseded_at is not None) == (new.id, True)
+    assert [m.id for m in agent.iter_memories()] == [new.id]
+    assert {m.id for m in agent.iter_memories(include_superseded=True)} == {old.id, new.id}
+    # And an update may name what it replaces; an unknown id is refused, naming the field
+    with pytest.raises(ValidationFailed) as refused:
+        agent.update(new.id, supersedes=["mem_unknown0000"])
+    assert "supersedes[0]" in str(refused.value.details)

@@ -240,3 +240,18 @@ def test_recall_text_names_each_surfaces_own_way_to_what_it_left_out() -> None:
     assert cut.naming("the search tool").endswith("\n1 more memory left out; the search tool finds it.\n")
     assert cut.naming("`synapse search`").endswith("; `synapse search` finds it.\n")
     assert RecallText(text="Mind: M\nMemories: 0 total\n").naming("x") == "Mind: M\nMemories: 0 total\n"
+
+
+def test_a_write_answered_without_content_reads_as_a_memory() -> None:
+    # Given a write-only key's answer: the memory without what it says (docs/auth.md#what-answers-show)
+    withheld = {
+        "id": "mem_a", "mind_id": "m_a", "category": "fact", "key": "pin", "priority": "normal",
+        "source": "agent", "verified": False, "confidence": 0.7, "expires_at": None,
+        "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z", "version": 1,
+        "verified_at": None, "verified_by": None, "pending_proposal": None, "expired": False,
+    }  # fmt: skip
+    call = ops.remember("fact", "pin", "My PIN is 4821")
+    # When the client reads it
+    memory = call.parse(answer(201, json=withheld))
+    # Then it is the memory, its content and tags empty
+    assert (memory.id, memory.version, memory.content, memory.tags) == ("mem_a", 1, "", [])

@@ -152,3 +152,24 @@ def test_an_export_line_with_a_lone_surrogate_is_refused_naming_the_line() -> No
     # When `synapse import` reads it, Then it stops at that line, as the server would refuse it
     with pytest.raises(ValueError, match=r"line 2: holds a lone UTF-16 surrogate"):
         list(transfer.read_lines(lines))
+
+
+def test_mem0_times_become_occurred_at(tmp_path: Path) -> None:
+    # Given mem0 items with an event `timestamp` (epoch seconds, or text), or only their created_at
+    items = [
+        {"id": "a", "memory": "Met Anna at the conference", "timestamp": 1_733_616_000},
+        {"id": "b", "memory": "Moved", "timestamp": "2024-05-01", "created_at": "2024-06-01T10:00Z"},
+        {"id": "c", "memory": "Likes jazz", "created_at": "2024-07-20T01:43:47.282373-07:00"},
+        {"id": "d", "memory": "Plays chess", "created_at": "2024-07-21T08:00:00"},
+        {"id": "e", "memory": "No time at all"},
+    ]
+    dump = tmp_path / "mem0.json"
+    dump.write_text(json.dumps({"results": items}), encoding="utf-8")
+    # When it is read
+    records = by_key(importers.read("mem0", dump))
+    # Then each says when it was said, as the server takes it (a zone, or a date)
+    assert records["mem0_a"]["occurred_at"] == "2024-12-08T00:00:00Z"
+    assert records["mem0_b"]["occurred_at"] == "2024-05-01"
+    assert records["mem0_c"]["occurred_at"] == "2024-07-20T01:43:47.282373-07:00"
+    assert records["mem0_d"]["occurred_at"] == "2024-07-21T08:00:00Z"
+    assert "occurred_at" not in records["mem0_e"]

@@ -81,11 +81,11 @@ def test_an_agent_remembers_recalls_searches_and_forgets_over_mcp(
             deadline = time.monotonic() + 20
             while True:
                 found = json.loads(text_of(await call(session, "search", {"query": "grey"})))
-                if found["hits"] or time.monotonic() > deadline:
+                if found["results"] or time.monotonic() > deadline:
                     break
                 await anyio.sleep(0.3)
-            assert [h["id"] for h in found["hits"]] == [memory["id"]]
-            assert "**Grey**" in found["hits"][0]["snippet"]
+            assert [h["id"] for h in found["results"]] == [memory["id"]]
+            assert "**Grey**" in found["results"][0]["snippet"]
             expiring = json.loads(text_of(await call(session, "list_expiring", {"within": "7d"})))
             assert expiring == {"memories": [], "next_cursor": None}
             fetched = json.loads(text_of(await call(session, "fetch", {"id": memory["id"]})))
@@ -195,17 +195,17 @@ def test_the_tools_tell_the_model_to_recall_for_the_message_and_weigh_coverage(
             assert not found.is_error, text_of(found)
             answer = json.loads(text_of(found))
             # Then each hit carries matched and coverage (from a server that reports them)
-            assert set(answer) == {"terms", "hits", "mode"}
-            assert keyword["hits"][0]["id"] == coffee.id  # first; others may follow by meaning
-            assert {"matched", "coverage"} <= set(keyword["hits"][0])
+            assert set(answer) == {"terms", "results", "mode"}
+            assert keyword["results"][0]["id"] == coffee.id  # first; others may follow by meaning
+            assert {"matched", "coverage"} <= set(keyword["results"][0])
             if keyword["terms"]:
-                assert keyword["hits"][0]["coverage"] == 1.0
-                assert answer["hits"][0]["id"] == coffee.id
-                hit = answer["hits"][0]
+                assert keyword["results"][0]["coverage"] == 1.0
+                assert answer["results"][0]["id"] == coffee.id
+                hit = answer["results"][0]
                 assert set(hit["matched"]) <= set(answer["terms"])
                 assert 0 < hit["coverage"] <= 1  # each term weighed by how informative it is
             else:  # a server from before best-match search
-                assert keyword["hits"][0]["coverage"] is None and keyword["hits"][0]["matched"] == []
+                assert keyword["results"][0]["coverage"] is None and keyword["results"][0]["matched"] == []
 
     with recording_front(runner.url) as front:
         anyio.run(scenario, front.url)

@@ -51,10 +51,10 @@ async def _every_tool(session: ClientSession) -> None:
     assert many["summary"]["created"] == 2
     assert "Earl Grey" in await call("recall", query="what tea?")
     deadline = time.monotonic() + 20
-    while not (found := await call("search", query="grey"))["hits"]:
+    while not (found := await call("search", query="grey"))["results"]:
         assert time.monotonic() < deadline, "favourite_tea was not indexed"
         await anyio.sleep(0.3)
-    assert found["hits"][0]["id"] == stored["id"] and "coverage" in found["hits"][0]
+    assert found["results"][0]["id"] == stored["id"] and "coverage" in found["results"][0]
     assert (await call("fetch", id=stored["id"]))["content"] == "Earl Grey"
     assert [m["id"] for m in (await call("by_tag", tag="drinks"))["memories"]] == [stored["id"]]
     assert (await call("update", id=stored["id"], content="Earl Grey, no milk"))["version"] == 2

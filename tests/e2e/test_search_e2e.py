@@ -82,3 +82,50 @@ def test_readme_local_rebuild_works_against_the_running_runner(
     assert "1 memories indexed" in done.stdout
     results = eventually(lambda: found(http, mind, "rebuilt"), lambda r: len(r) == 1)
     assert [r["memory"]["key"] for r in results] == ["rebuilt_fact"]
+
+
+def _walk(http: Http, mind: MindHandle, q: str, mode: str, limit: int) -> list[str]:
+    """Every page of a search, followed by its `next_cursor`: the ids in the order shown."""
+    ids: list[str] = []
+    cursor: str | None = None
+    for _ in range(200):
+        params = {"q": q, "mode": mode, "limit": str(limit), **({"cursor": cursor} if cursor else {})}
+        answer = http.call("GET", "/memory/search", token=mind.key, params=params)
+        assert answer.status_code == 200, answer.text
+        page = answer.json()
+        ids += [r["memory"]["id"] for r in page["results"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return ids
+    raise AssertionError("the pages never ended")
+
+
+def test_the_pages_of_a_500_memory_search_add_up_in_every_mode(http: Http, mind: MindHandle) -> None:
+    # Given 500 memories, each tagged with its session, on a few topics
+    topics = ["coffee and breakfast", "the garden", "his car", "work at the bank", "the dog's walks"]
+    stored: list[str] = []
+    for start in range(0, 500, 100):
+        batch = [
+            {"category": "note", "key": f"session_{n}", "tags": [f"session-{n}"],
+             "content": f"Session {n}: talked about {topics[n % 5]}"}
+            for n in range(start, start + 100)
+        ]  # fmt: skip
+        answer = http.call("POST", "/memory/batch", token=mind.key, json_body={"memories": batch})
+        assert answer.status_code == 200, answer.text
+        stored += [r["memory"]["id"] for r in answer.json()["results"]]
+    eventually(lambda: len(_walk(http, mind, "session", "lexical", 100)), lambda n: n == 500, patience=180)
+    # When `q=session` is walked page by page in each mode at limit 10, 50 and 100
+    for mode in ("lexical", "hybrid", "semantic"):
+        walks = {limit: _walk(http, mind, "session", mode, limit) for limit in (10, 50, 100)}
+        for limit, ids in walks.items():
+            # Then each memory comes once, and by words every one of the 500 comes
+            assert len(ids) == len(set(ids)), (mode, limit)
+            if mode != "semantic":
+                assert sorted(ids) == sorted(stored), (mode, limit)
+            # And in the same order whatever the page size
+            assert ids == walks[100], (mode, limit)
+    # And a forged cursor is refused
+    forged = http.call(
+        "GET", "/memory/search", token=mind.key, params={"q": "session", "cursor": "bm90IGEgY3Vyc29y"}
+    )
+    assert forged.status_code == 400

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from synapse.memory import store, writes
+from synapse.memory import keys, store, writes
 from synapse.storage import batch_reads, tables
 
 from infra.gateway import HttpResponse
@@ -54,7 +54,16 @@ def test_a_hundred_items_with_three_invalid_store_ninety_seven_and_name_the_thre
     # And each stored item is summarised as a hook delivery's answer summarises it
     created = body["results"][0]
     assert created["status"] == "created" and created["memory"]["key"] == "fact_0"
-    summary_fields = {"id", "category", "key", "version", "verified", "created_at", "updated_at"}
+    summary_fields = {
+        "id",
+        "category",
+        "key",
+        "version",
+        "verified",
+        "created_at",
+        "updated_at",
+        "occurred_at",
+    }
     assert set(created["memory"]) == summary_fields
 
 
@@ -70,6 +79,20 @@ def test_an_item_stored_again_is_replaced_like_post_memory(api: Api) -> None:
     assert result["status"] == "replaced"
     assert result["memory"]["id"] == first.json()["id"] and result["memory"]["version"] == 2
     assert answer.json()["summary"] == {"created": 0, "replaced": 1, "proposed": 0, "failed": 0}
+
+
+def test_an_item_of_content_alone_is_a_note_keyed_as_post_memory_keys_it(api: Api) -> None:
+    # Given a note stored with POST /memory from its content alone
+    mind = api.create_mind()
+    first = api.call("POST", "/memory", json_body={"content": "Likes jazz"}, **as_agent(mind)).json()
+    # When a batch holds the same text (spaced otherwise) and a new one, each content alone
+    items = [{"content": "likes  JAZZ"}, {"content": "Plays the cello"}]
+    answer = send(api, {"memories": items}, as_agent(mind))
+    # Then the first replaces that note and the second is a new note, its key derived the same way
+    assert answer.json()["summary"] == {"created": 1, "replaced": 1, "proposed": 0, "failed": 0}
+    replaced, created = (r["memory"] for r in answer.json()["results"])
+    assert (replaced["id"], replaced["key"], replaced["version"]) == (first["id"], first["key"], 2)
+    assert (created["category"], created["key"]) == ("note", keys.derived_key("note", "Plays the cello"))
 
 
 def test_a_replay_with_the_same_idempotency_key_applies_nothing_twice(api: Api, dynamo: Any) -> None:

@@ -108,7 +108,8 @@ def agent_changes(
 
 def expected_after(memory: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
     """The proposed fields: the memory's with the change, expiry normalised."""
-    proposed = {name: memory[name] for name in ("content", "tags", "priority", "confidence", "expires_at")}
+    fields = ("content", "tags", "priority", "confidence", "expires_at", "occurred_at")
+    proposed = {name: memory[name] for name in fields}
     proposed.update(change)
     if proposed["expires_at"] is not None:
         proposed["expires_at"] = clock.to_iso(clock.from_iso(proposed["expires_at"]))

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from synapse.core import clock
+from synapse.memory.keys import derived_key
 from synapse.webhooks import batch as batches
 from synapse.webhooks import idempotency, signing
 
@@ -221,6 +222,23 @@ def test_a_delivery_stored_again_by_key_is_replaced(api: Api) -> None:
     again = deliver(api, hook, memory_body(content="Lives in Hamburg"))
     (result,) = again.json()["results"]
     assert (result["status"], result["memory"]["version"]) == ("replaced", 2)
+
+
+def test_a_delivery_of_content_alone_is_a_note_keyed_as_post_memory_keys_it(api: Api) -> None:
+    # Given a hook
+    mind = api.create_mind()
+    hook = create_hook(api, mind)
+    # When the platform posts content alone, then the same text again (spaced otherwise)
+    first = deliver(api, hook, {"content": "Prefers window seats"}).json()["results"][0]
+    again = deliver(api, hook, {"content": "prefers  window SEATS"}).json()["results"][0]
+    # Then it is one note, keyed by the server's derivation, replaced the second time
+    assert (first["status"], first["memory"]["category"]) == ("created", "note")
+    assert first["memory"]["key"] == derived_key("note", "Prefers window seats")
+    assert (again["status"], again["memory"]["id"], again["memory"]["version"]) == (
+        "replaced",
+        first["memory"]["id"],
+        2,
+    )
 
 
 def test_a_batch_of_100_with_3_invalid_items_stores_97_and_reports_the_3(api: Api, dynamo: Any) -> None:

@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 import pytest
-from synapse.mcp import calls, schema
+from synapse.mcp import schema
+from synapse.memory import keys
 
 from infra.gateway import HttpResponse
 from infra.stream_pump import Pump
@@ -85,7 +86,8 @@ def test_without_initialize_every_tool_is_listed_and_remember_takes_content_alon
     assert not hints["remember"]["readOnlyHint"] and hints["remember"]["idempotentHint"]
     failed, first = tool(api, mind.key, "remember", content="Prefers tea to coffee")
     assert not failed, first
-    assert first["category"] == "note" and first["key"] == calls.derived_key("note", "Prefers tea to coffee")
+    assert first["category"] == "note" and first["key"] == keys.derived_key("note", "Prefers tea to coffee")
+    assert first["key_derived"] is True
     failed, again = tool(api, mind.key, "remember", content="  prefers TEA to coffee ")
     assert not failed and again["id"] == first["id"] and again["version"] == 2
 
@@ -103,7 +105,7 @@ def test_every_tool_works_over_mcp(api: Api, mind: MindHandle, pump: Pump) -> No
     pump.run_once()
     assert "Lives in Berlin" in tool(api, key, "recall", query="where does he live?")[1]
     _, found = tool(api, key, "search", query="Where does he live? Berlin")
-    assert [h["id"] for h in found["hits"]] == [stored["id"]] and found["hits"][0]["coverage"] > 0
+    assert [r["id"] for r in found["results"]] == [stored["id"]] and found["results"][0]["coverage"] > 0
     assert tool(api, key, "fetch", id=stored["id"])[1]["content"] == "Lives in Berlin"
     assert [m["id"] for m in tool(api, key, "by_tag", tag="HOME")[1]["memories"]] == [stored["id"]]
     failed, updated = tool(api, key, "update", id=stored["id"], content="Lives in Hamburg", expires_at=None)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from synapse.core import clock
-from synapse.memory import reads
+from synapse.memory import keys, reads
 from synapse.storage import tables
 
 from tests.support.api import Api, MindHandle, memory_body
@@ -117,6 +117,32 @@ def test_the_same_key_in_another_category_is_another_memory(api: Api, mind: Mind
     one = api.store(mind, category="fact").json()
     other = api.store(mind, category="preference")
     assert other.status == 201 and other.json()["id"] != one["id"]
+
+
+def test_content_alone_is_a_note_keyed_by_its_content_and_stored_again_it_replaces(
+    api: Api, mind: MindHandle, ticking_clock: None
+) -> None:
+    # When a body holds content and nothing else
+    answer = api.call("POST", "/memory", json_body={"content": "Works at a standing desk"}, **as_user(mind))
+    # Then it is a 201: a note whose key the server derived from the content, and says so
+    assert answer.status == 201, answer.text
+    first = answer.json()
+    assert (first["category"], first["key"]) == ("note", keys.derived_key("note", "Works at a standing desk"))
+    assert first["key"].startswith("works_standing_desk_") and first["key_derived"] is True
+    # When the same text comes again (case and spacing aside)
+    again = api.call("POST", "/memory", json_body={"content": " works at a  STANDING desk"}, **as_user(mind))
+    # Then it replaces that note: same id, version 2, one memory in the mind
+    assert again.status == 200, again.text
+    assert (again.json()["id"], again.json()["version"]) == (first["id"], 2)
+    assert [m["id"] for m in listed(api, mind)] == [first["id"]]
+    # And a chosen key is not a derived one
+    chosen = api.call("POST", "/memory", json_body={"content": "Tea", "key": "drink"}, **as_user(mind)).json()
+    assert (chosen["category"], chosen["key"], chosen["key_derived"]) == ("note", "drink", False)
+
+
+def test_a_null_category_or_key_is_refused_naming_it(api: Api, mind: MindHandle) -> None:
+    answer = api.call("POST", "/memory", json_body={"content": "x", "key": None}, **as_user(mind))
+    assert_error(answer, 422, field="key", rule="not_null")
 
 
 def test_rewrites_within_one_millisecond_keep_the_tag_copies_whole(

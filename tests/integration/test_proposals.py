@@ -73,6 +73,7 @@ def test_an_agents_rewrite_of_a_verified_memory_is_a_pending_proposal(
         "priority": "normal",
         "confidence": 0.7,
         "expires_at": None,
+        "occurred_at": None,
     }
     assert proposal["base_version"] == 1 and proposal["proposed_by"] == {
         "source": "agent",

@@ -119,6 +119,26 @@ def test_recall_of_the_spec_example_mind_is_byte_for_byte(
     assert api.call("GET", "/memory/recall", **as_user(mind)).text == answer.text
 
 
+def test_recall_shows_keys_people_or_agents_chose_and_not_those_derived_from_content(
+    api: Api, mind: MindHandle, moved: MovableClock
+) -> None:
+    # Given a note stored from its content alone (its key derived), and one under a chosen key
+    moved.advance(seconds=1)
+    derived = api.call("POST", "/memory", json_body={"content": "Walks to work"}, **as_agent(mind)).json()
+    store(api, mind, moved, category="note", key="commute", content="Cycles when it is dry")
+    # When recalled
+    text = get(api, mind, "/memory/recall").text
+    # Then the chosen key has its line and the derived one none; the content speaks for itself
+    assert text.endswith(
+        "\n[001] note (NORMAL) [verified]\n  commute\n  Cycles when it is dry\n"
+        "\n[002] note (NORMAL) [unverified]\n  Walks to work\n"
+    ), text
+    assert derived["key"] not in text
+    # And JSON still carries every key, saying which was derived
+    listed = get(api, mind, "/memory/recall", format="json").json()["memories"]
+    assert [(m["key"], m["key_derived"]) for m in listed] == [("commute", False), (derived["key"], True)]
+
+
 def test_recall_order_is_priority_then_most_recently_updated(
     api: Api, mind: MindHandle, moved: MovableClock
 ) -> None:
@@ -413,11 +433,11 @@ def test_each_read_costs_what_it_returns_not_the_size_of_the_mind(
 
     def cost(path: str, **query: Any) -> tuple[int, int]:
         before = sum(tables.reads.values())
-        body = get(api, mind, path, format="json", **query).json()
+        body = get(api, mind, path, **query).json()
         return sum(tables.reads.values()) - before, len(body["memories"])
 
     # Then each read's items are bounded by what it returns (plus the 30 expired recall subtracts)
-    read, returned = cost("/memory/recall", limit=20)
+    read, returned = cost("/memory/recall", limit=20, format="json")
     assert returned == 20 and read <= 2 * returned + 30 + 20
     read, returned = cost("/memory/by-tag", tag="rare", limit=100)
     assert returned == 10 and read <= 2 * returned + 20

@@ -76,6 +76,7 @@ CASES = {
     "version as text": Case("memory", _memory(version="7"), "memory.version", "type"),
     "a key that is none": Case("memory", _memory(key="Home City"), "memory.key", "pattern"),
     "an unknown priority": Case("memory", _memory(priority="urgent"), "memory.priority", "enum"),
+    "key_derived in words": Case("memory", _memory(key_derived="yes"), "memory.key_derived", "type"),
     "an unknown source": Case("memory", _memory(source="robot"), "memory.source", "enum"),
     "created_at in words": Case("memory", _memory(created_at="yesterday"), "memory.created_at", "format"),
     "a revision's memory NaN": Case(

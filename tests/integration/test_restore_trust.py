@@ -130,3 +130,61 @@ def test_an_unsigned_backup_or_another_deployments_is_trusted_to_no_one_but_the_
         assert [p["decided_by"] for p in shown["proposals"]] == [
             {"source": "user", "user_id": "restorer-2"}
         ], name
+
+
+def _cut_short(lines: list[bytes], keep: int, seal: str | None = None) -> list[bytes]:
+    """The first `keep` lines of a signed backup and a forged trailer after them: `prev` and `sig`
+    are the ones the cut line's successor carried (this deployment's, over the lines kept), the
+    counts made to fit, and with `seal` that seal (the real trailer's)."""
+    successor = json.loads(lines[keep])
+    counts: dict[str, int] = {}
+    for line in lines[1:keep]:
+        kind = json.loads(line)["kind"]
+        counts[kind] = counts.get(kind, 0) + 1
+    trailer = {
+        "n": keep + 1,
+        "kind": "end",
+        "prev": successor["prev"],
+        "sig": successor["sig"],
+        **({"seal": seal} if seal else {}),
+        "lines": keep,
+        "counts": counts,
+    }
+    return [*lines[:keep], json.dumps(trailer, separators=(",", ":")).encode()]
+
+
+def test_a_signed_backup_cut_short_under_a_forged_trailer_is_not_kept(
+    api: Api, source: tuple[MindHandle, dict[str, str]]
+) -> None:
+    # Given this deployment's backup cut after its memories and given a trailer with the signature
+    # the next line carried (it vouches for the lines kept), with or without the real trailer's seal
+    mind, _ = source
+    lines = backups.backup(api, mind).splitlines()
+    keep = max(i for i, line in enumerate(lines) if json.loads(line)["kind"] == "memory") + 1
+    real_seal = json.loads(lines[-1])["seal"]
+    for name, seal in (("no seal", None), ("the real trailer's seal", real_seal)):
+        # When it is restored
+        target = api.create_mind("restorer-2", name=name)
+        answer = backups.restore(api, target, b"\n".join(_cut_short(lines, keep, seal)))
+        # Then it is done, but its trust is partial: the lines are this deployment's, the end is not
+        assert (answer["status"], answer["trust"]) == ("done", "partial"), name
+        events = ok(api.call("GET", f"/minds/{target.id}/audit", token=target.jwt))["events"]
+        assert [e["target"]["trust"] for e in events if e["action"] == "mind.restored"] == ["partial"]
+
+
+def test_a_backup_of_the_previous_version_without_a_seal_restores_partial(
+    api: Api, source: tuple[MindHandle, dict[str, str]]
+) -> None:
+    # Given this deployment's backup whose trailer has no seal, as the version before seals wrote it
+    mind, ids = source
+    lines = backups.backup(api, mind).splitlines()
+    trailer = json.loads(lines[-1])
+    del trailer["seal"]
+    lines[-1] = json.dumps(trailer, separators=(",", ":"), ensure_ascii=False).encode()
+    # When it is restored
+    target = api.create_mind("restorer-2", name="Restored")
+    answer = backups.restore(api, target, b"\n".join(lines), chunk=7)
+    # Then it restores whole, its trust partial, and each line's verification is kept (all vouched for)
+    assert (answer["status"], answer["trust"]) == ("done", "partial")
+    memory, _ = _shown(api, target, ids["vouched"])
+    assert memory["verified_by"] == "user-1"

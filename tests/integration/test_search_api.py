@@ -120,6 +120,32 @@ def test_the_snippet_marks_the_hits(api: Api, mind: MindHandle, pump: Pump) -> N
     assert isinstance(result["score"], float) and result["score"] > 0
 
 
+def test_the_snippet_is_the_contents_words_and_falls_back_to_tags_then_key(
+    api: Api, mind: MindHandle, pump: Pump
+) -> None:
+    # Given a note stored from content alone (its key derived from those words), a memory whose tags
+    # alone say the word, and one whose key alone does
+    content = "Works at a standing desk in the spare bedroom"
+    note = api.call("POST", "/memory", json_body={"content": content}, **as_agent(mind)).json()
+    tagged = store(api, mind, key="office", content="Upstairs, by the window", tags=["works"])
+    keyed = store(api, mind, key="works_council", content="Meets every Tuesday")
+    pump.run_once()
+    # When each is found by a word, lexically and by default
+    for mode in ("lexical", "hybrid"):
+        found = {
+            r["memory"]["id"]: r["snippet"] for r in search(api, mind, "works", mode=mode).json()["results"]
+        }
+        # Then the note's snippet is its content with the hit marked, never its generated key
+        assert found[note["id"]] == "**Works** at a standing desk in the spare bedroom", mode
+        # And only where the content has no hit does the snippet come from the tags, then the key
+        assert (found[tagged["id"]], found[keyed["id"]]) == ("**works**", "**works**_council"), mode
+    # And a folded hit is marked on the content as written
+    cafe = store(api, mind, key="cafe_visits", content="Meets Zoë at the café on Fridays")
+    pump.run_once()
+    (hit,) = search(api, mind, "cafe", mode="lexical").json()["results"]
+    assert hit["memory"]["id"] == cafe["id"] and hit["snippet"] == "Meets Zoë at the **café** on Fridays"
+
+
 # ---------------------------------------------------------------- filters and pages
 
 

@@ -85,7 +85,9 @@ def test_an_unknown_mode_is_a_400_naming_the_field(api: Api, mind: MindHandle, i
     assert_error(search(api, mind, "anything", mode="fuzzy"), 400, field="mode", rule="enum")
 
 
-def test_a_lexical_exact_hit_stays_on_the_first_page(api: Api, mind: MindHandle, pump: Pump) -> None:
+def test_a_lexical_exact_hit_ranks_above_what_is_only_near_in_meaning(
+    api: Api, mind: MindHandle, pump: Pump
+) -> None:
     # Given one memory holding the question's words, and several that are close to it in meaning
     exact = store(api, mind, key="atlas_invoice", content="Atlas invoice 4471 is overdue")
     for n, content in enumerate(
@@ -99,8 +101,38 @@ def test_a_lexical_exact_hit_stays_on_the_first_page(api: Api, mind: MindHandle,
     pump.run_once()
     # When asked with a page of one
     answer = search(api, mind, "Which payments is he late on for Atlas invoice?", limit=1)
-    # Then the exact hit has that place
+    # Then the exact hit has that place, and the same place on a page of 10
     assert [r["memory"]["id"] for r in answer.json()["results"]] == [exact["id"]]
+    wider = search(api, mind, "Which payments is he late on for Atlas invoice?", limit=10)
+    assert wider.json()["results"][0]["memory"]["id"] == exact["id"]
+
+
+def test_one_shared_word_does_not_beat_a_clear_meaning_match(api: Api, mind: MindHandle, pump: Pump) -> None:
+    # Given the everyday facts and an address that shares the word "living" with the question
+    ids = everyday(api, mind, pump)
+    elm = store(api, mind, key="address", content="Lives at 14 Elm Street with a small garden")["id"]
+    pump.run_once()
+    # When asked what he does for a living
+    results = search(api, mind, "What does he do for a living?").json()["results"]
+    order = [r["memory"]["id"] for r in results]
+    # Then the job comes first, above the address
+    assert order[0] == ids["job"], [r["memory"]["key"] for r in results]
+    assert elm not in order or order.index(elm) > 0
+    # And the scores never rise down the page
+    assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
+
+
+def test_relevance_says_strong_for_an_answer_and_weak_when_the_mind_has_none(
+    api: Api, mind: MindHandle, pump: Pump
+) -> None:
+    # Given the everyday facts
+    ids = everyday(api, mind, pump)
+    # When asked what they answer, in other words, the answer is strong
+    first = search(api, mind, "Who is his partner?").json()["results"][0]
+    assert (first["memory"]["id"], first["relevance"]) == (ids["spouse"], "strong")
+    # And a question they hold no answer to gets no strong hit
+    none = search(api, mind, "Where did he go to university?").json()["results"]
+    assert all(r["relevance"] == "weak" for r in none), none
 
 
 def test_a_near_duplicate_write_names_the_memory_it_repeats(api: Api, mind: MindHandle, pump: Pump) -> None:
@@ -111,7 +143,7 @@ def test_a_near_duplicate_write_names_the_memory_it_repeats(api: Api, mind: Mind
     # When an agent stores its update under another key
     bmw = store(api, mind, key="new_car", content="Drives a 2024 BMW i4 now; sold the Tesla")
     # Then the answer names the memory it repeats
-    assert [(s["id"], s["key"]) for s in bmw["similar"]] == [(tesla["id"], "car")]
+    assert [(s["id"], s["key"], s["relation"]) for s in bmw["similar"]] == [(tesla["id"], "car", "related")]
     assert 0.6 <= bmw["similar"][0]["similarity"] <= 1
     # And an unrelated fact gets no such hint
     unrelated = store(api, mind, key="allergy", content="Allergic to peanuts, carries an EpiPen")
@@ -148,12 +180,14 @@ def test_mcp_remember_says_which_memory_a_write_repeats(api: Api, mind: MindHand
     again = mcp_tool(api, mind, "remember", content="Drives a 2024 BMW i4 now; sold the Tesla")
     # Then the answer names the memory, in words the model acts on, and shows when it was written
     assert [s["id"] for s in again["similar"]] == [first["id"]]
-    assert again["note"].startswith(f"A similar memory exists: key {first['key']} (id {first['id']}")
-    assert "update that memory instead of keeping two versions" in again["note"]
+    assert again["note"].startswith(
+        f"This may replace memories the mind already holds: key {first['key']} (id {first['id']}, related"
+    )
+    assert "passing that id in `supersedes`" in again["note"]
     assert again["updated_at"]
     # And search hits show their date and similarity
     pump.run_once()
-    hits = mcp_tool(api, mind, "search", query="Which car does he drive?")["hits"]
+    hits = mcp_tool(api, mind, "search", query="Which car does he drive?")["results"]
     assert hits[0]["id"] == again["id"] and hits[0]["updated_at"] and hits[0]["similarity"] is not None
 
 

@@ -36,8 +36,19 @@ def rich_mind(api: Api, user: str = "user-1") -> tuple[MindHandle, dict[str, str
         )
     )
     ids: dict[str, str] = {}
-    ids["user"] = ok(api.store(mind, key="home_city", tags=["Home", "city"]), 201)["id"]
-    ids["agent"] = ok(api.store(mind, as_agent=True, key="coffee", content="Drinks flat whites"), 201)["id"]
+    ids["user"] = ok(api.store(mind, key="home_city", tags=["Home", "city"], occurred_at="2026-11-02"), 201)[
+        "id"
+    ]
+    ids["agent"] = ok(
+        api.store(
+            mind,
+            as_agent=True,
+            key="coffee",
+            content="Drinks flat whites",
+            occurred_at="2026-11-03T08:00:00Z",
+        ),
+        201,
+    )["id"]
     ids["vouched"] = ok(
         api.store(mind, as_agent=True, key="tea", content="Likes green tea", tags=["drinks"]), 201
     )["id"]
@@ -155,6 +166,24 @@ def edited(lines: list[bytes], at: int, change: Callable[[dict[str, Any]], Any],
     for placeholder, literal in raw.items():
         text = text.replace(json.dumps(placeholder), literal)
     return rechained([*lines[:at], text.encode(), *lines[at + 1 :]])
+
+
+def rebuilt(records: list[dict[str, Any]]) -> list[bytes]:
+    """Lines for `records` as someone who knows the format (not the deployment's key) writes them:
+    numbered in order, the trailer counting what came, each `prev` computed, no `sig` or `seal`."""
+    digest, out, counts = b"", [], dict[str, int]()
+    for n, record in enumerate(records, start=1):
+        record = {k: v for k, v in record.items() if k not in {"sig", "seal", "prev"}}
+        record["n"] = n
+        if record["kind"] == "end":
+            record.update(lines=n - 1, counts=counts)
+        elif record["kind"] != "header":
+            counts[record["kind"]] = counts.get(record["kind"], 0) + 1
+        if n > 1:
+            record = {"n": n, "kind": record["kind"], "prev": digest.hex(), **record}
+        out.append(json.dumps(record, separators=(",", ":")).encode())
+        digest = hashlib.sha256(digest + out[-1]).digest()
+    return out
 
 
 def line_of(lines: list[bytes], kind: str, **memory: Any) -> int:

@@ -133,15 +133,20 @@ def running(
 
 
 def start_runner(
-    data_dir: Path, log_path: Path, env: dict[str, str] | None = None, timeout: float = 30.0
+    data_dir: Path,
+    log_path: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = 30.0,
+    root: Path = ROOT,
 ) -> RunningService:
-    """Start the runner and wait until it has printed its JWT and answers HTTP."""
+    """Start the runner (of the code in `root`: a bench's older side may be elsewhere) and wait until
+    it has printed its JWT and answers HTTP."""
     port = free_port()
     start = log_path.stat().st_size if log_path.exists() else 0
     log = log_path.open("ab")
     process = subprocess.Popen(
         [sys.executable, "-m", "infra.local_runner"],
-        cwd=ROOT,
+        cwd=root,
         env=runner_environment(data_dir, port, env),
         stdout=log,
         stderr=subprocess.STDOUT,

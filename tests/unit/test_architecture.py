@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "synapse" / "synapse"
 MODULE_MAX_LINES = 400
 FUNCTION_MAX_LINES = 60
-ENTRY_DECORATORS = {"endpoint", "public_endpoint", "entry_point"}
+ENTRY_DECORATORS = {"endpoint", "public_endpoint", "transport_endpoint", "entry_point"}
 HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
 # The modules that import layer modules inside their functions, on purpose, for a cold start's sake:
 # each MCP tool loads its own on first call, so /mcp's cold start does without them (issue 22,
@@ -25,12 +25,19 @@ HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
 # And recall's `relevant` (issue 35): the search modules and sqlite3 load with the first recall that
 # has a `q`, so a recall without one does without them; a member change loads `holdings` only when it
 # ends an owner's tenure, so creating a mind, listing members and invitations do without it.
+# And time (issue 42): the time grammar (`synapse.when`) loads where time is read — the first search,
+# the first indexed memory, the first `now=`/`tz=` — and recall's "Coming up" loads the index reader
+# with the first recall, so the authorizer and the handlers that read no time do without them.
 DEFERRED_FOR_COLD_START = {
     "synapse/mcp/calls.py",
     "synapse/core/observability.py",
     "synapse/memory/events.py",
     "synapse/memory/proposals.py",
     "synapse/recall/relevant.py",
+    "synapse/recall/coming_up.py",
+    "synapse/api/queries.py",
+    "synapse/search/in_time.py",
+    "synapse/search/schema.py",
     "synapse/search/on_write.py",
     "synapse/teams/members.py",
 }
@@ -73,6 +80,7 @@ def test_the_layer_is_one_package_per_concern() -> None:
         "storage",
         "teams",
         "webhooks",
+        "when",
     }
     assert all((LAYER / name / "__init__.py").is_file() for name in top)
 

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synapse.embedding import ModelIntegrityError, default_embedder, embed_query, minilm, serves
+from synapse.embedding import (
+    ModelIntegrityError,
+    ModelUnavailable,
+    default_embedder,
+    embed_query,
+    minilm,
+    serves,
+)
 from synapse.embedding.minilm import (
     BATCH_SIZE,
     DIMENSIONS,
@@ -54,6 +61,45 @@ def test_a_model_file_that_is_not_the_pinned_one_is_refused(tmp_path):
         MiniLM(model=impostor).embed(["Wife is Anna"])
     message = str(raised.value)
     assert str(impostor) in message and MODEL_SHA256 in message and sha256_of(impostor) in message
+
+
+def _counting_vocabulary_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    reads: list[Path] = []
+    real = minilm.verified
+
+    def counting(path: Path, expected: str) -> bytes:
+        reads.append(path)
+        return real(path, expected)
+
+    monkeypatch.setattr(minilm, "verified", counting)
+    minilm.tokenizer.cache_clear()
+    return reads
+
+
+def test_the_vocabulary_is_read_and_checked_once_per_process(monkeypatch):
+    # Given a process that builds the embedder twice (e.g. a test's fresh one beside the default)
+    reads = _counting_vocabulary_reads(monkeypatch)
+    # When both are built
+    first, second = MiniLM(), MiniLM()
+    # Then vocab.txt was read and hashed once (~5 ms), and both use that one tokenizer
+    assert reads.count(VOCAB_PATH) == 1
+    assert first.tokenizer is second.tokenizer
+
+
+def test_a_build_without_the_model_reads_no_vocabulary_when_asked_for_it(monkeypatch):
+    # Given a build without the model package (every indexed batch asks for the embedder)
+    reads = _counting_vocabulary_reads(monkeypatch)
+
+    def not_installed() -> Path:
+        raise ModelUnavailable("not installed")
+
+    monkeypatch.setattr(minilm, "model_path", not_installed)
+    # When the embedder is asked for three times
+    for _ in range(3):
+        with pytest.raises(ModelUnavailable):
+            MiniLM()
+    # Then the vocabulary was never read: the missing model is found first
+    assert reads == []
 
 
 def test_the_questions_model_in_the_repository_is_the_pinned_one():

@@ -6,16 +6,14 @@ and tests/clients/test_mcp_remote.py."""
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from synapse.api.http import Addressed, Request, Response
 from synapse.auth.principal import Principal
-from synapse.mcp import arguments, calls, protocol, rpc, schema
+from synapse.mcp import arguments, protocol, rpc, schema
 from synapse.memory.kinds import Source
 
 AGENT = Principal(source=Source.AGENT, key_id="key_1", mind_id="m_1", scopes=frozenset({"read", "write"}))
@@ -444,81 +442,6 @@ def test_a_bad_argument_over_json_rpc_is_an_is_error_result_naming_it() -> None:
     result = parsed(handled(call))["result"]
     assert result["isError"] is True
     assert result["content"][0]["text"].startswith("Invalid arguments for recall: colour: not an argument")
-
-
-# ------------------------------------------------------------ remember's derived key
-
-
-@pytest.mark.parametrize(
-    "variant",
-    [
-        "Prefers oat milk",
-        "  Prefers oat milk  ",
-        "prefers OAT milk",
-        "Prefers\toat\n milk",
-        "PREFERS  OAT  MILK",
-    ],
-)
-def test_the_derived_key_is_the_same_for_the_same_normalized_text(variant: str) -> None:
-    # Given the same text up to case and spacing
-    # Then it derives the same key, every time
-    key = calls.derived_key("note", "Prefers oat milk")
-    assert calls.derived_key("note", variant) == key == calls.derived_key("note", variant)
-    assert key == "prefers_oat_milk_87af3b"
-
-
-@pytest.mark.parametrize(
-    ("content", "key"),
-    [
-        ("Wife is Anna, married since 2015", "wife_anna_married_since_2015_4a175d"),
-        ("Straße  ÉTÉ", "strasse_ete_1f54cd"),  # folded to ASCII words
-        (
-            "He is allergic to peanuts and shellfish, since childhood",
-            "allergic_peanuts_shellfish_since_childhood_",
-        ),
-        ("日本語", "note_77710a"),  # no ASCII word: the category stands in
-    ],
-)
-def test_the_derived_key_reads_as_the_contents_first_meaningful_words(content: str, key: str) -> None:
-    # Given content alone, Then its key is its first meaningful words (at most five) and a short digest
-    # (fixed values: a derivation that changed between releases would duplicate every stored note;
-    # clients/typescript/test/ai.test.mjs holds the TypeScript client to the same values)
-    derived = calls.derived_key("note", content)
-    assert derived.startswith(key) and len(derived) <= 128
-    assert re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)*", derived)
-    digest = hashlib.sha256(" ".join(content.split()).casefold().encode()).hexdigest()
-    assert derived.endswith(digest[: calls.KEY_DIGEST_CHARS])
-
-
-@pytest.mark.parametrize(
-    ("one", "other"),
-    [
-        ("Prefers oat milk", "Prefers soy milk"),
-        ("Prefers oat milk", "Prefers oat milk."),
-        ("oatmilk", "oat milk"),
-    ],
-)
-def test_different_texts_derive_different_keys(one: str, other: str) -> None:
-    assert calls.derived_key("note", one) != calls.derived_key("note", other)
-
-
-@pytest.mark.parametrize(
-    ("given", "expected"),
-    [
-        ({"content": "Likes tea"}, {"category": "note", "key": calls.derived_key("note", "Likes tea")}),
-        (
-            {"content": "Likes tea", "category": "preference"},
-            {"category": "preference", "key": calls.derived_key("preference", "Likes tea")},
-        ),
-        ({"content": "Likes tea", "key": "drink"}, {"category": "note", "key": "drink"}),
-    ],
-)
-def test_remember_without_a_category_or_key_gets_note_and_the_derived_key(
-    given: dict[str, Any], expected: dict[str, str]
-) -> None:
-    body = calls.write_body(given)
-    assert {name: body[name] for name in ("category", "key")} == expected
-    assert body["content"] == "Likes tea"
 
 
 @pytest.mark.parametrize(

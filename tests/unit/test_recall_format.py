@@ -147,6 +147,20 @@ def test_no_tags_means_no_tags_line() -> None:
     )
 
 
+def test_a_key_derived_from_the_content_is_left_out_and_a_chosen_key_is_shown() -> None:
+    # Given a note stored from content alone (its key derived by the server) beside a chosen key
+    derived = memory("walks_work_cf7811", category="note", content="Walks to work")._replace(key_derived=True)
+    chosen = memory("commute", category="note", content="Cycles when it is dry")
+    # When recalled
+    text = compose([derived, chosen]).text
+    # Then the derived key, which only repeats the content's first words, has no line; the chosen one has
+    assert text.endswith(
+        "\n[001] note (NORMAL) [verified]\n  Walks to work\n"
+        "\n[002] note (NORMAL) [verified]\n  commute\n  Cycles when it is dry\n"
+    )
+    assert "walks_work_cf7811" not in text
+
+
 def test_an_empty_mind_is_the_header_alone() -> None:
     assert compose([]).text == "Mind: Michael's Mind\nMemories: 0 total (0 verified, 0 unverified)\n"
 
@@ -293,3 +307,19 @@ def test_a_memory_with_a_pending_proposal_shows_one_more_line_after_its_tags() -
     assert recall.entry(2, plain).endswith("  Uses Neovim\n  (change proposed by an agent, pending review)\n")
     # And without a proposal the entry is SPEC §4's, unchanged
     assert "pending review" not in recall.entry(1, tagged._replace(pending_proposal=None))
+
+
+def test_an_entry_with_an_event_time_shows_its_date_on_an_on_line() -> None:
+    # Given a memory about a day, and one about a moment
+    dated = memory("dentist", content="Dentist appointment", tags=("health",))._replace(
+        occurred_at="2026-12-09"
+    )
+    stamped = memory("call")._replace(occurred_at="2026-12-09T14:30:00.000Z")
+    # When they are shown
+    # Then the date follows the content, before the tags: a date as is, a moment to the minute in UTC
+    assert recall.entry(1, dated) == (
+        "[001] fact (NORMAL) [verified]\n  dentist\n  Dentist appointment\n  On: 2026-12-09\n  Tags: health\n"
+    )
+    assert "\n  On: 2026-12-09 14:30 UTC\n" in recall.entry(2, stamped)
+    # And an entry without one has no such line (SPEC §4's example stays exact)
+    assert "On:" not in recall.entry(3, memory("plain"))

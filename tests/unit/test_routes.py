@@ -3,9 +3,10 @@ as SPEC's errors: 404 for an unknown path, 405 with `Allow` for a known one."""
 
 from __future__ import annotations
 
+import pytest
 from synapse.api import routes
 from synapse.api.routes import MethodNotAllowed
-from synapse.core.errors import NotFound
+from synapse.core.errors import BadRequest, NotFound
 
 from infra import template
 
@@ -80,3 +81,51 @@ def test_parameter_segments_match_one_segment() -> None:
 def test_a_long_path_is_echoed_cut_short() -> None:
     error = routes.unmatched("GET", "/x" * 5000)
     assert len(error.message) < 400
+
+
+# ---------------------------------------------------------------- query parameters
+
+
+def test_every_route_of_the_template_declares_its_query_parameters() -> None:
+    # Given every route template.yaml declares
+    declared = {r.route_key for r in template.routes()}
+    # Then each names the query parameters it takes (none is a rule too), and nothing else is listed
+    assert sorted(declared - set(routes.ROUTE_QUERIES)) == [], "add the route to ROUTE_QUERIES"
+    assert sorted(set(routes.ROUTE_QUERIES) - declared) == [], "parameters of a route that does not exist"
+    assert set(routes.IGNORES_UNKNOWN_QUERY) <= declared
+    repeated = {key: names for key, names in routes.ROUTE_QUERIES.items() if len(set(names)) != len(names)}
+    assert repeated == {}
+
+
+def test_an_unknown_query_parameter_is_a_400_naming_it_and_the_known_ones() -> None:
+    # When a list is asked with a parameter it does not take (the filter issue 42 found ignored)
+    with pytest.raises(BadRequest) as raised:
+        routes.check_query("GET /memory", ["since", "limit"])
+    refused = raised.value
+    # Then the 400 names it, and what the route takes
+    assert refused.status == 400 and refused.message.startswith(
+        "since: unknown query parameter; GET /memory takes"
+    )
+    assert refused.details == [
+        {
+            "field": "since",
+            "rule": "unknown",
+            "message": "not a query parameter of this route",
+            "known": list(routes.ROUTE_QUERIES["GET /memory"]),
+        }
+    ]
+    assert "after" in refused.details[0]["known"] and "updated_after" in refused.details[0]["known"]
+
+
+def test_known_parameters_and_routes_that_ignore_unknown_ones_pass() -> None:
+    routes.check_query("GET /memory/search", ["q", "after", "before", "now", "tz", "include_superseded"])
+    routes.check_query("GET /oauth/authorize", ["client_id", "nonce", "prompt"])  # RFC 6749 §3.1
+    routes.check_query("$default", ["anything"])  # an unmatched request is the 404's, not this rule's
+
+
+def test_many_or_long_unknown_names_are_echoed_cut_short() -> None:
+    sent = [f"p{n:02d}" for n in range(30)] + ["x" * 5000]
+    with pytest.raises(BadRequest) as raised:
+        routes.check_query("GET /minds", sent)
+    assert len(raised.value.details) == 10 and len(raised.value.message) < 400
+    assert raised.value.message.endswith("GET /minds takes limit, cursor.")

@@ -7,11 +7,12 @@ index's mechanics, not about meaning (tests/integration/test_search_meaning.py u
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pytest
-from synapse.search import fusion, readers, schema, vectors
+from synapse.search import fusion, matrices, readers, recency, schema, vectors
 from synapse.search.documents import Change, Doc
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
@@ -136,30 +137,32 @@ def test_an_upgrade_embeds_a_bounded_share_per_batch(
     assert len(stored_vectors(tmp_path)) == 10
 
 
-def test_a_lexical_exact_hit_is_never_pushed_off_the_first_page(
+def test_a_ranking_does_not_depend_on_the_page_size(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder: FakeEmbedder
 ) -> None:
-    # Given a memory holding every word of the query, and three holding one of them that mean the
-    # query exactly
+    # Given a memory holding every word of the query, three holding one of them that mean the query
+    # exactly, and one found by meaning alone
     exact = doc("mem_exact", "zebra invoice filed", key="paperwork")
     twins = [doc(f"mem_twin{n}", "partner invoice", key="spouse") for n in range(3)]
-    apply_batch(MIND, [Change.upsert(d) for d in [exact, *twins]], tmp_path)
+    alone = doc("mem_alone", "spouse partner", key="family")
+    apply_batch(MIND, [Change.upsert(d) for d in [exact, *twins, alone]], tmp_path)
     db = readers.reader(MIND, tmp_path)
     assert db is not None
-    # When meaning weighs far more than words (whatever the constants are)
-    monkeypatch.setattr(fusion, "SEMANTIC_WEIGHT", 50.0)
+    monkeypatch.setattr(fusion, "SEMANTIC_WEIGHT", 50.0)  # meaning weighs far more than words
     q = fake_embedder.embed(["spouse\npartner"])[0]
-    found, _ = fusion.hybrid_hits(
-        db, parse_query("zebra invoice"), q, SearchFilters(), 2, 0, NOW, Mode.HYBRID
-    )
-    # Then the exact hit keeps a place on the first page (of 2)
-    assert "mem_exact" in [s.hit.id for s in found]
-    # And without the rule, meaning would have pushed it off
-    monkeypatch.setattr(fusion, "_keep_exact_on_first_page", lambda ranked, page: ranked)
-    found, _ = fusion.hybrid_hits(
-        db, parse_query("zebra invoice"), q, SearchFilters(), 2, 0, NOW, Mode.HYBRID
-    )
-    assert "mem_exact" not in [s.hit.id for s in found]
+    query = parse_query("zebra invoice")
+    whole, more = fusion.hybrid_hits(db, query, q, SearchFilters(), 100, 0, NOW, Mode.HYBRID)
+    assert not more and len(whole) == 5
+    # When the same ranking is read a page of 1, 2 or 3 at a time
+    for size in (1, 2, 3):
+        walked: list[fusion.Scored] = []
+        for offset in range(0, 5, size):
+            page, _ = fusion.hybrid_hits(db, query, q, SearchFilters(), size, offset, NOW, Mode.HYBRID)
+            walked += page
+        # Then every hit comes once, in the order and with the scores of the whole ranking
+        assert [(s.hit.id, s.score) for s in walked] == [(s.hit.id, s.score) for s in whole]
+    # And the scores never rise down the ranking
+    assert [s.score for s in whole] == sorted((s.score for s in whole), reverse=True)
 
 
 def test_meaning_alone_does_not_outrank_words_that_answer_the_whole_question(
@@ -188,11 +191,11 @@ def test_of_two_near_duplicates_the_newer_ranks_first(tmp_path: Path, fake_embed
     db = readers.reader(MIND, tmp_path)
     assert db is not None
     ids, updated = ["mem_old", "mem_new"], ["2026-01-01T00:00:00Z", "2026-05-01T00:00:00Z"]
-    assert fusion.newer_first(ids, updated, [1, 1], [0.41, 0.40], vectors.matrix_of(db)) == [1, 0]
+    assert recency.newer_first(ids, updated, [1, 1], [0.41, 0.40], vectors.matrix_of(db)) == [1, 0]
     # But not when the older one matches more of what was asked
-    assert fusion.newer_first(ids, updated, [2, 1], [0.41, 0.40], vectors.matrix_of(db)) == [0, 1]
+    assert recency.newer_first(ids, updated, [2, 1], [0.41, 0.40], vectors.matrix_of(db)) == [0, 1]
     # Nor when it is clearly closer to the question (two turns of a conversation on one topic)
-    assert fusion.newer_first(ids, updated, [1, 1], [0.75, 0.48], vectors.matrix_of(db)) == [0, 1]
+    assert recency.newer_first(ids, updated, [1, 1], [0.75, 0.48], vectors.matrix_of(db)) == [0, 1]
 
 
 def test_a_word_shared_in_another_sense_does_not_bury_what_meaning_finds(
@@ -266,3 +269,42 @@ def test_explicit_syntax_and_other_languages_stay_lexical() -> None:
     )
     assert not fusion.semantic_applies(parse_query("who is his partner"), "who is his partner", Mode.LEXICAL)
     assert fusion.semantic_applies(parse_query("who is his partner"), "who is his partner", Mode.HYBRID)
+
+
+def test_the_next_generation_of_a_base_reads_only_the_vectors_written_since(
+    tmp_path: Path, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a mind's generation whose matrix a reader holds
+    apply_batch(MIND, [Change.upsert(doc(f"mem_{n}", f"fact number {n}")) for n in range(5)], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    first = vectors.matrix_of(db)
+    assert first is not None and len(first.ids) == 5
+    # When a batch changes one memory and adds another (appended to the same base's log)
+    apply_batch(
+        MIND,
+        [Change.upsert(doc("mem_2", "changed fact", version=2)), Change.upsert(doc("mem_9", "new"))],
+        tmp_path,
+    )
+    loads: list[str] = []
+    real_load = matrices.load
+
+    def counted(connection: sqlite3.Connection) -> vectors.Matrix | None:
+        loads.append("whole")
+        return real_load(connection)
+
+    monkeypatch.setattr(matrices, "load", counted)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    second = vectors.matrix_of(db)
+    # Then the reader brought its matrix up to date without reading it whole
+    assert loads == [] and second is not None
+    # And it is the matrix a whole read gives
+    whole = real_load(db)
+    assert whole is not None
+    assert sorted(second.ids) == sorted(whole.ids) == sorted([*(f"mem_{n}" for n in range(5)), "mem_9"])
+    for memory_id in whole.ids:
+        at, expected = second.row_of(memory_id), whole.row_of(memory_id)
+        assert at is not None and expected is not None
+        assert np.allclose(second.vectors[at], whole.vectors[expected])
+        assert second.rowids[at] == whole.rowids[expected]

@@ -150,3 +150,21 @@ def test_a_host_whose_addresses_hang_cannot_stretch_a_post_past_its_timeout() ->
     for sock in (queued, hanging, answering):
         sock.close()
     thread.join(1)
+
+
+def test_a_memory_event_carries_its_occurred_at() -> None:
+    from synapse.memory.items import memory_item
+
+    from tests.support.memories import a_memory
+    from tests.support.streams import stream_record
+
+    # Given a memory about a day, written and then moved to a moment
+    before = a_memory("m_x")._replace(occurred_at="2026-12-09")
+    after = before._replace(occurred_at="2026-12-10T09:00:00.000Z", version=2)
+    # When the stream's records become events
+    (created,) = events.from_stream_record(stream_record(memory_item(before)))
+    (updated,) = events.from_stream_record(stream_record(memory_item(after), memory_item(before)))
+    # Then the events' memories say when it happened, and the update what it was before
+    assert created.data["memory"]["occurred_at"] == "2026-12-09"
+    assert updated.data["memory"]["occurred_at"] == "2026-12-10T09:00:00.000Z"
+    assert updated.data["previous"]["occurred_at"] == "2026-12-09"

@@ -2,7 +2,7 @@
  * Synapse as memory for the Vercel AI SDK: `synapseTools({ url, mindKey })` gives `remember`,
  * `recall`, `search` and `forget` as AI SDK tools, with the MCP tools' own descriptions and input
  * schemas (src/mcp-tools.ts, generated from the shared mcp_tools.json) and the same behaviour
- * (a memory stored without a category is a note; without a key, one is derived from its content).
+ * (a memory stored without a category is a note; without a key, the server derives one from its content).
  * `ai` is a peer dependency: this entry point is `@synapse-memory/client/ai`.
  */
 
@@ -14,41 +14,7 @@ import type { Category, Memory, Priority } from "./types.js";
 
 export { INSTRUCTIONS, TOOLS };
 
-const KEY_DIGEST_CHARS = 6;
-const KEY_WORDS = 5;
-const KEY_WORD_CHARS = 20;
-// Words that say little in a key: the same list as the layer's (synapse.mcp.calls.KEY_STOPWORDS).
-const KEY_STOPWORDS = new Set(
-  `a an the and or but of to in on at for with from by is are was were be been am i my me he him his she her
-  they them their it its we our you your this that these those has have had do does did not so as than
-  then there here will would can could should just very also about into`.split(/\s+/),
-);
 const RECALL_QUERY_MAX = 1000;
-
-type Subtle = { digest(algorithm: string, data: Uint8Array): Promise<ArrayBuffer> };
-
-async function subtle(): Promise<Subtle> {
-  const platform = (globalThis as { crypto?: { subtle?: Subtle } }).crypto?.subtle;
-  if (platform) return platform;
-  const name = "node:crypto"; // Node 18 has Web Crypto, not yet as a global
-  return ((await import(/* @vite-ignore */ name)) as { webcrypto: { subtle: Subtle } }).webcrypto.subtle;
-}
-
-/**
- * The key of a memory stored without one, as /mcp derives it: its first meaningful words and a short
- * digest of the whole text. The same text (case and spacing aside) gives the same key, so storing it
- * twice keeps one memory.
- */
-export async function derivedKey(category: string, content: string): Promise<string> {
-  const normalized = content.split(/\s+/).filter(Boolean).join(" ").toUpperCase().toLowerCase();
-  const digest = await (await subtle()).digest("SHA-256", new TextEncoder().encode(normalized));
-  const hex = Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
-  const plain = normalized.normalize("NFKD").replace(/[^\x00-\x7f]/g, "");
-  const words = (plain.match(/[a-z0-9]+/g) ?? [])
-    .filter((word) => !KEY_STOPWORDS.has(word))
-    .map((word) => word.slice(0, KEY_WORD_CHARS));
-  return `${words.slice(0, KEY_WORDS).join("_") || category}_${hex.slice(0, KEY_DIGEST_CHARS)}`;
-}
 
 export interface RememberInput {
   content: string;
@@ -58,12 +24,17 @@ export interface RememberInput {
   priority?: Priority;
   confidence?: number;
   expires_at?: string;
+  occurred_at?: string;
+  /** Ids of older memories this one replaces. */
+  supersedes?: string[];
 }
 export interface RecallInput {
   query?: string;
   category?: Category[];
   tag?: string;
   max_chars?: number;
+  after?: string;
+  before?: string;
 }
 export interface SearchInput {
   query: string;
@@ -71,6 +42,8 @@ export interface SearchInput {
   category?: Category;
   limit?: number;
   mode?: "hybrid" | "lexical" | "semantic";
+  after?: string;
+  before?: string;
 }
 export interface ForgetInput {
   id?: string;
@@ -86,11 +59,9 @@ function shown(memory: Memory): Record<string, unknown> {
   return { ...memory, note };
 }
 
-/** `remember`: store one memory (category `note` and a derived key by default). */
+/** `remember`: store one memory (without a category a note, without a key one the server derives). */
 export async function remember(client: Synapse, input: RememberInput): Promise<Record<string, unknown>> {
-  const category = input.category ?? "note";
-  const key = input.key ?? (await derivedKey(category, input.content));
-  return shown(await client.remember({ ...input, category, key }));
+  return shown(await client.remember(input));
 }
 
 const LEFT_OUT = /^(\d+ more memor(?:y|ies)) left out; GET \/memory\/search finds (it|them)\.$/;
@@ -110,15 +81,29 @@ export function namingSearchTool(text: string): string {
 /** `recall`: the plain-text recall, the memories most relevant to `query` first. */
 export async function recall(client: Synapse, input: RecallInput): Promise<string> {
   const query = (input.query ?? "").trim().slice(0, RECALL_QUERY_MAX) || undefined;
-  const options = { query, category: input.category, tag: input.tag, maxChars: input.max_chars };
+  const options = {
+    query,
+    category: input.category,
+    tag: input.tag,
+    maxChars: input.max_chars,
+    after: input.after,
+    before: input.before,
+  };
   return namingSearchTool(await client.recall(options));
 }
 
-/** `search`: the hits with how much of the question each matched, and how close each is in meaning. */
+/** `search`: the results with how much of the question each matched, and how close each is in meaning. */
 export async function search(client: Synapse, input: SearchInput): Promise<Record<string, unknown>> {
-  const options = { tag: input.tag, category: input.category, limit: input.limit ?? 10, mode: input.mode };
+  const options = {
+    tag: input.tag,
+    category: input.category,
+    limit: input.limit ?? 10,
+    mode: input.mode,
+    after: input.after,
+    before: input.before,
+  };
   const found = await client.search(input.query, options);
-  const hits = found.items.map((hit) => ({
+  const results = found.items.map((hit) => ({
     id: hit.memory.id,
     category: hit.memory.category,
     key: hit.memory.key,
@@ -129,9 +114,11 @@ export async function search(client: Synapse, input: SearchInput): Promise<Recor
     matched: hit.matched,
     coverage: hit.coverage,
     similarity: hit.similarity,
+    relevance: hit.relevance,
     updated_at: hit.memory.updated_at,
+    occurred_at: hit.memory.occurred_at,
   }));
-  return { terms: found.terms, mode: found.mode, hits };
+  return { terms: found.terms, mode: found.mode, results }; // as REST and /mcp name the list
 }
 
 /** `forget`: delete a memory by id, or by category and key. */

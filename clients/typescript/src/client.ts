@@ -79,8 +79,21 @@ export interface MemoryFilter extends ListOptions {
   source?: string;
   verified?: boolean;
   includeExpired?: boolean;
+  /** From this date ("2026-12-01", from its start in UTC) or timestamp with a zone on, by event time (occurred_at, else created_at); newest event first. */
+  after?: string;
+  /** Up to this date (its whole day) or timestamp, by event time. */
+  before?: string;
+  /** What changed since this date or timestamp, newest change first. */
+  updatedAfter?: string;
+  /** Also memories a newer one replaced (marked `superseded_by`). */
+  includeSuperseded?: boolean;
 }
-export interface RecallOptions {
+/** A time window on each memory's occurred_at, else created_at: dates or timestamps with a zone, inclusive. */
+export interface TimeWindow {
+  after?: string;
+  before?: string;
+}
+export interface RecallOptions extends TimeWindow {
   category?: Categories;
   tag?: string;
   limit?: number;
@@ -88,21 +101,24 @@ export interface RecallOptions {
   /** The user's message or the task (≤ 1000 characters): the most relevant memories come right after the critical ones. */
   query?: string;
 }
-export interface ByTagOptions extends ListOptions {
+export interface ByTagOptions extends ListOptions, TimeWindow {
   category?: Categories;
   includeExpired?: boolean;
+  includeSuperseded?: boolean;
 }
 export interface ExpiringOptions extends ListOptions {
   /** A window such as "24h" or "7d". */
   within?: string;
+  includeSuperseded?: boolean;
 }
 /** How a best-match query is ranked: words and meaning fused, words only, meaning only. */
 export type SearchMode = "hybrid" | "lexical" | "semantic";
-export interface SearchOptions extends ListOptions {
+export interface SearchOptions extends ListOptions, TimeWindow {
   tag?: string;
   category?: string;
   priority?: string;
   includeExpired?: boolean;
+  includeSuperseded?: boolean;
   mode?: SearchMode;
 }
 export interface SearchPage extends Page<SearchResult> {
@@ -118,8 +134,12 @@ export interface UpdateFields {
   confidence?: number;
   /** null clears it. */
   expiresAt?: string | null;
+  /** When the event happened or was said (a date or a timestamp with a zone); null clears it. */
+  occurredAt?: string | null;
   /** The version the change is based on (If-Match): a stale one fails with 412. */
   ifMatch?: number;
+  /** Ids of older memories this one replaces: kept, marked `superseded_by`, out of recall and search. */
+  supersedes?: string[];
 }
 export interface ProposalFilter extends ListOptions {
   status?: string;
@@ -177,6 +197,8 @@ function recallParams(options: RecallOptions): Params {
     limit: options.limit,
     max_chars: options.maxChars,
     q: options.query || undefined,
+    after: options.after,
+    before: options.before,
   };
 }
 
@@ -255,7 +277,7 @@ export class Synapse {
   /**
    * Store a memory (`POST /memory`): created, or replaced when (category, key) exists. An agent's
    * change to a verified memory may wait for review: then the memory comes back unchanged, its
-   * `pending_proposal` naming the proposal.
+   * `pending_proposal` naming the proposal. `supersedes`: ids of older memories this one replaces.
    */
   remember(memory: MemoryInput): Promise<Memory> {
     return this.send({ method: "POST", path: "/memory", parse: stored, body: defined(memory), idempotent: true });
@@ -279,14 +301,14 @@ export class Synapse {
     return this.send({ method: "GET", path: `/memory/${escape(memoryId)}`, parse: json<Memory> });
   }
 
-  /** Change some fields (`PUT /memory/{id}`); `expiresAt: null` clears it. */
+  /** Change some fields (`PUT /memory/{id}`); `expiresAt: null` or `occurredAt: null` clears it. */
   update(memoryId: string, fields: UpdateFields): Promise<Memory> {
-    const { ifMatch, expiresAt, ...rest } = fields;
+    const { ifMatch, expiresAt, occurredAt, ...rest } = fields;
     return this.send({
       method: "PUT",
       path: `/memory/${escape(memoryId)}`,
       parse: stored,
-      body: defined({ ...rest, expires_at: expiresAt }),
+      body: defined({ ...rest, expires_at: expiresAt, occurred_at: occurredAt }),
       headers: ifMatch === undefined ? {} : { "If-Match": String(ifMatch) },
     });
   }
@@ -310,6 +332,10 @@ export class Synapse {
       source: filter.source,
       verified: filter.verified,
       include_expired: filter.includeExpired || undefined,
+      after: filter.after,
+      before: filter.before,
+      updated_after: filter.updatedAfter,
+      include_superseded: filter.includeSuperseded || undefined,
       limit: filter.limit,
       cursor: filter.cursor,
     };
@@ -356,6 +382,9 @@ export class Synapse {
       tag,
       category: categories(options.category),
       include_expired: options.includeExpired || undefined,
+      after: options.after,
+      before: options.before,
+      include_superseded: options.includeSuperseded || undefined,
       limit: options.limit,
       cursor: options.cursor,
     };
@@ -372,7 +401,12 @@ export class Synapse {
   }
 
   private expiringCall(options: ExpiringOptions): Call<Page<Memory>> {
-    const params = { within: options.within, limit: options.limit, cursor: options.cursor };
+    const params = {
+      within: options.within,
+      limit: options.limit,
+      cursor: options.cursor,
+      include_superseded: options.includeSuperseded || undefined,
+    };
     return { method: "GET", path: "/memory/expiring", parse: page<Memory>("memories"), params };
   }
 
@@ -392,6 +426,9 @@ export class Synapse {
       category: options.category,
       priority: options.priority,
       include_expired: options.includeExpired || undefined,
+      after: options.after,
+      before: options.before,
+      include_superseded: options.includeSuperseded || undefined,
       limit: options.limit,
       cursor: options.cursor,
       mode: options.mode,

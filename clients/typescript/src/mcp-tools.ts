@@ -5,7 +5,7 @@ export const INSTRUCTIONS: string = "Synapse is your long-term memory about the 
 
 export const TOOLS = {
   "remember": {
-    "description": "Store one memory in the user's Synapse mind. Only `content` is required: without a category it is a\nnote, and without a key one is derived from the content, so storing the same text twice keeps one\nmemory. Storing again with the same category and key REPLACES that memory (same id, version + 1),\nso reuse stable keys: `home_city`, `preferred_editor`, `project_atlas_status` — lowercase\nsnake_case, no dates or counters in keys.\n\nCategories: identity (who the user is: name, role, languages), preference (how they like things\ndone), fact (durable facts about their world), project (state and decisions of ongoing work),\nskill (how to do something in their environment), mistake (what went wrong, to avoid repeating),\ncontext (short-lived situational context: current task, today's plan — give it expires_at),\nnote (anything else).\n\nPriority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you\nare; agents default to 0.7). expires_at: a future ISO 8601 timestamp with a time zone such as\n2030-06-30T18:00:00Z (a past one is refused) — set it for session or task context so it drops out\nof recall by itself.\nReturns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory\na person verified may come back as a proposal awaiting their review. When the mind already holds a\nmemory saying nearly the same under another key, the answer lists it in `similar` and says so:\nupdate that memory (remember with its category and key) and forget the extra one, rather than keep\ntwo versions of a fact.",
+    "description": "Store one memory in the user's Synapse mind. Only `content` is required: without a category it is a\nnote, and without a key one is derived from the content, so storing the same text twice keeps one\nmemory. Storing again with the same category and key REPLACES that memory (same id, version + 1),\nso reuse stable keys: `home_city`, `preferred_editor`, `project_atlas_status` — lowercase\nsnake_case, no dates or counters in keys.\n\nCategories: identity (who the user is: name, role, languages), preference (how they like things\ndone), fact (durable facts about their world), project (state and decisions of ongoing work),\nskill (how to do something in their environment), mistake (what went wrong, to avoid repeating),\ncontext (short-lived situational context: current task, today's plan — give it expires_at),\nnote (anything else).\n\nPriority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you\nare; agents default to 0.7). expires_at: a future ISO 8601 timestamp with a time zone such as\n2030-06-30T18:00:00Z (a past one is refused) — set it for session or task context so it drops out\nof recall by itself. occurred_at: when the event happened or will happen, or when the user said it,\nif that is not now — a date (2026-12-09) or a timestamp with a time zone; recall shows it and\nafter/before on the reads select by it.\nReturns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory\na person verified may come back as a proposal awaiting their review. When the mind already holds\nmemories this one may replace, the answer lists them in `similar` (relation `repeat`: says the same;\n`related`: the same subject, perhaps an older value) and says what to do. When a new fact replaces\nan older one (\"now works at Globex\" after \"works at Acme\"), pass the older memory's id in\n`supersedes`: it is kept, marked replaced, and drops out of recall and search.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -61,6 +61,19 @@ export const TOOLS = {
         "expires_at": {
           "type": "string",
           "description": "A future ISO 8601 time with a time zone, e.g. 2030-06-30T18:00:00Z; for short-lived context."
+        },
+        "occurred_at": {
+          "type": "string",
+          "description": "When the event happened or was said, if not now: a date 2026-12-09, or an ISO 8601 time with a time zone (2026-12-09T14:30:00+01:00). Past or future. E.g. the day of an appointment, or when the user said it."
+        },
+        "supersedes": {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "pattern": "^mem_[A-Za-z0-9_-]{1,64}$"
+          },
+          "maxItems": 20,
+          "description": "Ids (mem_…) of older memories this one replaces, e.g. the old job when storing the new one: they are kept, marked replaced, and leave recall and search."
         }
       },
       "additionalProperties": false,
@@ -70,7 +83,7 @@ export const TOOLS = {
     }
   },
   "recall": {
-    "description": "Load the plain-text summary of what Synapse remembers about the user. Call it at the start of each\nturn with the user's message as `query`: the memories most relevant to it come right after the\ncritical ones, then the rest by priority (critical, high, normal, low); expired memories left out,\nverified ones marked. Narrow it with category (one or more) or tag; max_chars (500-400000) bounds\nthe text's size.",
+    "description": "Load the plain-text summary of what Synapse remembers about the user. Call it at the start of each\nturn with the user's message as `query`: the memories most relevant to it come right after the\ncritical ones, then the rest by priority (critical, high, normal, low); expired memories left out,\nverified ones marked, an entry's event date on an `On:` line. Narrow it with category (one or more),\ntag, or a time window (after/before: dates or timestamps, on each memory's occurred_at, else when it\nwas stored); max_chars (500-400000) bounds the text's size.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -106,19 +119,31 @@ export const TOOLS = {
           "minimum": 500,
           "maximum": 400000,
           "description": "Size bound of the text, in characters."
+        },
+        "after": {
+          "type": "string",
+          "description": "Only memories from this time on (their occurred_at, else when stored): a date 2026-12-01 (from its start, UTC) or an ISO 8601 time with a time zone."
+        },
+        "before": {
+          "type": "string",
+          "description": "Only memories up to this time (their occurred_at, else when stored): a date 2026-12-31 (to its end, UTC) or an ISO 8601 time with a time zone."
+        },
+        "include_superseded": {
+          "type": "boolean",
+          "description": "Also memories replaced by newer ones (marked)."
         }
       },
       "additionalProperties": false
     }
   },
   "search": {
-    "description": "Search the user's memories, best match first. Pass the user's question as-is (\"What coffee does\nhe drink?\") or keywords; exact syntax also works: \"a phrase\", prefix*, AND, OR, NOT, +required.\nQuestions match by meaning too (\"who is his partner?\" finds \"Wife is Anna\"). Each hit has a snippet\n(matches in **bold**), `matched` (which of the query's `terms` it matched), `coverage` (0-1, their\nshare), `similarity` (0-1, closeness in meaning) and `updated_at`. Low coverage and low similarity\nmean a weak match: if no hit answers what was asked, say \"I don't know\" rather than guess. Of two\nhits saying nearly the same, the newer (the current fact) comes first. Filter by tag or category;\nmode=lexical for words only. A memory stored a moment ago may take a few seconds to become\nsearchable. Read a hit in full with `fetch`.",
+    "description": "Search the user's memories, best match first. Pass the user's question as-is (\"What coffee does\nhe drink?\") or keywords; exact syntax also works: \"a phrase\", prefix*, AND, OR, NOT, +required.\nQuestions match by meaning too (\"who is his partner?\" finds \"Wife is Anna\"). Each of the `results`\nhas a snippet of its content (matches in **bold**), `relevance` (strong: an answer to act on; weak:\nrelated at best), `score`, `matched` (which of the query's `terms` it matched), `similarity` and\n`updated_at`. If no hit is strong, the memories most likely do not hold the answer: say \"I don't\nknow\" rather than guess. Of two hits saying nearly the same, the newer (the current fact) comes\nfirst. Filter by tag or category, or by time with after/before (dates or timestamps, on\noccurred_at, else when stored: \"what did we discuss this week?\"); mode=lexical for words only. A\nmemory stored a moment ago may take a few seconds to become searchable. Read a hit in full with\n`fetch`.",
     "inputSchema": {
       "type": "object",
       "properties": {
         "query": {
           "type": "string",
-          "description": "The user's question as-is, or keywords. Each hit's `matched` and `coverage` say how much of it the hit answers; low coverage is a weak match.",
+          "description": "The user's question as-is, or keywords. Each hit's `relevance` says whether it answers it (strong) or is related at best (weak).",
           "minLength": 1
         },
         "tag": {
@@ -156,6 +181,18 @@ export const TOOLS = {
             "lexical",
             "semantic"
           ]
+        },
+        "after": {
+          "type": "string",
+          "description": "Only memories from this time on (their occurred_at, else when stored): a date 2026-12-01 (from its start, UTC) or an ISO 8601 time with a time zone."
+        },
+        "before": {
+          "type": "string",
+          "description": "Only memories up to this time (their occurred_at, else when stored): a date 2026-12-31 (to its end, UTC) or an ISO 8601 time with a time zone."
+        },
+        "include_superseded": {
+          "type": "boolean",
+          "description": "Also memories replaced by newer ones (marked)."
         }
       },
       "additionalProperties": false,

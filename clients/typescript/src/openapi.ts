@@ -1046,10 +1046,22 @@ export interface components {
             } | null;
             /**
              * Similar
-             * @description Other memories it repeats, as POST /memory names them.
+             * @description Other memories it may replace, as POST /memory names them (never without `read`).
              * @default null
              */
             similar: components["schemas"]["SimilarMemory"][] | null;
+            /**
+             * Supersedes
+             * @description What became of each memory the item named in `supersedes`.
+             * @default null
+             */
+            supersedes: components["schemas"]["SupersedeOutcome"][] | null;
+            /**
+             * Similar Unavailable
+             * @description true when `similar` could not be looked up, as POST /memory says it.
+             * @default null
+             */
+            similar_unavailable: boolean | null;
         } & {
             [key: string]: unknown;
         };
@@ -1676,6 +1688,30 @@ export interface components {
              * @description The id of an agent's change waiting for review.
              */
             pending_proposal: string | null;
+            /**
+             * Occurred At
+             * @description When it happened: YYYY-MM-DD or a timestamp.
+             * @default null
+             */
+            occurred_at: string | null;
+            /**
+             * Superseded By
+             * @description The memory that replaced it.
+             * @default null
+             */
+            superseded_by: string | null;
+            /**
+             * Superseded At
+             * @description When it was replaced.
+             * @default null
+             */
+            superseded_at: string | null;
+            /**
+             * Key Derived
+             * @description The server derived the key from the content.
+             * @default false
+             */
+            key_derived: boolean;
             /** Expired */
             expired: boolean;
         } & {
@@ -1699,7 +1735,10 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description The body of `PUT /memory/{id}`: fields left out stay; `expires_at: null` clears. */
+        /**
+         * @description The body of `PUT /memory/{id}`: fields left out stay; `expires_at: null` and
+         *     `occurred_at: null` clear.
+         */
         MemoryPatch: {
             /** @description At most 32768 bytes of UTF-8. */
             content?: string;
@@ -1712,17 +1751,30 @@ export interface components {
              * @default null
              */
             expires_at: string | null;
+            /**
+             * @description When the event happened or was said, apart from when it was stored: a date YYYY-MM-DD (kept as a date) or an ISO 8601 timestamp with a time zone (stored in UTC). Past or future. Reads' after/before use it, and created_at where it is null.
+             * @default null
+             */
+            occurred_at: (string | unknown | unknown) | null;
             /** @default null */
             category: components["schemas"]["Category"] | null;
             /** @default null */
             key: string | null;
             /** @default null */
             source: components["schemas"]["Source"] | null;
+            /** @description Ids of this mind's memories that this write replaces: they are kept, marked `superseded_by` this memory, and leave recall, search, by-tag, the list and expiring reads unless a read asks `include_superseded=true`. An agent's write over a verified memory makes that part a proposal. */
+            supersedes?: string[];
         };
-        /** @description The body of `POST /memory`: every client field of SPEC §1. */
+        /**
+         * @description The body of `POST /memory`: every client field of SPEC §1. Only `content` is required: without
+         *     a category the memory is a `note`, and without a key the server derives one from the content
+         *     (the same text gives the same key, so storing it twice replaces one memory).
+         */
         MemoryWrite: {
+            /** @default note */
             category: components["schemas"]["Category"];
-            key: string;
+            /** @description Derived from the content when left out: its first words and a short digest. */
+            key?: string;
             /** @description At most 32768 bytes of UTF-8. */
             content: string;
             /** @description At most 20; trimmed, lowercased, repeats dropped. */
@@ -1736,8 +1788,15 @@ export interface components {
              * @default null
              */
             expires_at: string | null;
+            /**
+             * @description When the event happened or was said, apart from when it was stored: a date YYYY-MM-DD (kept as a date) or an ISO 8601 timestamp with a time zone (stored in UTC). Past or future. Reads' after/before use it, and created_at where it is null.
+             * @default null
+             */
+            occurred_at: (string | unknown | unknown) | null;
             /** @default null */
             source: components["schemas"]["Source"] | null;
+            /** @description Ids of this mind's memories that this write replaces: they are kept, marked `superseded_by` this memory, and leave recall, search, by-tag, the list and expiring reads unless a read asks `include_superseded=true`. An agent's write over a verified memory makes that part a proposal. */
+            supersedes?: string[];
         };
         /** Mind */
         Mind: {
@@ -1970,10 +2029,10 @@ export interface components {
             key: string;
             /**
              * Action
-             * @description What accepting does: apply `proposed` (update) or delete the memory (delete).
+             * @description What accepting does: apply `proposed` (update), delete the memory (delete), or mark it replaced by `superseded_by` (supersede).
              * @enum {string}
              */
-            action: "update" | "delete";
+            action: "update" | "delete" | "supersede";
             proposed: components["schemas"]["ProposedFields"];
             /** Base Version */
             base_version: number;
@@ -1988,6 +2047,12 @@ export interface components {
             decided_by: components["schemas"]["ChangedBy"] | null;
             /** Decided At */
             decided_at: string | null;
+            /**
+             * Superseded By
+             * @description For action supersede: the memory that would replace this one.
+             * @default null
+             */
+            superseded_by: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -2006,23 +2071,36 @@ export interface components {
          */
         Proposed: {
             proposal: components["schemas"]["Proposal"];
-            /** @description The memory as it is now (null if deleted). */
-            memory: components["schemas"]["Memory"] | null;
+            /** @description The memory as it is now (null if deleted); without `content` and `tags` to a credential without `read`. */
+            memory: components["schemas"]["WrittenMemory"] | null;
         } & {
             [key: string]: unknown;
         };
         /** ProposedFields */
         ProposedFields: {
-            /** Content */
-            content: string;
-            /** Tags */
-            tags: string[];
+            /**
+             * Content
+             * @description Absent to a credential without the `read` scope (docs/auth.md#what-answers-show).
+             * @default null
+             */
+            content: string | null;
+            /**
+             * Tags
+             * @description Absent to a credential without the `read` scope (docs/auth.md#what-answers-show).
+             * @default null
+             */
+            tags: string[] | null;
             /** Priority */
             priority: string;
             /** Confidence */
             confidence: number;
             /** Expires At */
             expires_at: string | null;
+            /**
+             * Occurred At
+             * @default null
+             */
+            occurred_at: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -2151,10 +2229,10 @@ export interface components {
             ids: "kept";
             /**
              * Trust
-             * @description kept: every line applied so far was signed by this deployment, and its verification is kept exactly; restorer: from a line that was not, verified memories are recorded as verified by the person restoring (docs/backup.md).
+             * @description kept: every line applied so far was signed by this deployment, and its verification is kept exactly (once done: and its trailer sealed the whole file); partial: done, every line signed, but the trailer is not sealed by this deployment (a file cut short, or a backup from before seals): verification is kept; restorer: from a line that was not signed, verified memories are recorded as verified by the person restoring (docs/backup.md).
              * @default null
              */
-            trust: ("kept" | "restorer") | null;
+            trust: ("kept" | "partial" | "restorer") | null;
         } & {
             [key: string]: unknown;
         };
@@ -2168,7 +2246,7 @@ export interface components {
              * Change
              * @enum {string}
              */
-            change: "created" | "updated" | "replaced" | "verified" | "restored" | "deleted" | "proposal_accepted";
+            change: "created" | "updated" | "replaced" | "verified" | "restored" | "deleted" | "proposal_accepted" | "superseded";
             /** Changed At */
             changed_at: string;
             changed_by: components["schemas"]["ChangedBy"];
@@ -2230,7 +2308,7 @@ export interface components {
         SearchPage: {
             /**
              * Results
-             * @description Words and meaning fused (docs/search.md); an exact word match is never pushed off the first page by meaning; of two near-duplicates the newer first.
+             * @description Words and meaning fused into one ranking (docs/search.md), best first; walking the pages with next_cursor returns each hit once, in the same order whatever the limit; of two near-duplicates the newer first.
              */
             results: components["schemas"]["SearchResult"][];
             /**
@@ -2254,7 +2332,7 @@ export interface components {
             memory: components["schemas"]["Memory"];
             /**
              * Score
-             * @description BM25 (higher is better); ranks within the same coverage.
+             * @description What it was ranked by (docs/search.md): never rises down the results.
              */
             score: number;
             /**
@@ -2277,6 +2355,12 @@ export interface components {
              * @description Closeness in meaning to the query (cosine, about 0-1); null when ranked by words alone.
              */
             similarity: number | null;
+            /**
+             * Relevance
+             * @description strong: an answer; weak: related at best.
+             * @enum {string}
+             */
+            relevance: "strong" | "weak";
         } & {
             [key: string]: unknown;
         };
@@ -2291,6 +2375,12 @@ export interface components {
              * @description Cosine of the two memories' meanings.
              */
             similarity: number;
+            /**
+             * Relation
+             * @description repeat: says the same; related: the same subject, perhaps an older value of it (pass its id in `supersedes` when the new memory replaces it).
+             * @enum {string}
+             */
+            relation: "repeat" | "related";
         } & {
             [key: string]: unknown;
         };
@@ -2309,10 +2399,18 @@ export interface components {
             category: string;
             /** Key */
             key: string;
-            /** Content */
-            content: string;
-            /** Tags */
-            tags: string[];
+            /**
+             * Content
+             * @description Absent to a credential without the `read` scope (docs/auth.md#what-answers-show).
+             * @default null
+             */
+            content: string | null;
+            /**
+             * Tags
+             * @description Absent to a credential without the `read` scope (docs/auth.md#what-answers-show).
+             * @default null
+             */
+            tags: string[] | null;
             /** Priority */
             priority: string;
             /**
@@ -2341,14 +2439,50 @@ export interface components {
              * @description The id of an agent's change waiting for review.
              */
             pending_proposal: string | null;
+            /**
+             * Occurred At
+             * @description When it happened: YYYY-MM-DD or a timestamp.
+             * @default null
+             */
+            occurred_at: string | null;
+            /**
+             * Superseded By
+             * @description The memory that replaced it.
+             * @default null
+             */
+            superseded_by: string | null;
+            /**
+             * Superseded At
+             * @description When it was replaced.
+             * @default null
+             */
+            superseded_at: string | null;
+            /**
+             * Key Derived
+             * @description The server derived the key from the content.
+             * @default false
+             */
+            key_derived: boolean;
             /** Expired */
             expired: boolean;
             /**
              * Similar
-             * @description Other memories of the mind that say nearly the same under another key (at most 3, most similar first): update one of them instead of keeping two versions. Absent when none.
+             * @description Other memories of the mind this one may replace (at most 3, most similar first): `repeat` ones say the same (update one of them instead of keeping two versions), `related` ones may be an older value (name them in `supersedes`). Absent when none, and to a credential without `read`.
              * @default null
              */
             similar: components["schemas"]["SimilarMemory"][] | null;
+            /**
+             * Supersedes
+             * @description What became of each memory the write named in `supersedes`.
+             * @default null
+             */
+            supersedes: components["schemas"]["SupersedeOutcome"][] | null;
+            /**
+             * Similar Unavailable
+             * @description true when `similar` could not be found (the model failed): stored anyway.
+             * @default null
+             */
+            similar_unavailable: boolean | null;
         } & {
             [key: string]: unknown;
         };
@@ -2368,6 +2502,30 @@ export interface components {
             created_at: string;
             /** Updated At */
             updated_at: string;
+            /**
+             * Occurred At
+             * @description As stored: a date, or a UTC timestamp.
+             * @default null
+             */
+            occurred_at: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SupersedeOutcome */
+        SupersedeOutcome: {
+            /** Id */
+            id: string;
+            /**
+             * Status
+             * @description superseded: marked replaced now; proposed: it is verified, and an agent's mark waits for a person's review (`proposal_id`).
+             * @enum {string}
+             */
+            status: "superseded" | "proposed";
+            /**
+             * Proposal Id
+             * @default null
+             */
+            proposal_id: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -2487,7 +2645,7 @@ export interface components {
              */
             url: string | null;
             /** @default null */
-            events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.ownership_transferred" | "invitation.revoked" | "invitation.declined")[] | null;
+            events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.superseded" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.ownership_transferred" | "invitation.revoked" | "invitation.declined")[] | null;
             /** @default null */
             enabled: boolean | null;
         };
@@ -2524,7 +2682,90 @@ export interface components {
         WebhookWrite: {
             /** @description An https URL whose host resolves to public addresses only. */
             url: string;
-            events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.ownership_transferred" | "invitation.revoked" | "invitation.declined")[];
+            events: ("memory.created" | "memory.updated" | "memory.verified" | "memory.deleted" | "memory.superseded" | "memory.expiring" | "proposal.created" | "proposal.accepted" | "proposal.rejected" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "member.left" | "member.ownership_transferred" | "invitation.revoked" | "invitation.declined")[];
+        };
+        /**
+         * WrittenMemory
+         * @description A write's answer: the memory; to a credential without `read`, without what it says (`content`,
+         *     `tags`).
+         */
+        WrittenMemory: {
+            /** Id */
+            id: string;
+            /** Mind Id */
+            mind_id: string;
+            /** Category */
+            category: string;
+            /** Key */
+            key: string;
+            /**
+             * Content
+             * @description Absent to a credential without the `read` scope (docs/auth.md#what-answers-show).
+             * @default null
+             */
+            content: string | null;
+            /**
+             * Tags
+             * @description Absent to a credential without the `read` scope (docs/auth.md#what-answers-show).
+             * @default null
+             */
+            tags: string[] | null;
+            /** Priority */
+            priority: string;
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "user" | "agent";
+            /** Verified */
+            verified: boolean;
+            /** Confidence */
+            confidence: number;
+            /** Expires At */
+            expires_at: string | null;
+            /** Created At */
+            created_at: string;
+            /** Updated At */
+            updated_at: string;
+            /** Version */
+            version: number;
+            /** Verified At */
+            verified_at: string | null;
+            /** Verified By */
+            verified_by: string | null;
+            /**
+             * Pending Proposal
+             * @description The id of an agent's change waiting for review.
+             */
+            pending_proposal: string | null;
+            /**
+             * Occurred At
+             * @description When it happened: YYYY-MM-DD or a timestamp.
+             * @default null
+             */
+            occurred_at: string | null;
+            /**
+             * Superseded By
+             * @description The memory that replaced it.
+             * @default null
+             */
+            superseded_by: string | null;
+            /**
+             * Superseded At
+             * @description When it was replaced.
+             * @default null
+             */
+            superseded_at: string | null;
+            /**
+             * Key Derived
+             * @description The server derived the key from the content.
+             * @default false
+             */
+            key_derived: boolean;
+            /** Expired */
+            expired: boolean;
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: never;
@@ -2724,6 +2965,15 @@ export interface operations {
                     "application/json": components["schemas"]["MindWithRole"];
                 };
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
                 headers: {
@@ -2783,6 +3033,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
@@ -3158,6 +3417,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
                 headers: {
@@ -3490,6 +3758,14 @@ export interface operations {
                 verified?: boolean;
                 /** @description Include expired memories. */
                 include_expired?: boolean;
+                /** @description Include memories a newer one replaced (marked `superseded_by`); left out by default. */
+                include_superseded?: boolean;
+                /** @description From this time on (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. Later than `before`: 400. */
+                after?: string | unknown | unknown;
+                /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
+                before?: string | unknown | unknown;
+                /** @description What changed since (a date: from its start, UTC), newest change first. */
+                updated_after?: string | unknown | unknown;
                 /** @description Page size (default 20). */
                 limit?: number;
                 /** @description The previous page's next_cursor, as it came (any other is a 400). */
@@ -3930,7 +4206,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Memory"];
+                    "application/json": components["schemas"]["WrittenMemory"];
                 };
             };
             /** @description Accepted */
@@ -4773,6 +5049,16 @@ export interface operations {
                 format?: "text" | "json";
                 /** @description The user's message or the task: the memories most relevant to it follow the critical ones. */
                 q?: string;
+                /** @description From this time on (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. Later than `before`: 400. */
+                after?: string | unknown | unknown;
+                /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
+                before?: string | unknown | unknown;
+                /** @description Read time words as of this moment (replaying an old conversation): a timestamp with its zone or a date. Default: now. */
+                now?: string;
+                /** @description The asker's IANA zone (default UTC). */
+                tz?: string;
+                /** @description Include memories a newer one replaced (marked `superseded_by`); left out by default. */
+                include_superseded?: boolean;
                 /** @description Same as X-Mind-Id. */
                 mind_id?: string;
             };
@@ -4864,6 +5150,12 @@ export interface operations {
                 category?: ("identity" | "preference" | "fact" | "project" | "skill" | "mistake" | "context" | "note")[];
                 /** @description Include expired memories. */
                 include_expired?: boolean;
+                /** @description Include memories a newer one replaced (marked `superseded_by`); left out by default. */
+                include_superseded?: boolean;
+                /** @description From this time on (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. Later than `before`: 400. */
+                after?: string | unknown | unknown;
+                /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
+                before?: string | unknown | unknown;
                 /** @description Page size (default 20). */
                 limit?: number;
                 /** @description The previous page's next_cursor, as it came (any other is a 400). */
@@ -4945,6 +5237,8 @@ export interface operations {
             query?: {
                 /** @description 30m, 24h, 7d, 2w (default 7d, at most 365d). */
                 within?: string;
+                /** @description Include memories a newer one replaced (marked `superseded_by`); left out by default. */
+                include_superseded?: boolean;
                 /** @description Page size (default 20). */
                 limit?: number;
                 /** @description The previous page's next_cursor, as it came (any other is a 400). */
@@ -5031,8 +5325,18 @@ export interface operations {
                 priority?: "critical" | "high" | "normal" | "low";
                 /** @description Include expired memories. */
                 include_expired?: boolean;
+                /** @description Include memories a newer one replaced (marked `superseded_by`); left out by default. */
+                include_superseded?: boolean;
                 /** @description hybrid (default): words and meaning fused; lexical: words only; semantic: meaning only. Explicit syntax is lexical. */
                 mode?: "hybrid" | "lexical" | "semantic";
+                /** @description From this time on (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. Later than `before`: 400. */
+                after?: string | unknown | unknown;
+                /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
+                before?: string | unknown | unknown;
+                /** @description Read time words as of this moment (replaying an old conversation): a timestamp with its zone or a date. Default: now. */
+                now?: string;
+                /** @description The asker's IANA zone (default UTC). */
+                tz?: string;
                 /** @description Page size (default 20). */
                 limit?: number;
                 /** @description The previous page's next_cursor, as it came (any other is a 400). */
@@ -5319,6 +5623,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
                 headers: {
@@ -5505,6 +5818,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TestOutcome"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, expired or revoked credential */
@@ -5843,6 +6165,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
                 headers: {
@@ -6128,6 +6459,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -6521,6 +6861,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     protectedResourceMcp: {
@@ -6541,6 +6890,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     authorizationServer: {
@@ -6559,6 +6917,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -6827,6 +7194,15 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthRequestView"];
                 };
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
                 headers: {
@@ -7077,6 +7453,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
                 headers: {
@@ -7224,6 +7609,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, malformed, expired or revoked credential */
             401: {
@@ -7712,6 +8106,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, malformed, expired or revoked credential */
             401: {

@@ -12,7 +12,16 @@ import type { BatchAnswer, BatchResult, MemoryWrite } from "./types.js";
 
 /** POST /memory/batch takes at most 100 memories. */
 export const CHUNK = 100;
-export const WRITE_FIELDS = ["category", "key", "content", "tags", "priority", "confidence", "expires_at"] as const;
+export const WRITE_FIELDS = [
+  "category",
+  "key",
+  "content",
+  "tags",
+  "priority",
+  "confidence",
+  "expires_at",
+  "occurred_at",
+] as const;
 
 type Lines = Iterable<string> | AsyncIterable<string>;
 type Records = Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>;

@@ -28,6 +28,14 @@ export type Priority = Schemas["Priority"];
 /** What `acceptProposal` / `rejectProposal` answer. */
 export type ProposalDecision = Schemas["Proposed"];
 
-/** A write of `remember`: category, key and content required, the rest optional. */
-export type MemoryInput = Pick<MemoryWrite, "category" | "key" | "content"> &
-  Partial<Pick<MemoryWrite, "tags" | "priority" | "confidence" | "expires_at">>;
+/**
+ * A write of `remember`: content required, the rest optional (without a category it is a note, without
+ * a key the server derives one from the content, so the same text again replaces it).
+ */
+export type MemoryInput = Pick<MemoryWrite, "content"> &
+  Partial<
+    Pick<
+      MemoryWrite,
+      "category" | "key" | "tags" | "priority" | "confidence" | "expires_at" | "occurred_at" | "supersedes"
+    >
+  >;

@@ -30,6 +30,17 @@ describe("the client against make run", { skip: NO_STACK }, () => {
     await assert.rejects(mind.agent.get(stored.id), NotFound);
   });
 
+  it("stores content alone as a note whose key the server derives, once for the same text", async () => {
+    const mind = await newMind();
+    const first = await mind.agent.remember({ content: "Walks to work" });
+    assert.equal(first.category, "note");
+    assert.equal(first.key, "walks_work_cf7811"); // the server's derivation (tests/unit/test_memory_keys.py)
+    assert.equal(first.key_derived, true);
+    const again = await mind.agent.remember({ content: "walks  TO work" });
+    assert.equal(again.id, first.id);
+    assert.equal(again.version, 2);
+  });
+
   it("a person verifies, reads history and restores an earlier version", async () => {
     const mind = await newMind();
     const first = await mind.person.remember({ category: "fact", key: "city", content: "Lives in Porto" });

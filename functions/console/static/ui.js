@@ -107,8 +107,17 @@ export function memoryMeta(memory, author) {
     memory.verified ? badge("verified", "ok") : badge("unverified", "warn"), " ",
     memory.expired ? badge("expired", "warn") : null,
     memory.pending_proposal ? badge("change proposed", "warn") : null,
+    memory.superseded_by
+      ? h("a", { href: `#/memory/${encodeURIComponent(memory.superseded_by)}`, class: "badge warn" }, "replaced by …")
+      : null,
     " by ", author || memory.source, ", ", when(memory.updated_at),
+    memory.occurred_at ? h("span", { class: "occurred" }, " · on ", occurred(memory.occurred_at)) : null,
     memory.expires_at ? h("span", {}, " · expires ", when(memory.expires_at)) : null);
+}
+
+// An event time as stored: a date stays that day (in no zone); a timestamp is shown like the others.
+function occurred(value) {
+  return /^\d{4}-\d{2}-\d{2}$/.test(value) ? h("time", { datetime: value }, value) : when(value);
 }
 
 export function memoryTitle(memory) {

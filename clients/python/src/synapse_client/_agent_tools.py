@@ -4,10 +4,7 @@ framework's agent reads the same words), each done with the blocking client. No 
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-import unicodedata
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
@@ -21,33 +18,11 @@ SEARCH_TOOL = "the search tool"  # what recall's closing line names for an agent
 RECALL_QUERY_MAX = 1000  # what recall's `query` sends as q (the layer's schema.RECALL_QUERY_MAX)
 
 
-KEY_DIGEST_CHARS = 6
-KEY_WORDS = 5
-KEY_WORD_CHARS = 20
-# Words that say little in a key (the clients keep the same list: tests/unit/test_mcp_tools_drift.py).
-_KEY_STOPWORDS_TEXT = """
-a an the and or but of to in on at for with from by is are was were be been am i my me he him his she her
-they them their it its we our you your this that these those has have had do does did not so as than
-then there here will would can could should just very also about into
-"""
-KEY_STOPWORDS = frozenset(_KEY_STOPWORDS_TEXT.split())
-
-
-def derived_key(category: str, content: str) -> str:
-    """The key of a memory stored without one, as /mcp derives it (synapse.mcp.calls.derived_key;
-    tests/unit/test_mcp_tools_drift.py compares them): `synapse mcp` and the adapters use this one."""
-    normalized = " ".join(content.split()).casefold()
-    digest = hashlib.sha256(normalized.encode()).hexdigest()[:KEY_DIGEST_CHARS]
-    plain = unicodedata.normalize("NFKD", normalized).encode("ascii", "ignore").decode()
-    words = [word[:KEY_WORD_CHARS] for word in re.findall(r"[a-z0-9]+", plain) if word not in KEY_STOPWORDS]
-    return f"{'_'.join(words[:KEY_WORDS]) or category}_{digest}"
-
-
 def remember(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
-    category = a.get("category") or "note"
-    key = a.get("key") or derived_key(category, a["content"])
-    optional = {name: a.get(name) for name in ("tags", "priority", "confidence", "expires_at")}
-    memory = client.remember(category, key, a["content"], **optional)
+    """Content alone is a note whose key the server derives (one derivation for every door)."""
+    named = ("tags", "priority", "confidence", "expires_at", "occurred_at", "supersedes")
+    optional = {name: a.get(name) for name in named}
+    memory = client.remember(a.get("category"), a.get("key"), a["content"], **optional)
     shown: dict[str, Any] = memory.model_dump(mode="json")
     if memory.pending_proposal:
         shown["note"] = (
@@ -60,19 +35,28 @@ def remember(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def similar_note(similar: list[dict[str, Any]]) -> str:
-    """What the model reads when a write repeats a memory (as /mcp says it: synapse.mcp.calls)."""
-    named = "; ".join(f"key {s['key']} (id {s['id']}, similarity {s['similarity']})" for s in similar)
+    """What the model reads when a write may replace memories (as /mcp says it: synapse.mcp.calls)."""
+    named = "; ".join(
+        f"key {s['key']} (id {s['id']}, {s.get('relation', 'repeat')}, similarity {s['similarity']})"
+        for s in similar
+    )
     return (
-        f"A similar memory exists: {named}. If this is the same fact, update that memory instead of "
-        "keeping two versions: remember again with its category and key, then forget the one just "
-        "stored."
+        f"This may replace memories the mind already holds: {named}. If one says the same, update "
+        "that memory instead (`update` with its id, or remember with its category and key) and forget "
+        "the one just stored; if one is an older value of this fact, call `update` on the memory just "
+        "stored, passing that id in `supersedes`, so only the current value is recalled."
     )
 
 
 def recall(client: Synapse, a: dict[str, Any]) -> str:
     asked = (a.get("query") or "").strip()[:RECALL_QUERY_MAX] or None
     return client.recall(
-        category=a.get("category"), tag=a.get("tag"), max_chars=a.get("max_chars"), query=asked
+        category=a.get("category"),
+        tag=a.get("tag"),
+        max_chars=a.get("max_chars"),
+        query=asked,
+        after=a.get("after"),
+        before=a.get("before"),
     ).naming(SEARCH_TOOL)
 
 
@@ -83,14 +67,17 @@ def search(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
         category=a.get("category"),
         limit=a.get("limit") or 10,
         mode=a.get("mode"),
+        after=a.get("after"),
+        before=a.get("before"),
     )
-    hits = [
+    results = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "content": h.memory.content,
          "tags": h.memory.tags, "score": h.score, "matched": h.matched, "coverage": h.coverage,
-         "similarity": h.similarity, "updated_at": h.memory.updated_at}
+         "similarity": h.similarity, "relevance": h.relevance, "updated_at": h.memory.updated_at,
+         "occurred_at": h.memory.occurred_at}
         for h in found.items
     ]  # fmt: skip
-    return {"terms": found.terms, "mode": found.mode, "hits": hits}
+    return {"terms": found.terms, "mode": found.mode, "results": results}  # as REST and /mcp name it
 
 
 def forget(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,6 @@ from pydantic import BaseModel
 
 from synapse_client import backup as backups
 from synapse_client import importers, ops, transfer
-from synapse_client._agent_tools import derived_key
 from synapse_client._core import Call
 from synapse_client.client import Synapse
 from synapse_client.config import Settings, resolve
@@ -132,8 +131,12 @@ class Output:
         self.line(f"  {memory.content}")
         if memory.tags:
             self.line(f"  tags: {', '.join(memory.tags)}")
+        if memory.occurred_at:
+            self.line(f"  on: {memory.occurred_at}")
         if memory.expires_at:
             self.line(f"  expires: {memory.expires_at}{' (expired)' if memory.expired else ''}")
+        if memory.superseded_by:
+            self.line(f"  replaced by {memory.superseded_by} at {memory.superseded_at}")
 
 
 class Progress:
@@ -158,16 +161,24 @@ class Progress:
 # ---------------------------------------------------------------- commands
 
 
-def remembered_fields(fields: list[str]) -> tuple[str, str, str]:
-    """`remember CONTENT` or `remember CATEGORY KEY CONTENT`: content alone is a note with the key
-    /mcp derives from it, so the same text twice is one memory."""
+def remembered_fields(fields: list[str]) -> tuple[str | None, str | None, str]:
+    """`remember CONTENT` or `remember CATEGORY KEY CONTENT`: content alone is a note whose key the
+    server derives from it, so the same text twice is one memory."""
     if len(fields) == 1:
-        return "note", derived_key("note", fields[0]), fields[0]
+        return None, None, fields[0]
     if len(fields) == 3 and fields[0] in CATEGORIES:
         return fields[0], fields[1], fields[2]
     if len(fields) == 3:
         raise ValueError(f"remember: category must be one of {', '.join(CATEGORIES)}, not {fields[0]!r}")
     raise ValueError("remember: give CONTENT alone, or CATEGORY KEY CONTENT (quote content with spaces)")
+
+
+def add_window(parser: argparse.ArgumentParser) -> None:
+    """`--after` / `--before`: a time window on each memory's occurred_at, else when it was stored."""
+    parser.add_argument(
+        "--after", metavar="WHEN", help="from this date (2026-12-01) or timestamp with a zone on"
+    )
+    parser.add_argument("--before", metavar="WHEN", help="up to this date (its whole day) or timestamp")
 
 
 def cmd_remember(client: Synapse, args: argparse.Namespace, out: Output) -> None:
@@ -181,6 +192,8 @@ def cmd_remember(client: Synapse, args: argparse.Namespace, out: Output) -> None
         priority=args.priority,
         confidence=args.confidence,
         expires_at=expires,
+        occurred_at=args.occurred_at,
+        supersedes=args.supersedes or None,
     )
     answer = answered(client, call)
     if out.as_json:  # 202: {"proposal", "memory"}, as the API answered
@@ -198,6 +211,8 @@ def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
         "max_chars": args.max_chars,
         "limit": args.limit,
         "query": args.query,
+        "after": args.after,
+        "before": args.before,
     }
     if out.as_json:
         return out.json(answered(client, ops.recall_json(**options)).body)
@@ -206,7 +221,16 @@ def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
 
 
 def cmd_search(client: Synapse, args: argparse.Namespace, out: Output) -> None:
-    call = ops.search(args.query, tag=args.tag, category=args.category, limit=args.limit, mode=args.mode)
+    call = ops.search(
+        args.query,
+        tag=args.tag,
+        category=args.category,
+        limit=args.limit,
+        mode=args.mode,
+        after=args.after,
+        before=args.before,
+        include_superseded=args.include_superseded,
+    )
     answer = answered(client, call)
     if out.as_json:  # {"results", "terms", "mode", "next_cursor"}: one page, as the API answered
         return out.json(answer.body)
@@ -221,12 +245,14 @@ def cmd_search(client: Synapse, args: argparse.Namespace, out: Output) -> None:
 
 def match(hit: SearchHit) -> str:
     """`[0.50 coffee, drink ~0.62]  `: a hit's coverage and matched terms, and its similarity in
-    meaning when the page was ranked by meaning too ("" from a server without them)."""
+    meaning when the page was ranked by meaning too, then ` weak` for a hit that is related at best
+    ("" from a server without them)."""
     if hit.coverage is None:
         return ""
     terms = f" {', '.join(hit.matched)}" if hit.matched else ""
     similar = f" ~{hit.similarity:.2f}" if hit.similarity is not None else ""
-    return f"[{hit.coverage:.2f}{terms}{similar}]  "
+    weak = " weak" if hit.relevance == "weak" else ""
+    return f"[{hit.coverage:.2f}{terms}{similar}{weak}]  "
 
 
 def show_memory(client: Synapse, call: Call[Memory], out: Output) -> None:
@@ -535,6 +561,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--priority", choices=PRIORITIES)
     p.add_argument("--confidence", type=float)
     p.add_argument("--expires", help="ISO 8601 timestamp, or from now: 30m, 24h, 7d, 2w")
+    p.add_argument(
+        "--occurred-at",
+        metavar="WHEN",
+        help="when it happened or was said, if not now: a date 2026-12-09, or a timestamp with a zone",
+    )
+    p.add_argument(
+        "--supersedes",
+        action="append",
+        metavar="ID",
+        help="the id of an older memory this one replaces (kept, out of recall and search); repeatable",
+    )
     p.set_defaults(run=cmd_remember)
 
     p = sub.add_parser("recall", help="print the recall text an agent loads into its context")
@@ -549,14 +586,15 @@ def parser() -> argparse.ArgumentParser:
         help="the user's message or the task (at most 1000 characters): "
         "the memories most relevant to it come right after the critical ones",
     )
+    add_window(p)
     p.set_defaults(run=cmd_recall)
 
     p = sub.add_parser(
         "search",
         help="find memories by a question or keywords",
         description="Search by words and meaning, best match first. Each line: id, category/key, "
-        "[coverage matched terms ~similarity], then the snippet (matches in **bold**). Low coverage "
-        "and low similarity: a weak match.",
+        "[coverage matched terms ~similarity, weak when related at best], then the snippet (matches in "
+        "**bold**). No hit but weak ones: the memories most likely do not hold the answer.",
     )
     p.add_argument(
         "query",
@@ -571,6 +609,10 @@ def parser() -> argparse.ArgumentParser:
         "--mode",
         choices=("hybrid", "lexical", "semantic"),
         help="hybrid (default): words and meaning; lexical: words only; semantic: meaning only",
+    )
+    add_window(p)
+    p.add_argument(
+        "--include-superseded", action="store_true", help="also memories a newer one replaced (marked)"
     )
     p.set_defaults(run=cmd_search)
 

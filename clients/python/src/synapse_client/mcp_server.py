@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 
-from synapse_client._agent_tools import RECALL_QUERY_MAX, SEARCH_TOOL, derived_key, similar_note
+from synapse_client._agent_tools import RECALL_QUERY_MAX, SEARCH_TOOL, similar_note
 from synapse_client._core import VERSION
 from synapse_client.client import AsyncSynapse
 from synapse_client.config import Settings
@@ -31,13 +31,6 @@ INSTRUCTIONS: str = TABLE["instructions"]
 TOOLS: dict[str, dict[str, Any]] = {tool["name"]: tool for tool in TABLE["tools"]}
 
 Call = Callable[[AsyncSynapse, dict[str, Any]], Awaitable[Any]]
-
-
-def write_body(arguments: dict[str, Any]) -> dict[str, Any]:
-    body = {"category": "note", **arguments}
-    if "key" not in body and isinstance(body.get("content"), str):
-        body["key"] = derived_key(str(body["category"]), body["content"])
-    return body
 
 
 def check(value: Any, rule: dict[str, Any], path: str = "") -> None:
@@ -73,13 +66,14 @@ def _memory(memory: Any) -> dict[str, Any]:
 
 
 async def remember(client: AsyncSynapse, a: dict[str, Any]) -> Any:
-    body = write_body(a)
-    category, key, content = body.pop("category"), body.pop("key"), body.pop("content")
+    """Content alone is a note whose key the server derives, as /mcp's remember (one derivation)."""
+    body = dict(a)
+    category, key, content = body.pop("category", None), body.pop("key", None), body.pop("content")
     return _memory(await client.remember(category, key, content, **body))
 
 
 async def remember_many(client: AsyncSynapse, a: dict[str, Any]) -> Any:
-    answer = await client.remember_batch([write_body(item) for item in a["memories"]])
+    answer = await client.remember_batch(list(a["memories"]))
     shown: dict[str, Any] = answer.model_dump(mode="json", exclude_none=True)
     if shown.get("summary", {}).get("proposed"):
         shown["note"] = (
@@ -92,23 +86,31 @@ async def remember_many(client: AsyncSynapse, a: dict[str, Any]) -> Any:
 async def recall(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     asked = (a.get("query") or "").strip()[:RECALL_QUERY_MAX] or None
     found = await client.recall(
-        category=a.get("category"), tag=a.get("tag"), max_chars=a.get("max_chars"), query=asked
+        category=a.get("category"),
+        tag=a.get("tag"),
+        max_chars=a.get("max_chars"),
+        query=asked,
+        after=a.get("after"),
+        before=a.get("before"),
+        include_superseded=bool(a.get("include_superseded", False)),
     )
     return found.naming(SEARCH_TOOL)
 
 
 async def search(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     found = await client.search(
-        a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit", 10), mode=a.get("mode")
-    )
-    hits = [
+        a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit", 10),
+        mode=a.get("mode"), after=a.get("after"), before=a.get("before"),
+        include_superseded=bool(a.get("include_superseded", False)),
+    )  # fmt: skip
+    results = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "snippet": h.snippet,
          "content": h.memory.content, "tags": h.memory.tags, "score": h.score,
          "matched": h.matched, "coverage": h.coverage, "similarity": h.similarity,
-         "updated_at": h.memory.updated_at}
+         "relevance": h.relevance, "updated_at": h.memory.updated_at, "occurred_at": h.memory.occurred_at}
         for h in found.items
     ]  # fmt: skip
-    return {"terms": found.terms, "mode": found.mode, "hits": hits}
+    return {"terms": found.terms, "mode": found.mode, "results": results}  # as REST and /mcp name it
 
 
 async def fetch(client: AsyncSynapse, a: dict[str, Any]) -> Any:
@@ -122,7 +124,8 @@ def _page(found: Any, name: str) -> dict[str, Any]:
 async def by_tag(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     found = await client.by_tag(
         a["tag"], category=a.get("category"), include_expired=bool(a.get("include_expired", False)),
-        limit=a.get("limit", 20), cursor=a.get("cursor"),
+        after=a.get("after"), before=a.get("before"), limit=a.get("limit", 20), cursor=a.get("cursor"),
+        include_superseded=bool(a.get("include_superseded", False)),
     )  # fmt: skip
     return _page(found, "memories")
 

@@ -20,11 +20,14 @@ class Model(BaseModel):
 
 
 class Memory(Model):
+    """A memory. A write's answer to a credential without the `read` scope leaves out what it says:
+    `content` is then "" and `tags` [] (docs/auth.md#what-answers-show)."""
+
     id: str
     mind_id: str
     category: str
     key: str
-    content: str
+    content: str = ""
     tags: list[str] = []
     priority: str = "normal"
     source: str = "agent"
@@ -38,6 +41,10 @@ class Memory(Model):
     verified_by: str | None = None
     expired: bool = False
     pending_proposal: str | None = None
+    key_derived: bool = False  # the server derived the key from the content (recall leaves it out)
+    occurred_at: str | None = None  # when the event happened: a date, or a UTC timestamp
+    superseded_by: str | None = None  # the newer memory that replaced this one
+    superseded_at: str | None = None
 
 
 class MindSettings(Model):
@@ -74,10 +81,12 @@ class CreatedMind(Model):
 
 
 class SearchHit(Model):
-    """One search result. `matched`: which of the query's meaningful terms (the page's `terms`) this
-    memory matched; `coverage`: their share, 0-1 (low: a weak match); `similarity`: its closeness in
-    meaning to the query, 0-1 (None when the page was ranked by words alone). An older server sends
-    none of them: `matched` is then empty and the others None."""
+    """One search result. `relevance`: `strong` (an answer to act on) or `weak` (related at best): when
+    no hit is strong, say you don't know rather than guess; `score`: what it was ranked by (never
+    rises down the results); `matched`: which of the query's meaningful terms (the page's `terms`)
+    this memory matched; `coverage`: their share, 0-1; `similarity`: its closeness in meaning to the
+    query, 0-1 (None when the page was ranked by words alone). An older server sends none of them:
+    `matched` is then empty and the others None."""
 
     memory: Memory
     score: float
@@ -85,6 +94,7 @@ class SearchHit(Model):
     matched: list[str] = []
     coverage: float | None = None
     similarity: float | None = None
+    relevance: Literal["strong", "weak"] | None = None
 
 
 LEFT_OUT = re.compile(

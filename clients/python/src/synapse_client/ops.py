@@ -64,20 +64,37 @@ def _categories(category: Categories) -> list[str] | None:
 
 
 def remember(
-    category: str,
-    key: str,
-    content: str,
+    category: str | None = None,
+    key: str | None = None,
+    content: str | None = None,
     *,
     tags: list[str] | None = None,
     priority: str | None = None,
     confidence: float | None = None,
     expires_at: str | None = None,
+    occurred_at: str | None = None,
+    supersedes: list[str] | None = None,
 ) -> Call[Memory]:
     """Store a memory (`POST /memory`): created, or replaced when (category, key) exists. An agent's
     change to a verified memory may wait for review instead: then the memory comes back unchanged,
-    its `pending_proposal` naming the proposal."""
-    body: dict[str, Any] = {"category": category, "key": key, "content": content}
-    optional = {"tags": tags, "priority": priority, "confidence": confidence, "expires_at": expires_at}
+    its `pending_proposal` naming the proposal. `remember(content="…")` alone stores a note whose
+    key the server derives from the content (the same text again replaces it). `occurred_at`: when
+    the event happened or was said (a date "2026-12-09", or a timestamp with a zone), if not when it
+    is stored. `supersedes`: ids of older memories this one replaces (kept, marked `superseded_by`,
+    out of recall and search)."""
+    if content is None:
+        raise TypeError("remember: content is required")
+    body: dict[str, Any] = {"content": content}
+    optional = {
+        "category": category,
+        "key": key,
+        "tags": tags,
+        "priority": priority,
+        "confidence": confidence,
+        "expires_at": expires_at,
+        "occurred_at": occurred_at,
+        "supersedes": supersedes,
+    }
     body.update({name: value for name, value in optional.items() if value is not None})
     return Call("POST", "/memory", _stored, body=body, idempotent=True)
 
@@ -110,15 +127,20 @@ def update(
     priority: str | _Unset = UNSET,
     confidence: float | _Unset = UNSET,
     expires_at: str | _Unset | None = UNSET,
+    occurred_at: str | _Unset | None = UNSET,
     if_match: int | None = None,
+    supersedes: list[str] | _Unset = UNSET,
 ) -> Call[Memory]:
-    """Change some fields (`PUT /memory/{id}`); `expires_at=None` clears it; `if_match` = version."""
+    """Change some fields (`PUT /memory/{id}`); `expires_at=None` or `occurred_at=None` clears it;
+    `if_match` = version; `supersedes`: ids of older memories this one replaces."""
     fields = {
         "content": content,
         "tags": tags,
         "priority": priority,
         "confidence": confidence,
         "expires_at": expires_at,
+        "occurred_at": occurred_at,
+        "supersedes": supersedes,
     }
     body = {name: value for name, value in fields.items() if value is not UNSET}
     headers = {"If-Match": str(if_match)} if if_match is not None else {}
@@ -149,10 +171,17 @@ def list_memories(
     source: str | None = None,
     verified: bool | None = None,
     include_expired: bool = False,
+    after: str | None = None,
+    before: str | None = None,
+    updated_after: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[Page[Memory]]:
-    """One page of memories, newest first (`GET /memory`)."""
+    """One page of memories, newest first (`GET /memory`). `after`/`before` (dates or timestamps with
+    a zone, inclusive) select by event time (occurred_at, else created_at), newest event first;
+    `updated_after` lists what changed since, newest change first; `include_superseded`: also the
+    ones a newer memory replaced (marked `superseded_by`)."""
     params = {
         "category": category,
         "tag": tag,
@@ -160,6 +189,10 @@ def list_memories(
         "source": source,
         "verified": verified,
         "include_expired": include_expired or None,
+        "after": after,
+        "before": before,
+        "updated_after": updated_after,
+        "include_superseded": include_superseded or None,
         "limit": limit,
         "cursor": cursor,
     }
@@ -167,7 +200,14 @@ def list_memories(
 
 
 def _recall_params(
-    category: Categories, tag: str | None, limit: int | None, max_chars: int | None, query: str | None
+    category: Categories,
+    tag: str | None,
+    limit: int | None,
+    max_chars: int | None,
+    query: str | None,
+    after: str | None = None,
+    before: str | None = None,
+    include_superseded: bool = False,
 ) -> dict[str, Any]:
     return {
         "category": _categories(category),
@@ -175,6 +215,9 @@ def _recall_params(
         "limit": limit,
         "max_chars": max_chars,
         "q": query or None,
+        "after": after,
+        "before": before,
+        "include_superseded": include_superseded or None,
     }
 
 
@@ -185,6 +228,9 @@ def recall(
     limit: int | None = None,
     max_chars: int | None = None,
     query: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[RecallText]:
     """The plain-text recall an agent pulls into its context (`GET /memory/recall`). `query`: the
     user's message or the task (at most 1000 characters); the memories most relevant to it come
@@ -193,7 +239,7 @@ def recall(
         "GET",
         "/memory/recall",
         lambda response: RecallText(text=text(response)),
-        params=_recall_params(category, tag, limit, max_chars, query),
+        params=_recall_params(category, tag, limit, max_chars, query, after, before, include_superseded),
     )
 
 
@@ -204,10 +250,15 @@ def recall_json(
     limit: int | None = None,
     max_chars: int | None = None,
     query: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[Recall]:
     """Recall's selection as JSON (`GET /memory/recall?format=json`); with `query`, `relevant` lists
     the ids of the memories placed for it."""
-    params = _recall_params(category, tag, limit, max_chars, query) | {"format": "json"}
+    params = _recall_params(category, tag, limit, max_chars, query, after, before, include_superseded) | {
+        "format": "json"
+    }
     return Call("GET", "/memory/recall", model(Recall), params=params)
 
 
@@ -216,14 +267,21 @@ def by_tag(
     *,
     category: Categories = None,
     include_expired: bool = False,
+    after: str | None = None,
+    before: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[Page[Memory]]:
-    """Memories carrying a tag, in recall order (`GET /memory/by-tag`)."""
+    """Memories carrying a tag, in recall order (`GET /memory/by-tag`); `after`/`before` as in
+    `list_memories`."""
     params = {
         "tag": tag,
         "category": _categories(category),
         "include_expired": include_expired or None,
+        "after": after,
+        "before": before,
+        "include_superseded": include_superseded or None,
         "limit": limit,
         "cursor": cursor,
     }
@@ -231,10 +289,19 @@ def by_tag(
 
 
 def expiring(
-    *, within: str | None = None, limit: int | None = None, cursor: str | None = None
+    *,
+    within: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[Page[Memory]]:
     """Memories expiring within a window such as "24h" or "7d", soonest first (`GET /memory/expiring`)."""
-    params = {"within": within, "limit": limit, "cursor": cursor}
+    params = {
+        "within": within,
+        "limit": limit,
+        "cursor": cursor,
+        "include_superseded": include_superseded or None,
+    }
     return Call("GET", "/memory/expiring", page(Memory, "memories"), params=params)
 
 
@@ -248,6 +315,9 @@ def search(
     limit: int | None = None,
     cursor: str | None = None,
     mode: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
+    include_superseded: bool = False,
 ) -> Call[SearchPage]:
     """Search by words and meaning, best match first (`GET /memory/search`); new writes show up
     after indexing.
@@ -258,7 +328,9 @@ def search(
     its meaning (and is lexical): "a phrase", prefix*, AND, OR, NOT, parentheses, +required. The
     page's `terms` are the terms the query was read as; each hit's `matched` and `coverage` say how
     much of them it matched, `similarity` how close it is in meaning. `mode`: "hybrid" (the
-    server's default), "lexical" (words only) or "semantic" (meaning only)."""
+    server's default), "lexical" (words only) or "semantic" (meaning only). `after`/`before` (dates
+    or timestamps with a zone, inclusive) keep the memories whose occurred_at, else created_at, falls
+    in the window, filtered inside the index (never after a top-k)."""
     params = {
         "q": query,
         "mode": mode,
@@ -266,6 +338,9 @@ def search(
         "category": category,
         "priority": priority,
         "include_expired": include_expired or None,
+        "after": after,
+        "before": before,
+        "include_superseded": include_superseded or None,
         "limit": limit,
         "cursor": cursor,
     }

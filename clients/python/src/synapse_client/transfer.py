@@ -31,7 +31,7 @@ CHUNK = 100  # POST /memory/batch takes at most 100 memories
 # Batch requests in flight at once. One by default: 4 at once was slower on make run (283 s → 401 s
 # for 5,000 memories; bench/export_import.py), where runner and DynamoDB Local share the CPUs.
 PARALLEL = 1
-WRITE_FIELDS = ("category", "key", "content", "tags", "priority", "confidence", "expires_at")
+WRITE_FIELDS = ("category", "key", "content", "tags", "priority", "confidence", "expires_at", "occurred_at")
 
 Progress = Callable[[int], None]
 

@@ -33,11 +33,15 @@ export async function render(page, ctx) {
   const source = select("source", any(["agent", "user"]), params.get("source") || "");
   const verified = select("verified", [["", "any"], ["true", "verified"], ["false", "unverified"]], params.get("verified") || "");
   const expired = h("input", { type: "checkbox", name: "include_expired", checked: params.get("include_expired") === "true" });
+  const after = h("input", { type: "date", name: "after", value: params.get("after") || "" });
+  const before = h("input", { type: "date", name: "before", value: params.get("before") || "" });
   const mode = select("mode", [["", "words and meaning"], ["lexical", "words only"], ["semantic", "meaning only"]], params.get("mode") || "");
   const form = h("form", { class: "filters", role: "search", "aria-label": "Find memories" },
     field("Search", q, SEARCH_HINT),
     field("Category", category), field("Tag", tag), field("Priority", priority),
     field("Source", source), field("Verified", verified), field("Match by", mode),
+    field("From", after, "On its event date (occurred_at), else the day it was stored; UTC days."),
+    field("To", before),
     h("div", { class: "field check" }, expired, h("label", { for: expired.id = "include-expired" }, "Include expired")),
     h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Show")));
   form.addEventListener("submit", (event) => {
@@ -57,7 +61,7 @@ export async function render(page, ctx) {
   const more = h("button", { type: "button", hidden: true }, "Load more");
   const searching = Boolean(params.get("q"));
   const query = {};
-  for (const name of ["category", "tag", "priority", "include_expired"]) if (params.get(name)) query[name] = params.get(name);
+  for (const name of ["category", "tag", "priority", "include_expired", "after", "before"]) if (params.get(name)) query[name] = params.get(name);
   if (!searching) for (const name of ["source", "verified"]) if (params.get(name)) query[name] = params.get(name);
   if (searching) query.q = params.get("q");
   if (searching && params.get("mode")) query.mode = params.get("mode");

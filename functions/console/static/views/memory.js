@@ -12,7 +12,27 @@ import { may } from "../roles.js";
 const FIELDS = [
   "id", "category", "key", "content", "tags", "priority", "source", "verified", "confidence",
   "expires_at", "expired", "created_at", "updated_at", "version", "verified_at", "verified_by", "pending_proposal",
+  "superseded_by", "superseded_at",
 ];
+const CHAIN_MAX = 10;
+
+// The memories that replaced this one, newest last: "replaced by A → replaced by B" (rules §1).
+async function replacements(memory) {
+  const chain = [];
+  let next = memory.superseded_by;
+  while (next && chain.length < CHAIN_MAX && !chain.some((m) => m.id === next)) {
+    const found = await optional(api.get(`/memory/${encodeURIComponent(next)}`), null);
+    if (!found) break;
+    chain.push(found);
+    next = found.superseded_by;
+  }
+  return chain;
+}
+
+function replacedNote(chain) {
+  return h("p", { class: "replaced", "data-field": "replaced-by" }, "Replaced by ",
+    chain.flatMap((m, at) => [at ? " → " : "", h("a", { href: `#/memory/${encodeURIComponent(m.id)}` }, `${m.category} / ${m.key}`), `: ${m.content}`]));
+}
 
 // A memory stored verified before writes recorded their voucher (verified_by and verified_at
 // null): the person's write that vouched for it, from its history (the newest revision by a person
@@ -94,6 +114,18 @@ export async function render(page, ctx) {
     });
     if (may(mind, "write")) actions.append(edit);
     if (may(mind, "delete")) actions.append(remove);
+    if (memory.superseded_by) {
+      body.prepend(replacedNote(await replacements(memory)));
+      if (may(mind, "restore")) {
+        const revive = h("button", { type: "button" }, "Make current again");
+        revive.addEventListener("click", () => busyButton(revive, async () => {
+          await api.post(`${path}/restore`, { version: memory.version });
+          announce("Current again.");
+          reload();
+        }, alerts, "Could not make it current"));
+        actions.append(revive);
+      }
+    }
     append(page, body);
   } else if (!history) {
     append(page, errorBox(new Error("No such memory: it may have been deleted.")));

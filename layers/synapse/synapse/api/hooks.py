@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 
 from synapse.api.http import Request, Response
+from synapse.auth import visibility
+from synapse.auth.principal import Principal
 from synapse.core.errors import BadRequest
 from synapse.webhooks.idempotency import Answer
 
@@ -43,7 +45,9 @@ def idempotency_key(request: Request) -> str | None:
     return value
 
 
-def answered(answer: Answer) -> Response:
-    """A batch's answer; `Idempotent-Replayed: true` when it is the one kept for a replayed key."""
+def answered(answer: Answer, principal: Principal) -> Response:
+    """A batch's answer as `principal` may see it (`auth.visibility`: no `similar` nor proposed content
+    without `read`, a replay of another credential's answer too); `Idempotent-Replayed: true` when it
+    is the one kept for a replayed key."""
     replayed = {"Idempotent-Replayed": "true"} if answer.replayed else {}
-    return Response.json(answer.body, answer.status, replayed)
+    return Response.json(visibility.shown(principal, answer.body), answer.status, replayed)

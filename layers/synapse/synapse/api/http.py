@@ -291,7 +291,9 @@ def _database_error(error: ClientError) -> SynapseError:
     return SynapseError("Something went wrong on our side.")
 
 
-def _wrap(function: Callable[[Request], Response], authenticated: bool) -> LambdaHandler:
+def _wrap(
+    function: Callable[[Request], Response], authenticated: bool, checks_query: bool = True
+) -> LambdaHandler:
     @entry_point()
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         request_id = str(
@@ -304,6 +306,8 @@ def _wrap(function: Callable[[Request], Response], authenticated: bool) -> Lambd
             if authenticated:  # a missing or bad credential is a 401 before anything else, then scope
                 request.principal.require_scope(routes.required_scope(event.get("routeKey")))
                 request.mind_role()  # and the role on the mind in the path (a 404 for a non-member)
+            if checks_query:  # a parameter the route does not take: 400
+                routes.check_query(event.get("routeKey"), request.query)
             response = function(request)
         except SynapseError as error:
             response = error_response(error, request_id)
@@ -329,3 +333,9 @@ def public_endpoint(function: Callable[[Request], Response]) -> LambdaHandler:
     """`endpoint` for a route without the authorizer, which authenticates the request itself
     (signed hook deliveries)."""
     return _wrap(function, authenticated=False)
+
+
+def transport_endpoint(function: Callable[[Request], Response]) -> LambdaHandler:
+    """`public_endpoint` for /mcp, whose handler checks the credential and the query parameters
+    itself (`routes.check_query`), to answer both in its transport's terms (JSON-RPC)."""
+    return _wrap(function, authenticated=False, checks_query=False)

@@ -26,7 +26,10 @@ def redirect(location: str) -> Response:
 
 
 def refused(error: OAuthError) -> Response:
-    return json(error.body(), error.status)
+    answer = json(error.body(), error.status)
+    if error.challenge is None:
+        return answer
+    return answer._replace(headers={**answer.headers, "WWW-Authenticate": error.challenge})
 
 
 def endpoint(function: Callable[[Request], Response]) -> LambdaHandler:

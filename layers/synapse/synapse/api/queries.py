@@ -5,9 +5,10 @@ request, and a bad parameter is a 400 naming it."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta, tzinfo
 
 from synapse.api.http import Request
+from synapse.core import moments
 from synapse.core.errors import BadRequest
 from synapse.memory.kinds import TAG_MAX_CHARS, Category, Priority, Source
 from synapse.memory.selections import ListFilters, TagQuery
@@ -69,10 +70,36 @@ def parse_within(raw: str | None) -> timedelta:
     return int(found[1]) * WITHIN_UNITS[found[2]]
 
 
+_OFFSET_AS_SPACE = re.compile(r"(T.*[0-9]) ([0-9]{2}(?::?[0-9]{2})?)")  # `+02:00` left unencoded: ` 02:00`
+
+
+def moment_of(request: Request, name: str) -> str | None:
+    """A date or a timestamp with a zone (a `+` offset sent unencoded reads as a space: taken back)."""
+    raw = request.query_one(name)
+    if raw is None:
+        return None
+    raw = raw.strip()
+    raw = _OFFSET_AS_SPACE.sub(r"\1+\2", raw) if "T" in raw else raw
+    try:
+        return moments.parse(raw)
+    except moments.NotAMoment as refused:
+        raise _bad(name, refused.rule, f"{refused.message} (got {raw[:40]!r}).") from None
+
+
+def window_of(request: Request) -> moments.Window:
+    """`after` and `before`, inclusive: a date as `after` from its first moment (UTC), as `before`
+    to its last. `after` later than `before` is a 400: no memory could match."""
+    window = moments.Window.of(moment_of(request, "after"), moment_of(request, "before"))
+    if window.after is not None and window.before is not None and window.after > window.before:
+        raise _bad("after", "order", f"must not be later than before ({window.after} > {window.before}).")
+    return window
+
+
 def recall_query(request: Request) -> RecallQuery:
     shape = request.query_one("format") or "text"
     if shape not in {"text", "json"}:
         raise _bad("format", "enum", "must be text or json.")
+    now, zone = asker_clock(request)
     return RecallQuery(
         categories=categories_of(request),
         tag=tag_of(request, required=False),
@@ -80,7 +107,27 @@ def recall_query(request: Request) -> RecallQuery:
         max_chars=request.query_int("max_chars", query.MAX_CHARS, query.MIN_CHARS, query.MAX_CHARS),
         as_json=shape == "json",
         q=recall_focus(request),
+        window=window_of(request),
+        now=now,
+        zone=zone,
+        include_superseded=include_superseded(request),
     )
+
+
+def asker_clock(request: Request) -> tuple[datetime | None, tzinfo | None]:
+    """`now` (replaying another moment: a timestamp with its zone, or a date) and `tz` (the asker's
+    IANA zone), which search and recall read time expressions by (docs/time.md)."""
+    raw_now, raw_zone = request.query_one("now"), request.query_one("tz")
+    if raw_now is None and raw_zone is None:
+        return None, None
+    from synapse.when import zones  # only where time is read, and only when asked
+
+    try:
+        zone = zones.zone_of(raw_zone)
+        moment = zones.moment_of(raw_now, zone, default=None) if raw_now is not None else None
+    except zones.BadClock as error:
+        raise _bad(error.field, "time", str(error)) from None
+    return moment, zone
 
 
 def recall_focus(request: Request) -> str | None:
@@ -94,7 +141,18 @@ def recall_focus(request: Request) -> str | None:
 def tag_query(request: Request) -> TagQuery:
     tag = tag_of(request, required=True)
     assert tag is not None
-    return TagQuery(tag, categories_of(request), bool(request.query_bool("include_expired", False)))
+    return TagQuery(
+        tag,
+        categories_of(request),
+        bool(request.query_bool("include_expired", False)),
+        include_superseded=include_superseded(request),
+        window=window_of(request),
+    )
+
+
+def include_superseded(request: Request) -> bool:
+    """`include_superseded`: also the memories a newer one replaced (marked `superseded_by`)."""
+    return bool(request.query_bool("include_superseded", False))
 
 
 def list_filters(request: Request) -> ListFilters:
@@ -106,6 +164,9 @@ def list_filters(request: Request) -> ListFilters:
         source=request.query_choice("source", Source),
         verified=request.query_bool("verified"),
         include_expired=bool(request.query_bool("include_expired", False)),
+        window=window_of(request),
+        updated_after=moment_of(request, "updated_after"),
+        include_superseded=include_superseded(request) or None,
     )
 
 
@@ -121,4 +182,6 @@ def search_filters(request: Request) -> SearchFilters:
         category=request.query_choice("category", Category),
         priority=request.query_choice("priority", Priority),
         include_expired=bool(request.query_bool("include_expired", False)),
+        window=window_of(request),
+        include_superseded=include_superseded(request),
     )

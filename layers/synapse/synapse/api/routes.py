@@ -1,4 +1,5 @@
-"""The API's routes (method, path) as template.yaml declares them, and the answer for a request none
+"""The API's routes (method, path) as template.yaml declares them, what each asks of its caller (a
+Mind Key's scope, a person's role) and takes (its query parameters), and the answer for a request none
 of them matches: 404, or 405 with `Allow` when the path exists under other methods.
 
 API Gateway sends such a request to the `$default` route (functions/route_not_found); the local
@@ -8,9 +9,10 @@ gateway does the same. A unit test keeps `ROUTES` equal to template.yaml's HttpA
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import cache
 
-from synapse.core.errors import NotFound, SynapseError
+from synapse.core.errors import BadRequest, NotFound, SynapseError
 
 ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/minds"),
@@ -182,6 +184,125 @@ ROUTE_ROLES: dict[str, str] = {
 }
 MARKERS = frozenset({PUBLIC, SIGNED_IN})
 
+# The query parameters each route takes (docs/api.md#query-parameters), by route key: every route of
+# ROUTES is here (a unit test keeps it so, and one that the OpenAPI document names the same). Any
+# other parameter is a 400 naming it and these (`check_query`, in `http.endpoint` before the handler
+# runs), so a misspelt or unsupported filter (`?since=`) is never silently ignored. `mind_id` is how
+# a person may name the mind a memory route addresses (as `X-Mind-Id` does).
+_PAGE = ("limit", "cursor")
+_MIND = ("mind_id",)
+_WHEN = ("after", "before")  # created_at, or occurred_at where set, in a window
+ROUTE_QUERIES: dict[str, tuple[str, ...]] = {
+    "POST /minds": (),
+    "GET /minds": _PAGE,
+    "GET /minds/{mind_id}": (),
+    "PATCH /minds/{mind_id}": (),
+    "DELETE /minds/{mind_id}": (),
+    "POST /minds/{mind_id}/keys": (),
+    "GET /minds/{mind_id}/keys": _PAGE,
+    "DELETE /minds/{mind_id}/keys/{key_id}": (),
+    "GET /minds/{mind_id}/audit": _PAGE,
+    "GET /minds/{mind_id}/backup": _PAGE,
+    "POST /minds/{mind_id}/restore": ("last",),
+    "POST /memory": _MIND,
+    "POST /memory/batch": _MIND,
+    "GET /memory": (
+        *("category", "tag", "priority", "source", "verified", "include_expired", "include_superseded"),
+        *_WHEN,
+        "updated_after",
+        *_PAGE,
+        *_MIND,
+    ),
+    "GET /memory/{id}": _MIND,
+    "PUT /memory/{id}": _MIND,
+    "DELETE /memory/{id}": _MIND,
+    "POST /memory/{id}/verify": _MIND,
+    "GET /memory/{id}/history": (*_PAGE, *_MIND),
+    "POST /memory/{id}/restore": _MIND,
+    "GET /proposals": ("status", "memory_id", "category", *_PAGE, *_MIND),
+    "GET /proposals/{id}": _MIND,
+    "POST /proposals/{id}/accept": _MIND,
+    "POST /proposals/{id}/reject": _MIND,
+    "GET /memory/recall": (
+        *("category", "tag", "limit", "max_chars", "format", "q", "include_superseded"),
+        *_WHEN,
+        *("now", "tz"),
+        *_MIND,
+    ),
+    "GET /memory/by-tag": (
+        "tag",
+        "category",
+        "include_expired",
+        "include_superseded",
+        *_WHEN,
+        *_PAGE,
+        *_MIND,
+    ),
+    "GET /memory/expiring": ("within", "include_superseded", *_PAGE, *_MIND),
+    "GET /memory/search": (
+        *("q", "tag", "category", "priority", "include_expired", "include_superseded", "mode"),
+        *_WHEN,
+        *("now", "tz"),
+        *_PAGE,
+        *_MIND,
+    ),
+    "POST /minds/{mind_id}/webhooks": (),
+    "GET /minds/{mind_id}/webhooks": _PAGE,
+    "PATCH /minds/{mind_id}/webhooks/{webhook_id}": (),
+    "DELETE /minds/{mind_id}/webhooks/{webhook_id}": (),
+    "POST /minds/{mind_id}/webhooks/{webhook_id}/test": (),
+    "GET /minds/{mind_id}/webhooks/{webhook_id}/deliveries": ("limit",),
+    "POST /minds/{mind_id}/hooks": (),
+    "GET /minds/{mind_id}/hooks": _PAGE,
+    "DELETE /minds/{mind_id}/hooks/{hook_id}": (),
+    "POST /minds/{mind_id}/hooks/{hook_id}/rotate": (),
+    "POST /hooks/{hook_id}": (),
+    "GET /openapi.json": (),
+    "GET /console": (),
+    "GET /console/{proxy+}": (),
+    "POST /mcp": _MIND,
+    "GET /mcp": _MIND,
+    "DELETE /mcp": _MIND,
+    "GET /.well-known/oauth-protected-resource": (),
+    "GET /.well-known/oauth-protected-resource/mcp": (),
+    "GET /.well-known/oauth-authorization-server": (),
+    "POST /oauth/register": (),
+    "GET /oauth/authorize": (
+        *("response_type", "client_id", "redirect_uri", "state", "code_challenge", "code_challenge_method"),
+        *("scope", "resource"),
+    ),
+    "POST /oauth/token": (),
+    "POST /oauth/revoke": (),
+    "GET /oauth/requests/{request_id}": (),
+    "POST /oauth/requests/{request_id}": (),
+    "GET /minds/{mind_id}/grants": _PAGE,
+    "DELETE /minds/{mind_id}/grants/{grant_id}": (),
+    "GET /minds/{mind_id}/members": _PAGE,
+    "PATCH /minds/{mind_id}/members/{user_id}": (),
+    "DELETE /minds/{mind_id}/members/{user_id}": (),
+    "POST /minds/{mind_id}/transfer": (),
+    "POST /minds/{mind_id}/invitations": (),
+    "GET /minds/{mind_id}/invitations": _PAGE,
+    "DELETE /minds/{mind_id}/invitations/{invitation_id}": (),
+    "POST /invitations/preview": (),
+    "POST /invitations/accept": (),
+    "POST /invitations/decline": (),
+}
+# Routes that ignore a parameter they do not know, as their standard requires, each with why. What
+# they take is still listed above (the OpenAPI document names it).
+IGNORES_UNKNOWN_QUERY: dict[str, str] = {
+    "GET /oauth/authorize": "RFC 6749 §3.1: the authorization server MUST ignore unrecognized request "
+    "parameters (a client may send OpenID Connect's, say: nonce, prompt)",
+    "POST /oauth/token": "RFC 6749 §3.2: the token endpoint MUST ignore unrecognized request parameters",
+    "POST /oauth/revoke": "RFC 7009 §2: the revocation endpoint's URL follows RFC 6749 §3.1's rules, "
+    "which ignore unrecognized request parameters",
+    "GET /console": "a page: its query is the browser's, read by the page's script (the sign-in comes "
+    "back to it with ?code=…&state=…, RFC 6749 §4.1.2)",
+    "GET /console/{proxy+}": "the console's files: a browser's query (a cache buster, say) is not the API's",
+}
+_SHOWN_PARAMETERS = 10  # unknown names echoed in one answer, each cut short: a client sent them
+_SHOWN_NAME_CHARS = 80
+
 
 def required_role(route_key: str | None) -> str | None:
     """The role a person needs on the mind the route addresses; None for a marker (no mind). A
@@ -193,6 +314,26 @@ def required_role(route_key: str | None) -> str | None:
 def required_scope(route_key: str | None) -> str | None:
     """The scope a Mind Key needs for the route (`"GET /memory"`), None when no scope is needed."""
     return ROUTE_SCOPES.get(route_key or "")
+
+
+def check_query(route_key: str | None, names: Iterable[str]) -> None:
+    """400 naming each query parameter the route does not take, and those it takes (ROUTE_QUERIES);
+    nothing for a route that ignores unknown ones or one outside the table (the `$default` route)."""
+    known = ROUTE_QUERIES.get(route_key or "")
+    if known is None or route_key in IGNORES_UNKNOWN_QUERY:
+        return
+    unknown = sorted(set(names) - set(known))[:_SHOWN_PARAMETERS]
+    if not unknown:
+        return
+    shown = [name if len(name) <= _SHOWN_NAME_CHARS else name[:_SHOWN_NAME_CHARS] + "…" for name in unknown]
+    takes = f"{route_key} takes {', '.join(known)}" if known else f"{route_key} takes no query parameter"
+    message = "not a query parameter of this route"
+    raise BadRequest(
+        f"{', '.join(shown)}: unknown query parameter{'s' if len(shown) > 1 else ''}; {takes}.",
+        details=[
+            {"field": name, "rule": "unknown", "message": message, "known": list(known)} for name in shown
+        ],
+    )
 
 
 _SHOWN_PATH_CHARS = 200  # an unmatched path is echoed, cut short: it may be anything a client sent

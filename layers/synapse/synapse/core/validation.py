@@ -104,8 +104,13 @@ class Rule(NamedTuple):
                 bounds = f"between {low:g} and {high:g}"
             else:
                 bounds = f"at least {low:g}" if low is not None else f"at most {high:g}"
-            raise Broken([detail(path, "range", f"must be {bounds} (got {value:g})")])
-        return float(value) if self.json_type == "number" else value
+            raise Broken([detail(path, "range", f"must be {bounds} (got {_number(value)})")])
+        if self.json_type != "number":
+            return value
+        try:  # a JSON integer has no bound: 1 followed by 400 zeros is no float
+            return float(value)
+        except OverflowError:
+            raise Broken([detail(path, "range", "must be a finite number")]) from None
 
     def _items(self, values: list[Any], path: str) -> list[Any]:
         if self.min_items is not None and len(values) < self.min_items:
@@ -121,6 +126,14 @@ class Rule(NamedTuple):
         if details:
             raise Broken(details)
         return accepted
+
+
+def _number(value: float) -> str:
+    """A number for a message: `g` form, or words for an integer too large for a float."""
+    try:
+        return f"{value:g}"
+    except OverflowError:
+        return "a number past 1e308"
 
 
 def _is_json_type(value: Any, wanted: JsonType) -> bool:

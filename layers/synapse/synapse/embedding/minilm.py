@@ -16,15 +16,17 @@ cosine.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synapse.core.observability import logger
-from synapse.embedding.errors import ModelIntegrityError, ModelUnavailable
+from synapse.embedding.errors import EmbeddingError, ModelIntegrityError, ModelUnavailable
 from synapse.embedding.wordpiece import VOCAB_PATH, VOCAB_SHA256, WordPiece
 
 if TYPE_CHECKING:
@@ -51,6 +53,9 @@ BATCH_SIZE = 32
 # 1.3-1.4x faster than in runs of 32 sorted by length (bench/embedding.py). How texts are batched does
 # not change their vectors (bit for bit on the dev machine: the mask keeps padding out of real rows).
 PADDING_PER_RUN = 16
+# A model file that failed to load (damaged, unreadable) is tried again after this long, not on every
+# call: reading and hashing it costs ~0.2 s, and a stream batch of many minds would pay it per mind.
+RETRY_AFTER_FAILURE_SECONDS = 30.0
 
 
 def model_path() -> Path:
@@ -97,6 +102,13 @@ def verified(path: Path, expected: str) -> bytes:
     return data
 
 
+@functools.cache
+def tokenizer() -> WordPiece:
+    """The model's WordPiece, read and sha256-checked once per process (~5 ms): a build without the
+    model asks for the embedder on every indexed batch, and must not pay for the vocabulary each time."""
+    return WordPiece(verified(VOCAB_PATH, VOCAB_SHA256).decode("utf-8").splitlines())
+
+
 def batches(lengths: Sequence[int]) -> list[list[int]]:
     """The texts' indexes in runs: shortest first, at most BATCH_SIZE a run, a new run where the next
     text would pad the run by more than PADDING_PER_RUN word pieces."""
@@ -123,18 +135,35 @@ class MiniLM:
     def __init__(self, model: Path | None = None) -> None:
         import numpy  # noqa: F401 - loaded here (threads pinned by the package's import), not on first embed
 
-        self.tokenizer = WordPiece(verified(VOCAB_PATH, VOCAB_SHA256).decode("utf-8").splitlines())
         self._model = model or model_path()  # not installed: ModelUnavailable now, not at the first embed
+        self.tokenizer = tokenizer()
         self._stored: Any = None
         self._questions: Any = None
         self._lock = threading.RLock()  # the questions' session may fall back to the stored one
+        self._failed: dict[str, tuple[float, EmbeddingError]] = {}  # session → when and why it failed
+
+    def _loaded(self, name: str, load: Callable[[], Any]) -> Any:
+        """`load()`, unless it failed less than RETRY_AFTER_FAILURE_SECONDS ago: then that error again."""
+        failed = self._failed.get(name)
+        if failed is not None and time.monotonic() - failed[0] < RETRY_AFTER_FAILURE_SECONDS:
+            raise failed[1]
+        try:
+            session = load()
+        except EmbeddingError as error:
+            self._failed[name] = (time.monotonic(), error)
+            raise
+        self._failed.pop(name, None)
+        return session
 
     def _stored_session(self) -> Any:
         if self._stored is None:
             with self._lock:
                 if self._stored is None:
-                    self._stored = _session(verified(self._model, MODEL_SHA256))
+                    self._stored = self._loaded("stored", self._stored_model)
         return self._stored
+
+    def _stored_model(self) -> Any:
+        return _session(verified(self._model, MODEL_SHA256))
 
     def _questions_session(self) -> Any:
         if self._questions is None:
@@ -144,7 +173,7 @@ class MiniLM:
             else:
                 with self._lock:
                     if self._questions is None:
-                        self._questions = self._questions_or_stored(path)
+                        self._questions = self._loaded("questions", lambda: self._questions_or_stored(path))
         return self._questions
 
     def _questions_or_stored(self, path: Path) -> Any:

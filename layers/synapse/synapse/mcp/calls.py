@@ -5,12 +5,10 @@ reads: a dict (shown as JSON) or text. A refusal is a `SynapseError` carrying Sy
 which `protocol` turns into an `isError` result.
 """
 
-import hashlib
-import re
-import unicodedata
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from synapse.auth import visibility
 from synapse.auth.principal import Principal
 from synapse.core.errors import NotFound, Unprocessable
 from synapse.mcp.schema import RECALL_QUERY_MAX
@@ -18,18 +16,6 @@ from synapse.mcp.schema import RECALL_QUERY_MAX
 # Each tool imports the layer modules it runs (memory, recall, search with sqlite3, webhooks) when it
 # is called, not when /mcp's handler is imported: a cold start answers initialize and tools/list
 # without them, and a call loads only its own tool's (issue 22; tests/unit/test_mcp_imports.py).
-
-DEFAULT_CATEGORY = "note"
-KEY_DIGEST_CHARS = 6
-KEY_WORDS = 5
-KEY_WORD_CHARS = 20
-# Words that say little in a key (the clients keep the same list: tests/unit/test_mcp_tools_drift.py).
-_KEY_STOPWORDS_TEXT = """
-a an the and or but of to in on at for with from by is are was were be been am i my me he him his she her
-they them their it its we our you your this that these those has have had do does did not so as than
-then there here will would can could should just very also about into
-"""
-KEY_STOPWORDS = frozenset(_KEY_STOPWORDS_TEXT.split())
 
 
 class Caller(NamedTuple):
@@ -40,25 +26,6 @@ class Caller(NamedTuple):
 
 Result = dict[str, Any] | str
 Tool = Callable[[Caller, dict[str, Any]], Result]
-
-
-def derived_key(category: str, content: str) -> str:
-    """The key of a memory stored without one: its first meaningful words, readable in recall, and a
-    short digest of the whole text so two notes that start alike stay two. The same text (case and
-    spacing aside) gives the same key, so storing it twice keeps one memory."""
-    normalized = " ".join(content.split()).casefold()
-    digest = hashlib.sha256(normalized.encode()).hexdigest()[:KEY_DIGEST_CHARS]
-    plain = unicodedata.normalize("NFKD", normalized).encode("ascii", "ignore").decode()
-    words = [word[:KEY_WORD_CHARS] for word in re.findall(r"[a-z0-9]+", plain) if word not in KEY_STOPWORDS]
-    return f"{'_'.join(words[:KEY_WORDS]) or category}_{digest}"
-
-
-def write_body(arguments: dict[str, Any]) -> dict[str, Any]:
-    """`remember`'s arguments as POST /memory's body: category `note` and a derived key by default."""
-    body = {"category": DEFAULT_CATEGORY, **arguments}
-    if "key" not in body and isinstance(body.get("content"), str):
-        body["key"] = derived_key(str(body["category"]), body["content"])
-    return body
 
 
 def _proposal_note(proposal: dict[str, Any]) -> str:
@@ -76,21 +43,26 @@ def _shown(public: dict[str, Any], proposal: dict[str, Any] | None) -> dict[str,
 
 
 def similar_note(similar: list[dict[str, Any]]) -> str:
-    """What the model reads when a write repeats a memory: which, and what to do about it."""
-    named = "; ".join(f"key {s['key']} (id {s['id']}, similarity {s['similarity']})" for s in similar)
+    """What the model reads when a write may replace memories: which, and what to do about it."""
+    named = "; ".join(
+        f"key {s['key']} (id {s['id']}, {s.get('relation', 'repeat')}, similarity {s['similarity']})"
+        for s in similar
+    )
     return (
-        f"A similar memory exists: {named}. If this is the same fact, update that memory instead of "
-        "keeping two versions: remember again with its category and key, then forget the one just "
-        "stored."
+        f"This may replace memories the mind already holds: {named}. If one says the same, update "
+        "that memory instead (`update` with its id, or remember with its category and key) and forget "
+        "the one just stored; if one is an older value of this fact, call `update` on the memory just "
+        "stored, passing that id in `supersedes`, so only the current value is recalled."
     )
 
 
 def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.memory import store
     from synapse.memory.model import MemoryWrite
+    from synapse.memory.repeats import similar_fields
     from synapse.search import repeats
 
-    write = MemoryWrite.from_body(write_body(arguments))
+    write = MemoryWrite.from_body(arguments)  # content alone: a note, its key derived
     principal = caller.principal
     stored = store.store(
         caller.mind_id,
@@ -100,10 +72,12 @@ def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
         vouches=caller.vouches,
         similar=repeats.similar_to,
     )
-    shown = _shown(stored.memory.public(), stored.proposal)
-    if stored.similar:
-        shown["similar"] = list(stored.similar)
-        shown["note"] = similar_note(list(stored.similar))
+    shown = {**_shown(stored.memory.public(), stored.proposal), **similar_fields(stored)}
+    if stored.supersedes:
+        shown["supersedes"] = list(stored.supersedes)
+    shown = visibility.shown(principal, shown)  # notes say only what the caller may see
+    if shown.get("similar"):
+        shown["note"] = similar_note(shown["similar"])
     return shown
 
 
@@ -120,8 +94,8 @@ def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
             caller.mind_id, write, principal.writer(None), principal.changed_by(), caller.vouches
         )
 
-    answer = batch.apply_all(
-        [write_body(item) for item in arguments["memories"]], store_one, repeats.similar_to
+    answer = visibility.shown(
+        principal, batch.apply_all(arguments["memories"], store_one, repeats.similar_to)
     )
     if answer["summary"]["proposed"]:
         answer["note"] = (
@@ -130,8 +104,9 @@ def remember_many(caller: Caller, arguments: dict[str, Any]) -> Result:
         )
     if any(r.get("similar") for r in answer["results"]):
         answer["note_similar"] = (
-            "Items with `similar` repeat a memory the mind already holds under another key: update "
-            "that memory instead of keeping two versions (remember with its category and key)."
+            "Items with `similar` may replace memories the mind already holds: `repeat` says the same "
+            "(update that memory instead of keeping two), `related` may be an older value (call "
+            "`update` on the new memory with `supersedes` set to the older one's id)."
         )
     return answer
 
@@ -145,6 +120,27 @@ def _tag(raw: str | None) -> str | None:
     return tag
 
 
+def _window(arguments: dict[str, Any]) -> Any:
+    """`after`/`before` as the reads take them (`core.moments.Window`), or a refusal naming the field."""
+    from synapse.core import moments
+
+    bounds: dict[str, str | None] = {}
+    for name in ("after", "before"):
+        raw = arguments.get(name)
+        try:
+            bounds[name] = None if raw is None else moments.parse(raw.strip())
+        except moments.NotAMoment as refused:
+            detail = {"field": name, "rule": refused.rule, "message": refused.message}
+            raise Unprocessable(f"{name}: {refused.message}", details=[detail]) from None
+    window = moments.Window.of(bounds["after"], bounds["before"])
+    if window.after is not None and window.before is not None and window.after > window.before:
+        message = "must not be later than before"
+        raise Unprocessable(
+            f"after: {message}", details=[{"field": "after", "rule": "order", "message": message}]
+        )
+    return window
+
+
 def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.recall import reads as recall_reads
     from synapse.recall.query import MAX_CHARS, MCP_SEARCH_HINT, RecallQuery
@@ -156,6 +152,8 @@ def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
         max_chars=arguments.get("max_chars", MAX_CHARS),
         q=asked or None,
         way_on=MCP_SEARCH_HINT,
+        window=_window(arguments),
+        include_superseded=bool(arguments.get("include_superseded", False)),
     )
     return recall_reads.recall_of(caller.mind_id, query).text
 
@@ -164,17 +162,22 @@ def search(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.search import service
     from synapse.search.filters import Mode, SearchFilters
 
-    filters = SearchFilters(tag=_tag(arguments.get("tag")), category=arguments.get("category"))
+    filters = SearchFilters(
+        tag=_tag(arguments.get("tag")),
+        category=arguments.get("category"),
+        window=_window(arguments),
+        include_superseded=bool(arguments.get("include_superseded", False)),
+    )
     mode = Mode(arguments.get("mode") or Mode.HYBRID.value)
     page = service.search(caller.mind_id, arguments["query"], filters, arguments.get("limit", 10), mode=mode)
-    hits = [
+    results = [
         {"id": r.memory.id, "category": r.memory.category, "key": r.memory.key, "snippet": r.snippet,
          "content": r.memory.content, "tags": r.memory.tags, "score": r.score,
          "matched": list(r.matched), "coverage": r.coverage, "similarity": r.similarity,
-         "updated_at": r.memory.updated_at}
+         "relevance": r.relevance, "updated_at": r.memory.updated_at, "occurred_at": r.memory.occurred_at}
         for r in page.results
     ]  # fmt: skip
-    return {"terms": page.terms, "mode": page.mode, "hits": hits}
+    return {"terms": page.terms, "mode": page.mode, "results": results}  # as REST names the list
 
 
 def fetch(caller: Caller, arguments: dict[str, Any]) -> Result:
@@ -190,7 +193,13 @@ def by_tag(caller: Caller, arguments: dict[str, Any]) -> Result:
     tag = _tag(arguments["tag"])
     assert tag is not None
     categories = frozenset(arguments.get("category") or ()) or None
-    query = TagQuery(tag, categories, bool(arguments.get("include_expired", False)))
+    query = TagQuery(
+        tag,
+        categories,
+        bool(arguments.get("include_expired", False)),
+        window=_window(arguments),
+        include_superseded=bool(arguments.get("include_superseded", False)),
+    )
     page = reads.by_tag(caller.mind_id, query, arguments.get("limit", 20), arguments.get("cursor"))
     return {"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor}
 
@@ -210,7 +219,10 @@ def update(caller: Caller, arguments: dict[str, Any]) -> Result:
         changed_by=principal.changed_by(),
         vouches=caller.vouches,
     )
-    return _shown(stored.memory.public(), stored.proposal)
+    shown = _shown(stored.memory.public(), stored.proposal)
+    if stored.supersedes:
+        shown["supersedes"] = list(stored.supersedes)
+    return shown
 
 
 def forget(caller: Caller, arguments: dict[str, Any]) -> Result:
@@ -238,10 +250,12 @@ def forget(caller: Caller, arguments: dict[str, Any]) -> Result:
 
 def list_expiring(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.api.queries import parse_within
-    from synapse.memory import reads
+    from synapse.memory import expiring_reads
 
     within = parse_within(arguments.get("within", "7d"))
-    page = reads.expiring(caller.mind_id, within, arguments.get("limit", 20), arguments.get("cursor"))
+    page = expiring_reads.expiring(
+        caller.mind_id, within, arguments.get("limit", 20), arguments.get("cursor")
+    )
     return {"memories": [m.public() for m in page.memories], "next_cursor": page.next_cursor}
 
 

@@ -5,11 +5,11 @@ Every POST carries one JSON-RPC message and a request is answered on that POST w
 notification or a response gets 202 and no body; GET and DELETE are 405 (no sessions, no stream);
 a batch array is answered for 2025-03-26, which requires receiving them, and refused for newer
 revisions (2025-06-18 removed batching). In order, a request passes: its Origin (a browser's must be
-in SYNAPSE_MCP_ORIGINS, else 403; none is fine), the credential (401 with WWW-Authenticate), the
-method, its MCP-Protocol-Version (400 when unsupported; absent means 2025-03-26), its Accept (the
-spec has clients list both media types; the server is lenient: absent or either one will do, 406
-only when neither is acceptable, `q=0` included), then JSON-RPC. Malformed input is a JSON-RPC
-error, never a 500.
+in SYNAPSE_MCP_ORIGINS, else 403; none is fine), the credential (401 with WWW-Authenticate), its
+query (400 for a parameter other than `mind_id`), the method, its MCP-Protocol-Version (400 when
+unsupported; absent means 2025-03-26), its Accept (the spec has clients list both media types; the
+server is lenient: absent or either one will do, 406 only when neither is acceptable, `q=0`
+included), then JSON-RPC. Malformed input is a JSON-RPC error, never a 500.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from synapse.api import routes
 from synapse.api.http import Request, Response, error_response
 from synapse.auth.principal import Principal
 from synapse.core import json_input
-from synapse.core.errors import SynapseError, Unauthorized
+from synapse.core.errors import BadRequest, SynapseError, Unauthorized
 from synapse.mcp import rpc
 from synapse.oauth import urls
 
@@ -159,6 +160,10 @@ def handle(request: Request) -> Response:
         principal = _credential(request)
     except Unauthorized as error:  # before the method: every route without a credential is a 401
         return _challenge(error, request)
+    try:
+        routes.check_query(request.event.get("routeKey"), request.query)
+    except BadRequest as error:  # a query parameter /mcp does not take (it takes mind_id)
+        return _jsonrpc_error(rpc.INVALID_REQUEST, error.message, 400, {"details": error.details})
     refused = _transport_refusal(request)
     if refused is not None:
         return refused

@@ -20,6 +20,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from synapse.api.http import Addressed
+from synapse.auth import visibility
 from synapse.auth.principal import Principal
 from synapse.core import json_input
 from synapse.core.errors import SynapseError
@@ -173,7 +174,9 @@ def call_tool(params: dict[str, Any], principal: Principal, mind_of: MindOf) -> 
     try:
         checked = arguments.checked(params.get("arguments"), tool["inputSchema"])
         principal.require_scope(tool["scope"])
-        return _text_result(calls.TOOLS[tool["name"]](_caller(principal, mind_of, tool["scope"]), checked))
+        result = calls.TOOLS[tool["name"]](_caller(principal, mind_of, tool["scope"]), checked)
+        # every tool's answer as the caller may see it: no memory's text without `read` (auth.visibility)
+        return _text_result(visibility.shown(principal, result))
     except arguments.BadArguments as refused:
         return _text_result(f"Invalid arguments for {tool['name']}: {refused}", is_error=True)
     except SynapseError as refused:

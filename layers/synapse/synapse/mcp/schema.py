@@ -43,12 +43,15 @@ note (anything else).
 Priority: critical (always needed), high, normal (default), low. Confidence: 0-1 (how sure you
 are; agents default to 0.7). expires_at: a future ISO 8601 timestamp with a time zone such as
 2030-06-30T18:00:00Z (a past one is refused) — set it for session or task context so it drops out
-of recall by itself.
+of recall by itself. occurred_at: when the event happened or will happen, or when the user said it,
+if that is not now — a date (2026-12-09) or a timestamp with a time zone; recall shows it and
+after/before on the reads select by it.
 Returns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory
-a person verified may come back as a proposal awaiting their review. When the mind already holds a
-memory saying nearly the same under another key, the answer lists it in `similar` and says so:
-update that memory (remember with its category and key) and forget the extra one, rather than keep
-two versions of a fact."""
+a person verified may come back as a proposal awaiting their review. When the mind already holds
+memories this one may replace, the answer lists them in `similar` (relation `repeat`: says the same;
+`related`: the same subject, perhaps an older value) and says what to do. When a new fact replaces
+an older one ("now works at Globex" after "works at Acme"), pass the older memory's id in
+`supersedes`: it is kept, marked replaced, and drops out of recall and search."""
 
 REMEMBER_MANY = """\
 Store up to 100 memories at once, each exactly as `remember` stores one (content alone works).
@@ -59,19 +62,22 @@ RECALL = """\
 Load the plain-text summary of what Synapse remembers about the user. Call it at the start of each
 turn with the user's message as `query`: the memories most relevant to it come right after the
 critical ones, then the rest by priority (critical, high, normal, low); expired memories left out,
-verified ones marked. Narrow it with category (one or more) or tag; max_chars (500-400000) bounds
-the text's size."""
+verified ones marked, an entry's event date on an `On:` line. Narrow it with category (one or more),
+tag, or a time window (after/before: dates or timestamps, on each memory's occurred_at, else when it
+was stored); max_chars (500-400000) bounds the text's size."""
 
 SEARCH = """\
 Search the user's memories, best match first. Pass the user's question as-is ("What coffee does
 he drink?") or keywords; exact syntax also works: "a phrase", prefix*, AND, OR, NOT, +required.
-Questions match by meaning too ("who is his partner?" finds "Wife is Anna"). Each hit has a snippet
-(matches in **bold**), `matched` (which of the query's `terms` it matched), `coverage` (0-1, their
-share), `similarity` (0-1, closeness in meaning) and `updated_at`. Low coverage and low similarity
-mean a weak match: if no hit answers what was asked, say "I don't know" rather than guess. Of two
-hits saying nearly the same, the newer (the current fact) comes first. Filter by tag or category;
-mode=lexical for words only. A memory stored a moment ago may take a few seconds to become
-searchable. Read a hit in full with `fetch`."""
+Questions match by meaning too ("who is his partner?" finds "Wife is Anna"). Each of the `results`
+has a snippet of its content (matches in **bold**), `relevance` (strong: an answer to act on; weak:
+related at best), `score`, `matched` (which of the query's `terms` it matched), `similarity` and
+`updated_at`. If no hit is strong, the memories most likely do not hold the answer: say "I don't
+know" rather than guess. Of two hits saying nearly the same, the newer (the current fact) comes
+first. Filter by tag or category, or by time with after/before (dates or timestamps, on
+occurred_at, else when stored: "what did we discuss this week?"); mode=lexical for words only. A
+memory stored a moment ago may take a few seconds to become searchable. Read a hit in full with
+`fetch`."""
 
 FETCH = """\
 Read one memory in full by its id (mem_…, as `search`, `by_tag` or `remember` return it): its
@@ -83,8 +89,9 @@ memories are left out unless include_expired is true. Pass next_cursor back as c
 
 UPDATE = """\
 Change some fields of one memory by its id; fields left out stay as they are, expires_at null
-clears the expiry. To replace a memory whose category and key you know, `remember` works too. An
-agent's change to a memory a person verified comes back as a proposal awaiting their review."""
+clears the expiry, occurred_at null clears the event time. To replace a memory whose category and
+key you know, `remember` works too. An agent's change to a memory a person verified comes back as a
+proposal awaiting their review. `supersedes` marks other memories (ids) as replaced by this one."""
 
 FORGET = """\
 Delete a memory: by its id, or by category and key. Use it when a memory is wrong, no longer true,
@@ -101,8 +108,8 @@ Every revision of one memory, newest first (a deleted memory's too, for 30 days)
 when, and who changed it. Use it to see how a memory came to say what it says."""
 
 SEARCH_QUERY = (
-    "The user's question as-is, or keywords. Each hit's `matched` and `coverage` say how much of "
-    "it the hit answers; low coverage is a weak match."
+    "The user's question as-is, or keywords. Each hit's `relevance` says whether it answers it "
+    "(strong) or is related at best (weak)."
 )
 RECALL_QUERY = (
     "The user's current message or task: the most relevant memories come first "
@@ -146,6 +153,29 @@ CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1, "description": "0-1;
 EXPIRES_AT = _string(
     "A future ISO 8601 time with a time zone, e.g. 2030-06-30T18:00:00Z; for short-lived context."
 )
+OCCURRED_AT = _string(
+    "When the event happened or was said, if not now: a date 2026-12-09, or an ISO 8601 time with a "
+    "time zone (2026-12-09T14:30:00+01:00). Past or future. E.g. the day of an appointment, or when "
+    "the user said it."
+)
+AFTER = _string(
+    "Only memories from this time on (their occurred_at, else when stored): a date 2026-12-01 (from "
+    "its start, UTC) or an ISO 8601 time with a time zone."
+)
+BEFORE = _string(
+    "Only memories up to this time (their occurred_at, else when stored): a date 2026-12-31 (to its "
+    "end, UTC) or an ISO 8601 time with a time zone."
+)
+SUPERSEDES = {
+    "type": "array",
+    "items": {"type": "string", "pattern": "^mem_[A-Za-z0-9_-]{1,64}$"},
+    "maxItems": 20,
+    "description": (
+        "Ids (mem_…) of older memories this one replaces, e.g. the old job when storing the new one: "
+        "they are kept, marked replaced, and leave recall and search."
+    ),
+}
+INCLUDE_SUPERSEDED = {"type": "boolean", "description": "Also memories replaced by newer ones (marked)."}
 TAG = _string("Only memories with this tag.", minLength=1, maxLength=64)
 CURSOR = _string("next_cursor of the previous answer, for the next page.")
 LIMIT = _integer("At most this many.", 1, 100, 20)
@@ -157,6 +187,8 @@ MEMORY = {
     "priority": PRIORITY,
     "confidence": CONFIDENCE,
     "expires_at": EXPIRES_AT,
+    "occurred_at": OCCURRED_AT,
+    "supersedes": SUPERSEDES,
 }
 
 TOOLS: list[dict[str, Any]] = [
@@ -197,6 +229,9 @@ TOOLS: list[dict[str, Any]] = [
                 },
                 "tag": TAG,
                 "max_chars": _integer("Size bound of the text, in characters.", 500, 400000),
+                "after": AFTER,
+                "before": BEFORE,
+                "include_superseded": INCLUDE_SUPERSEDED,
             }
         ),
     },
@@ -214,6 +249,9 @@ TOOLS: list[dict[str, Any]] = [
                     "hybrid (default): words and meaning; lexical: words only; semantic: meaning only.",
                     enum=["hybrid", "lexical", "semantic"],
                 ),
+                "after": AFTER,
+                "before": BEFORE,
+                "include_superseded": INCLUDE_SUPERSEDED,
             },
             ["query"],
         ),
@@ -237,6 +275,9 @@ TOOLS: list[dict[str, Any]] = [
                     "description": "Only these categories.",
                 },
                 "include_expired": {"type": "boolean", "description": "Also expired memories."},
+                "after": AFTER,
+                "before": BEFORE,
+                "include_superseded": INCLUDE_SUPERSEDED,
                 "limit": LIMIT,
                 "cursor": CURSOR,
             },
@@ -255,6 +296,8 @@ TOOLS: list[dict[str, Any]] = [
                 "priority": PRIORITY,
                 "confidence": CONFIDENCE,
                 "expires_at": {**EXPIRES_AT, "type": ["string", "null"]},
+                "occurred_at": {**OCCURRED_AT, "type": ["string", "null"]},
+                "supersedes": SUPERSEDES,
             },
             ["id"],
         ),

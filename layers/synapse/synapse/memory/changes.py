@@ -38,6 +38,12 @@ class WriteFields(Protocol):
     def confidence(self) -> float | None: ...
     @property
     def expires_at(self) -> str | None: ...
+    @property
+    def key_derived(self) -> bool: ...
+    @property
+    def occurred_at(self) -> str | None: ...
+    @property
+    def supersedes(self) -> list[str]: ...
 
 
 class PatchFields(Protocol):
@@ -49,6 +55,8 @@ class PatchFields(Protocol):
     def key(self) -> str | None: ...
     @property
     def sent(self) -> frozenset[str]: ...
+    @property
+    def supersedes(self) -> list[str]: ...
 
 
 def vouched(source: Source, vouches: bool | None) -> bool:
@@ -87,11 +95,13 @@ def new_memory(
         verified=vouched(source, vouches),
         confidence=write.confidence if write.confidence is not None else DEFAULT_CONFIDENCE[source],
         expires_at=write.expires_at,
+        occurred_at=write.occurred_at,
         created_at=stamp,
         updated_at=stamp,
         version=1,
         verified_at=stamp if stamped else None,
         verified_by=by if stamped else None,
+        key_derived=write.key_derived,
     )
 
 
@@ -107,9 +117,10 @@ def demotes(old: Memory, new: Memory) -> bool:
 
 
 def protected_change(old: Memory, new: Memory) -> bool:
-    """What an agent may not do to a verified memory without a person: change its content or tags,
-    or demote it (`demotes`)."""
-    return (new.content, new.tags) != (old.content, old.tags) or demotes(old, new)
+    """What an agent may not do to a verified memory without a person: change its content, tags or
+    event time (when what a person vouched for happened), or demote it (`demotes`)."""
+    changed = (new.content, new.tags, new.occurred_at) != (old.content, old.tags, old.occurred_at)
+    return changed or demotes(old, new)
 
 
 def makes_critical(old: Memory | None, new: Memory) -> bool:
@@ -158,8 +169,11 @@ def replaced(
     vouches: bool | None = None,
     by: str | None = None,
 ) -> Memory:
-    """Store-again by (category, key): id and created_at stay, everything else follows the write."""
-    fresh = new_memory(old.mind_id, write, source, at, vouches)._replace(id=old.id, created_at=old.created_at)
+    """Store-again by (category, key): id and created_at stay, everything else follows the write. A
+    key once derived stays known as derived (it is the same key, whoever sends it again)."""
+    fresh = new_memory(old.mind_id, write, source, at, vouches)._replace(
+        id=old.id, created_at=old.created_at, key_derived=old.key_derived or write.key_derived
+    )
     return _after_change(old, fresh, source, at, vouches, by)
 
 
@@ -185,7 +199,7 @@ def patched(
     for field in EDITABLE_FIELDS:
         if field not in sent:
             continue
-        value = getattr(patch, field)  # None only for expires_at: the body refuses any other null
+        value = getattr(patch, field)  # None only for expires_at, occurred_at: the body refuses other nulls
         changes[field] = value.value if isinstance(value, StrEnum) else value
     return _after_change(old, old._replace(**changes), source, at, vouches, by)
 
@@ -195,3 +209,25 @@ def verified(old: Memory, by: str, at: datetime) -> Memory:
     return old._replace(
         verified=True, verified_at=stamp, verified_by=by, updated_at=stamp, version=old.version + 1
     )
+
+
+def superseded(old: Memory, by_id: str, at: datetime, keeps_verified: bool = True) -> Memory:
+    """`old` replaced by memory `by_id` as its next version: kept, marked, out of the reads by
+    default. An agent's mark applied over what a person verified (a mind whose
+    `agent_writes_to_verified` is `unverify`) leaves it unverified (`keeps_verified=False`)."""
+    stamp = clock.to_iso(at)
+    kept = keeps_verified or not old.verified
+    return old._replace(
+        superseded_by=by_id,
+        superseded_at=stamp,
+        verified=old.verified and kept,
+        verified_at=old.verified_at if kept else None,
+        verified_by=old.verified_by if kept else None,
+        updated_at=stamp,
+        version=old.version + 1,
+    )
+
+
+def revived(old: Memory) -> Memory:
+    """`old` current again: no longer marked as replaced (a person's restore)."""
+    return old._replace(superseded_by=None, superseded_at=None)

@@ -73,7 +73,7 @@ class Tally:
 
 def _contributions(memory: Memory | None) -> Counter[tuple[str, str]]:
     found: Counter[tuple[str, str]] = Counter()
-    if memory is None:
+    if memory is None or memory.superseded_by is not None:  # a replaced memory counts nowhere
         return found
     tally = Tally.of(memory)
     keys = [category_counter_sk(memory.category)] + [tag_counter_sk(t, memory.category) for t in memory.tags]

@@ -8,6 +8,7 @@ CREATED = "memory.created"
 UPDATED = "memory.updated"
 VERIFIED = "memory.verified"
 DELETED = "memory.deleted"
+SUPERSEDED = "memory.superseded"  # a newer memory replaced it (besides memory.updated: docs/webhooks.md)
 EXPIRING = "memory.expiring"
 PROPOSAL_CREATED = "proposal.created"
 PROPOSAL_ACCEPTED = "proposal.accepted"
@@ -37,6 +38,7 @@ SUBSCRIBABLE = (
     UPDATED,
     VERIFIED,
     DELETED,
+    SUPERSEDED,
     EXPIRING,
     PROPOSAL_CREATED,
     PROPOSAL_ACCEPTED,

@@ -37,6 +37,7 @@ from synapse.memory.event_names import (
     PROPOSAL_ACCEPTED,
     PROPOSAL_CREATED,
     PROPOSAL_REJECTED,
+    SUPERSEDED,
     UPDATED,
     VERIFIED,
 )
@@ -177,6 +178,9 @@ def from_stream_record(record: dict[str, Any]) -> list[Change]:
         changes = [Change(UPDATED, mind_id, cause, stamp, data)]
         if data["memory"]["verified"] and not (old and data["previous"]["verified"]):
             changes.append(Change(VERIFIED, mind_id, cause, stamp, data))
+        replaced_by = data["memory"]["superseded_by"]
+        if replaced_by and not (old and data["previous"]["superseded_by"] == replaced_by):
+            changes.append(Change(SUPERSEDED, mind_id, cause, stamp, data))
         return changes
     return []
 

@@ -44,6 +44,7 @@ class Change(StrEnum):
     RESTORED = "restored"
     DELETED = "deleted"
     PROPOSAL_ACCEPTED = "proposal_accepted"
+    SUPERSEDED = "superseded"  # another memory replaced it (`memory.supersede`)
 
 
 def revisions_prefix(memory_id: str) -> str:

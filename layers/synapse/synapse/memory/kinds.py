@@ -20,7 +20,7 @@ TAG_MAX_CHARS = 64
 NAME_MAX_CHARS = 100
 LABEL_MAX_CHARS = 100
 # What a write may change after creation (category and key are immutable; the rest is stamped).
-EDITABLE_FIELDS = ("content", "tags", "priority", "confidence", "expires_at")
+EDITABLE_FIELDS = ("content", "tags", "priority", "confidence", "expires_at", "occurred_at")
 
 
 class Category(StrEnum):
@@ -81,6 +81,7 @@ class Memory(NamedTuple):
     occurred_at: str | None = None  # when the event happened or was said (a date or a UTC timestamp)
     superseded_by: str | None = None  # the id of the memory that replaced this one
     superseded_at: str | None = None
+    key_derived: bool = False  # the server derived the key from the content (`memory.keys`): recall omits it
 
     def is_expired(self, at: datetime | None = None) -> bool:
         return self.expires_at is not None and self.expires_at <= clock.to_iso(at or clock.now())

@@ -8,10 +8,12 @@ merges into it in `changes`.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
-from synapse.core import clock
+from synapse.core import clock, moments
+from synapse.core.ids import looks_like_id
 from synapse.core.validation import Body, Invalid, Rule, accepts, trimmed_text, trimmed_text_pattern
+from synapse.memory import keys
 from synapse.memory.kinds import (
     CONTENT_MAX_BYTES,
     KEY_MAX_CHARS,
@@ -80,6 +82,15 @@ def _check_expires_at(value: str | None) -> str | None:
         raise Invalid("range", "must fall between the years 1 and 9999 in UTC") from None
 
 
+def _check_occurred_at(value: str) -> str:
+    """A date stays a date; a timestamp must carry a zone and is stored in UTC. Past and future
+    are both allowed: a memory may be about something that will happen (an appointment)."""
+    try:
+        return moments.parse(value)
+    except moments.NotAMoment as refused:
+        raise Invalid(refused.rule, refused.message) from None
+
+
 EXPIRY_GRACE = timedelta(seconds=60)
 """How far in the past a write's `expires_at` still counts as now: a client whose clock runs a
 little behind the service's can still expire a memory at once (SPEC's "expire now")."""
@@ -106,6 +117,13 @@ def _check_future_expiry(value: str | None) -> str | None:
 KEY = Rule(
     check=_check_key,
     schema={"pattern": KEY_PATTERN.pattern, "minLength": 1, "maxLength": KEY_MAX_CHARS},
+)
+# A write's key: left out, it is derived from the content (`keys.derived_key`).
+KEY_OR_DERIVED = KEY._replace(
+    schema={
+        **KEY.schema,
+        "description": "Derived from the content when left out: its first words and a short digest.",
+    }
 )
 CONTENT = Rule(
     check=_check_content,
@@ -141,35 +159,97 @@ EXPIRES_AT = Rule(
         ),
     },
 )
+OCCURRED_AT = Rule(
+    check=_check_occurred_at,
+    schema={
+        "anyOf": [{"format": "date"}, {"format": "date-time"}],
+        "description": (
+            "When the event happened or was said, apart from when it was stored: a date YYYY-MM-DD "
+            "(kept as a date) or an ISO 8601 timestamp with a time zone (stored in UTC). Past or future. "
+            "Reads' after/before use it, and created_at where it is null."
+        ),
+    },
+)
 # A stored moment, past ones too: what a proposal made by a write holds when it is later accepted.
 EXPIRES_AT_STORED = Rule(check=_check_expires_at, schema=EXPIRES_AT.schema)
 CATEGORY, PRIORITY, SOURCE = Rule(choices=Category), Rule(choices=Priority), Rule(choices=Source)
+SUPERSEDES_MAX = 20
+
+
+def _check_memory_id(value: str) -> str:
+    if not looks_like_id("mem_", value):
+        raise Invalid("format", f"{value[:80]!r} is not a memory id (mem_...)")
+    return value
+
+
+def _check_supersedes(values: list[str]) -> list[str]:
+    """Memory ids, each once (first order kept); whether each is one of this mind's is the
+    store's check (`memory.supersede`), which answers 422 on `supersedes[i]` too."""
+    if len(values) > SUPERSEDES_MAX:
+        raise Invalid("max_items", f"at most {SUPERSEDES_MAX} memory ids")
+    return list(dict.fromkeys(values))
+
+
+SUPERSEDES = Rule(
+    "array",
+    items=Rule(check=_check_memory_id, schema={"pattern": "^mem_[A-Za-z0-9_-]{1,64}$"}),
+    check=_check_supersedes,
+    schema={
+        "maxItems": SUPERSEDES_MAX,
+        "description": (
+            "Ids of this mind's memories that this write replaces: they are kept, marked "
+            "`superseded_by` this memory, and leave recall, search, by-tag, the list and expiring "
+            "reads unless a read asks `include_superseded=true`. An agent's write over a verified "
+            "memory makes that part a proposal."
+        ),
+    },
+)
 
 
 class MemoryWrite(Body):
-    """The body of `POST /memory`: every client field of SPEC §1."""
+    """The body of `POST /memory`: every client field of SPEC §1. Only `content` is required: without
+    a category the memory is a `note`, and without a key the server derives one from the content
+    (the same text gives the same key, so storing it twice replaces one memory)."""
 
-    category: Category = accepts(CATEGORY)
-    key: str = accepts(KEY)
+    category: Category = accepts(CATEGORY, default=Category.NOTE)
+    key: str = accepts(KEY_OR_DERIVED, default=None, nullable=False)
     content: str = accepts(CONTENT)
     tags: list[str] = accepts(TAGS, default_factory=list)
     priority: Priority = accepts(PRIORITY, default=Priority.NORMAL)
     confidence: float | None = accepts(CONFIDENCE, default=None)
     expires_at: str | None = accepts(EXPIRES_AT, default=None)
+    occurred_at: str | None = accepts(OCCURRED_AT, default=None)
     source: Source | None = accepts(SOURCE, default=None)
+    supersedes: list[str] = accepts(SUPERSEDES, default_factory=list)
+
+    def __init__(self, **values: Any) -> None:
+        """A key left out is derived from the content here, before the write looks for the memory
+        its (category, key) holds: every door that builds a `MemoryWrite` derives it alike."""
+        super().__init__(**values)
+        if self.key is None:
+            object.__setattr__(self, "key", keys.derived_key(self.category.value, self.content))
+
+    @property
+    def key_derived(self) -> bool:
+        """Whether the key says nothing the content does not: derived here, or by a client that
+        derived it the same way (`keys.is_derived`)."""
+        return "key" not in self.sent or keys.is_derived(self.category.value, self.key, self.content)
 
 
 class MemoryPatch(Body):
-    """The body of `PUT /memory/{id}`: fields left out stay; `expires_at: null` clears."""
+    """The body of `PUT /memory/{id}`: fields left out stay; `expires_at: null` and
+    `occurred_at: null` clear."""
 
     content: str | None = accepts(CONTENT, default=None, nullable=False)
     tags: list[str] | None = accepts(TAGS, default=None, nullable=False)
     priority: Priority | None = accepts(PRIORITY, default=None, nullable=False)
     confidence: float | None = accepts(CONFIDENCE, default=None, nullable=False)
     expires_at: str | None = accepts(EXPIRES_AT, default=None)
+    occurred_at: str | None = accepts(OCCURRED_AT, default=None)
     category: Category | None = accepts(CATEGORY, default=None)
     key: str | None = accepts(KEY, default=None)
     source: Source | None = accepts(SOURCE, default=None)
+    supersedes: list[str] = accepts(SUPERSEDES, default_factory=list)
 
 
 class StoredPatch(MemoryPatch):

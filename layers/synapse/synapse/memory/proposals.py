@@ -18,10 +18,8 @@ A person accepts (the proposed fields become a new version, `change: proposal_ac
 them; a delete deletes the memory, `change: deleted`; 409 when the memory moved on from
 `base_version`) or rejects (the memory stays; its mark goes).
 
-Proposal ids start with their creation time (hex microseconds), so the PROP# prefix read backwards
-is newest first. Decided proposals expire by TTL after `DECIDED_KEPT`. Each proposal item keeps the
-memory as it was when the proposal was made or decided (`memory`), for the webhook events.
-"""
+Proposal ids start with their creation time (hex microseconds): PROP# read backwards is newest
+first. Decided ones expire by TTL after `DECIDED_KEPT`; each keeps the memory as it was (`memory`)."""
 
 import math
 import secrets
@@ -35,7 +33,7 @@ from synapse.core.errors import Conflict, Forbidden, NotFound, Unprocessable
 from synapse.core.ids import looks_like_id
 from synapse.core.observability import logger
 from synapse.memory import history, writes
-from synapse.memory.changes import makes_critical, protected_change, verified
+from synapse.memory.changes import makes_critical, protected_change, superseded, verified
 from synapse.memory.items import memory_body, memory_from_item
 from synapse.memory.kinds import EDITABLE_FIELDS, Memory, Priority, Source
 from synapse.minds import minds
@@ -56,6 +54,7 @@ PROPOSAL_FIELDS = (
     "created_at",
     "decided_by",
     "decided_at",
+    "superseded_by",
 )
 
 
@@ -71,6 +70,7 @@ class Action(StrEnum):
 
     UPDATE = "update"
     DELETE = "delete"
+    SUPERSEDE = "supersede"  # mark the memory replaced by `superseded_by` (`memory.supersede`)
 
 
 def proposal_key(mind_id: str, proposal_id: str) -> dict[str, str]:
@@ -202,10 +202,12 @@ def proposal_ops(
     changed_by: writes.ChangedBy,
     at: datetime,
     action: Action = Action.UPDATE,
+    superseded_by: str | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], Memory]:
-    """The proposal of `candidate` (or of deleting `base`) over `base`, the memory as it is about to
-    be stored: the proposal's operations (its Put, and superseding `base`'s pending one), its JSON,
-    and `base` marked with it. The caller writes the marked memory in the same transaction."""
+    """The proposal of `candidate` (or of deleting `base`, or of marking it replaced by
+    `superseded_by`) over `base`, the memory as it is about to be stored: the proposal's operations
+    (its Put, and superseding `base`'s pending one), its JSON, and `base` marked with it. The
+    caller writes the marked memory in the same transaction."""
     proposal_id = new_proposal_id(at)
     marked = base._replace(pending_proposal=proposal_id)
     item = {
@@ -221,6 +223,7 @@ def proposal_ops(
         "proposed_by": dict(changed_by),
         "created_at": clock.to_iso(at),
         "memory": memory_body(marked),
+        "superseded_by": superseded_by,
     }
     ops = [writes.put(item)]
     if base.pending_proposal is not None:
@@ -234,10 +237,11 @@ def propose_ops(
     changed_by: writes.ChangedBy,
     at: datetime,
     action: Action = Action.UPDATE,
+    superseded_by: str | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], Memory]:
-    """The proposal of `candidate` (or of deleting `current`) with `current` left as it is, only
-    marked: operations, the proposal's JSON, the marked memory."""
-    ops, proposal, marked = proposal_ops(current, candidate, changed_by, at, action)
+    """The proposal of `candidate` (or of deleting `current`, or of marking it replaced) with
+    `current` left as it is, only marked: operations, the proposal's JSON, the marked memory."""
+    ops, proposal, marked = proposal_ops(current, candidate, changed_by, at, action, superseded_by)
     return [*writes.replace_ops(current, marked), *ops], proposal, marked
 
 
@@ -314,9 +318,21 @@ def accepted(current: Memory, proposed: dict[str, Any], user_id: str, at: dateti
         priority=str(proposed["priority"]),
         confidence=float(proposed["confidence"]),
         expires_at=proposed.get("expires_at"),
+        # a proposal made before occurred_at existed does not name it: it keeps the memory's
+        occurred_at=proposed.get("occurred_at", current.occurred_at),
         pending_proposal=None,
     )
     return verified(taken, user_id, at)
+
+
+def _superseding(current: Memory, by_id: str, at: datetime) -> Memory:
+    """`current` marked replaced by `by_id` (a person's accept); 409 when that one is gone or a cycle."""
+    newer = writes.find_by_id(current.mind_id, by_id)
+    if newer is None:
+        raise Conflict("The memory that would replace this one has been deleted; reject the proposal.")
+    if newer.superseded_by == current.id:
+        raise Conflict("The memory that would replace this one is now replaced by it; reject the proposal.")
+    return superseded(current, by_id, at)._replace(pending_proposal=None)
 
 
 def accept(
@@ -344,6 +360,14 @@ def accept(
             ]
             writes.commit(ops, mind_op_index=len(ops) - 1)
             return _decided(item, Status.ACCEPTED, at, changed_by), None
+        if item.get("action") == Action.SUPERSEDE.value:
+            memory = _superseding(current, str(item.get("superseded_by")), at)
+            writes.commit(
+                writes.replace_ops(current, memory)
+                + history.revision_ops(memory, history.Change.SUPERSEDED, changed_by, at)
+                + [_decide(mind_id, proposal_id, Status.ACCEPTED, at, changed_by, memory)]
+            )
+            return _decided(item, Status.ACCEPTED, at, changed_by), memory
         memory = accepted(current, _applicable(public(item)["proposed"]), user_id, at)
         writes.commit(
             writes.replace_ops(current, memory)

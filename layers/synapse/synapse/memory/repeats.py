@@ -13,8 +13,9 @@ from typing import Any
 from synapse.memory.kinds import Memory
 
 # Given a mind and memories just stored in it, the other memories each one repeats (`search.repeats`,
-# passed in by the callers above this package: the index is search's business, not the store's).
-FindSimilar = Callable[[str, Sequence[Memory]], list[list[dict[str, Any]]]]
+# passed in by the callers above this package: the index is search's business, not the store's);
+# None for a memory whose repeats could not be looked up (the model failed): `similar_unavailable`.
+FindSimilar = Callable[[str, Sequence[Memory]], list[list[dict[str, Any]] | None]]
 
 
 def with_similar(mind_id: str, outcomes: list[Any], find: FindSimilar | None) -> list[Any]:
@@ -25,6 +26,18 @@ def with_similar(mind_id: str, outcomes: list[Any], find: FindSimilar | None) ->
     hints = find(mind_id, [o.memory for _, o in stored])
     out = list(outcomes)
     for (at, outcome), similar in zip(stored, hints, strict=True):
-        if similar:
+        if similar is None:
+            out[at] = outcome._replace(similar_unavailable=True)
+        elif similar:
             out[at] = outcome._replace(similar=tuple(similar))
     return out
+
+
+def similar_fields(outcome: Any) -> dict[str, Any]:
+    """What a write's answer says of its repeats, at every door: `similar` when it names some,
+    `similar_unavailable: true` when they could not be looked up (the write is stored all the same)."""
+    if outcome.similar:
+        return {"similar": list(outcome.similar)}
+    if outcome.similar_unavailable:
+        return {"similar_unavailable": True}
+    return {}

@@ -16,7 +16,7 @@ from synapse.core import clock
 from synapse.core.errors import Conflict
 from synapse.core.validation import Body, Rule, accepts
 from synapse.memory import history, writes
-from synapse.memory.changes import verified
+from synapse.memory.changes import revived, verified
 from synapse.memory.kinds import EDITABLE_FIELDS, Memory, Source
 
 
@@ -27,8 +27,9 @@ class RestoreRequest(Body):
 
 
 def restored(base: Memory, earlier: Memory, user_id: str, at: datetime) -> Memory:
-    """`base` with `earlier`'s text and settings, vouched for by `user_id` as its next version."""
-    taken = base._replace(
+    """`base` with `earlier`'s text and settings, vouched for by `user_id` as its next version, and
+    current again: a restore revives a replaced memory (it leaves `superseded_by`)."""
+    taken = revived(base)._replace(
         **{name: getattr(earlier, name) for name in EDITABLE_FIELDS}, source=Source.USER.value
     )
     return verified(taken, user_id, at)

@@ -7,14 +7,22 @@ search handler, which parses its query strings in `api.queries` too, never runs 
 import json
 from typing import NamedTuple
 
+from synapse.core.moments import Window
+
 
 class TagQuery(NamedTuple):
     tag: str
     categories: frozenset[str] | None = None
     include_expired: bool = False
+    window: Window = Window()
+    include_superseded: bool = False
 
     def scope(self) -> str:
-        shape = [self.tag, sorted(self.categories or []), self.include_expired]
+        shape: list[object] = [self.tag, sorted(self.categories or []), self.include_expired]
+        if self.window.given:
+            shape.append(self.window.scope())
+        if self.include_superseded:  # only when asked: cursors made before it stay good
+            shape.append(True)
         return "by-tag " + json.dumps(shape, ensure_ascii=False)
 
 
@@ -25,6 +33,11 @@ class ListFilters(NamedTuple):
     source: str | None = None
     verified: bool | None = None
     include_expired: bool = False
+    window: Window = Window()
+    # What changed since (a date: from its midnight UTC), newest change first (`reads.list_memories`).
+    updated_after: str | None = None
+    include_superseded: bool | None = None  # None: not asked (False), so cursors made before it stay good
 
     def scope(self) -> str:
-        return "list?" + "&".join(f"{k}={v}" for k, v in sorted(self._asdict().items()) if v is not None)
+        shown = {**self._asdict(), "window": self.window.scope() or None}
+        return "list?" + "&".join(f"{k}={v}" for k, v in sorted(shown.items()) if v is not None)

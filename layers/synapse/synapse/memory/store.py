@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from synapse.core import clock
 from synapse.core.errors import PreconditionFailed
-from synapse.memory import changes, history, proposals, repeats, writes
+from synapse.memory import changes, history, proposals, repeats, supersede, writes
 from synapse.memory.changes import PatchFields, WriteFields, new_memory, patched, replaced, verified
 from synapse.memory.history import Change
 from synapse.memory.items import memory_from_item
@@ -42,6 +42,9 @@ class Stored(NamedTuple):
     proposal: dict[str, Any] | None = None
     # Other memories of the mind that say nearly the same ({id, key, similarity}): `memory.repeats`.
     similar: tuple[dict[str, Any], ...] = ()
+    # What became of each memory the write named in `supersedes` (`memory.supersede.Marks`).
+    supersedes: tuple[dict[str, Any], ...] = ()
+    similar_unavailable: bool = False  # `similar` could not be looked up (the model failed)
 
 
 def _proposing(
@@ -62,6 +65,19 @@ class _Plan(NamedTuple):
     ops: list[dict[str, Any]]
     mind_op_index: int | None
     stored: Stored
+    applied: bool = True  # False: the whole write became a proposal
+
+
+def _with_marks(plan: _Plan, ids: Sequence[str], reviewed: Source, by: ChangedBy, at: datetime) -> _Plan:
+    """`plan` with the marks of the memories its write replaces (`supersede`), in its transaction.
+    A write that wholly became a proposal marks nothing: what it would say is not stored yet."""
+    if not ids or not plan.applied:
+        return plan
+    marks = supersede.plan(plan.stored.memory, ids, reviewed, by, at)
+    index = None if plan.mind_op_index is None else plan.mind_op_index + len(marks.ops)
+    ops, index = writes.summed(marks.ops + plan.ops, index)
+    supersede.check_size(ops)
+    return _Plan(ops, index, plan.stored._replace(supersedes=marks.outcomes))
 
 
 def _committed(plan: _Plan) -> Stored:
@@ -88,7 +104,7 @@ def _change(
     if applied is None:
         assert proposed is not None
         ops, whole, marked = proposals.propose_ops(current, proposed, by, at)
-        return _Plan(ops, None, Stored(marked, created=False, proposal=whole))
+        return _Plan(ops, None, Stored(marked, created=False, proposal=whole), applied=False)
     # A change applied beside a pending proposal keeps it pending (its accept then sees the new version)
     kept = applied._replace(pending_proposal=current.pending_proposal)
     proposal_ops, proposal, memory = _proposing(kept, proposed, by, at)
@@ -116,11 +132,13 @@ def _stored_over(request: Request, current: Memory | None, moment: datetime) -> 
     """The plan of storing `request` over `current`, the memory its (category, key) holds now."""
     reviewed = reviewed_as(request.source, request.vouches)
     person = changes.voucher(request.by())
+    ids = request.write.supersedes
     if current is None:
         new = new_memory(request.mind_id, request.write, request.source, moment, request.vouches, person)
-        return _create(new, reviewed, request.by(), moment)
+        return _with_marks(_create(new, reviewed, request.by(), moment), ids, reviewed, request.by(), moment)
     candidate = replaced(current, request.write, request.source, moment, request.vouches, person)
-    return _change(current, candidate, reviewed, request.by(), moment, Change.REPLACED)
+    plan = _change(current, candidate, reviewed, request.by(), moment, Change.REPLACED)
+    return _with_marks(plan, ids, reviewed, request.by(), moment)
 
 
 def reviewed_as(source: Source, vouches: bool | None) -> Source:
@@ -244,7 +262,8 @@ def update(
         moment = clock.now()
         candidate = patched(current, patch, source, moment, vouches, changes.voucher(by))
         reviewed = reviewed_as(source, vouches)
-        return _committed(_change(current, candidate, reviewed, by, moment, Change.UPDATED))
+        plan = _change(current, candidate, reviewed, by, moment, Change.UPDATED)
+        return _committed(_with_marks(plan, patch.supersedes, reviewed, by, moment))
 
     return writes.retrying(attempt)
 

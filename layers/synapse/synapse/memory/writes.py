@@ -305,6 +305,34 @@ class _Packing:
         return Group(self.members, self.plain + summed)
 
 
+def summed(ops: list[dict[str, Any]], index: int | None = None) -> tuple[list[dict[str, Any]], int | None]:
+    """One write's operations with the counter updates of one item summed into the first (a write
+    that also marks other memories moves the same counters twice: DynamoDB refuses two actions on
+    one item), in order; and where the operation at `index` (the mind's count) now is."""
+    out: list[dict[str, Any] | None] = []
+    sums: dict[str, tuple[_Sum, int]] = {}
+    moved: int | None = None
+    for at, operation in enumerate(ops):
+        additions = _additions(operation)
+        item = _item_of(operation) if additions is not None else ""
+        known = sums.get(item)
+        if additions is None or known is None or not known[0].matches(operation):
+            if additions is not None and known is None:
+                sums[item] = (_Sum(operation), len(out))
+                sums[item][0].add(additions)
+            moved = len(out) if at == index else moved
+            out.append(operation)
+            continue
+        known[0].add(additions)
+        moved = known[1] if at == index else moved
+    for total, position in sums.values():
+        out[position] = total.operation()
+    kept = [operation for operation in out if operation is not None]
+    if moved is not None:
+        moved -= sum(1 for operation in out[:moved] if operation is None)
+    return kept, moved
+
+
 def groups(writes: list[tuple[int, list[dict[str, Any]]]], max_actions: int = MAX_ACTIONS) -> list[Group]:
     """`writes` (an index and the operations of its own transaction), in order, packed into as few
     transactions as fit (at most `max_actions` each: less leaves room for the caller's own). A write

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from urllib.parse import parse_qs, unquote
 
+from synapse.core import json_input
 from synapse.oauth.errors import OAuthError
 
 MAX_VALUE_CHARS = 4096
+BASIC_CHALLENGE = 'Basic realm="synapse-oauth"'
 
 
 def _single(pairs: dict[str, list[str]]) -> dict[str, str]:
@@ -37,10 +38,11 @@ def body(raw: bytes, content_type: str) -> dict[str, str]:
     except UnicodeDecodeError:
         raise OAuthError("invalid_request", "The body is not UTF-8 text.") from None
     if kind == "application/json":
-        try:
-            parsed = json.loads(text) if text.strip() else {}
-        except ValueError:
-            raise OAuthError("invalid_request", "The body is not valid JSON.") from None
+        try:  # as every door reads JSON: no NaN, no infinite number, no lone surrogate
+            parsed = json_input.read(text) if text.strip() else {}
+        except json_input.Unreadable as error:
+            where = f" ({error.field})" if error.field else ""
+            raise OAuthError("invalid_request", f"The JSON body{where} {error.message}.") from None
         if not isinstance(parsed, dict) or not all(isinstance(v, str) for v in parsed.values()):
             raise OAuthError("invalid_request", "The JSON body must be an object of string parameters.")
         return _single({name: [value] for name, value in parsed.items() if value})
@@ -57,14 +59,22 @@ def required(fields: dict[str, str], name: str) -> str:
 
 
 def basic_client_id(authorization: str) -> str | None:
-    """The client id of `Authorization: Basic base64(id:secret)` (each part form-encoded), or None."""
+    """The client id of `Authorization: Basic base64(id:secret)` (each part form-encoded), or None.
+    Credentials that are not that (not ASCII base64, not UTF-8 once decoded, an id too long) are
+    `invalid_client`, 401 with a Basic challenge, as RFC 6749 §5.2 asks of a client that
+    authenticated in the header."""
     scheme, _, encoded = authorization.strip().partition(" ")
     if scheme.lower() != "basic" or not encoded.strip():
         return None
-    try:
-        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
+    try:  # b64decode raises ValueError, not binascii.Error, for text that is not ASCII
+        decoded = base64.b64decode(encoded.strip().encode("ascii"), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeError, ValueError):
+        decoded = None
+    client_id = unquote(decoded.partition(":")[0]) if decoded is not None else None
+    if client_id is None or len(client_id) > MAX_VALUE_CHARS or not json_input.is_text(client_id):
         raise OAuthError(
-            "invalid_client", "The Basic Authorization header is not base64 of id:secret."
-        ) from None
-    return unquote(decoded.partition(":")[0]) or None
+            "invalid_client",
+            "The Basic Authorization header is not base64 of id:secret.",
+            challenge=BASIC_CHALLENGE,
+        )
+    return client_id or None

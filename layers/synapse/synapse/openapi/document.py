@@ -7,15 +7,10 @@ credential, answers of each operation).
 `python -m synapse.openapi.document`), which the `GET /openapi.json` function serves as it is. A
 test fails when a route has no operation here or the committed file differs from `render()`.
 
-Adding a route: add its `Op` to `OPERATIONS` under its (method, path) (OAuth's routes: to
-`synapse.openapi.oauth.OPERATIONS`, their models in `synapse.openapi.oauth_models`; backup and
-restore's: `synapse.openapi.portability`; members' and invitations': `synapse.openapi.teams`), then run
-`make openapi`.
-`Op(operationId, summary, tag, credential, {status: answer}, body model, params, extra error statuses)`:
-credential is "user" (JWT only), "either" (JWT or Mind Key; these also take X-Mind-Id), "public" or
-"signed"; an answer is a model of `synapse.openapi.schemas`, TEXT, a list of content types, or None.
-Error statuses implied by the credential, the path, the parameters and the body are added by
-`parts.operation`.
+Adding a route: add its `Op` to `OPERATIONS` (OAuth's: `openapi.oauth`; backup and restore's:
+`openapi.portability`; members' and invitations': `openapi.teams`; shared parameters: `openapi.params`),
+then run `make openapi`. Statuses implied by the credential ("user": JWT only; "either": JWT or Mind
+Key, with X-Mind-Id; "public"; "signed"), path, parameters and body are added by `parts.operation`.
 """
 
 from __future__ import annotations
@@ -32,24 +27,15 @@ from synapse.memory.proposals import Status
 from synapse.memory.restore import RestoreRequest
 from synapse.openapi import integrations as I
 from synapse.openapi import jsonrpc, oauth, portability
+from synapse.openapi import params as P
 from synapse.openapi import schemas as S
 from synapse.openapi import teams as T
 from synapse.openapi.parts import (
-    CATEGORIES,
-    IDEMPOTENCY,
-    IF_MATCH,
-    IF_NONE_MATCH,
-    INCLUDE_EXPIRED,
     JSON,
-    LIST_FILTERS,
     PAGE,
-    RECALL,
-    SEARCH,
     SECURITY_SCHEMES,
     STRING,
-    TAG,
     TEXT,
-    WITHIN,
     Op,
     Param,
     enum,
@@ -124,7 +110,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "either",
         {200: S.BatchAnswer},
         S.MemoryBatch,
-        (IDEMPOTENCY,),
+        (P.IDEMPOTENCY,),
     ),
     ("GET", "/memory"): Op(
         "listMemories",
@@ -132,7 +118,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "memory",
         "either",
         {200: S.MemoryPage},
-        params=LIST_FILTERS + PAGE,
+        params=P.LIST_FILTERS + PAGE,
     ),
     ("GET", "/memory/{id}"): Op(
         "getMemory", "One memory (expired ones included)", "memory", "either", {200: S.Memory}
@@ -142,9 +128,9 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "Update some fields of a memory (an agent's change to a verified one: 202, a proposal)",
         "memory",
         "either",
-        {200: S.Memory, 202: S.Proposed},
+        {200: S.WrittenMemory, 202: S.Proposed},
         MemoryPatch,
-        (IF_MATCH,),
+        (P.IF_MATCH,),
         errors=(412,),
     ),
     ("DELETE", "/memory/{id}"): Op(
@@ -210,7 +196,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "memory",
         "either",
         {200: [TEXT, S.RecallJson]},
-        params=RECALL,
+        params=P.RECALL,
         errors=(414,),  # a q of a few thousand characters, percent-encoded, can pass the URI's bound
     ),
     ("GET", "/memory/by-tag"): Op(
@@ -219,7 +205,14 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "memory",
         "either",
         {200: S.MemoryPage},
-        params=(replace(TAG, required=True), CATEGORIES, INCLUDE_EXPIRED, *PAGE),
+        params=(
+            replace(P.TAG, required=True),
+            P.CATEGORIES,
+            P.INCLUDE_EXPIRED,
+            P.INCLUDE_SUPERSEDED,
+            *P.WINDOW,
+            *PAGE,
+        ),
     ),
     ("GET", "/memory/expiring"): Op(
         "listExpiring",
@@ -227,10 +220,19 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "memory",
         "either",
         {200: S.MemoryPage},
-        params=(query("within", WITHIN, "30m, 24h, 7d, 2w (default 7d, at most 365d)."), *PAGE),
+        params=(
+            query("within", P.WITHIN, "30m, 24h, 7d, 2w (default 7d, at most 365d)."),
+            P.INCLUDE_SUPERSEDED,
+            *PAGE,
+        ),
     ),
     ("GET", "/memory/search"): Op(
-        "search", "Search by words and meaning", "memory", "either", {200: S.SearchPage}, params=SEARCH + PAGE
+        "search",
+        "Search by words and meaning",
+        "memory",
+        "either",
+        {200: S.SearchPage},
+        params=P.SEARCH + PAGE,
     ),
     ("POST", "/minds/{mind_id}/webhooks"): Op(
         "createWebhook",
@@ -310,7 +312,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
             Param(
                 "Synapse-Signature", "header", STRING, "t=<unix seconds>,v1=<hex HMAC-SHA256>", required=True
             ),
-            IDEMPOTENCY,
+            P.IDEMPOTENCY,
         ),
     ),
     ("GET", "/openapi.json"): Op("openapi", "This document", "meta", "public", {200: S.OpenApiDocument}),
@@ -320,7 +322,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "console",
         "public",
         {200: ["text/html"], 304: None},
-        params=(IF_NONE_MATCH,),
+        params=(P.IF_NONE_MATCH,),
     ),
     ("GET", "/console/{proxy+}"): Op(
         "consoleAsset",
@@ -328,7 +330,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "console",
         "public",
         {200: ["text/html", "text/javascript", "text/css", "image/svg+xml", "text/plain", JSON], 304: None},
-        params=(IF_NONE_MATCH,),
+        params=(P.IF_NONE_MATCH,),
         errors=(404,),
     ),
     ("POST", "/mcp"): Op(

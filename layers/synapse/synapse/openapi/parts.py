@@ -13,11 +13,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, RootModel
 from pydantic.json_schema import models_json_schema
 
-from synapse.api import http, queries
-from synapse.api.hooks import IDEMPOTENCY_KEY_MAX_CHARS
+from synapse.api import routes
 from synapse.core import validation
 from synapse.core.validation import Body
-from synapse.memory.kinds import TAG_MAX_CHARS, Category, Priority, Source
 from synapse.memory.model import MemoryWrite
 from synapse.openapi import schemas
 from synapse.storage import cursor
@@ -99,78 +97,6 @@ MIND = (
     Param("X-Mind-Id", "header", STRING, "Which of your minds (JWT only; a Mind Key addresses its own)."),
     query("mind_id", STRING, "Same as X-Mind-Id."),
 )
-CATEGORIES = query("category", {"type": "array", "items": enum(Category)}, "Repeatable, or comma-separated.")
-TAG = query("tag", {**TEXT_PRESENT, "maxLength": TAG_MAX_CHARS}, "Case-insensitive.")
-# A duration of at most MAX_WITHIN (365 days): up to 525600m, 8760h, 365d or 52w.
-WITHIN = {
-    "type": "string",
-    "pattern": "^(?:"
-    + "|".join(
-        validation.whole_numbers_pattern(queries.MAX_WITHIN // length) + unit
-        for unit, length in queries.WITHIN_UNITS.items()
-    )
-    + ")$",
-}
-INCLUDE_EXPIRED = query("include_expired", BOOLEAN, "Include expired memories.")
-IF_NONE_MATCH = Param("If-None-Match", "header", STRING, "The ETag you hold: 304 while it is current.")
-IF_MATCH = Param(
-    "If-Match",
-    "header",
-    {"type": "string", "pattern": "^" + http.IF_MATCH.pattern + "$"},
-    'The memory\'s version (3, "3" or W/"3"): the update applies only to it (else 412).',
-)
-IDEMPOTENCY = Param(
-    "Idempotency-Key",
-    "header",
-    {"type": "string", "pattern": f"^[\\x21-\\x7e]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}$"},
-    f"1-{IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters; a replay within 24 h gets the first answer.",
-)
-LIST_FILTERS = (
-    query("category", enum(Category)),
-    query("tag", STRING),
-    query("priority", enum(Priority)),
-    query("source", enum(Source)),
-    query(
-        "verified",
-        BOOLEAN,
-        "false: what waits for review, an app's private memories (app:private) left out unless `tag` asks.",
-    ),
-    INCLUDE_EXPIRED,
-)
-RECALL = (
-    CATEGORIES,
-    TAG,
-    query("limit", integer(1, 1000), "Entries in full plus keys named (default 100)."),
-    query("max_chars", integer(500, 400_000), "The text never exceeds this (default 400000)."),
-    query("format", {"type": "string", "enum": ["text", "json"]}, "json: the same selection as JSON."),
-    query(
-        "q",
-        {"type": "string", "maxLength": 4_000},
-        "The user's message or the task: the memories most relevant to it follow the critical ones.",
-    ),
-)
-# A query needs a letter or a digit to search for (else a 400): `[^\W_]` is str.isalnum() in Python's
-# regex dialect, and ASCII letters and digits in ECMA's, a part of that.
-SEARCHABLE = {"type": "string", "minLength": 1, "pattern": r"[^\W_]"}
-SEARCH = (
-    query(
-        "q",
-        {**SEARCHABLE, "maxLength": 1000},
-        'A question or keywords (best match); exact: "phrase", prefix*, AND, OR, NOT, +word, ( ).'
-        " docs/search.md.",
-        required=True,
-    ),
-    query("tag", STRING),
-    query("category", enum(Category)),
-    query("priority", enum(Priority)),
-    INCLUDE_EXPIRED,
-    query(
-        "mode",
-        {"type": "string", "enum": ["hybrid", "lexical", "semantic"]},
-        "hybrid (default): words and meaning fused; lexical: words only; semantic: meaning only. "
-        "Explicit syntax is lexical.",
-    ),
-)
 SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "user": [{"jwt": []}],
     "either": [{"jwt": []}, {"mindKey": []}, {"mindKeyHeader": []}],
@@ -237,7 +163,8 @@ def _error_statuses(method: str, path: str, op: Op) -> set[int]:
         found.add(403)
     if ("{" in path and op.auth != "signed") or addresses_mind:  # an unknown hook is a 401, no oracle
         found.add(404)
-    if any(p.where == "query" for p in op.params) or op.body or addresses_mind:
+    refuses_unknown = f"{method} {path}" not in routes.IGNORES_UNKNOWN_QUERY  # a parameter it does not take
+    if refuses_unknown or any(p.where == "query" for p in op.params) or op.body or addresses_mind:
         found.add(400)
     if op.body is not None:
         found |= set(op.body_errors)

@@ -33,11 +33,13 @@ class RestoreStatus(_Answer):
     ids: Literal["kept"] = Field(
         description="Memory and proposal ids are kept (they are scoped to the mind)."
     )
-    trust: Literal["kept", "restorer"] | None = Field(
+    trust: Literal["kept", "partial", "restorer"] | None = Field(
         default=None,
         description="kept: every line applied so far was signed by this deployment, and its "
-        "verification is kept exactly; restorer: from a line that was not, verified memories are "
-        "recorded as verified by the person restoring (docs/backup.md).",
+        "verification is kept exactly (once done: and its trailer sealed the whole file); partial: "
+        "done, every line signed, but the trailer is not sealed by this deployment (a file cut short, "
+        "or a backup from before seals): verification is kept; restorer: from a line that was not "
+        "signed, verified memories are recorded as verified by the person restoring (docs/backup.md).",
     )
 
 

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from synapse.openapi.replacing import SimilarMemory, SupersedeOutcome
+
 
 class _Answer(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -51,22 +53,36 @@ class Memory(_Answer):
     occurred_at: str | None = Field(default=None, description="When it happened: YYYY-MM-DD or a timestamp.")
     superseded_by: str | None = Field(default=None, description="The memory that replaced it.")
     superseded_at: str | None = Field(default=None, description="When it was replaced.")
+    key_derived: bool = Field(default=False, description="The server derived the key from the content.")
     expired: bool
 
 
-class SimilarMemory(_Answer):
-    id: str
-    key: str
-    similarity: float = Field(ge=-1, le=1, description="Cosine of the two memories' meanings.")
+_WITHOUT_READ = "Absent to a credential without the `read` scope (docs/auth.md#what-answers-show)."
 
 
-class StoredMemory(Memory):
+class WrittenMemory(Memory):
+    """A write's answer: the memory; to a credential without `read`, without what it says (`content`,
+    `tags`)."""
+
+    content: str | None = Field(default=None, description=_WITHOUT_READ)  # type: ignore[assignment]
+    tags: list[str] | None = Field(default=None, description=_WITHOUT_READ)  # type: ignore[assignment]
+
+
+class StoredMemory(WrittenMemory):
     """`POST /memory`'s answer: the memory, and the others it repeats."""
 
     similar: list[SimilarMemory] | None = Field(
         default=None,
-        description="Other memories of the mind that say nearly the same under another key (at most 3, "
-        "most similar first): update one of them instead of keeping two versions. Absent when none.",
+        description="Other memories of the mind this one may replace (at most 3, most similar first): "
+        "`repeat` ones say the same (update one of them instead of keeping two versions), `related` "
+        "ones may be an older value (name them in `supersedes`). Absent when none, and to a credential "
+        "without `read`.",
+    )
+    supersedes: list[SupersedeOutcome] | None = Field(
+        default=None, description="What became of each memory the write named in `supersedes`."
+    )
+    similar_unavailable: bool | None = Field(
+        default=None, description="true when `similar` could not be found (the model failed): stored anyway."
     )
 
 
@@ -91,7 +107,9 @@ class ChangedBy(_Answer):
 class Revision(_Answer):
     version: int
     memory: Memory = Field(description="The whole memory as it was after the change.")
-    change: Literal["created", "updated", "replaced", "verified", "restored", "deleted", "proposal_accepted"]
+    change: Literal[
+        "created", "updated", "replaced", "verified", "restored", "deleted", "proposal_accepted", "superseded"
+    ]
     changed_at: str
     changed_by: ChangedBy
     claimed: dict[str, Any] | None = Field(
@@ -108,11 +126,12 @@ class RevisionPage(_Answer):
 
 
 class ProposedFields(_Answer):
-    content: str
-    tags: list[str]
+    content: str | None = Field(default=None, description=_WITHOUT_READ)
+    tags: list[str] | None = Field(default=None, description=_WITHOUT_READ)
     priority: str
     confidence: float
     expires_at: str | None
+    occurred_at: str | None = None
 
 
 class Proposal(_Answer):
@@ -120,8 +139,9 @@ class Proposal(_Answer):
     memory_id: str
     category: str
     key: str
-    action: Literal["update", "delete"] = Field(
-        description="What accepting does: apply `proposed` (update) or delete the memory (delete)."
+    action: Literal["update", "delete", "supersede"] = Field(
+        description="What accepting does: apply `proposed` (update), delete the memory (delete), or "
+        "mark it replaced by `superseded_by` (supersede)."
     )
     proposed: ProposedFields
     base_version: int
@@ -130,6 +150,9 @@ class Proposal(_Answer):
     created_at: str
     decided_by: ChangedBy | None
     decided_at: str | None
+    superseded_by: str | None = Field(
+        default=None, description="For action supersede: the memory that would replace this one."
+    )
 
 
 class ProposalPage(_Answer):
@@ -141,12 +164,15 @@ class Proposed(_Answer):
     """An agent's change to a verified memory, held for review (202), or a proposal just decided."""
 
     proposal: Proposal
-    memory: Memory | None = Field(description="The memory as it is now (null if deleted).")
+    memory: WrittenMemory | None = Field(
+        description="The memory as it is now (null if deleted); without `content` and `tags` to a "
+        "credential without `read`."
+    )
 
 
 class SearchResult(_Answer):
     memory: Memory
-    score: float = Field(description="BM25 (higher is better); ranks within the same coverage.")
+    score: float = Field(description="What it was ranked by (docs/search.md): never rises down the results.")
     snippet: str = Field(description="Where it matched, hits marked **like this**.")
     matched: list[str] = Field(description="The query's terms (as in `terms`) this memory matched.")
     coverage: float = Field(
@@ -160,12 +186,14 @@ class SearchResult(_Answer):
     similarity: float | None = Field(
         description="Closeness in meaning to the query (cosine, about 0-1); null when ranked by words alone."
     )
+    relevance: Literal["strong", "weak"] = Field(description="strong: an answer; weak: related at best.")
 
 
 class SearchPage(_Answer):
     results: list[SearchResult] = Field(
-        description="Words and meaning fused (docs/search.md); an exact word match is never pushed off "
-        "the first page by meaning; of two near-duplicates the newer first."
+        description="Words and meaning fused into one ranking (docs/search.md), best first; walking the "
+        "pages with next_cursor returns each hit once, in the same order whatever the limit; of two "
+        "near-duplicates the newer first."
     )
     terms: list[str] = Field(description="The query's meaningful terms (function words dropped).")
     mode: Literal["hybrid", "lexical", "semantic"] = Field(
@@ -223,6 +251,7 @@ class StoredSummary(_Answer):
     verified: bool
     created_at: str
     updated_at: str
+    occurred_at: str | None = Field(default=None, description="As stored: a date, or a UTC timestamp.")
 
 
 class ItemError(_Answer):
@@ -240,7 +269,14 @@ class BatchResult(_Answer):
         default=None, description="When proposed: the change waiting for a person's review."
     )
     similar: list[SimilarMemory] | None = Field(
-        default=None, description="Other memories it repeats, as POST /memory names them."
+        default=None,
+        description="Other memories it may replace, as POST /memory names them (never without `read`).",
+    )
+    supersedes: list[SupersedeOutcome] | None = Field(
+        default=None, description="What became of each memory the item named in `supersedes`."
+    )
+    similar_unavailable: bool | None = Field(
+        default=None, description="true when `similar` could not be looked up, as POST /memory says it."
     )
 
 

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from synapse.core import clock
+from synapse.core import clock, moments
 from synapse.core.errors import Unprocessable
 from synapse.core.ids import looks_like_id
 from synapse.core.validation import Broken, Rule
@@ -72,6 +72,19 @@ class _Line:
         """An `expires_at`: a timestamp as the service writes them (past ones too), or null."""
         self.stamp(value, field, optional=True)
         return value if isinstance(value, str) else None
+
+    def occurred(self, value: Any, field: str) -> str | None:
+        """An `occurred_at`: a date, or a timestamp as the service writes them, or null."""
+        if value is None:
+            return None
+        try:
+            fits = isinstance(value, str) and moments.parse(value) == value
+        except moments.NotAMoment:
+            fits = False
+        if not fits:
+            stored_as = "must be a date YYYY-MM-DD or a timestamp as the service writes them"
+            raise self.refuse(field, "format", stored_as)
+        return str(value)
 
     def identifier(self, prefix: str, value: Any, field: str, optional: bool = False) -> None:
         if value is None and optional:
@@ -195,7 +208,16 @@ def memory(mind_id: str, body: Any, n: int, prefix: str = "memory.") -> Memory:
         line.stamp(body.get(name), name)
     for name in ("expires_at", "verified_at"):  # a past expiry is kept: backups hold expired memories
         line.stamp(body.get(name), name, optional=True)
+    line.occurred(body.get("occurred_at"), "occurred_at")
     line.identifier("prop_", body.get("pending_proposal"), "pending_proposal", optional=True)
+    line.identifier("mem_", body.get("superseded_by"), "superseded_by", optional=True)
+    line.stamp(body.get("superseded_at"), "superseded_at", optional=True)
+    if (body.get("superseded_by") is None) != (body.get("superseded_at") is None):
+        raise line.refuse("superseded_at", "superseded", "is set exactly when superseded_by is")
+    if body.get("superseded_by") == body.get("id"):
+        raise line.refuse("superseded_by", "self", "a memory cannot supersede itself")
+    if body.get("key_derived") is not None and not isinstance(body["key_derived"], bool):
+        raise line.refuse("key_derived", "type", "must be true or false")
     return memory_from_item({**body, "tags": tags, "confidence": confidence, "mind_id": mind_id})
 
 
@@ -233,6 +255,8 @@ def proposal(record: dict[str, Any], held: Memory) -> dict[str, Any]:
     line.stamp(record.get("decided_at"), "decided_at", optional=True)
     if record.get("ttl") is not None:
         line.whole(record["ttl"], "ttl", low=0)
+    superseding = record.get("action") == proposals.Action.SUPERSEDE.value
+    line.identifier("mem_", record.get("superseded_by"), "superseded_by", optional=not superseding)
     return _proposed(line, record.get("proposed"))
 
 
@@ -245,6 +269,7 @@ def _proposed(line: _Line, proposed: Any) -> dict[str, Any]:
         "priority": lambda value, field: str(line.by_rule(PRIORITY, value, field)),
         "confidence": lambda value, field: line.by_rule(CONFIDENCE, value, field),
         "expires_at": line.expiry,
+        "occurred_at": line.occurred,
     }
     return {name: rules[name](proposed.get(name), f"proposed.{name}") for name in EDITABLE_FIELDS}
 

@@ -35,6 +35,7 @@ COUNTED_KINDS = (MIND, *METADATA_KINDS, *DATA_KINDS)  # what the trailer counts
 KINDS = frozenset({HEADER, END, *COUNTED_KINDS})
 HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
 START = b""  # d_0
+SEALED = b"synapse/backup/end\x00"  # what a trailer's seal says before the digest it ends
 
 
 def chained(previous: bytes, line: bytes) -> bytes:
@@ -53,6 +54,14 @@ def signature(key: bytes, previous: bytes) -> str:
     return hmac.new(key, previous, hashlib.sha256).hexdigest()
 
 
+def seal(key: bytes, previous: bytes) -> str:
+    """The trailer's `seal`: the deployment's HMAC of "the stream ends after d_(n-1)". A `sig` says
+    the lines before it are the deployment's, not that nothing came after them, so it can be moved
+    onto a forged trailer at any line; a seal is made only where the deployment ended the stream
+    (its message is never a `sig`'s: SEALED then 32 bytes, against 32 bytes)."""
+    return hmac.new(key, SEALED + previous, hashlib.sha256).hexdigest()
+
+
 def encode(n: int, kind: str, previous: bytes, fields: dict[str, Any], key: bytes | None = None) -> bytes:
     """Line n of the stream (without its newline): `n`, `kind`, `prev` and, with `key`, `sig`
     (after line 1), then `fields`."""
@@ -61,6 +70,8 @@ def encode(n: int, kind: str, previous: bytes, fields: dict[str, Any], key: byte
         record["prev"] = previous.hex()
         if key is not None:
             record["sig"] = signature(key, previous)
+            if kind == END:
+                record["seal"] = seal(key, previous)
     record.update(fields)
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -118,8 +129,9 @@ def parse(line: bytes, expected: int) -> dict[str, Any]:
         raise Refused(expected, "sequence", "has no line number `n`")
     if n != expected:
         raise Refused(expected, "sequence", f"is numbered {n}: lines are missing, repeated or out of order")
-    if record.get("kind") not in KINDS:
-        raise Refused(expected, "kind", f"has an unknown kind {str(record.get('kind'))[:40]!r}")
+    kind = record.get("kind")
+    if not isinstance(kind, str) or kind not in KINDS:  # an object or a list is no kind (nor hashable)
+        raise Refused(expected, "kind", f"has an unknown kind {str(kind)[:40]!r}", "kind")
     return record
 
 
@@ -150,7 +162,8 @@ def check_trailer(record: dict[str, Any], counts: dict[str, int]) -> None:
 class Checker:
     """Checks a stream line by line, from line `n` with the digest of the lines before it; with
     `key` (called once, on the first signed line), it also tells whether the deployment signed
-    every line before the last one checked (`signed`)."""
+    every line before the last one checked (`signed`) and, once the trailer is checked, whether the
+    deployment ended the stream there (`sealed`): a file cut short and given a trailer is not."""
 
     def __init__(
         self,
@@ -163,17 +176,20 @@ class Checker:
         self.counts: dict[str, int] = dict(counts or {})
         self.ended = False
         self.signed = False
+        self.sealed = False
         self._key = key
         self._known: bytes | None = None
 
-    def _signs(self, record: dict[str, Any]) -> bool:
-        """Whether the line's `sig` is this deployment's over the digest of the lines before it."""
-        sig = record.get("sig")
-        if self._key is None or not isinstance(sig, str) or not sig.isascii():
+    def _signs(self, record: dict[str, Any], field: str = "sig") -> bool:
+        """Whether the line's `sig` (or a trailer's `seal`) is this deployment's over the digest
+        of the lines before it."""
+        given = record.get(field)
+        if self._key is None or not isinstance(given, str) or not given.isascii():
             return False
         if self._known is None:
             self._known = self._key()
-        return hmac.compare_digest(sig, signature(self._known, self.digest))
+        made = seal if field == "seal" else signature
+        return hmac.compare_digest(given, made(self._known, self.digest))
 
     def check(self, line: bytes) -> dict[str, Any]:
         """The record of the next line, if it fits the stream so far; else `Refused` naming it."""
@@ -195,6 +211,7 @@ class Checker:
         if kind == END:
             check_trailer(record, self.counts)
             self.ended = True
+            self.sealed = self.signed and self._signs(record, "seal")
         elif kind != HEADER:
             self.counts[kind] = self.counts.get(kind, 0) + 1
         self.digest = chained(self.digest, line)

@@ -17,15 +17,16 @@ they see a stored one. Memory and proposal ids are kept: they are scoped to the 
 import hashlib
 import json
 import time
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.errors import BadRequest, Conflict
-from synapse.memory import expiry, writes
+from synapse.memory import writes
 from synapse.minds import audit
 from synapse.minds.minds import Mind
-from synapse.portability import checks, format, records
-from synapse.portability.trust import KEPT, RESTORER, Trust
+from synapse.portability import checks, consistency, format, records
+from synapse.portability.trust import KEPT, PARTIAL, RESTORER, STATES, Trust
 from synapse.storage import tables
 
 JOB_SK = "RESTORE"
@@ -72,18 +73,20 @@ def read_job(mind_id: str) -> Job | None:
         bytes.fromhex(str(item["digest"])),
         {str(kind): int(count) for kind, count in (item.get("counts") or {}).items()},
         dict(item.get("source") or {}),
-        KEPT if item.get("trust") == KEPT else RESTORER,
+        str(item["trust"]) if item.get("trust") in STATES else RESTORER,
     )
 
 
 class Checked(NamedTuple):
     """A line that fits the stream, with the digest and counts the stream has once it is applied,
-    and whether the next line's signature vouches for it (`trust`)."""
+    whether the next line's signature vouches for it (`trust`) and, for the trailer, whether this
+    deployment sealed the stream there (`format.seal`)."""
 
     record: dict[str, Any]
     digest: bytes
     counts: dict[str, int]
     vouched: bool = False
+    sealed: bool = False
 
 
 # ---------------------------------------------------------------- starting
@@ -191,7 +194,14 @@ def _resumed(job: Job, lines: list[bytes], first: int | None) -> int | None:
 # ---------------------------------------------------------------- applying
 
 
-def _checked(lines: list[bytes], checker: format.Checker, last: bool) -> list[Checked]:
+class Chunk(NamedTuple):
+    """A chunk's lines to apply, checked, and the one held back for the next chunk (if any)."""
+
+    lines: list[Checked]
+    held: dict[str, Any] | None
+
+
+def _checked(lines: list[bytes], checker: format.Checker, last: bool) -> Chunk:
     """The lines, each checked against the stream so far (values JSON cannot carry back out
     refused: `checks.plain`), the one a next line must vouch for held back; each marked vouched
     for when the line after it carries this deployment's signature."""
@@ -201,58 +211,33 @@ def _checked(lines: list[bytes], checker: format.Checker, last: bool) -> list[Ch
         checks.plain(record, int(record["n"]))
         if found:
             found[-1] = found[-1]._replace(vouched=checker.signed)
-        found.append(Checked(record, checker.digest, dict(checker.counts)))
+        found.append(Checked(record, checker.digest, dict(checker.counts), sealed=checker.sealed))
     if last:
         checker.finish()
     if found and found[-1].record["kind"] != format.END:
-        found.pop()
-    return found
+        return Chunk(found[:-1], found[-1].record)
+    return Chunk(found, None)
 
 
-def _settings(mind_id: str, record: dict[str, Any]) -> list[dict[str, Any]]:
-    fields = checks.settings(record)
-    names = tuple(fields)
-    return [
-        {
-            "Update": {
-                "TableName": tables.minds_table(),
-                "Key": tables.dump(tables.mind_key(mind_id)),
-                "UpdateExpression": "SET " + ", ".join(f"#{name} = :{name}" for name in names),
-                "ConditionExpression": "attribute_exists(pk)",
-                "ExpressionAttributeNames": {f"#{name}": name for name in names},
-                "ExpressionAttributeValues": tables.values(**fields),
-            }
-        }
-    ]
-
-
-def _memory(mind_id: str, record: dict[str, Any], trust: Trust) -> list[dict[str, Any]]:
-    memory = records.memory_in(mind_id, record, trust)
-    ops = writes.create_ops(memory)
-    if memory.expires_at is not None:  # a bucket the sweep still reads (its updated_at is the backup's)
-        hour = max(memory.expires_at, clock.to_iso(clock.now()))[:13]
-        bucket = expiry.bucket_key(hour, expiry.shard_of(mind_id))
-        ops[0]["Put"]["Item"][expiry.BUCKET] = {"S": bucket}
-    return ops
-
-
-def _ops(mind_id: str, job: Job, line: Checked, trust: Trust) -> list[dict[str, Any]]:
+def _ops(
+    mind_id: str, job: Job, line: Checked, trust: Trust, state: str, resolved: consistency.Resolved
+) -> list[dict[str, Any]]:
     """What applying one line writes (metadata and `deleted` lines write nothing: they inform)."""
     record, kind = line.record, line.record["kind"]
     if kind == format.MIND:
-        return _settings(mind_id, record)
+        return records.settings_ops(mind_id, record)
     if kind == "memory":
-        return _memory(mind_id, record, trust)
+        return records.memory_ops(mind_id, record, trust, resolved)
     if kind == "revision":
         return [records.revision_op(mind_id, record, trust)]
     if kind == "proposal":
-        return [writes.put(records.proposal_item(mind_id, record, trust))]
+        return records.proposal_ops(mind_id, record, trust, resolved)
     if kind == format.END:
         target = {
             "backup_id": job.backup_id,
             "source": job.source,
             "counts": line.counts,
-            "trust": KEPT if trust.kept else RESTORER,
+            "trust": state,
         }
         return [audit.put_operation(mind_id, "mind.restored", audit.by_user(trust.user), target)]
     return []
@@ -305,23 +290,42 @@ class Plan(NamedTuple):
     trust: list[str]
 
 
-def _plan(mind_id: str, job: Job, checked: list[Checked], user: str) -> Plan:
-    """Every line's writes, built (and so checked: `checks`) before any is committed, so a chunk
-    with a line a write would refuse leaves the job where it stood. Trust is kept up to the first
-    line no signature of this deployment vouches for (`trust`), and not after it."""
+def _plan(mind_id: str, job: Job, chunk: Chunk, user: str) -> Plan:
+    """Every line's writes, built (and so checked: `checks`, then `consistency` across lines)
+    before any is committed, so a chunk with a line a write would refuse leaves the job where it
+    stood. Trust is kept up to the first line no signature of this deployment vouches for
+    (`trust`), and not after it; a stream whose every line was vouched for ends `partial`, not
+    `kept`, when its trailer carries no seal."""
     at, state, plan = clock.to_iso(clock.now()), job.trust, Plan([], [])
+    checked = chunk.lines
+    held = [chunk.held] if chunk.held is not None else []
+    resolved = consistency.check(mind_id, [line.record for line in checked] + held, len(checked))
     for index, line in enumerate(checked):
-        if not line.vouched and line.record["kind"] != format.END:
+        ends = line.record["kind"] == format.END
+        if not line.vouched and not ends:
             state = RESTORER
-        plan.ops.append((index, _ops(mind_id, job, line, Trust(state == KEPT, user, at))))
+        elif ends and state == KEPT and not line.sealed:
+            state = PARTIAL
+        trust = Trust(state == KEPT, user, at)
+        plan.ops.append((index, _ops(mind_id, job, line, trust, state, resolved)))
         plan.trust.append(state)
     return plan
+
+
+def _groups(mind_id: str, checked: list[Checked], plan: Plan) -> Iterator[writes.Group]:
+    """The plan's transactions; the trailer's alone, after every memory line is in and what a
+    memory's superseded_by names has come or never will (`consistency.settle`)."""
+    ends = bool(checked) and checked[-1].record["kind"] == format.END
+    yield from writes.groups(plan.ops[:-1] if ends else plan.ops, writes.MAX_ACTIONS - ROOM)
+    if ends:
+        consistency.settle(mind_id)
+        yield from writes.groups(plan.ops[-1:], writes.MAX_ACTIONS - ROOM)
 
 
 def _apply(mind_id: str, job: Job, checked: list[Checked], plan: Plan) -> Job:
     """The checked lines in as few transactions as fit, each moving the job on; stops after the budget."""
     deadline = time.monotonic() + BUDGET_SECONDS
-    for group in writes.groups(plan.ops, writes.MAX_ACTIONS - ROOM):
+    for group in _groups(mind_id, checked, plan):
         last = group.members[-1]
         upto, trust = checked[last], plan.trust[last]
         first = int(checked[group.members[0]].record["n"])
@@ -355,19 +359,19 @@ def restore(mind: Mind, user: str, body: bytes, last: bool) -> dict[str, Any]:
                 "No restore is under way in this mind: send the backup from its first line.",
                 details=[{"line": 1, "rule": "resume"}],
             )
-        checked = _checked(lines, format.Checker(key=format.signing_key), last)
-        if not checked:
+        chunk = _checked(lines, format.Checker(key=format.signing_key), last)
+        if not chunk.lines:
             return {"status": "running", "next_line": 1, "ids": "kept"}
         _empty(mind)
-        job = _new_job(checked[0], lines[0])
-        checked = checked[1:]
-        plan = _plan(mind.id, job, checked, user)
+        job = _new_job(chunk.lines[0], lines[0])
+        chunk = chunk._replace(lines=chunk.lines[1:])
+        plan = _plan(mind.id, job, chunk, user)
         _start(mind, user, job)
     else:
         offset = _resumed(job, lines, first)
         if offset is None:
             return job.answer()
         checker = format.Checker(job.next_line, job.digest, job.counts, format.signing_key)
-        checked = _checked(lines[offset:], checker, last)
-        plan = _plan(mind.id, job, checked, user)
-    return _apply(mind.id, job, checked, plan).answer()
+        chunk = _checked(lines[offset:], checker, last)
+        plan = _plan(mind.id, job, chunk, user)
+    return _apply(mind.id, job, chunk.lines, plan).answer()

@@ -17,6 +17,11 @@ from synapse.memory.history import Change
 from synapse.memory.kinds import Memory
 
 KEPT, RESTORER = "kept", "restorer"  # a restore job's `trust`: the file's, or the restorer's word
+# A restore's trust once done when every line was vouched for but the trailer carries no seal of
+# this deployment (`format.seal`): the lines are its own, the file may have been cut short (or
+# comes from before trailers were sealed). Verification of the lines is kept: they are as written.
+PARTIAL = "partial"
+STATES = frozenset({KEPT, RESTORER, PARTIAL})
 # Changes whose maker vouched for the memory: verifying it, restoring an earlier version (restored
 # as verified by them), accepting a proposal.
 VOUCHING = frozenset({Change.VERIFIED, Change.RESTORED, Change.PROPOSAL_ACCEPTED})

@@ -5,7 +5,10 @@ Apart from `recall.reads` and `recall.text` so that building one costs no import
 the text: the list, by-tag, expiring and search handlers, which parse their query strings in
 `api.queries` too, never run it (issues 14, 35)."""
 
+from datetime import datetime, tzinfo
 from typing import NamedTuple
+
+from synapse.core.moments import Window
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -30,3 +33,7 @@ class RecallQuery(NamedTuple):
     as_json: bool = False
     q: str | None = None  # the user's message or the task: the memories relevant to it come first
     way_on: str = SEARCH_HINT  # what the left-out line names: REST's route, MCP's tool
+    window: Window = Window()  # after/before: only memories whose time falls in it
+    now: datetime | None = None  # `now=`: the moment time words and "Coming up" count from
+    zone: tzinfo | None = None  # `tz=`: the asker's zone (UTC when None)
+    include_superseded: bool = False  # also the memories a newer one replaced, after the rest

@@ -38,7 +38,8 @@ from synapse.memory import counts, expiry
 from synapse.memory.counts import Tally
 from synapse.memory.kinds import APP_PRIVATE_TAG
 from synapse.minds import heads, minds
-from synapse.recall import text
+from synapse.recall import replaced, text
+from synapse.recall.coming_up import coming_up
 from synapse.recall.query import DEFAULT_LIMIT, RecallQuery
 from synapse.recall.relevant import relevant_memories
 from synapse.recall.streams import recall_streams
@@ -100,9 +101,22 @@ def recall_of(mind_id: str, query: RecallQuery, at: datetime | None = None) -> t
         expired = _submit(pool, _expired, mind_id, query, moment)
         others, low = recall_streams(mind_id, query, now, min(query.limit + 1, PAGE), pool)
         # On this thread, meanwhile: the search's open readers are kept per thread (`search.readers`).
+        coming = coming_up(mind_id, query, query.now or moment)
         relevant = relevant_memories(mind_id, query)
         name, stored = heading.result()
         active = _active(stored, expired.result())
-        return text.compose(
-            mind_id, name, active, others, low, query.limit, query.max_chars, relevant, query.way_on
+        recall = text.compose(
+            mind_id,
+            name,
+            active,
+            others,
+            low,
+            query.limit,
+            query.max_chars,
+            relevant,
+            query.way_on,
+            [(c.memory, c.day) for c in coming],
         )
+    if query.include_superseded:  # on request only: its read follows the mind (`recall.replaced`)
+        return replaced.with_replaced(mind_id, query, recall)
+    return recall

@@ -1,9 +1,11 @@
 """The memories of a recall's selection most relevant to its `q` (the user's message or the task).
 
-Found by best-match search over the mind's index (hybrid: words and meaning), so they come as search
-ranks them. A hit covering less than half of what the best hit covers, and not close in meaning
-either (similarity under RELEVANT_SIMILARITY), is left to recall's usual order: a long message shares
-a word with many memories, and only the strong matches should jump ahead of the mind's priorities.
+Found by the search an agent would run (`search.service`, hybrid: words and meaning), so they come as
+search ranks them, with search's floor: what search does not return is not relevant. Its `strong`
+hits are relevant (up to MAX_RELEVANT), and so are those dated in the time window `q` names
+("what's on next week?"); its `weak` ones only while fewer than MIN_RELEVANT are
+placed: a long message shares a word with many memories, and only the strong matches should jump
+ahead of the mind's priorities, but a question answered only by a weak match still gets its best.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from synapse.recall.query import RecallQuery
 from synapse.search.filters import SearchFilters
 
 MAX_RELEVANT = 10
-RELEVANT_SIMILARITY = 0.5  # a memory this close in meaning is relevant, whatever words it shares
+MIN_RELEVANT = 3  # weak hits fill the relevant memories up to this many
 
 
 def _searched_part(q: str, max_chars: int) -> str:
@@ -32,21 +34,19 @@ def relevant_memories(mind_id: str, query: RecallQuery) -> list[Memory]:
     # The search modules (and sqlite3) load with the first recall that has a `q`: a recall without
     # one, the usual start of a conversation, does without them at cold start (issue 35).
     from synapse.search import service
+    from synapse.search.fusion import STRONG
     from synapse.search.query import MAX_QUERY_CHARS
 
     one_category = next(iter(query.categories)) if query.categories and len(query.categories) == 1 else None
-    filters = SearchFilters(tag=query.tag, category=one_category)
+    filters = SearchFilters(tag=query.tag, category=one_category, window=query.window)
     wanted = MAX_RELEVANT if one_category or not query.categories else 3 * MAX_RELEVANT
     try:
-        page = service.search(mind_id, _searched_part(query.q, MAX_QUERY_CHARS), filters, wanted)
+        searched = _searched_part(query.q, MAX_QUERY_CHARS)
+        page = service.search(mind_id, searched, filters, wanted, now=query.now, zone=query.zone)
     except BadRequest:
         return []  # nothing searchable in the message (punctuation, emoji): recall as without it
     hits = [r for r in page.results if not query.categories or r.memory.category in query.categories]
-    if not hits:
-        return []
-    best = max(r.coverage for r in hits)
-    return [
-        r.memory
-        for r in hits
-        if (r.coverage > 0 and r.coverage >= best / 2) or (r.similarity or 0.0) >= RELEVANT_SIMILARITY
-    ][:MAX_RELEVANT]
+    chosen = [r for r in hits if r.relevance == STRONG or r.dated][:MAX_RELEVANT]
+    weak = [r for r in hits if r not in chosen][: max(0, MIN_RELEVANT - len(chosen))]
+    placed = {r.memory.id for r in chosen + weak}
+    return [r.memory for r in hits if r.memory.id in placed]

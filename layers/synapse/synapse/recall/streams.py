@@ -24,7 +24,7 @@ from synapse.core.observability import in_this_invocation
 from synapse.memory import expiry
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import APP_PRIVATE_TAG, Memory
-from synapse.memory.reads import category_clause, not_expired
+from synapse.memory.reads import category_clause, not_expired, window_clause
 from synapse.recall.query import RecallQuery
 from synapse.storage import tables
 
@@ -88,14 +88,18 @@ def _submit(pool: Executor, params: dict[str, Any]) -> Future[Page]:
 def _tagged(mind_id: str, query: RecallQuery, now: str, size: int, pool: Executor) -> _Split:
     prefix = tables.tag_prefix(str(query.tag))
     category, category_values = category_clause("#m.category", query.categories)
+    window, window_values, window_names = window_clause(query.window, "#m.")
+    narrowing = "".join(f" AND {clause}" for clause in (category, window) if clause)
 
     def params(key_condition: str, **bounds: str) -> dict[str, Any]:
         return {
             "TableName": tables.memories_table(),
             "KeyConditionExpression": key_condition,
-            "FilterExpression": not_expired("#m.expires_at") + (f" AND {category}" if category else ""),
-            "ExpressionAttributeNames": {"#m": "memory"},
-            "ExpressionAttributeValues": tables.values(mind=mind_id, now=now, **bounds, **category_values),
+            "FilterExpression": not_expired("#m.expires_at") + narrowing,
+            "ExpressionAttributeNames": {"#m": "memory", **window_names},
+            "ExpressionAttributeValues": tables.values(
+                mind=mind_id, now=now, **bounds, **category_values, **window_values
+            ),
         }
 
     def pairs(items: list[dict[str, Any]]) -> list[Pair]:
@@ -118,6 +122,7 @@ def _indexed(mind_id: str, query: RecallQuery, now: str, size: int, pool: Execut
     else:
         parts = [("category_recall", "mind_category", f"{mind_id}#{c}") for c in sorted(query.categories)]
     first = min(-(-size // len(parts)) + 1, size)
+    window, window_values, window_names = window_clause(query.window)
 
     def params(index: str, partition: str, key: str, bound: str) -> dict[str, Any]:
         return {
@@ -126,10 +131,16 @@ def _indexed(mind_id: str, query: RecallQuery, now: str, size: int, pool: Execut
             "KeyConditionExpression": f"{partition} = :part" + bound,
             # An application's private memories are not the person's: a recall without a tag leaves
             # them out (docs/api.md "Application data"); a tag's recall reads that tag's copies
-            "FilterExpression": not_expired("expires_at") + " AND NOT contains(#tags, :private)",
-            "ExpressionAttributeNames": {"#tags": "tags"},
+            "FilterExpression": not_expired("expires_at")
+            + " AND NOT contains(#tags, :private)"
+            + (f" AND {window}" if window else ""),
+            "ExpressionAttributeNames": {"#tags": "tags", **window_names},
             "ExpressionAttributeValues": tables.values(
-                part=key, now=now, private=APP_PRIVATE_TAG, **({"low": LOW_RANK} if bound else {})
+                part=key,
+                now=now,
+                private=APP_PRIVATE_TAG,
+                **({"low": LOW_RANK} if bound else {}),
+                **window_values,
             ),
         }
 

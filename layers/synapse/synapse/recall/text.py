@@ -6,17 +6,20 @@ The text, every line ending in a newline:
     Memories: <N> total (<X> verified, <Y> unverified)
     <blank>
     [001] <category> (<PRIORITY>) [verified|unverified]
-      <key>
+      <key>                                     (left out when derived from the content)
       <content, each line indented two spaces>
+      On: <date>                     (with an occurred_at: 2026-12-09, or 2026-12-09 14:30 UTC)
       Tags: <tag>, <tag>                        (left out when there are none)
       (change proposed by an agent, pending review)   (only while an agent's proposal waits)
+      Coming up: <YYYY-MM-DD> (<Weekday>)       (only on a memory dated in the coming days)
     <blank>
     [002] …
     <blank>                                     (only before the two closing lines)
     Low priority, not shown in full (<L>): <key>, <key>, …
     <K> more memories left out; GET /memory/search finds them.   (over MCP: the search tool)
 
-`N`, `X`, `Y` count the active (unexpired) memories that match the filters, shown or not.
+`N`, `X`, `Y` count the active (unexpired) memories that match the filters, shown or not (but
+`after`/`before`: the counters know no time, so the header counts the selection without its window).
 Content is split on every line break Unicode knows (`str.splitlines`) and each line indented,
 so no content, tag or mind name can forge an unindented line such as a fake entry.
 
@@ -40,6 +43,11 @@ Recall for this moment (`q`): the memories most relevant to it (`relevant`, best
 search) come right after the critical ones, whatever their priority, and are never summarised; the
 rest follow in recall order without them. Critical memories stay first, so still never dropped
 while anything less important is shown. Without `q` nothing changes.
+
+Coming up (`coming`, `recall.coming_up`): the memories dated in the coming days (occurred_at, or a
+date in their content) come right after the critical ones, soonest first, before those relevant
+to `q`, each with a `Coming up:` line naming its date. A mind without such memories reads exactly
+as without this rule (SPEC §4's example).
 The caller passes lazy iterators in recall order and this module pulls only as many memories
 as the answer can show (at most `limit` + 1), so reading stops when the budget is full.
 `format=json` (`Recall.public`) carries exactly the same selection and order.
@@ -65,15 +73,35 @@ def header(name: str, total: int, verified: int) -> str:
     return f"Mind: {_one_line(name)}\nMemories: {counts}\n"
 
 
-def entry(number: int, memory: Memory) -> str:
+def event_date(occurred_at: str) -> str:
+    """An occurred_at as the `On:` line shows it: a date as is, a timestamp to the minute in UTC."""
+    if len(occurred_at) <= len("2026-12-09"):
+        return occurred_at
+    return f"{occurred_at[:10]} {occurred_at[11:16]} UTC"
+
+
+def entry(number: int, memory: Memory, due: str | None = None) -> str:
     state = "verified" if memory.verified else "unverified"
-    lines = [f"[{number:03d}] {memory.category} ({memory.priority.upper()}) [{state}]", f"  {memory.key}"]
+    lines = [f"[{number:03d}] {memory.category} ({memory.priority.upper()}) [{state}]"]
+    if not memory.key_derived:  # a key derived from the content would only repeat its first words
+        lines.append(f"  {memory.key}")
     lines += [f"  {line}" for line in (memory.content.splitlines() or [""])]
+    if memory.occurred_at and memory.occurred_at[:10] != due:  # a due day says it already
+        lines.append(f"  On: {event_date(memory.occurred_at)}")
     if memory.tags:
         lines.append("  Tags: " + ", ".join(_one_line(tag) for tag in memory.tags))
     if memory.pending_proposal:
         lines.append(PENDING_LINE)
+    if due is not None:
+        lines.append(coming_up_line(due))
     return "\n".join(lines) + "\n"
+
+
+def coming_up_line(day: str) -> str:
+    """`  Coming up: 2026-12-09 (Wednesday)`: when a memory of the coming days is due."""
+    from datetime import date
+
+    return f"  Coming up: {day} ({date.fromisoformat(day).strftime('%A')})"
 
 
 def summary_line(low_total: int, keys: list[str]) -> str:
@@ -101,6 +129,7 @@ class Recall(NamedTuple):
     left_out: int
     text: str
     relevant: tuple[str, ...] = ()  # the ids of the memories shown for `q`, in order
+    replaced: tuple[Memory, ...] = ()  # `include_superseded`: memories a newer one replaced (`replaced`)
 
     def public(self) -> dict[str, Any]:
         """`format=json`: the same selection and order as the text."""
@@ -113,14 +142,18 @@ class Recall(NamedTuple):
             "low_priority": {"count": self.low_total, "keys": self.low_keys} if self.summarised else None,
             "left_out": self.left_out,
             "relevant": list(self.relevant),
+            **({"replaced": [m.public() for m in self.replaced]} if self.replaced else {}),
         }
 
 
 class _Text:
     """The text under construction: header, numbered entries, closing lines."""
 
-    def __init__(self, head: str, total: int, low_total: int, summarised: bool, way_on: str) -> None:
+    def __init__(
+        self, head: str, total: int, low_total: int, summarised: bool, way_on: str, due: dict[str, str]
+    ) -> None:
         self.head = head
+        self.due = due
         self.way_on = way_on
         self.total = total
         self.low_total = low_total
@@ -129,7 +162,7 @@ class _Text:
         self.size = len(head)
 
     def add(self, memory: Memory) -> None:
-        block = "\n" + entry(len(self.blocks) + 1, memory)
+        block = "\n" + entry(len(self.blocks) + 1, memory, self.due.get(memory.id))
         self.blocks.append(block)
         self.size += len(block)
 
@@ -176,21 +209,26 @@ def compose(
     max_chars: int = MAX_CHARS,
     relevant: list[Memory] | None = None,
     way_on: str = SEARCH_HINT,
+    coming: list[tuple[Memory, str]] | None = None,
 ) -> Recall:
     """The recall of a selection whose counts are `active`; `others` (critical to normal) and `low`
     yield its memories in recall order and are read no further than the answer needs; `relevant`
-    (for `q`: non-critical memories of the selection, best first) are shown right after the critical."""
+    (for `q`: non-critical memories of the selection, best first) are shown right after the critical,
+    after those `coming` up (memory, its date), soonest first."""
     total = max(active.n, 0)
     verified = min(max(active.v, 0), total)
     head = header(mind_name, total, verified)
-    pinned = [m for m in relevant or [] if m.priority != "critical"]  # critical ones stay in place
+    due = {memory.id: day for memory, day in coming or []}
+    dated = [memory for memory, _ in coming or [] if memory.priority != "critical"]
+    pinned = dated + [m for m in relevant or [] if m.priority != "critical" and m.id not in due]
+    # (critical ones stay in place)
     placed = {m.id for m in pinned}
     if pinned:
         others = _after_critical(others, pinned)
         low = (m for m in low if m.id not in placed)
 
     # Everything in full, if it fits: at most limit + 1 memories are read to find out.
-    whole = _Text(head, total, 0, summarised=False, way_on=way_on)
+    whole = _Text(head, total, 0, summarised=False, way_on=way_on, due=due)
     taken: list[Memory] = []
     for memory in chain(others, low):
         if len(taken) == limit:
@@ -207,7 +245,7 @@ def compose(
         )
     pinned_low = sum(m.priority == "low" for m in pinned)
     summary = _summarise(
-        head, active, total, [*taken, memory], others, low, limit, max_chars, placed, pinned_low, way_on
+        head, active, total, [*taken, memory], others, low, limit, max_chars, placed, pinned_low, way_on, due
     )
     return Recall(mind_id, mind_name, total, verified, *summary, _shown(summary[0], placed))
 
@@ -228,6 +266,7 @@ def _summarise(
     placed: set[str],
     pinned_low: int,
     way_on: str,
+    due: dict[str, str],
 ) -> tuple[list[Memory], int, list[str], bool, int, str]:
     """Not everything fits: summarise low priority, show the others in full while they fit.
     `read` is what the attempt in full took, plus the memory that did not fit; the `placed`
@@ -235,7 +274,7 @@ def _summarise(
     seen_low = [m for m in read if m.priority == "low" and m.id not in placed]
     more_others = [m for m in read if m.priority != "low" or m.id in placed]
     low_total = min(max(active.low - pinned_low, len(seen_low), 0), max(total, len(seen_low)))
-    text = _Text(head, max(total, len(read)), low_total, summarised=low_total > 0, way_on=way_on)
+    text = _Text(head, max(total, len(read)), low_total, summarised=low_total > 0, way_on=way_on, due=due)
     others_total = text.total - low_total
     low_seen = list(seen_low)
 

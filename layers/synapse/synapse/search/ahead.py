@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from synapse.core.observability import in_this_invocation, logger
+from synapse.embedding.errors import EmbeddingError
 
 
 class Model(Protocol):
@@ -29,8 +30,10 @@ class Ahead:
     """A stream batch's texts embedded on a thread while its minds' writers wait on the file system
     (ONNX Runtime lets go of the GIL): a writer takes its vectors as they are ready (`take`)."""
 
-    def __init__(self, model: Model, wanted: list[tuple[bytes, str]]) -> None:
-        self._ready: dict[bytes, Any] = {}
+    def __init__(
+        self, model: Model, wanted: list[tuple[bytes, str]], ready: dict[bytes, Any] | None = None
+    ) -> None:
+        self._ready: dict[bytes, Any] = dict(ready or {})  # vectors known already (carried by the items)
         self._planned = {digest for digest, _ in wanted}
         self._running = True
         self._stop = False
@@ -50,6 +53,8 @@ class Ahead:
                 with self._changed:
                     self._ready.update(zip((digest for digest, _ in run), embedded, strict=True))
                     self._changed.notify_all()
+        except EmbeddingError:  # the model failed: each mind's writer says so (and defers its vectors)
+            pass
         except Exception:  # each mind then embeds its own (and fails on its own, if it must)
             logger.exception("embedding a stream batch ahead failed")
         finally:

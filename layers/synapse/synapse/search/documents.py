@@ -22,6 +22,9 @@ class Doc(NamedTuple):
     updated_at: str
     expires_at: str | None
     version: int
+    created_at: str | None = None  # what relative dates in the content count from (`when.content`)
+    occurred_at: str | None = None  # when the event happened: one of the days the memory is about
+    superseded_by: str | None = None  # the memory that replaced it: searches leave it out by default
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> "Doc":
@@ -38,6 +41,9 @@ class Doc(NamedTuple):
                 updated_at=str(item["updated_at"]),
                 expires_at=str(item["expires_at"]) if item.get("expires_at") else None,
                 version=int(item["version"]),
+                created_at=str(item["created_at"]) if item.get("created_at") else None,
+                occurred_at=str(item["occurred_at"]) if item.get("occurred_at") else None,
+                superseded_by=str(item["superseded_by"]) if item.get("superseded_by") else None,
             )
         except (KeyError, TypeError, ValueError) as error:
             raise Unindexable(f"not a memory item: {error!r}") from None

@@ -1,30 +1,31 @@
-"""Hybrid ranking of a best-match query: the lexical ranking, with meaning to break ties and rescue.
+"""The ranking of a best-match query, in every mode: one order and one score per memory, whatever
+page is asked.
 
 Both sides are read from one generation: the lexical candidates (`ranking.coverage_rows`: coverage
-then BM25, the first POOL, without snippets) and the cosine similarity of the question to every
-memory's vector (`vectors.Matrix`, exact dot products). Then
+then BM25, the first LEXICAL_POOL, without snippets) and the cosine similarity of the question to
+every memory's vector (`vectors.Matrix`, exact dot products; the SEMANTIC_POOL most similar over
+SIMILARITY_FLOOR are candidates). Each candidate gets one fused score:
 
-    a lexical hit:        coverage' + BM25_WEIGHT x score / best score + SEMANTIC_WEIGHT x lift(sim)
-                          (coverage' = coverage, x UNSUPPORTED when lift(sim) = 0)
-    found by meaning:     RESCUE_WEIGHT x lift(sim) x (1 - closing coverage) ** RESCUE_FADE
+    a lexical hit:     coverage x support(sim) + BM25_WEIGHT x saturated(BM25) + SEMANTIC_WEIGHT x lift(sim)
+    found by meaning:  RESCUE_WEIGHT x lift(sim) x (1 - closing coverage) ** RESCUE_FADE
     lift(s) = max(0, s - SIMILARITY_FLOOR) / (1 - SIMILARITY_FLOOR)
+    support(s): UNSUPPORTED at lift 0, rising to 1 at SUPPORTED_AT (a shared word counts in full
+                only where the memory is about what was asked)
+    saturated(x) = x / (x + BM25_HALF)  (BM25 on a scale of its own, not the pool's best: a
+                score means the same on every page and for every query of the mind)
     closing coverage: the best coverage of a lexical hit with lift > 0 and a similarity at least
                       sim - CLOSING_MARGIN
 
-Meaning breaks ties between lexical hits of like evidence, and rescues what lexical search misses
-(never under the floor: what unrelated texts share) as far as the words left the question open: a
-conversation log's names and exact words keep their places, a paraphrase's answer is not buried
-under memories that share a word with the question but not its meaning. Equal-weight reciprocal
-rank fusion was not used: it lets a memory merely near the topic outrank one holding the
-question's names and words, and on conversation logs it does worse than lexical search alone. The
-constants were chosen on held-out question sets (bench/meaning.py, docs/search.md). Two rules
-hold whatever the scores:
+The candidates are ranked by that score, then by their lexical position, then by id, once; the
+post-fusion adjustments (`after_fusion`, the one place for them) may reorder that list; then the
+scores shown are made non-increasing down it (a hit moved up by an adjustment shows the score of
+the place it took at most), and pages are cut from it. Lexical matches beyond the pool follow in
+lexical order. So walking a search's pages returns each candidate once, in one order that does not
+depend on `limit`. `mode=lexical` is the same with no meaning (coverage and BM25 alone);
+`mode=semantic` ranks by similarity alone (RESCUE_WEIGHT x lift, over the floor).
 
-- a lexical exact hit (matching every meaningful term of the query) that lexical search puts on
-  the first page stays on the first page: meaning may reorder the page, never push it off;
-- of two near-duplicate hits (cosine >= DUPLICATE_SIMILARITY) matching as many of the query's
-  terms and about as close to the question (within AS_CLOSE), the more recently updated ranks
-  first (`newer_first`: a stale fact and its correction).
+A hit is `strong` when its score reaches STRONG_SCORE (calibrated on held-out questions,
+bench/meaning.py), else `weak`. A memory found by meaning alone under the floor is never a hit.
 
 The semantic side is off (hybrid is lexical) for explicit syntax and for a query the model does not
 serve (another language: `synapse.embedding.serves`).
@@ -38,37 +39,53 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, NamedTuple
 
-from synapse.search import vectors
+from synapse.search import candidates, in_time, recency, vectors
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query
-from synapse.search.ranking import Hit, coverage_of, coverage_rows, hits_of, index_hits
+from synapse.search.ranking import Hit, coverage_of, coverage_rows, index_hits
+from synapse.when.grammar import Window
 
-POOL = 50  # candidates taken from each side (a page beyond it widens the pool)
+# Candidates from each side: fixed, so that the order never depends on the page asked. A page
+# beyond LEXICAL_POOL continues with the lexical matches in lexical order. 50 lexical candidates
+# cost the conversation log 0.07 of MRR (its answering turns share the speakers' names with most
+# turns: bench/questions.py --meaning-only), for ~0.7 ms less at 10,000 memories.
+LEXICAL_POOL = 100
+SEMANTIC_POOL = 50
 BM25_WEIGHT = 0.1
-SEMANTIC_WEIGHT = 1.0
-RESCUE_WEIGHT = 3.0
+COVERAGE_POWER = 2.0  # a lexical hit's words count coverage ** this (partial matches count less)
+BM25_HALF = 2.0  # the BM25 at which saturated(BM25) is one half
+SEMANTIC_WEIGHT = 0.25
+RESCUE_WEIGHT = 4.0
 SIMILARITY_FLOOR = 0.2
 # How fast a rescue fades as lexical search covers more of the question: (1 - best coverage) ** this.
 RESCUE_FADE = 2.0
 # A lexical hit at least this close to the question in meaning closes it for the memories meaning
-# alone finds (those no closer than it by more than CLOSING_MARGIN); one below SIMILARITY_FLOOR is
-# about something else ("go" to bed / "Go and Postgres"): its coverage counts UNSUPPORTED of itself.
+# alone finds (those no closer than it by more than CLOSING_MARGIN). One at the floor is about
+# something else ("go" to bed / "Go and Postgres"): its coverage counts UNSUPPORTED of itself, and
+# in full only from SUPPORTED_AT ("what does he do for a living?": "Lives at 14 Elm Street" shares
+# `living` at 0.24, "Backend engineer at Acme Corp" answers it at 0.32 and must come first).
 CLOSING_MARGIN = 0.05
-UNSUPPORTED = 0.5
-DUPLICATE_SIMILARITY = vectors.REPEAT_SIMILARITY
-# A correction answers the question about as well as the fact it corrects ("which car does he
-# drive?": 0.465 to `car` "Drives a 2019 Tesla…", 0.379 to `new_car` "Drives a 2024 BMW i4 now…");
-# two turns of one conversation on a topic are near each other too, but the one that answers is
-# clearly closer to the question (0.69 against 0.57, 0.75 against 0.48: bench/data/conversation.json).
-AS_CLOSE = 0.1
-SNIPPET_CHARS = 120
+UNSUPPORTED = 0.25
+SUPPORTED_AT = 0.4
+# A hit scoring at least this is `strong` (an answer an agent may act on), under it `weak`: chosen on
+# the tune half of bench/meaning.py's sets and bench/data/unanswerable.json (docs/search.md).
+STRONG_SCORE = 0.46
+STRONG = "strong"
+WEAK = "weak"
 
 
 class Scored(NamedTuple):
-    """A hit with its semantic similarity to the query (None: the semantic side did not run)."""
+    """A hit with its semantic similarity to the query (None: the semantic side did not run) and the
+    score it was ranked by."""
 
     hit: Hit
     similarity: float | None
+    score: float = 0.0
+
+
+def relevance(score: float) -> str:
+    """`strong` (an answer an agent may act on) or `weak` (related at best)."""
+    return STRONG if score >= STRONG_SCORE else WEAK
 
 
 def model_serves(query: Query, raw: str) -> bool:
@@ -84,93 +101,52 @@ def semantic_applies(query: Query, raw: str, mode: Mode) -> bool:
     return mode is Mode.SEMANTIC or model_serves(query, raw)
 
 
-_DOCS_SQL = (
-    "SELECT d.rowid, d.id, d.category, d.key FROM docs d"
-    " WHERE d.deleted = 0 AND d.rowid IN ({marks}){filters}"
-)
-_CONTENT_SQL = "SELECT rowid, coalesce(raw_content, content) FROM fts WHERE rowid IN ({marks})"
-
-
-def _snippet(content: str) -> str:
-    text = " ".join(content.split())
-    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
-
-
-class _Row(NamedTuple):
-    """A candidate as read before the page is known (no snippet yet)."""
-
-    rowid: int
-    id: str
-    category: str
-    key: str
-    score: float  # BM25, higher is better (0 for a semantic-only candidate)
-    mask: int  # the query's clauses it matched
-    lexical: Any  # its `ranking.coverage_rows` row (None: found by meaning only)
-
-
-def _semantic_rows(
-    db: sqlite3.Connection, matrix: vectors.Matrix, sims: Any, filters: SearchFilters, wanted: int, now: str
-) -> list[tuple[_Row, float]]:
-    """The `wanted` most similar memories passing the filters, most similar first."""
-    import numpy as np
-
-    if not len(sims):
-        return []
-    narrowed = filters.tag is not None or filters.category is not None or filters.priority is not None
-    take = min(len(sims), wanted * (8 if narrowed else 2))
-    where, params = filters.sql(now)
-    while True:
-        top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
-        top = top[np.argsort(-sims[top], kind="stable")]
-        rowids = [int(r) for r in matrix.rowids[top]]
-        sql = _DOCS_SQL.format(marks=", ".join("?" * len(rowids)), filters=where)
-        rows = {row[0]: row for row in db.execute(sql, [*rowids, *params])}
-        found = [
-            (_Row(r, rows[r][1], rows[r][2], rows[r][3], 0.0, 0, None), float(sims[i]))
-            for r, i in zip(rowids, top, strict=True)
-            if r in rows
-        ]
-        if len(found) >= wanted or take >= len(sims):
-            return found[:wanted]
-        take = min(len(sims), take * 4)
-
-
-def _page_hits(db: sqlite3.Connection, query: Query, page: list[_Row], weights: list[int]) -> list[Hit]:
-    """The page's hits with their snippets: the lexical ones marked as lexical search marks them,
-    the others the start of their content."""
-    found = [r.lexical for r in page if r.lexical is not None]
-    lexical = {hit.id: hit for hit in hits_of(db, query, found, weights)}
-    others = [r.rowid for r in page if r.lexical is None]
-    contents: dict[int, str] = {}
-    if others:
-        sql = _CONTENT_SQL.format(marks=", ".join("?" * len(others)))
-        contents = dict(db.execute(sql, others).fetchall())
-    return [
-        lexical[r.id]
-        if r.id in lexical
-        else Hit(r.id, r.category, r.key, 0.0, _snippet(contents.get(r.rowid, "")), (), 0.0)
-        for r in page
-    ]
-
-
 def lift(similarity: float) -> float:
     return max(0.0, similarity - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR)
 
 
+def support(similarity: float) -> float:
+    """How much of a lexical hit's coverage counts: UNSUPPORTED where meaning does not back the
+    words (under the floor), all of it from SUPPORTED_AT on, linearly between."""
+    if similarity <= SIMILARITY_FLOOR:
+        return UNSUPPORTED
+    if similarity >= SUPPORTED_AT:
+        return 1.0
+    rise = (similarity - SIMILARITY_FLOOR) / (SUPPORTED_AT - SIMILARITY_FLOOR)
+    return UNSUPPORTED + (1.0 - UNSUPPORTED) * rise
+
+
+def saturated(bm25: float) -> float:
+    """BM25 on a fixed 0-1 scale (not over the pool's best, which would change with the pool)."""
+    bm25 = max(bm25, 0.0)
+    return bm25 / (bm25 + BM25_HALF)
+
+
+def words_score(coverage: float, bm25: float) -> float:
+    """A lexical hit's score by words alone (lexical mode, explicit syntax, no vectors)."""
+    return coverage + BM25_WEIGHT * saturated(bm25)
+
+
 def fused_score(coverage: float, bm25: float, similarity: float) -> float:
-    """A lexical hit's: `bm25` is its BM25 score over the best of the candidates; meaning breaks
+    """A lexical hit's: its words, counted as far as meaning supports them, and meaning to break
     ties between hits of similar lexical evidence (SEMANTIC_WEIGHT)."""
-    return coverage + BM25_WEIGHT * bm25 + SEMANTIC_WEIGHT * lift(similarity)
+    words = float(coverage**COVERAGE_POWER) * support(similarity)
+    return words + BM25_WEIGHT * saturated(bm25) + SEMANTIC_WEIGHT * lift(similarity)
+
+
+def meaning_score(similarity: float) -> float:
+    """A memory's score by meaning alone (semantic mode; a rescue the words leave open)."""
+    return RESCUE_WEIGHT * lift(similarity)
 
 
 def rescued_score(similarity: float, closing_coverage: float) -> float:
-    """A memory lexical search did not find (in its first POOL): meaning alone (RESCUE_WEIGHT), as
-    far as the words left the question open. `closing_coverage` is the best coverage of the lexical
-    hits about as close to the question in meaning (CLOSING_MARGIN): when lexical search matched
-    the question's informative words in such a memory, the answer is most likely there (names,
-    exact words in a log); when it matched little, or only in memories further from the question
-    than this one, meaning is the better witness (a paraphrase shares no word)."""
-    return float(RESCUE_WEIGHT * lift(similarity) * (1.0 - closing_coverage) ** RESCUE_FADE)
+    """A memory lexical search did not find (in its first LEXICAL_POOL): meaning alone, as far as the
+    words left the question open. `closing_coverage` is the best coverage of the lexical hits about
+    as close to the question in meaning (CLOSING_MARGIN): when lexical search matched the question's
+    informative words in such a memory, the answer is most likely there (names, exact words in a
+    log); when it matched little, or only in memories further from the question than this one,
+    meaning is the better witness (a paraphrase shares no word)."""
+    return float(meaning_score(similarity) * (1.0 - closing_coverage) ** RESCUE_FADE)
 
 
 def _closing_coverage(supported: list[tuple[float, float]]) -> Callable[[float], float]:
@@ -188,69 +164,194 @@ def _closing_coverage(supported: list[tuple[float, float]]) -> Callable[[float],
     return closing
 
 
-class _Candidate(NamedTuple):
+class Candidate(NamedTuple):
     fused: float
-    lexical_at: int  # position in the lexical ranking (POOL + for semantic-only ones)
-    row: _Row
-    similarity: float
-    exact: bool  # every meaningful term matched
+    lexical_at: int  # position in the lexical ranking (LEXICAL_POOL + for semantic-only ones)
+    row: candidates.Row
+    similarity: float | None
 
 
-def _keep_exact_on_first_page(ranked: list[_Candidate], page: int) -> list[_Candidate]:
-    """The exact lexical hits of lexical's first page keep a place on the first page: others fill
-    the page only while room is left for those still to come (the rest keeps its order)."""
-    protected = {c.row.id for c in ranked if c.exact and c.lexical_at < page}
-    first: list[_Candidate] = []
-    waiting = len(protected)
+def after_fusion(ranked: list[Candidate], matrix: vectors.Matrix | None) -> list[Candidate]:
+    """The one place for adjustments made after the fusion, to the whole ranking (never to a page,
+    so that pages still add up): of two near-duplicates, the newer first (`recency.newer_first`)."""
+    order = recency.newer_first(
+        [c.row.id for c in ranked],
+        [c.row.updated_at for c in ranked],
+        [c.row.mask.bit_count() for c in ranked],
+        [c.similarity or 0.0 for c in ranked],
+        matrix,
+    )
+    return [ranked[i] for i in order]
+
+
+def _favour_window(
+    db: sqlite3.Connection,
+    asked: tuple[Window, SearchFilters, str],
+    pool: dict[str, Candidate],
+    meaning: tuple[vectors.Matrix, Any] | None,
+    score_of: Callable[[float], float],
+) -> None:
+    """The memories dated in the question's window (`asked`: the window, the filters, now) join the
+    pool, scored by their meaning (`score_of` their similarity, with the `meaning`'s matrix and the
+    question's similarities; none without it), and every pooled memory in the window ranks up by
+    `in_time.favoured`: a soft window, never a filter."""
+    window, filters, now = asked
+    inside = set()
+    for dated in in_time.window_rows(db, window, filters, now):
+        inside.add(dated.id)
+        if dated.id in pool:
+            continue
+        similarity = None
+        if meaning is not None:
+            at = meaning[0].row_of(dated.id)
+            similarity = 0.0 if at is None else float(meaning[1][at])
+        row = candidates.Row(dated.rowid, dated.id, dated.category, dated.key, dated.updated_at, 0.0, 0, None)
+        pool[dated.id] = Candidate(score_of(similarity or 0.0), LEXICAL_POOL, row, similarity)
+    for memory_id in inside:
+        pool[memory_id] = pool[memory_id]._replace(fused=in_time.favoured(pool[memory_id].fused, True))
+
+
+def _non_increasing(ranked: list[Candidate], ceiling: float) -> list[float]:
+    """The scores shown down a ranking: each at most the one above it (an adjustment that moved a
+    hit up shows the score of the place it took at most)."""
+    shown = []
     for candidate in ranked:
-        if len(first) == page:
-            break
-        if candidate.row.id in protected:
-            first.append(candidate)
-            waiting -= 1
-        elif page - len(first) > waiting:
-            first.append(candidate)
-    placed = {c.row.id for c in first}
-    return first + [c for c in ranked if c.row.id not in placed]
+        ceiling = min(ceiling, candidate.fused)
+        shown.append(ceiling)
+    return shown
 
 
-def newer_first(
-    ids: list[str],
-    updated: list[str],
-    matched: list[int],
-    similarity: list[float],
-    matrix: vectors.Matrix | None,
-) -> list[int]:
-    """The order of a page's hits (indexes into `ids`) once, of two near-duplicates (cosine >=
-    DUPLICATE_SIMILARITY) that match as many of the query's terms (`matched`) and are about as close
-    to the question (`similarity`, AS_CLOSE), the more recently updated has taken the better of
-    their two places: a fact and its correction, not two turns of a conversation of which one holds
-    more of what was asked."""
-    order = list(range(len(ids)))
-    if matrix is None or len(ids) < 2:
-        return order
-    rows = [matrix.row_of(i) for i in ids]
-    present = [i for i, r in enumerate(rows) if r is not None]
-    if len(present) < 2:
-        return order
-    block = matrix.vectors[[rows[i] for i in present]]
-    close = (block @ block.T) >= DUPLICATE_SIMILARITY
-    in_block = {hit: at for at, hit in enumerate(present)}
-    for a in range(len(order)):
-        for b in range(a + 1, len(order)):
-            first, second = order[a], order[b]
-            if first not in in_block or second not in in_block:
-                continue
-            same_evidence = (
-                matched[first] == matched[second] and similarity[second] >= similarity[first] - AS_CLOSE
+class Ranking(NamedTuple):
+    """A query's ranked candidates (the pool, fused), and how to read the lexical matches after them."""
+
+    ranked: list[Candidate]
+    scores: list[float]  # the score shown for each, non-increasing
+    weights: list[int]
+    tail_from: int | None  # the lexical position the tail starts at (None: no tail)
+    sims: Any  # the question's similarity to every row of the matrix (None: no meaning)
+    matrix: vectors.Matrix | None
+
+
+def _hybrid_pool(
+    db: sqlite3.Connection,
+    words: tuple[list[Any], list[int]],
+    meaning: tuple[vectors.Matrix, Any],
+    filters: SearchFilters,
+    now: str,
+    window: Window | None,
+    pool: dict[str, Candidate],
+) -> None:
+    """The pool of a hybrid ranking: the lexical hits (`words`: rows and weights) fused with their
+    similarity, the memories found by meaning alone rescued, and the question's window favoured."""
+    (lexical, weights), (matrix, sims) = words, meaning
+    coverages: dict[int, float] = {}  # by mask: the pool's hits share a few
+    at_rows = [matrix.row_of(found_row[3]) for found_row in lexical]
+    lexical_sims = sims[[0 if r is None else r for r in at_rows]].tolist() if lexical else []
+    supported: list[tuple[float, float]] = []  # the lexical hits' (similarity, coverage) over the floor
+    for at, found_row in enumerate(lexical):
+        row = candidates.lexical_row(found_row)
+        similarity = 0.0 if at_rows[at] is None else lexical_sims[at]
+        coverage = coverages.get(row.mask)
+        if coverage is None:
+            coverage = coverages[row.mask] = coverage_of(weights, row.mask)
+        if lift(similarity) > 0:
+            supported.append((similarity, coverage))
+        pool[row.id] = Candidate(fused_score(coverage, row.score, similarity), at, row, similarity)
+    closing = _closing_coverage(supported)
+    for row, similarity in candidates.semantic_rows(
+        db, matrix, sims, filters, SEMANTIC_POOL, now, SIMILARITY_FLOOR
+    ):
+        if row.id not in pool:
+            pool[row.id] = Candidate(
+                rescued_score(similarity, closing(similarity)), LEXICAL_POOL, row, similarity
             )
-            if (
-                same_evidence
-                and close[in_block[first], in_block[second]]
-                and updated[second] > updated[first]
-            ):
-                order[a], order[b] = second, first
-    return order
+    if window is not None:
+        _favour_window(db, (window, filters, now), pool, meaning, lambda s: rescued_score(s, closing(s)))
+
+
+def _rank(
+    db: sqlite3.Connection,
+    query: Query,
+    question: Any | None,
+    filters: SearchFilters,
+    wanted: int,
+    now: str,
+    mode: Mode,
+    window: Window | None = None,
+) -> Ranking:
+    """Every candidate of the pool, fused and ranked, adjusted once (`after_fusion`); the memories
+    dated in the question's `window` join the pool and rank up (`_favour_window`)."""
+    matrix = vectors.matrix_of(db) if question is not None else None
+    if matrix is not None and not len(matrix.rowids):
+        matrix = None
+    sims = matrix.similarities(question) if matrix is not None else None
+    if mode is Mode.SEMANTIC and matrix is not None:
+        found = candidates.semantic_rows(db, matrix, sims, filters, wanted, now, SIMILARITY_FLOOR)
+        chosen = {row.id: Candidate(meaning_score(s), LEXICAL_POOL, row, s) for row, s in found}
+        if window is not None:
+            _favour_window(db, (window, filters, now), chosen, (matrix, sims), meaning_score)
+        ranked = sorted(chosen.values(), key=lambda c: (-c.fused, -(c.similarity or 0.0), c.row.id))
+        return Ranking(ranked, [c.fused for c in ranked], [], None, sims, matrix)
+    lexical: list[Any] = []
+    weights: list[int] = []
+    if query.clauses:  # none: a question of nothing but time and function words, its window alone
+        lexical, weights = coverage_rows(db, query, filters, LEXICAL_POOL + 1, 0, now)
+    tail_from = LEXICAL_POOL if len(lexical) > LEXICAL_POOL else None
+    lexical = lexical[:LEXICAL_POOL]
+    coverages: dict[int, float] = {}  # by mask: the pool's hits share a few
+    pool: dict[str, Candidate] = {}
+    if matrix is None or sims is None:
+        for at, found_row in enumerate(lexical):
+            row = candidates.lexical_row(found_row)
+            coverage = coverages.get(row.mask)
+            if coverage is None:
+                coverage = coverages[row.mask] = coverage_of(weights, row.mask)
+            pool[row.id] = Candidate(words_score(coverage, row.score), at, row, None)
+    else:
+        _hybrid_pool(db, (lexical, weights), (matrix, sims), filters, now, window, pool)
+    if (matrix is None or sims is None) and window is not None:
+        _favour_window(db, (window, filters, now), pool, None, lambda _: 0.0)
+    ranked = sorted(pool.values(), key=lambda c: (-c.fused, c.lexical_at, c.row.id))
+    ranked = after_fusion(ranked, matrix)
+    scores = _non_increasing(ranked, ranked[0].fused if ranked else 0.0)
+    return Ranking(ranked, scores, weights, tail_from, sims, matrix)
+
+
+def _tail(
+    db: sqlite3.Connection,
+    query: Query,
+    filters: SearchFilters,
+    ranking: Ranking,
+    start: int,
+    end: int,
+    now: str,
+) -> tuple[list[Candidate], list[float], bool]:
+    """Positions `start` to `end` of the lexical matches after the pool (those the pool does not hold
+    already), in lexical order, their scores continuing down from the pool's last; and whether more
+    follow. The tail is read from its start, so each page's scores are the same however it is cut."""
+    assert ranking.tail_from is not None
+    pooled = {c.row.id for c in ranking.ranked}
+    wanted = end + 1
+    read = wanted + len(pooled)
+    found, _ = coverage_rows(db, query, filters, read, ranking.tail_from, now)
+    rows = [row for row in (candidates.lexical_row(f) for f in found) if row.id not in pooled]
+    ceiling = ranking.scores[-1] if ranking.scores else 1.0 + BM25_WEIGHT
+    tail: list[Candidate] = []
+    coverages: dict[int, float] = {}
+    for at, row in enumerate(rows[:wanted]):
+        coverage = coverages.get(row.mask)
+        if coverage is None:
+            coverage = coverages[row.mask] = coverage_of(ranking.weights, row.mask)
+        if ranking.sims is not None and ranking.matrix is not None:
+            matrix_row = ranking.matrix.row_of(row.id)
+            similarity: float | None = 0.0 if matrix_row is None else float(ranking.sims[matrix_row])
+            fused = fused_score(coverage, row.score, similarity or 0.0)
+        else:
+            similarity, fused = None, words_score(coverage, row.score)
+        tail.append(Candidate(fused, ranking.tail_from + at, row, similarity))
+    scores = _non_increasing(tail, ceiling)
+    more = len(rows) > end or len(found) == read
+    return tail[start:end], scores[start:end], more
 
 
 def hybrid_hits(
@@ -262,49 +363,26 @@ def hybrid_hits(
     offset: int,
     now: str,
     mode: Mode,
+    window: Window | None = None,
 ) -> tuple[list[Scored], bool]:
-    """Hits `offset` to `offset + limit` fused as the module says (`question`: the query's vector;
-    None, or a generation without vectors, gives the lexical ranking)."""
-    matrix = vectors.matrix_of(db) if question is not None else None
-    if matrix is None or question is None or not len(matrix.rowids):
+    """Hits `offset` to `offset + limit` of the query's one ranking (the module's docstring), and
+    whether more follow (`question`: the query's vector; None, or a generation without vectors,
+    gives the ranking by words alone)."""
+    if query.explicit:  # exact meaning: lexical search's own order (coverage, then BM25)
         hits, more = index_hits(db, query, filters, limit, offset, now)
-        return [Scored(h, None) for h in hits], more
-    pool = max(POOL, offset + limit + 1)
-    sims = matrix.similarities(question)
-    lexical, weights = (
-        coverage_rows(db, query, filters, pool, 0, now) if mode is not Mode.SEMANTIC else ([], [])
-    )
-    clauses = max(1, len(query.clauses))
-    best = max((-row[0] for row in lexical), default=0.0) or 1.0
-    at_rows = [matrix.row_of(found[3]) for found in lexical]
-    lexical_sims = sims[[0 if r is None else r for r in at_rows]].tolist() if lexical else []
-    coverages: dict[int, float] = {}  # by mask: the pool's hits share a few
-    supported: list[tuple[float, float]] = []  # the lexical hits' (similarity, coverage) over the floor
-    candidates: dict[str, _Candidate] = {}
-    for at, found in enumerate(lexical):
-        row = _Row(found[6], found[3], found[4], found[5], -found[0], found[7], found)
-        similarity = 0.0 if at_rows[at] is None else lexical_sims[at]
-        coverage = coverages.get(row.mask)
-        if coverage is None:
-            coverage = coverages[row.mask] = coverage_of(weights, row.mask)
-        if lift(similarity) > 0:
-            supported.append((similarity, coverage))
-        else:
-            coverage *= UNSUPPORTED
-        fused = fused_score(coverage, max(row.score, 0.0) / best, similarity)
-        candidates[row.id] = _Candidate(fused, at, row, similarity, row.mask.bit_count() == clauses)
-    closing = _closing_coverage(supported)
-    for row, similarity in _semantic_rows(db, matrix, sims, filters, pool, now):
-        if row.id not in candidates and (mode is Mode.SEMANTIC or lift(similarity) > 0):
-            fused = similarity if mode is Mode.SEMANTIC else rescued_score(similarity, closing(similarity))
-            candidates[row.id] = _Candidate(fused, pool + 1, row, similarity, False)
-    if mode is Mode.SEMANTIC:
-        ranked = sorted(candidates.values(), key=lambda c: (-c.similarity, c.row.id))
-    else:
-        ranked = sorted(candidates.values(), key=lambda c: (-c.fused, c.lexical_at, -c.similarity, c.row.id))
-        ranked = _keep_exact_on_first_page(ranked, limit)
-    page = ranked[offset : offset + limit]
-    hits = _page_hits(db, query, [c.row for c in page], weights)
-    return [Scored(h, round(c.similarity, 4)) for h, c in zip(hits, page, strict=True)], len(
-        ranked
-    ) > offset + limit
+        shown = accumulate((words_score(h.coverage, h.score) for h in hits), min)
+        return [Scored(h, None, score) for h, score in zip(hits, shown, strict=True)], more
+    ranking = _rank(db, query, question, filters, offset + limit + 1, now, mode, window)
+    pooled = len(ranking.ranked)
+    page = ranking.ranked[offset : offset + limit]
+    scores = ranking.scores[offset : offset + limit]
+    more = pooled > offset + limit or ranking.tail_from is not None
+    if len(page) < limit and ranking.tail_from is not None:
+        start = max(0, offset - pooled)
+        rest, rest_scores, more = _tail(db, query, filters, ranking, start, start + limit - len(page), now)
+        page, scores = page + rest, scores + rest_scores
+    hits = candidates.page_hits(db, query, [c.row for c in page], ranking.weights)
+    return [
+        Scored(h, None if c.similarity is None else round(c.similarity, 4), score)
+        for h, c, score in zip(hits, page, scores, strict=True)
+    ], more

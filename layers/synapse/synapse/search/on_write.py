@@ -10,7 +10,7 @@ from typing import Any
 from synapse.memory.kinds import Memory
 
 
-def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]]]:
+def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]] | None]:
     """`search.repeats.similar_to`, imported on the first call."""
     from synapse.search import repeats
 

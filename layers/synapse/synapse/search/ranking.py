@@ -13,17 +13,14 @@ from synapse.search.filters import SearchFilters
 from synapse.search.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN, restore_snippet
 from synapse.search.query import Query, bad_query
 from synapse.search.schema import BM25_WEIGHTS, has_exact_words
+from synapse.search.snippets import chosen, snippets_sql
 
 MARKS = ("**", "**")
-SNIPPET_TOKENS = 16
 TIE_SLACK = 8
 
-# The snippet with the control marks, and whether folding changed the row's text (then the snippet,
-# cut from the folded text, is mapped onto the original).
-_SNIPPET = (
-    f"snippet(fts, -1, char({ord(MARK_OPEN)}), char({ord(MARK_CLOSE)}), char({ord(ELLIPSIS)}),"
-    f" {SNIPPET_TOKENS}), coalesce(fts.raw_content, fts.raw_key, fts.raw_tags) IS NOT NULL"
-)
+# The snippets with the control marks (`snippets`: content first), and whether folding changed the
+# row's text (then the snippet, cut from the folded text, is mapped onto the original).
+_SNIPPET = f"{snippets_sql('fts')}, coalesce(fts.raw_content, fts.raw_key, fts.raw_tags) IS NOT NULL"
 _BM25 = "bm25(" + ", ".join(str(w) for w in BM25_WEIGHTS) + ")"
 # Every clause required: FTS5 sorts by `rank` itself (no SQLite sorter), and ranks faster with a
 # LIMIT. A result column, and so a snippet, is computed only for a row actually stepped: the LIMIT
@@ -49,8 +46,7 @@ _CLAUSE = "(SELECT rowid FROM fts WHERE fts MATCH ?)"
 # RANKED_SQL on the words as written: a query that is one prefix or phrase (or several, all required).
 RANKED_EXACT_SQL = (
     f"SELECT {EXACT}.rank, d.priority_rank, d.updated_at, d.id, d.category, d.key, d.rowid,"  # noqa: S608
-    f" snippet({EXACT}, -1, char({ord(MARK_OPEN)}), char({ord(MARK_CLOSE)}), char({ord(ELLIPSIS)}),"
-    f" {SNIPPET_TOKENS}), (SELECT coalesce(c.c3, c.c4, c.c5) IS NOT NULL FROM fts_content c"
+    f" {snippets_sql(EXACT)}, (SELECT coalesce(c.c3, c.c4, c.c5) IS NOT NULL FROM fts_content c"
     f" WHERE c.id = {EXACT}.rowid) FROM {EXACT} JOIN docs d ON d.rowid = {EXACT}.rowid"
     f" WHERE {EXACT} MATCH ? AND {EXACT}.rank MATCH '{_BM25}'"
     "{filters} ORDER BY " + EXACT + ".rank LIMIT ? OFFSET ?"
@@ -73,8 +69,7 @@ _SCORES = (
 )
 # Snippets cut from the words as written (external content: the text is read from `fts`).
 _EXACT_SNIPPETS_SQL = (
-    f"SELECT e.rowid, snippet({EXACT}, -1, char({ord(MARK_OPEN)}), char({ord(MARK_CLOSE)}),"  # noqa: S608
-    f" char({ord(ELLIPSIS)}), {SNIPPET_TOKENS}), (SELECT coalesce(c.c3, c.c4, c.c5) IS NOT NULL"
+    f"SELECT e.rowid, {snippets_sql(EXACT)}, (SELECT coalesce(c.c3, c.c4, c.c5) IS NOT NULL"  # noqa: S608
     f" FROM fts_content c WHERE c.id = e.rowid) FROM {EXACT} e"
     f" WHERE {EXACT} MATCH ? AND e.rowid IN ({{marks}})"
 )
@@ -116,7 +111,7 @@ def _hits(
     for (rank, _, _, memory_id, category, key, rowid, marked, _), terms, covered in zip(
         page, matched, coverage, strict=True
     ):
-        snippet = marked or ""
+        snippet = chosen(marked)  # the content's words, unless only the tags or the key matched
         if rowid in texts:
             content, raw_content, key_text, raw_key, tags, raw_tags = texts[rowid]
             columns = ((content, raw_content), (key_text, raw_key), (tags, raw_tags))

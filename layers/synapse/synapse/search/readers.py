@@ -24,6 +24,9 @@ class _Open(NamedTuple):
     generation: str  # CURRENT's text when it was opened (base name and batch count)
     connection: sqlite3.Connection
     derived: dict[str, Any]  # what was computed from this generation (its vector matrix), by name
+    # What was computed from the previous generation of the same base (batches appended since),
+    # for `derived` to bring up to date rather than compute whole.
+    earlier: dict[str, Any]
 
 
 def _derived_bytes(opened: _Open) -> int:
@@ -75,10 +78,13 @@ def reader(mind_id: str, base: Path | None = None) -> sqlite3.Connection | None:
     if cached is not None and cached.generation == name:
         _readers.open.move_to_end(pointer)
         return cached.connection
+    earlier: dict[str, Any] = {}
+    generation = generations.base_name(name)
     if cached is not None:
         cached.connection.close()
         del _readers.open[pointer]
-    generation = generations.base_name(name)
+        if generation and generations.base_name(cached.generation) == generation:
+            earlier = cached.derived or cached.earlier
     if not generation:
         return None
     try:
@@ -86,7 +92,7 @@ def reader(mind_id: str, base: Path | None = None) -> sqlite3.Connection | None:
         connection.execute("SELECT 1 FROM meta LIMIT 1").fetchone()
     except sqlite3.Error:
         return None
-    _readers.open[pointer] = _Open(name, connection, {})
+    _readers.open[pointer] = _Open(name, connection, {}, earlier)
     _evict(lambda: len(_readers.open) > MAX_OPEN_READERS)
     return connection
 
@@ -106,15 +112,25 @@ def cached_bytes() -> int:
 _MISSING = object()
 
 
-def derived(db: sqlite3.Connection, name: str, compute: Callable[[sqlite3.Connection], Any]) -> Any:
+def derived(
+    db: sqlite3.Connection,
+    name: str,
+    compute: Callable[[sqlite3.Connection], Any],
+    update: Callable[[Any, sqlite3.Connection], Any] | None = None,
+) -> Any:
     """`compute(db)`, once per opened generation (as long as the reader keeps it open): the vector
-    matrix is loaded once, not on every search. A connection that is not a cached reader's computes
-    every time."""
+    matrix is loaded once, not on every search. Where the reader had the previous generation of the
+    same base, `update(what it computed there, db)` instead (it reads only what changed). A
+    connection that is not a cached reader's computes every time."""
     for pointer, opened in _readers.open.items():
         if opened.connection is db:
             found = opened.derived.get(name, _MISSING)
             if found is _MISSING:
-                found = opened.derived[name] = compute(db)
+                before = opened.earlier.get(name, _MISSING)
+                updating = update is not None and before is not _MISSING
+                found = update(before, db) if update is not None and updating else compute(db)
+                opened.derived[name] = found
+                opened.earlier.clear()
                 _readers.open.move_to_end(pointer)  # in use: the last to go
                 _evict_past(get_settings().index_cache_bytes)
             return found

@@ -7,8 +7,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from synapse import embedding
 from synapse.core import clock
-from synapse.search import generations, schema, vectors
+from synapse.search import deferred, generations, schema, vectors
 from synapse.search.documents import Change, Doc
 from synapse.storage import tables
 
@@ -19,7 +20,7 @@ REBUILD_OVERLAP_SECONDS = 30.0
 _CARRIED_SQL = (
     "SELECT o.id, o.version, o.deleted, o.category, o.key, o.priority, o.updated_at, o.expires_at,"
     " coalesce(f.raw_content, f.content),"
-    " (SELECT group_concat(t.tag, char(31)) FROM old.doc_tags t WHERE t.rowid = o.rowid)"
+    " (SELECT group_concat(t.tag, char(31)) FROM old.doc_tags t WHERE t.rowid = o.rowid), {times}"
     " FROM old.docs o LEFT JOIN old.fts f ON f.rowid = o.rowid"
     " LEFT JOIN main.docs n ON n.id = o.id"
     " WHERE (n.id IS NULL AND (o.deleted = 1 OR o.updated_at >= ?))"
@@ -43,6 +44,8 @@ class _Carried(NamedTuple):
     expires_at: str | None
     content: str | None  # the original text
     tags: str | None  # joined by \x1f
+    created_at: str | None  # None from a generation older than schema 4
+    occurred_at: str | None
 
     def change(self, mind_id: str) -> Change:
         if self.deleted:
@@ -58,6 +61,8 @@ class _Carried(NamedTuple):
             updated_at=self.updated_at,
             expires_at=self.expires_at,
             version=self.version,
+            created_at=self.created_at,
+            occurred_at=self.occurred_at,
         )
         return Change.upsert(doc)
 
@@ -76,7 +81,9 @@ class Rebuilt(NamedTuple):
 REBUILD_EMBED_BUDGET = 20_000
 
 
-def _vectors_into(db: sqlite3.Connection, current: Path | None, budget: int) -> tuple[int, int]:
+def _vectors_into(
+    db: sqlite3.Connection, current: Path | None, budget: int, base: Path | None = None
+) -> tuple[int, int]:
     """A new base's vectors: those of the current generation whose text is unchanged (by
     text_hash), then up to `budget` embedded. Outside a transaction (ATTACH cannot be in one)."""
     model = vectors.embedder()
@@ -103,11 +110,20 @@ def _vectors_into(db: sqlite3.Connection, current: Path | None, budget: int) -> 
             db.execute("DETACH DATABASE old")
     embedded = 0
     db.execute("BEGIN")
-    while embedded < budget:
-        step = vectors.fill(db, model, min(vectors.FILL_PER_BATCH, budget - embedded))
-        embedded += step
-        if not step:
-            break
+    try:
+        while embedded < budget:
+            step = vectors.fill(db, model, min(vectors.FILL_PER_BATCH, budget - embedded))
+            embedded += step
+            if not step:
+                break
+    except embedding.EmbeddingError as error:  # the rows are rebuilt all the same; vectors come later
+        db.execute("ROLLBACK")
+        db.execute("BEGIN")
+        vectors.mark_incomplete(db)
+        mind_id = schema.mind_id_of(db)
+        deferred.note(mind_id, base)
+        vectors.model_failed(vectors.INDEX_VECTORS_DEFERRED, error, mind_id=mind_id)
+        embedded = 0
     db.execute("COMMIT")
     return reused, embedded
 
@@ -121,7 +137,10 @@ def _memory_items(mind_id: str) -> Iterator[dict[str, Any]]:
 
 
 def _carried_rows(db: sqlite3.Connection, started_iso: str) -> list[_Carried]:
-    return list(map(_Carried._make, db.execute(_CARRIED_SQL, (started_iso,))))
+    old_columns = {row[1] for row in db.execute("PRAGMA old.table_info(docs)")}
+    has_times = set(schema.EVENT_TIME_COLUMNS) <= old_columns
+    times = "o.created_at, o.occurred_at" if has_times else "NULL, NULL"  # an older generation's rows
+    return list(map(_Carried._make, db.execute(_CARRIED_SQL.format(times=times), (started_iso,))))
 
 
 def _carry(db: sqlite3.Connection, mind_id: str, row: _Carried) -> bool:
@@ -192,7 +211,7 @@ def rebuild(
     db = generations.open_build(temp)
     try:
         indexed = _index_all(db, mind_id, _memory_items(mind_id) if items is None else items)
-        reused, embedded = _vectors_into(db, generations.current_generation(folder), embed_budget)
+        reused, embedded = _vectors_into(db, generations.current_generation(folder), embed_budget, base)
         with generations.writer_lock(folder):
             current = generations.current_generation(folder)
             carried = _carry_over(db, current, started) if current is not None and current.exists() else 0

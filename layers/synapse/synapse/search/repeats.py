@@ -5,8 +5,21 @@ one it meant instead of keeping two versions of a fact.
 Read from the mind's published index generation (read-only, as search reads it: EFS in AWS) and its
 vector matrix; the model is loaded on the first write that needs it, never at import, so the store
 functions' cold start is unchanged. A mind without an index, or an index without vectors yet, has
-nothing to compare with: no `similar`. The memory itself (the index may hold an older version) is
-never its own repeat.
+no memories to compare with. The memory itself (the index may hold an older version) is never its
+own repeat.
+
+A mind without an index yet (its first writes) gets no `similar`, and nothing is embedded on its
+write path. What a write embeds is kept in the process a while (`vectors.embedded_once`): an
+indexer in the same process (the local runner) takes those vectors instead of embedding the texts
+again; on AWS, where the indexer is another function, it embeds them itself (CPU is ~40x cheaper
+than carrying the vector in the item would be in write units: docs/search.md).
+
+Memories written together (one batch) are compared with each other here, not through the index: the
+indexer may or may not have published some of them by the time the answer is made, and the answer
+must not depend on that race. A batch-mate is named only when it says the same thing again
+(`BATCH_MATE_SIMILARITY`): the turns of one conversation, written together, are about one topic
+(81 of the first 100 turns of bench/data/conversation.json have a turn at cosine >= 0.6) and none
+of them is news to the writer that sent them all; the same fact sent twice under two keys is.
 """
 
 from __future__ import annotations
@@ -14,13 +27,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from synapse import embedding
 from synapse.core.observability import logger
 from synapse.memory.kinds import Memory
-from synapse.search import vectors
+from synapse.search import relations, schema, vectors
 from synapse.search.readers import reader
 
 SIMILAR_THRESHOLD = vectors.REPEAT_SIMILARITY
+# Cosine from which two memories of one batch say the same thing again (an exact or near-verbatim
+# restatement): of the labelled restatements (bench/data/similar_pairs.json) only the near-verbatim
+# reach it, and no two turns of bench/data/conversation.json do (its closest pair: 0.92).
+BATCH_MATE_SIMILARITY = 0.95
 MAX_SIMILAR = 3
+CANDIDATES = 10  # the nearest memories `relations` weighs (a write names at most MAX_SIMILAR)
+
+
+def _text(memory: Memory) -> str:
+    return vectors.embedded_text(memory.key, memory.content, ", ".join(memory.tags))
 
 
 def _served(memory: Memory) -> bool:
@@ -28,55 +51,105 @@ def _served(memory: Memory) -> bool:
     return vectors.serves(memory.content)
 
 
-def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]]]:
-    """For each memory (all of `mind_id`), up to MAX_SIMILAR `{id, key, similarity}` of other
-    memories of the mind's index that say nearly the same, most similar first."""
-    found: list[list[dict[str, Any]]] = [[] for _ in memories]
+def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]] | None]:
+    """For each memory (all of `mind_id`, written together, in order), up to MAX_SIMILAR
+    `{id, key, similarity, relation}`, most similar first: other memories of the mind's index it may
+    replace (`relations`: the batch's own memories excepted), and earlier batch-mates that say the
+    same again. None for a memory whose repeats could not be looked up (the model or the index
+    failed: logged, counted)."""
+    found: list[list[dict[str, Any]] | None] = [[] for _ in memories]
     wanted = [at for at, memory in enumerate(memories) if _served(memory)]
     if not wanted:
         return found
     try:
         db = reader(mind_id)
-        matrix = vectors.matrix_of(db) if db is not None else None
-        if db is None or matrix is None or not len(matrix.ids):
+        model = vectors.embedder() if db is not None else None
+        if db is None or model is None:  # a mind's first writes: nothing to compare with, nothing embedded
             return found
-        model = vectors.embedder()
-        if model is None:
-            return found
-        texts = [
-            vectors.embedded_text(m.key, m.content, ", ".join(m.tags))
-            for m in (memories[at] for at in wanted)
-        ]
-        embedded = model.embed(texts)
-    except Exception:  # a write never fails for its hint: it is stored, without `similar`
-        logger.exception("similar memories could not be looked up", extra={"mind_id": mind_id})
-        return found
+        embedded = vectors.embedded_once(model, [_text(memories[at]) for at in wanted])
+        matrix = vectors.matrix_of(db)
+    except Exception as error:  # a write never fails for its hint: it is stored, without `similar`
+        if not isinstance(error, embedding.EmbeddingError):
+            logger.exception("similar memories could not be looked up", extra={"mind_id": mind_id})
+        vectors.model_failed(vectors.SIMILAR_UNAVAILABLE, error, len(wanted), mind_id=mind_id)
+        failed = set(wanted)
+        return [None if at in failed else [] for at in range(len(memories))]
     import numpy as np
 
-    scores = np.asarray(matrix.vectors @ np.asarray(embedded, dtype=np.float32).T, dtype=np.float32)
-    keys: dict[str, str] = {}
+    queries = np.asarray(embedded, dtype=np.float32)
+    batch_ids = {memory.id for memory in memories}
+    candidates: list[list[tuple[float, str, str]]] = [[] for _ in memories]  # (similarity, id, key)
+    if matrix is not None and len(matrix.ids):
+        _from_index(matrix, queries, wanted, batch_ids, candidates)
+    _from_batch(memories, queries, wanted, candidates)
+    texts = _current_texts(
+        db, {other for found_here in candidates for _, other, key in found_here if not key}
+    )
+    texts.update({memory.id: (memory.key, memory.content) for memory in memories})
+    for at in wanted:
+        weighed = [
+            relations.Candidate(other, *texts[other], similarity)
+            for similarity, other, _ in candidates[at]
+            if other in texts
+        ]
+        found[at] = relations.labelled(memories[at].key, memories[at].content, weighed, MAX_SIMILAR)
+    return found
+
+
+def _from_index(
+    matrix: vectors.Matrix,
+    queries: Any,
+    wanted: list[int],
+    batch_ids: set[str],
+    candidates: list[list[tuple[float, str, str]]],
+) -> None:
+    """The index's nearest memories from `relations.CANDIDATE_FLOOR`, the batch's own left out (their
+    texts looked up later)."""
+    import numpy as np
+
+    scores = np.asarray(matrix.vectors @ queries.T, dtype=np.float32)
     for column, at in enumerate(wanted):
-        memory = memories[at]
         column_scores = scores[:, column]
-        take = min(len(column_scores), MAX_SIMILAR + len(memories) + 1)
+        take = min(len(column_scores), CANDIDATES + len(batch_ids) + 1)
         top = (
             np.argpartition(-column_scores, take - 1)[:take] if take < len(column_scores) else np.arange(take)
         )
-        for row in sorted(top.tolist(), key=lambda r: -float(column_scores[r])):
+        for row in top.tolist():
             similarity = float(column_scores[row])
             other = matrix.ids[row]
-            if similarity < SIMILAR_THRESHOLD or len(found[at]) == MAX_SIMILAR:
-                break
-            if other == memory.id:
-                continue
-            found[at].append({"id": other, "key": "", "similarity": round(similarity, 3)})
-            keys[other] = ""
-    if keys:
-        marks = ", ".join("?" * len(keys))
-        sql = f"SELECT id, key FROM docs WHERE id IN ({marks})"  # noqa: S608
-        keys.update({memory_id: key for memory_id, key in db.execute(sql, list(keys))})
-        for hints in found:
-            for hint in hints:
-                hint["key"] = keys[hint["id"]]
-            hints[:] = [h for h in hints if h["key"]]
-    return found
+            if similarity >= relations.CANDIDATE_FLOOR and other not in batch_ids:
+                candidates[at].append((similarity, other, ""))
+
+
+Candidates = list[list[tuple[float, str, str]]]  # per memory: (similarity, id, key or "" to look up)
+
+
+def _from_batch(memories: Sequence[Memory], queries: Any, wanted: list[int], candidates: Candidates) -> None:
+    """Earlier batch-mates that say the same again (BATCH_MATE_SIMILARITY), named on the later one:
+    as if the batch had been written one memory after another."""
+    if len(wanted) < 2:
+        return
+    scores = queries @ queries.T
+    for column, at in enumerate(wanted):
+        for earlier in range(column):
+            mate = memories[wanted[earlier]]
+            similarity = float(scores[column, earlier])
+            if similarity >= BATCH_MATE_SIMILARITY and mate.id != memories[at].id:
+                candidates[at].append((similarity, mate.id, mate.key))
+
+
+def _current_texts(db: Any, ids: set[str]) -> dict[str, tuple[str, str]]:
+    """(key, content) of the memories the index holds live and not replaced, by id: a replaced one is
+    not named again (it was already), a deleted one not at all."""
+    if not ids:
+        return {}
+    marks = ", ".join("?" * len(ids))
+    current = " AND d.superseded_by IS NULL" if schema.has_superseded_column(db) else ""
+    sql = _TEXTS_SQL.format(marks=marks, current=current)
+    return {memory_id: (key, content) for memory_id, key, content in db.execute(sql, sorted(ids))}
+
+
+_TEXTS_SQL = (
+    "SELECT d.id, d.key, coalesce(f.raw_content, f.content) FROM docs d JOIN fts f ON f.rowid = d.rowid"
+    " WHERE d.deleted = 0 AND d.id IN ({marks}){current}"
+)

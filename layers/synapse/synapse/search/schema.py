@@ -19,8 +19,9 @@ from synapse.search.folding import fold
 # The index format: a generation of another version is upgraded by the next batch that writes its
 # mind (`writer`: in place where `IN_PLACE_UPGRADES` knows how, else rebuilt from the table), while
 # searches go on reading it. 2: the porter tokenizer (stemming); 3: the words as written beside the
-# stems (`fts_exact`, below).
-SCHEMA_VERSION = "3"
+# stems (`fts_exact`, below); 4: each memory's times (`docs.created_at`, `docs.occurred_at`) for the
+# after/before filters (`filters`), `docs.superseded_by` and the days each memory is about (`doc_dates`).
+SCHEMA_VERSION = "4"
 # A tombstone (a removed memory's row, `updated_at` = when it was applied) guards against replays of
 # the memory's older records; the stream keeps a record 24 hours and a memory id never returns, so
 # after two days there is nothing left to guard against and it is dropped at the next publish.
@@ -43,12 +44,51 @@ CREATE TABLE docs (
     priority TEXT,
     priority_rank INTEGER,
     updated_at TEXT,
-    expires_at TEXT
+    expires_at TEXT,
+    created_at TEXT,
+    occurred_at TEXT,
+    superseded_by TEXT
 );
 CREATE TABLE doc_tags (tag TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (tag, rowid)) WITHOUT ROWID;
 CREATE INDEX doc_tags_by_doc ON doc_tags (rowid);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+# ---------------------------------------------------------------- the days a memory is about (schema 4)
+# Each memory's dates, read when it is indexed (`synapse.when.content`): the day of its occurred_at and
+# the dates written in its content ("Dentist on Dec 9", relative to when it was written). A question's
+# time window favours the memories with a day in it (`search.in_time`); recall's "Coming up" lists
+# those with a day in the next week. By day first: a window is a range scan.
+DOC_DATES = (
+    "CREATE TABLE IF NOT EXISTS doc_dates"
+    " (day TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (day, rowid)) WITHOUT ROWID"
+)
+_DOC_DATES_BY_DOC = "CREATE INDEX IF NOT EXISTS doc_dates_by_doc ON doc_dates (rowid)"
+
+
+def _days_of(content: str, created_at: str | None, occurred_at: str | None) -> list[str]:
+    from synapse.when.content import days_about  # the grammar loads with the first memory indexed
+
+    return days_about(content, created_at, occurred_at)
+
+
+def add_doc_dates(db: sqlite3.Connection) -> None:
+    """The upgrade step from schema 3: the table, filled from every live row's content. A schema-3
+    row keeps no created_at nor occurred_at: its relative dates count from its last update, and its
+    occurred_at day comes with its next change (or a rebuild). Idempotent."""
+    db.execute(DOC_DATES)
+    db.execute(_DOC_DATES_BY_DOC)
+    rows = db.execute(
+        "SELECT d.rowid, coalesce(f.raw_content, f.content), d.updated_at FROM docs d"
+        " JOIN fts f ON f.rowid = d.rowid WHERE d.deleted = 0"
+    ).fetchall()
+    for rowid, content, updated_at in rows:
+        _index_days(db, rowid, _days_of(content or "", updated_at, None))
+
+
+def _index_days(db: sqlite3.Connection, rowid: int, days: list[str]) -> None:
+    db.executemany("INSERT OR IGNORE INTO doc_dates (day, rowid) VALUES (?, ?)", [(d, rowid) for d in days])
+
+
 # Tombstones by age, so dropping the old ones reads only tombstones, not every doc (28 ms a batch at
 # 100k memories without it). Created on bases from before it by the first batch that finds none.
 _TOMBSTONES_INDEX = "CREATE INDEX IF NOT EXISTS docs_tombstones ON docs (updated_at) WHERE deleted = 1"
@@ -109,10 +149,52 @@ def add_exact_words(db: sqlite3.Connection) -> None:
     )
 
 
+# ---------------------------------------------------------------- the memories' times (schema 4)
+# `after`/`before` select on occurred_at, else created_at, inside the candidate SQL (`filters`). A
+# generation of schema 3 gains the columns empty: its rows learn their times as their memories are
+# written again (or the index is rebuilt); until then the filter lets them through to `keeps`, which
+# decides on the current record.
+EVENT_TIME_COLUMNS = ("created_at", "occurred_at")
+
+
+def has_event_times(db: sqlite3.Connection) -> bool:
+    """Whether the generation holds the memories' times (one of schema 3 does not until upgraded)."""
+    present = {row[1] for row in db.execute("PRAGMA main.table_info(docs)")}
+    return set(EVENT_TIME_COLUMNS) <= present
+
+
+def add_event_times(db: sqlite3.Connection) -> None:
+    """The upgrade step from schema 3: the time columns, empty. Idempotent."""
+    if has_event_times(db):
+        return
+    for column in EVENT_TIME_COLUMNS:
+        db.execute(f"ALTER TABLE docs ADD COLUMN {column} TEXT")
+
+
+# ---------------------------------------------------------------- replaced memories (schema 4)
+# `docs.superseded_by`: the id of the memory that replaced this one (`memory.supersede`), so a search
+# leaves replaced memories out inside its index query (`SearchFilters.sql`). Nothing was replaced
+# before schema 4, so the upgrade adds the column empty: no read of the table.
+SUPERSEDED_COLUMN = "superseded_by"
+
+
+def has_superseded_column(db: sqlite3.Connection) -> bool:
+    """Whether the generation knows which memories are replaced (one from before schema 4 does not:
+    its searches filter them on the current records only, until it is upgraded)."""
+    return any(row[1] == SUPERSEDED_COLUMN for row in db.execute("PRAGMA main.table_info(docs)"))
+
+
+def add_superseded_column(db: sqlite3.Connection) -> None:
+    """The upgrade step from schema 3: the column, empty. Idempotent."""
+    if not has_superseded_column(db):
+        db.execute(f"ALTER TABLE docs ADD COLUMN {SUPERSEDED_COLUMN} TEXT")
+
+
 # Upgrades a generation can make to itself, in the batch's own transaction, by the version it is of:
 # no read of the table. A version not named here is rebuilt from the table (`rebuild.upgrade_into`).
 IN_PLACE_UPGRADES: dict[str, tuple[Callable[[sqlite3.Connection], None], ...]] = {
-    "2": (add_exact_words,),
+    "2": (add_exact_words, add_event_times, add_superseded_column, add_doc_dates),
+    "3": (add_event_times, add_superseded_column, add_doc_dates),
 }
 
 
@@ -134,6 +216,8 @@ def upgrade_in_place(db: sqlite3.Connection) -> bool:
 def create_schema(db: sqlite3.Connection, mind_id: str) -> None:
     db.executescript(_SCHEMA)
     create_exact_words(db)
+    db.execute(DOC_DATES)
+    db.execute(_DOC_DATES_BY_DOC)
     db.execute(_TOMBSTONES_INDEX)
     create_vector_table(db)
     db.executemany(
@@ -193,7 +277,8 @@ def _remove(db: sqlite3.Connection, change: Change, indexed: _Indexed | None) ->
     vectors.remove(db, change.memory_id)
     db.execute(
         "UPDATE docs SET version = ?, deleted = 1, category = NULL, key = NULL, priority = NULL,"
-        " priority_rank = NULL, updated_at = ?, expires_at = NULL WHERE rowid = ?",
+        " priority_rank = NULL, updated_at = ?, expires_at = NULL, created_at = NULL, occurred_at = NULL,"
+        " superseded_by = NULL WHERE rowid = ?",
         (change.version, removed_at, indexed.rowid),
     )
     return True
@@ -210,11 +295,14 @@ def _upsert(db: sqlite3.Connection, doc: Doc, indexed: _Indexed | None) -> bool:
         doc.priority_rank,
         doc.updated_at,
         doc.expires_at,
+        doc.created_at,
+        doc.occurred_at,
+        doc.superseded_by,
     )
     if indexed is None:
         rowid = db.execute(
-            "INSERT INTO docs (version, category, key, priority, priority_rank, updated_at, expires_at, id)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO docs (version, category, key, priority, priority_rank, updated_at, expires_at,"
+            " created_at, occurred_at, superseded_by, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*fields, doc.id),
         ).lastrowid
         assert rowid is not None
@@ -223,7 +311,8 @@ def _upsert(db: sqlite3.Connection, doc: Doc, indexed: _Indexed | None) -> bool:
         _drop_indexed(db, rowid)
         db.execute(
             "UPDATE docs SET version = ?, category = ?, key = ?, priority = ?, priority_rank = ?,"
-            " updated_at = ?, expires_at = ?, deleted = 0 WHERE rowid = ?",
+            " updated_at = ?, expires_at = ?, created_at = ?, occurred_at = ?, superseded_by = ?, deleted = 0"
+            " WHERE rowid = ?",
             (*fields, rowid),
         )
     _index_text(db, rowid, doc)
@@ -244,9 +333,11 @@ def _index_text(db: sqlite3.Connection, rowid: int, doc: Doc) -> None:
     db.executemany(
         "INSERT OR IGNORE INTO doc_tags (tag, rowid) VALUES (?, ?)", [(t, rowid) for t in doc.tags]
     )
+    _index_days(db, rowid, _days_of(doc.content, doc.created_at or doc.updated_at, doc.occurred_at))
 
 
 def _drop_indexed(db: sqlite3.Connection, rowid: int) -> None:
     db.execute(_DROP_EXACT_WORDS, (rowid,))  # first: it removes the text `fts` still holds
     db.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
     db.execute("DELETE FROM doc_tags WHERE rowid = ?", (rowid,))
+    db.execute("DELETE FROM doc_dates WHERE rowid = ?", (rowid,))

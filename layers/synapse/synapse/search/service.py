@@ -1,18 +1,25 @@
-"""Full-text search (SPEC §5): ranked hits from the index, returned as the records are now, in pages."""
+"""Full-text search (SPEC §5): ranked hits from the index, returned as the records are now, in pages.
+
+A question's time expressions are read relative to `now` in `zone` (`in_time`): a soft window."""
 
 import hashlib
 import json
+import sqlite3
+from datetime import UTC, datetime, tzinfo
 from typing import Any, NamedTuple
 
 from synapse.core import clock
+from synapse.core.moments import Window
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
-from synapse.search import fusion, vectors
+from synapse.search import fusion, in_time, recency, schema, vectors
 from synapse.search.filters import Mode, SearchFilters
-from synapse.search.query import parse_query
+from synapse.search.query import Query, parse_query
 from synapse.search.ranking import Hit
 from synapse.search.readers import reader
+from synapse.search.schema import has_event_times
 from synapse.storage import cursor, tables
+from synapse.when.grammar import Window as TimeWindow
 
 MAX_OFFSET = 10_000
 
@@ -24,6 +31,8 @@ class Result(NamedTuple):
     matched: tuple[str, ...]  # the query's terms it matched
     coverage: float  # the share of the query's terms matched, each weighed by how informative it is
     similarity: float | None = None  # cosine to the question (None: the semantic side did not run)
+    relevance: str = fusion.WEAK  # `strong` (an answer to act on) or `weak` (related at best)
+    dated: bool = False  # dated in the question's time window (`in_time`); not in the answer
 
     def public(self) -> dict[str, Any]:
         return {
@@ -33,6 +42,7 @@ class Result(NamedTuple):
             "matched": list(self.matched),
             "coverage": self.coverage,
             "similarity": self.similarity,
+            "relevance": self.relevance,
         }
 
 
@@ -66,11 +76,17 @@ def hydrate(mind_id: str, hits: list[Hit]) -> dict[str, Memory]:
     return found
 
 
-def _scope(raw_query: str, filters: SearchFilters, mode: Mode = Mode.HYBRID) -> str:
-    """What a cursor is bound to: the same query, filters and mode, or it is refused."""
+def _scope(raw_query: str, filters: SearchFilters, mode: Mode = Mode.HYBRID, timed: Any = None) -> str:
+    """What a cursor is bound to: the same query, filters, mode and time window, or it is refused."""
     fields: list[Any] = [raw_query, filters.tag, filters.category, filters.priority, filters.include_expired]
+    if filters.window.given:
+        fields.append(filters.window.scope())
     if mode is not Mode.HYBRID:
         fields.append(mode.value)
+    if filters.include_superseded:
+        fields.append("superseded")
+    if timed is not None:
+        fields.append(timed.public())
     text = json.dumps(fields)
     return "search:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -84,6 +100,41 @@ def _offset(mind_id: str, scope: str, after: str | None) -> int:
     return offset
 
 
+def _read_time(raw: str, mode: Mode, now: datetime, zone: tzinfo) -> tuple[Query, TimeWindow | None, Mode]:
+    """The query read for time (`in_time.read`), its window, and how it is ranked: a question of
+    nothing but time and function words by meaning (or, where the model does not serve, words)."""
+    timed = in_time.read(raw, parse_query(raw), now, zone)
+    if not timed.query.clauses and mode is Mode.HYBRID:
+        mode = Mode.SEMANTIC if fusion.model_serves(timed.query, raw) else Mode.LEXICAL
+    return timed.query, timed.window, mode
+
+
+def _mark_dated(
+    db: sqlite3.Connection, window: TimeWindow, filters: SearchFilters, now: str, results: list[Result]
+) -> list[Result]:
+    """The results dated in the question's window marked (`Result.dated`: recall's `q` keeps them)."""
+    dated = {row.id for row in in_time.window_rows(db, window, filters, now)}
+    return [r._replace(dated=r.memory.id in dated) for r in results]
+
+
+def _in_index(db: sqlite3.Connection, filters: SearchFilters) -> SearchFilters:
+    """The filters the index can apply: one of schema 3 (until its next batch upgrades it) holds no
+    times and no replacements, so those are left to `keeps` on the current records."""
+    in_index = filters
+    if filters.window.given and not has_event_times(db):
+        in_index = in_index._replace(window=Window())
+    if not schema.has_superseded_column(db):
+        in_index = in_index._replace(include_superseded=True)
+    return in_index
+
+
+def _newer_related_first(results: list[Result], matrix: vectors.Matrix | None) -> list[Result]:
+    """`recency` over the page: a newer related hit takes the older one's place, and its score (the
+    scores shown stay non-increasing down the page)."""
+    moved = recency.newer_related_first(results, matrix)
+    return [r._replace(score=at.score, relevance=at.relevance) for r, at in zip(moved, results, strict=True)]
+
+
 def search(
     mind_id: str,
     raw_query: str | None,
@@ -91,52 +142,49 @@ def search(
     limit: int,
     after: str | None = None,
     mode: Mode = Mode.HYBRID,
+    now: datetime | None = None,
+    zone: tzinfo | None = None,
 ) -> SearchPage:
     """One page of results. Hits come from the index; what is returned is the record as it is now.
 
     A best-match query is ranked by words and meaning together (`fusion`) unless `mode` says
     otherwise; explicit syntax is lexical. A hit whose memory is gone (deleted, or replaced under
     the same key by a new one) or no longer passes the filters is skipped and the next hit taken, so
-    a page is full while hits remain. Of two near-duplicates on a page, the newer comes first.
-    """
-    query = parse_query(raw_query)
-    scope = _scope(raw_query or "", filters, mode)
+    a page is full while hits remain. The order is the query's one ranking (`fusion`): walking the
+    pages with `next_cursor` returns each hit once, whatever `limit` is."""
+    moment = clock.now()
+    query, window, mode = _read_time(raw_query or "", mode, now or moment, zone or UTC)
+    scope = _scope(raw_query or "", filters, mode, window)
     offset = _offset(mind_id, scope, after)
     db = reader(mind_id)
     if db is None:
         return SearchPage([], query.terms)
     semantic = fusion.semantic_applies(query, raw_query or "", mode)
     question = vectors.question_vector(raw_query or "") if semantic else None
-    now = clock.to_iso(clock.now())
+    real_now = clock.to_iso(moment)  # expiry is as of the real now, whatever `now=` replays
+    in_index = _in_index(db, filters)
     results: list[Result] = []
-    position = offset
-    more = False
-    used = Mode.LEXICAL
+    position, more, used = offset, False, Mode.LEXICAL
     for _ in range(4):  # bounded: a badly stale index costs a few rounds, never a scan
         scored, more = fusion.hybrid_hits(
-            db, query, question, filters, limit - len(results), position, now, mode
+            db, query, question, in_index, limit - len(results), position, real_now, mode, window
         )
-        hits = [s.hit for s in scored]
-        current = hydrate(mind_id, hits) if hits else {}
-        for hit, similarity in scored:
+        current = hydrate(mind_id, [s.hit for s in scored]) if scored else {}
+        for hit, similarity, score in scored:
             position += 1
             if similarity is not None:
                 used = mode if mode is not Mode.LEXICAL else Mode.HYBRID
             memory = current.get(hit.id)
-            if memory is not None and filters.keeps(memory, now):
-                coverage = round(hit.coverage, 3)
-                results.append(Result(memory, hit.score, hit.snippet, hit.matched, coverage, similarity))
+            if memory is not None and filters.keeps(memory, real_now):
+                band = fusion.relevance(score)
+                results.append(
+                    Result(memory, score, hit.snippet, hit.matched, round(hit.coverage, 3), similarity, band)
+                )
         if not more or len(results) >= limit or position >= MAX_OFFSET:
             break
     more = more and position < MAX_OFFSET
+    if window is not None:
+        results = _mark_dated(db, window, filters, real_now, results)
     next_cursor = cursor.encode(mind_id, scope, {"o": position}) if more else None
-    if question is not None and mode is Mode.HYBRID and len(results) > 1:
-        order = fusion.newer_first(
-            [r.memory.id for r in results],
-            [r.memory.updated_at for r in results],
-            [len(r.matched) for r in results],
-            [r.similarity or 0.0 for r in results],
-            vectors.matrix_of(db),
-        )
-        results = [results[i] for i in order]
+    results = _newer_related_first(results, vectors.matrix_of(db) if used is Mode.HYBRID else None)
     return SearchPage(results, query.terms, next_cursor, used.value)

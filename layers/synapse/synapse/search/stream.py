@@ -1,7 +1,7 @@
 """The indexer's work: a DynamoDB stream batch → one published generation per mind."""
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -10,7 +10,7 @@ from synapse.core import observability
 from synapse.core.observability import in_this_invocation, logger, metrics
 from synapse.core.settings import get_settings
 from synapse.memory import expiry
-from synapse.search import generations, orphans, vectors
+from synapse.search import deferred, generations, orphans, vectors
 from synapse.search.documents import Change, Doc, Unindexable
 from synapse.search.writer import Writer
 from synapse.storage import tables
@@ -166,6 +166,8 @@ def index_mind(writer: Writer, records: Positioned) -> MindResult:
             if not gone:
                 failed = _apply_records(writer, records)
                 published = writer.publish() is not None
+                if writer.vectors_deferred:  # published without them: `fill_pending` brings them
+                    deferred.note(writer.mind_id, writer.base)
         if gone:  # after the lock is let go, as every remover does
             orphans.remove_after_writer(writer.mind_id, writer.base)
             return MindResult([], 0, False)
@@ -200,10 +202,12 @@ def index_stream(event: dict[str, Any], base: Path | None = None) -> dict[str, A
     Minds are written at once, up to `index_writers` of them (threads: a mind's work is mostly EFS
     round trips, and SQLite lets go of the GIL while it waits), each holding only its own writer
     lock, so no two batches can wait on each other in a cycle; each thread runs in the invocation's
-    logger keys and trace (`in_this_invocation`). Records that cannot be applied, and
-    every record of a mind that could not be published, are reported (`batchItemFailures`, Lambda's
-    partial batch response) so Lambda retries from the first of them and finally hands them to the
-    on-failure destination; retrying is safe because applying is idempotent.
+    logger keys and trace (`in_this_invocation`). A model that cannot embed costs no rows: they are
+    published without vectors, which a later batch fills in once it loads (`deferred`). Records that
+    cannot be applied, and every record of a mind that could not be published, are reported
+    (`batchItemFailures`, Lambda's partial batch response) so Lambda retries from the first of them
+    and finally hands them to the on-failure destination; retrying is safe because applying is
+    idempotent.
     """
     records = event.get("Records") or []
     minds, failed = _by_mind(records, base)
@@ -264,6 +268,8 @@ def _index_minds(
             results = [task.result() for task in tasks]
     for result in results:
         failed.extend(result.failed)
+    if not any(writer.vectors_deferred for writer, _ in work):  # the model works: it may fill in
+        fill_pending(base)  # what a broken model left without vectors
     metrics.add_metric(
         name="IndexChangesApplied", unit=observability.COUNT, value=sum(r.applied for r in results)
     )
@@ -271,3 +277,31 @@ def _index_minds(
         name="IndexGenerationsPublished", unit=observability.COUNT, value=sum(r.published for r in results)
     )
     return {"batchItemFailures": [{"itemIdentifier": _failed_sequence(records[n])} for n in sorted(failed)]}
+
+
+def fill_pending(
+    base: Path | None = None,
+    limit: int = deferred.MINDS_PER_BATCH,
+    out_of_time: Callable[[], bool] = lambda: False,
+) -> int:
+    """Fill in the vectors of up to `limit` marked minds (a publish of each: the writer's `fill`);
+    returns how many vectors were written. Stops at the first mind the model still fails for."""
+    written = 0
+    for mind_id in deferred.pending(base, limit):
+        if out_of_time():
+            break
+        if generations.current_generation(generations.mind_dir(mind_id, base)) is None:
+            deferred.clear(mind_id, base)  # the mind's index is gone (the mind deleted): nothing to fill
+            continue
+        try:
+            with Writer(mind_id, base) as writer:
+                writer.publish()
+        except Exception:  # the next batch, or the next sweep, tries again
+            logger.exception("filling in deferred vectors failed", extra={"mind_id": mind_id})
+            break
+        written += writer.embedded
+        if writer.vectors_deferred:
+            break  # the model still fails: the marker stays
+        if writer.vectors_complete:
+            deferred.clear(mind_id, base)
+    return written

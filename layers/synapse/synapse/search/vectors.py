@@ -18,14 +18,17 @@ import contextlib
 import hashlib
 import re
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from synapse import embedding
-from synapse.core.observability import logger
-from synapse.search import ahead, readers
+from synapse.core import observability
+from synapse.core.observability import logger, metrics
+from synapse.search import ahead
+from synapse.search.matrices import DIMS, Matrix, has_seq, has_table, load, matrix_of, refreshed
 
-DIMS = 384
 # Cosine of two memories' embedded texts from which they say nearly the same: a write answers with
 # such memories (`repeats`), and of two such hits the newer ranks first (`fusion`). Chosen on
 # labelled pairs (bench/similar.py, docs/search.md): precision 0.97, recall 0.97 of 32 restated or
@@ -35,18 +38,21 @@ REPEAT_SIMILARITY = 0.6
 FILL_PER_BATCH = 256
 _META_MODEL = "vectors_model"
 _META_COMPLETE = "vectors_complete"
+_META_SEQ = "vectors_seq"  # the last batch that wrote vectors (each row keeps its batch's: `seq`)
 
 # Statements run one by one (`executescript` would commit the batch's open transaction).
 _VECTOR_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS vectors (memory_id TEXT PRIMARY KEY, version INTEGER NOT NULL,"
-    " text_hash BLOB NOT NULL, vector BLOB NOT NULL)",
+    " text_hash BLOB NOT NULL, vector BLOB NOT NULL, seq INTEGER NOT NULL DEFAULT 0)",
     "CREATE INDEX IF NOT EXISTS vectors_by_text ON vectors (text_hash)",
 )
+# A reader that has a generation's matrix reads only the rows written since (`refreshed`).
+_SEQ_INDEX = "CREATE INDEX IF NOT EXISTS vectors_by_seq ON vectors (seq)"
 # Version-gated: a row is replaced only by the same memory at a version at least its own.
 _PUT_SQL = (
-    "INSERT INTO vectors (memory_id, version, text_hash, vector) VALUES (?, ?, ?, ?)"
+    "INSERT INTO vectors (memory_id, version, text_hash, vector, seq) VALUES (?, ?, ?, ?, ?)"
     " ON CONFLICT (memory_id) DO UPDATE SET version = excluded.version, text_hash = excluded.text_hash,"
-    " vector = excluded.vector WHERE excluded.version >= vectors.version"
+    " vector = excluded.vector, seq = excluded.seq WHERE excluded.version >= vectors.version"
 )
 # Live docs without a vector (or with one of an older text), with the text to embed.
 _MISSING_SQL = (
@@ -62,6 +68,25 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> Any: ...
 
+
+# Metrics of a model that failed (`model_failed`): a write answered without `similar`, vectors an
+# indexed batch published without, a search answered by words alone.
+SIMILAR_UNAVAILABLE = "SimilarUnavailable"
+INDEX_VECTORS_DEFERRED = "IndexVectorsDeferred"
+SEARCH_LEXICAL_FALLBACK = "SearchLexicalFallback"
+
+
+def model_failed(metric: str, error: BaseException, count: int = 1, **about: str) -> None:
+    """A model failure, told once where it degrades: a warning naming it and a metric of how many."""
+    logger.warning(
+        "degraded by a model failure (nothing lost): %s",
+        metric,
+        extra={"degraded": metric, "error": f"{type(error).__name__}: {error}"[:500], "count": count} | about,
+    )
+    metrics.add_metric(name=metric, unit=observability.COUNT, value=count)
+
+
+__all__ = ["DIMS", "Matrix", "has_table", "load", "matrix_of", "refreshed"]  # read through here too
 
 _override: list[Embedder] = []
 _missing_logged: list[bool] = []
@@ -88,13 +113,18 @@ def embedder() -> Embedder | None:
 
 
 def question_vector(text: str) -> Any:
-    """The query's vector (the shipped model caches repeated questions), or None without a model."""
-    model = embedder()
-    if model is None:
+    """The query's vector (the shipped model caches repeated questions), or None without a model, or
+    when the questions' model cannot load (damaged, unreadable): the search is then lexical, not a 500."""
+    try:
+        model = embedder()
+        if model is None:
+            return None
+        if _override:
+            return model.embed([text])[0]
+        return embedding.embed_query(text)
+    except embedding.EmbeddingError as error:
+        model_failed(SEARCH_LEXICAL_FALLBACK, error)
         return None
-    if _override:
-        return model.embed([text])[0]
-    return embedding.embed_query(text)
 
 
 def serves(text: str) -> bool:
@@ -142,11 +172,16 @@ class Pending(NamedTuple):
 def create_table(db: sqlite3.Connection) -> None:
     for statement in _VECTOR_SCHEMA:
         db.execute(statement)
+    if not has_seq(db):  # a table from before `seq`: its rows are all of batch 0
+        db.execute("ALTER TABLE vectors ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
+    db.execute(_SEQ_INDEX)
 
 
-def has_table(db: sqlite3.Connection) -> bool:
-    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors'").fetchone()
-    return found is not None
+def _batch_seq(db: sqlite3.Connection) -> int:
+    """This batch's number for the rows it writes (one more than the last batch's), noted in meta."""
+    seq = int(_meta(db, _META_SEQ) or 0) + 1
+    _set_meta(db, _META_SEQ, str(seq))
+    return seq
 
 
 def remove(db: sqlite3.Connection, memory_id: str) -> None:
@@ -174,6 +209,40 @@ def prepare(db: sqlite3.Connection, model: Embedder) -> None:
         _set_meta(db, _META_COMPLETE, "0")
 
 
+# Vectors embedded a moment ago in this process (a write's `similar`), by model and text: what the
+# indexer of the same process (the local runner) takes instead of embedding the text again, and what
+# a retried write reuses. Bounded: ~1.5 kB a vector.
+RECENT_VECTORS = 4096
+_recent: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
+def recently_embedded(model: Embedder, text: str) -> Any | None:
+    with _recent_lock:
+        return _recent.get((model_name(model), text))
+
+
+def embedded_once(model: Embedder, texts: Sequence[str]) -> Any:
+    """The texts' vectors, (len(texts), DIMS) float32: those embedded a moment ago from this
+    process's cache, the rest in one call (and kept for the indexer)."""
+    import numpy as np
+
+    name = model_name(model)
+    with _recent_lock:
+        known = {text: _recent.get((name, text)) for text in texts}
+    missing = sorted({text for text, vector in known.items() if vector is None})
+    if missing:
+        fresh = np.asarray(model.embed(missing), dtype=np.float32)
+        with _recent_lock:
+            for text, vector in zip(missing, fresh, strict=True):
+                known[text] = _recent[(name, text)] = vector
+            while len(_recent) > RECENT_VECTORS:
+                _recent.popitem(last=False)
+    if not texts:
+        return np.zeros((0, DIMS), dtype=np.float32)
+    return np.stack([known[text] for text in texts])  # type: ignore[misc] # every text is known now
+
+
 def _pack(vector: Any) -> bytes:
     import numpy as np
 
@@ -186,7 +255,9 @@ _ahead: list[ahead.Ahead] = []  # the stream batch's (`embedded_ahead`)
 @contextlib.contextmanager
 def embedded_ahead(texts: Sequence[str]) -> Iterator[None]:
     """Embed `texts` on a thread, in their order, while the batch runs; each mind's `write` takes
-    its vectors from there (waiting for them if need be) instead of embedding them itself."""
+    its vectors from there (waiting for them if need be) instead of embedding them itself. A text
+    this process embedded a moment ago (a write's `similar`, in the local runner) is not embedded
+    again."""
     wanted = {text_hash(t): t for t in texts}
     try:
         model = embedder() if wanted else None
@@ -196,7 +267,12 @@ def embedded_ahead(texts: Sequence[str]) -> Iterator[None]:
     if model is None:
         yield
         return
-    running = ahead.Ahead(model, list(wanted.items()))
+    ready = {}
+    for digest, text in wanted.items():
+        vector = recently_embedded(model, text)
+        if vector is not None:
+            ready[digest] = vector
+    running = ahead.Ahead(model, [(d, t) for d, t in wanted.items() if d not in ready], ready)
     _ahead.append(running)
     try:
         yield
@@ -219,17 +295,19 @@ def write(db: sqlite3.Connection, model: Embedder, pending: Iterable[Pending]) -
     for it if need be), the rest embedded in one call. Returns how many were embedded. Only
     versions the docs table still holds are written (a later removal wins)."""
     wanted: list[tuple[Pending, bytes]] = []
-    reused: list[tuple[str, int, bytes, bytes]] = []
+    reused: list[tuple[str, int, bytes, bytes, int]] = []
+    seq = 0
     for item in pending:
         live = db.execute(
             "SELECT version FROM docs WHERE id = ? AND deleted = 0", (item.memory_id,)
         ).fetchone()
         if live is None or live[0] != item.version:
             continue
+        seq = seq or _batch_seq(db)
         digest = text_hash(item.text)
         same = db.execute("SELECT vector FROM vectors WHERE text_hash = ? LIMIT 1", (digest,)).fetchone()
         if same is not None:
-            reused.append((item.memory_id, item.version, digest, same[0]))
+            reused.append((item.memory_id, item.version, digest, same[0], seq))
         else:
             wanted.append((item, digest))
     ready = 0
@@ -240,18 +318,27 @@ def write(db: sqlite3.Connection, model: Embedder, pending: Iterable[Pending]) -
             if vector is None:
                 wanted.append((item, digest))
             else:
-                reused.append((item.memory_id, item.version, digest, _pack(vector)))
+                reused.append((item.memory_id, item.version, digest, _pack(vector), seq))
                 ready += 1
     db.executemany(_PUT_SQL, reused)
     if not wanted:
         return ready
     embedded = model.embed([item.text for item, _ in wanted])
     rows = [
-        (item.memory_id, item.version, digest, _pack(vector))
+        (item.memory_id, item.version, digest, _pack(vector), seq)
         for (item, digest), vector in zip(wanted, embedded, strict=True)
     ]
     db.executemany(_PUT_SQL, rows)
     return len(rows) + ready
+
+
+def mark_incomplete(db: sqlite3.Connection) -> None:
+    """The generation lacks vectors (a model failure): `fill` looks for them again."""
+    _set_meta(db, _META_COMPLETE, "0")
+
+
+def is_complete(db: sqlite3.Connection) -> bool:
+    return _meta(db, _META_COMPLETE) == "1"
 
 
 def fill(db: sqlite3.Connection, model: Embedder, budget: int = FILL_PER_BATCH) -> int:
@@ -288,57 +375,6 @@ def carry(db: sqlite3.Connection, source: str) -> int:
             (digest,),
         ).fetchone()
         if same is not None:
-            found.append((memory_id, version, digest, same[0]))
+            found.append((memory_id, version, digest, same[0], 0))
     db.executemany(_PUT_SQL, found)
     return len(found)
-
-
-class Matrix:
-    """A generation's vectors, loaded once per opened generation: row i is memory `ids[i]`."""
-
-    def __init__(self, ids: list[str], rowids: Any, matrix: Any) -> None:
-        self.ids = ids
-        self.rowids = rowids  # numpy int64 (n,): the docs rowids
-        self.vectors = matrix  # numpy float32 (n, DIMS), unit rows
-        self._rows: dict[str, int] | None = None
-
-    @property
-    def nbytes(self) -> int:
-        """What it holds in memory, about (the ids as ~80-byte strings): `readers` bounds the sum."""
-        return int(self.vectors.nbytes + self.rowids.nbytes) + 80 * len(self.ids)
-
-    def row_of(self, memory_id: str) -> int | None:
-        if self._rows is None:
-            self._rows = {memory_id: at for at, memory_id in enumerate(self.ids)}
-        return self._rows.get(memory_id)
-
-    def similarities(self, query: Any) -> Any:
-        import numpy as np
-
-        if not len(self.ids):
-            return np.zeros(0, dtype=np.float32)
-        return np.asarray(self.vectors @ np.asarray(query, dtype=np.float32).reshape(-1), dtype=np.float32)
-
-
-def load(db: sqlite3.Connection) -> Matrix | None:
-    """Every live memory's vector (None: this generation has none, e.g. from before vectors)."""
-    import numpy as np
-
-    if not has_table(db):
-        return None
-    rows = db.execute(
-        "SELECT d.rowid, d.id, v.vector FROM vectors v JOIN docs d ON d.id = v.memory_id"
-        " WHERE d.deleted = 0 AND d.version = v.version"
-    ).fetchall()
-    if not rows:
-        return Matrix([], np.zeros(0, dtype=np.int64), np.zeros((0, DIMS), dtype=np.float32))
-    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    blob = b"".join(r[2] for r in rows)
-    matrix = np.frombuffer(blob, dtype=np.float16).reshape(len(rows), -1).astype(np.float32)
-    return Matrix([r[1] for r in rows], rowids, matrix)
-
-
-def matrix_of(db: sqlite3.Connection) -> Matrix | None:
-    """The generation's matrix, loaded once per opened generation (cached with its reader)."""
-    found: Matrix | None = readers.derived(db, "vectors", load)
-    return found

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 from types import TracebackType
 
+from synapse import embedding
 from synapse.core.observability import logger
 from synapse.search import generations, rebuild, schema, vectors
 from synapse.search.documents import Change, Unindexable
@@ -44,6 +45,8 @@ class Writer:
         self._base_size: int | None = None
         self._pending: dict[str, vectors.Pending] = {}  # memories whose vector this batch writes
         self.embedded = 0
+        self.vectors_deferred = 0  # vectors the model failed to make: published without, filled in later
+        self.vectors_complete = False  # the generation holds every live memory's vector
 
     @property
     def indexed(self) -> bool:
@@ -128,15 +131,30 @@ class Writer:
 
     def _write_vectors(self) -> None:
         """The batch's vectors, in its transaction: those of the changes it applied (the same text's
-        vector reused), then a bounded share of what an older index or a rebuild left without one."""
+        vector reused), then a bounded share of what an older index or a rebuild left without one.
+
+        A model that cannot embed never costs the batch its rows: they are published without those
+        vectors, the generation records them as missing (`vectors_deferred`: the caller marks the
+        mind, `deferred`)."""
         assert self._db is not None
         model = vectors.embedder()
         if model is None:
             return
         before = self._db.total_changes
         vectors.prepare(self._db, model)
-        self.embedded = vectors.write(self._db, model, self._pending.values())
-        self.embedded += vectors.fill(self._db, model, vectors.FILL_PER_BATCH)
+        self._db.execute("SAVEPOINT vectors")
+        try:
+            self.embedded = vectors.write(self._db, model, self._pending.values())
+            self.embedded += vectors.fill(self._db, model, vectors.FILL_PER_BATCH)
+        except embedding.EmbeddingError as error:
+            self._db.execute("ROLLBACK TO vectors")
+            self.vectors_deferred = max(len(self._pending), 1)
+            vectors.mark_incomplete(self._db)
+            vectors.model_failed(
+                vectors.INDEX_VECTORS_DEFERRED, error, self.vectors_deferred, mind_id=self.mind_id
+            )
+        self._db.execute("RELEASE vectors")
+        self.vectors_complete = vectors.is_complete(self._db)
         self._pending.clear()
         if self._db.total_changes != before:
             self.changed = max(self.changed, 1)

@@ -81,6 +81,7 @@ def _summary(stored: store.Stored) -> dict[str, Any]:
         "verified": memory.verified,
         "created_at": memory.created_at,
         "updated_at": memory.updated_at,
+        "occurred_at": memory.occurred_at,  # as stored: the sender may have sent another zone
     }
 
 
@@ -111,9 +112,14 @@ def _result(index: int, outcome: store.Outcome) -> dict[str, Any]:
         proposal = outcome.proposal
         return {"index": index, "status": "proposed", "memory": _summary(outcome), "proposal": proposal}
     status = "created" if outcome.created else "replaced"
-    result = {"index": index, "status": status, "memory": _summary(outcome)}
-    if outcome.similar:
-        result["similar"] = list(outcome.similar)
+    result = {
+        "index": index,
+        "status": status,
+        "memory": _summary(outcome),
+        **repeats.similar_fields(outcome),
+    }
+    if outcome.supersedes:
+        result["supersedes"] = list(outcome.supersedes)
     return result
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from synapse.core import clock
 from synapse.core.observability import COUNT, logger, metrics
-from synapse.memory import event_names, events, reads
+from synapse.memory import event_names, events, expiring_reads
 from synapse.storage import pages, tables
 from synapse.webhooks import delivery_queue, subscriptions
 
@@ -128,7 +128,7 @@ def publish_expiring(at: datetime | None = None) -> dict[str, int]:
             tally["minds"] += 1
             after: str | None = None
             while True:
-                page = reads.expiring(mind_id, EXPIRING_AHEAD, pages.MAX_LIMIT, after, at=moment)
+                page = expiring_reads.expiring(mind_id, EXPIRING_AHEAD, pages.MAX_LIMIT, after, at=moment)
                 for memory in page.memories:
                     assert memory.expires_at is not None
                     if not claim_expiry(mind_id, memory.id, memory.expires_at):

@@ -54,6 +54,7 @@ class Imported:
         tags: Iterable[str] = (),
         priority: str = "normal",
         expires_at: str | None = None,
+        occurred_at: str | None = None,
     ) -> None:
         """One memory, made to fit: text made text, tags cleaned, content split past the limit, empty
         ones skipped."""
@@ -82,6 +83,8 @@ class Imported:
                 record["tags"] = kept
             if expires_at:
                 record["expires_at"] = expires_at
+            if occurred_at:
+                record["occurred_at"] = occurred_at
             self.records.append(record)
 
 

@@ -9,7 +9,9 @@ text), `hash`, `created_at`, `updated_at`, optionally `user_id`, `agent_id`, `ru
 Mapping: content = `memory`; key = `mem0_` + the item's `id` (its `hash`, then its text, when it has
 none); category from `categories` or `metadata.category` where one names one of SPEC's eight or a
 category of mem0's default catalog (below), else `note`; tags = `mem0`, then the categories;
-`expiration_date` → `expires_at`. Lost: `created_at`/`updated_at` (the server stamps its own),
+`expiration_date` → `expires_at`; the item's `timestamp` (the event time given to `add`), else its
+`created_at`, → `occurred_at` (when it was said: the server stamps its own `created_at`). Lost:
+`updated_at`,
 `hash`, `score`, the `user_id`/`agent_id`/`run_id` scoping (a mind is one scope) and `metadata`
 beyond its category.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +71,24 @@ def expiry(value: Any) -> str | None:
     return value if _ZONE.search(value) else f"{value}Z"
 
 
+def event_time(item: dict[str, Any]) -> str | None:
+    """When a mem0 memory was said: its `timestamp` (epoch seconds, or text), else its `created_at`,
+    as a date or a timestamp with a zone (mem0 writes naive ones in UTC)."""
+    for name in ("timestamp", "created_at"):
+        value = item.get(name)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            try:
+                return datetime.fromtimestamp(value, UTC).isoformat().replace("+00:00", "Z")
+            except (OverflowError, OSError, ValueError):
+                continue
+        if isinstance(value, str) and value.strip():
+            value = value.strip()
+            if len(value) == 10:  # YYYY-MM-DD
+                return value
+            return value if _ZONE.search(value) else f"{value}Z"
+    return None
+
+
 def read(path: Path) -> Imported:
     imported = Imported()
     try:
@@ -92,5 +113,6 @@ def read(path: Path) -> Imported:
             content=str(item.get("memory") or ""),
             tags=["mem0", *categories],
             expires_at=expiry(item.get("expiration_date")),
+            occurred_at=event_time(item),
         )
     return imported

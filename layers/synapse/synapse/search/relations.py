@@ -1,0 +1,210 @@
+"""What a write's `similar` memories are to it: a `repeat` (says the same) or `related` (the same
+subject, perhaps an older value of it: what the write may replace), or nothing worth naming.
+
+The meaning model alone cannot tell: an update says a new value in new words ("Works at Acme" /
+"Now works at Globex as a manager" are 0.40 alike), while two facts of one person in the same
+words may be unrelated. So a candidate's cosine is weighed with the words the two share: a word
+of their keys (the subject an agent named: `coffee` / `coffee_order`) counts most, then the
+content's subject words (not function words, not the words an update is said with: now, new,
+changed, switched, ...). Only the best such candidate is `related`, and only above `RELATED_SCORE`;
+`repeat` needs near-identical meaning. Calibrated on bench/data/updates.json (`bench/updates.py`).
+
+Apart from `repeats` (which finds the candidates and owns how their vectors are read) so the
+labelling and the lookup change independently.
+"""
+
+import re
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+# Candidates below this cosine are not looked at (`repeats` reads down to it).
+CANDIDATE_FLOOR = 0.25
+# At or above: says the same (a restatement, not a new value).
+REPEAT_SIMILARITY = 0.88
+# cosine + KEY_WEIGHT * (keys share a word) + WORD_WEIGHT * min(shared subject words, 2) / 2
+KEY_WEIGHT = 0.25
+WORD_WEIGHT = 0.2
+RELATED_SCORE = 0.5
+MAX_RELATED = 1
+
+_WORD = re.compile(r"[a-z][a-z']+")  # two letters at least: gp, dr, kg and km name things
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "with",
+        "by",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "his",
+        "her",
+        "their",
+        "its",
+        "he",
+        "she",
+        "they",
+        "him",
+        "them",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "our",
+        "your",
+        "i",
+        "we",
+        "you",
+        "me",
+        "us",
+        "not",
+        "no",
+        "so",
+        "than",
+        "then",
+        "there",
+        "here",
+        "into",
+        "over",
+        "after",
+        "before",
+        "about",
+        "up",
+        "down",
+        "out",
+        "off",
+        "again",
+        "also",
+        "just",
+        "only",
+        "very",
+        "now",
+        "new",
+        "newer",
+        "latest",
+        "current",
+        "currently",
+        "changed",
+        "change",
+        "changes",
+        "switched",
+        "switch",
+        "moved",
+        "move",
+        "got",
+        "get",
+        "gets",
+        "went",
+        "go",
+        "goes",
+        "going",
+        "became",
+        "become",
+        "instead",
+        "since",
+        "anymore",
+        "longer",
+        "still",
+        "today",
+        "days",
+        "last",
+        "next",
+        "month",
+        "week",
+        "year",
+        "years",
+        "months",
+        "weeks",
+        "ago",
+        "every",
+        "each",
+        "once",
+    ]
+)
+
+
+class Candidate(NamedTuple):
+    """A memory a write may replace, as the index holds it."""
+
+    id: str
+    key: str
+    content: str
+    similarity: float
+
+
+def _stem(word: str) -> str:
+    word = word.removesuffix("'s")
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiousl":
+                word = word[:-1]  # running -> runn -> run
+            return word
+    return word
+
+
+def subject_words(text: str) -> frozenset[str]:
+    """The words that say what a text is about: lowercased, lightly stemmed, function words out."""
+    return frozenset(_stem(w) for w in _WORD.findall(text.casefold()) if w not in _STOP)
+
+
+_DIGEST = re.compile(r"_(?=[0-9a-f]*[0-9])[0-9a-f]{6,16}$")
+
+
+def _named_key_words(key: str) -> frozenset[str]:
+    """The words of a key an agent chose; none for a key derived from the content
+    (`mcp.calls.derived_key`, ending in a digest): its words are the content's, counted already."""
+    if _DIGEST.search(key):
+        return frozenset()
+    return subject_words(key.replace("_", " "))
+
+
+def score(key: str, content: str, candidate: Candidate) -> float:
+    """How strongly `candidate` looks like the same subject as the write (`key`, `content`)."""
+    keys_share = bool(_named_key_words(key) & _named_key_words(candidate.key))
+    shared = subject_words(f"{content} {key.replace('_', ' ')}") & subject_words(
+        f"{candidate.content} {candidate.key.replace('_', ' ')}"
+    )
+    return candidate.similarity + KEY_WEIGHT * keys_share + WORD_WEIGHT * min(len(shared), 2) / 2
+
+
+def labelled(key: str, content: str, candidates: Sequence[Candidate], limit: int) -> list[dict[str, Any]]:
+    """The candidates worth naming, `{id, key, similarity, relation}`, most similar first: every
+    `repeat`, and the best-scoring `related` ones (at most MAX_RELATED)."""
+    named: dict[str, str] = {}
+    for candidate in candidates:
+        if candidate.similarity >= REPEAT_SIMILARITY:
+            named[candidate.id] = "repeat"
+    scored = sorted(
+        ((score(key, content, c), c) for c in candidates if c.id not in named), key=lambda pair: -pair[0]
+    )
+    for value, candidate in scored[:MAX_RELATED]:
+        if value >= RELATED_SCORE:
+            named[candidate.id] = "related"
+    shown = [
+        {"id": c.id, "key": c.key, "similarity": round(c.similarity, 3), "relation": named[c.id]}
+        for c in sorted(candidates, key=lambda c: -c.similarity)
+        if c.id in named
+    ]
+    return shown[:limit]

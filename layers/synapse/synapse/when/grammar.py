@@ -1,0 +1,390 @@
+"""The time expressions Synapse reads, each resolved to a window of days relative to a day `today`.
+
+Why a grammar of our own (docs/time.md has the measurements): the date libraries measured
+(dateparser, parsedatetime, ctparse) return a *point* ("next week" → now + 7 days), where a question
+means a span (Monday to Sunday of next week); they guess past or future by one global setting, where
+a question's tense decides; and the best of them took 1.5 s of CPU on its first call. The spans and
+the tense are ours to write in any case; recognising the expressions is a few patterns more.
+
+Rules (docs/rules.md "Time in questions"): weeks run Monday to Sunday; a bare weekday, month or
+"Dec 9" is the next one (today included) unless the sentence is in the past tense, then the last
+one; "next Friday" is the Friday of next week, "this Friday" the Friday of this week, "last Friday"
+the last Friday before today; "the weekend" is Saturday and Sunday.
+"""
+
+import re
+from collections.abc import Callable
+from datetime import date, timedelta
+from enum import Enum
+from typing import NamedTuple
+
+
+class Tense(Enum):
+    PAST = "past"
+    FUTURE = "future"
+
+
+class Window(NamedTuple):
+    """Days from `start` to `end`, both included, in the reader's zone."""
+
+    start: date
+    end: date
+
+    @property
+    def days(self) -> int:
+        return (self.end - self.start).days + 1
+
+    def __contains__(self, day: object) -> bool:
+        return isinstance(day, date) and self.start <= day <= self.end
+
+    def public(self) -> dict[str, str]:
+        return {"start": self.start.isoformat(), "end": self.end.isoformat()}
+
+
+class Found(NamedTuple):
+    """An expression found in a text: its span, what it reads as, and whether it names days a memory
+    can be about (`vague`: "recently", "upcoming", a whole year are a question's, not a date's)."""
+
+    start: int
+    end: int
+    window: Window
+    vague: bool = False
+
+
+MONTHS = {
+    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
+    "august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
+    "oct": 10, "nov": 11, "dec": 12,
+}  # fmt: skip
+# Month names that are also everyday words or names: a month only with a day, a year or a
+# preposition ("in May", "May 5"), never alone ("may", "march", "june", "august").
+_WORDLIKE_MONTHS = frozenset({"may", "march", "june", "august"})
+WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
+NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a few": 3, "few": 3,
+    "a couple of": 2, "couple of": 2, "several": 3,
+}  # fmt: skip
+VAGUE_DAYS = 14  # "recently" looks this far back, "upcoming" this far ahead
+
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+_FULL_MONTH = "|".join(
+    m for m in sorted(MONTHS, key=len, reverse=True) if len(m) > 4 or m in {"may", "june", "july"}
+)
+_WEEKDAY = "|".join(WEEKDAYS)
+_NUMBER = r"\d{1,3}|" + "|".join(sorted(NUMBERS, key=len, reverse=True))
+_UNIT = r"(day|week|month|year)s?"
+_B = r"(?<![\w-])"  # a word starts here
+_E = r"(?![\w])"  # a word ends here
+_PAST_WORDS = re.compile(
+    r"\b(did|was|were|had|went|happened|ago|last|yesterday|past|previously|earlier|used to|said|told"
+    r"|met|visited|discussed|mentioned|bought|moved|talked|spoke|asked|wrote|sent)\b"
+)
+
+
+def tense_of(lowered: str) -> Tense:
+    """A sentence's tense, guessed from its past-tense words (else the future: plans and due dates)."""
+    return Tense.PAST if _PAST_WORDS.search(lowered) else Tense.FUTURE
+
+
+# ---------------------------------------------------------------- calendar arithmetic
+
+
+def _month_window(year: int, month: int) -> Window:
+    """The month's days (`calendar.monthrange` would import `locale`: 5 ms at cold start)."""
+    first = date(year, month, 1)
+    following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
+    return Window(first, following - timedelta(days=1))
+
+
+def _year_window(year: int) -> Window:
+    return Window(date(year, 1, 1), date(year, 12, 31))
+
+
+def _add_months(day: date, months: int) -> tuple[int, int]:
+    index = day.year * 12 + day.month - 1 + months
+    return index // 12, index % 12 + 1
+
+
+def _week_start(day: date) -> date:
+    return day - timedelta(days=day.weekday())
+
+
+def _one(day: date) -> Window:
+    return Window(day, day)
+
+
+def _around(day: date, spread: int) -> Window:
+    return Window(day - timedelta(days=spread), day + timedelta(days=spread))
+
+
+def _number(text: str) -> int:
+    text = " ".join(text.split())
+    return int(text) if text.isdigit() else NUMBERS[text]
+
+
+def _date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _month_day(today: date, month: int, day: int, year: str | None, tense: Tense) -> Window | None:
+    """A day of a month: in `year`, else the next one (past tense: the last one)."""
+    if year:
+        found = _date(int(year), month, day)
+        return None if found is None else _one(found)
+    this_year = _date(today.year, month, day)
+    if tense is Tense.FUTURE:
+        if this_year is not None and this_year >= today:
+            return _one(this_year)
+        found = _date(today.year + 1, month, day)
+    else:
+        if this_year is not None and this_year <= today:
+            return _one(this_year)
+        found = _date(today.year - 1, month, day)
+    return None if found is None else _one(found)
+
+
+def _month(today: date, month: int, year: str | None, modifier: str, tense: Tense) -> Window:
+    if year:
+        return _month_window(int(year), month)
+    if modifier == "next" or (modifier == "coming" and month == today.month):
+        tense, later = Tense.FUTURE, month == today.month
+    elif modifier in {"last", "past"}:
+        tense, later = Tense.PAST, month == today.month
+    else:
+        later = False
+    if modifier == "this":
+        return _month_window(today.year, month)
+    if tense is Tense.FUTURE:
+        year_of = (
+            today.year if month > today.month or (month == today.month and not later) else today.year + 1
+        )
+    else:
+        year_of = (
+            today.year if month < today.month or (month == today.month and not later) else today.year - 1
+        )
+    return _month_window(year_of, month)
+
+
+def _weekday(today: date, weekday: int, modifier: str, tense: Tense) -> Window:
+    if modifier == "next":
+        return _one(_week_start(today) + timedelta(days=7 + weekday))
+    if modifier == "this":
+        return _one(_week_start(today) + timedelta(days=weekday))
+    if modifier in {"last", "past"} or (modifier in {"", "on"} and tense is Tense.PAST):
+        back = (today.weekday() - weekday) % 7 or 7
+        return _one(today - timedelta(days=back))
+    ahead = (weekday - today.weekday()) % 7
+    if modifier == "coming" and ahead == 0:
+        ahead = 7
+    return _one(today + timedelta(days=ahead))
+
+
+def _weekend(today: date, modifier: str, tense: Tense) -> Window:
+    monday = _week_start(today)
+    if modifier == "next":
+        saturday = monday + timedelta(days=12)
+    elif modifier in {"last", "past"} or (tense is Tense.PAST and modifier != "this" and today.weekday() < 5):
+        saturday = monday - timedelta(days=2)
+    else:
+        saturday = monday + timedelta(days=5)
+    return Window(saturday, saturday + timedelta(days=1))
+
+
+def _period(today: date, modifier: str, unit: str) -> Window:
+    """this/next/last/past/coming week, month or year."""
+    if modifier in {"past", "coming"}:  # rolling: the last or next 7 days, month, year
+        length = {"week": 7, "month": 30, "year": 365}[unit]
+        if modifier == "past":
+            return Window(today - timedelta(days=length), today)
+        return Window(today, today + timedelta(days=length))
+    step = {"this": 0, "next": 1, "last": -1, "previous": -1}[modifier]
+    if unit == "week":
+        monday = _week_start(today) + timedelta(days=7 * step)
+        return Window(monday, monday + timedelta(days=6))
+    if unit == "month":
+        return _month_window(*_add_months(today, step))
+    return _year_window(today.year + step)
+
+
+def _within(window: Window, part: str, today: date) -> Window:
+    """ "earlier this week" (from its start to today), "later this month" (from today to its end)."""
+    if part == "earlier" and window.start <= today <= window.end:
+        return Window(window.start, today)
+    if part == "later" and window.start <= today <= window.end:
+        return Window(today, window.end)
+    return window
+
+
+# ---------------------------------------------------------------- the patterns
+
+
+class _Rule(NamedTuple):
+    pattern: re.Pattern[str]
+    resolve: Callable[[re.Match[str], date, Tense], Window | None]
+    vague: bool = False
+
+
+def _rule(
+    pattern: str, resolve: Callable[[re.Match[str], date, Tense], Window | None], vague: bool = False
+) -> _Rule:
+    return _Rule(re.compile(_B + pattern + _E), resolve, vague)
+
+
+def _iso(m: re.Match[str], today: date, tense: Tense) -> Window | None:
+    found = _date(int(m["y"]), int(m["m"]), int(m["d"]))
+    return None if found is None else _one(found)
+
+
+def _ago(m: re.Match[str], today: date, tense: Tense) -> Window | None:
+    n, unit = _number(m["n"]), m["unit"]
+    sign = -1 if m["ago"] else 1
+    if unit == "day":
+        return _around(today + timedelta(days=sign * n), 0 if n <= 1 else 1)
+    if unit == "week":
+        return _around(today + timedelta(days=sign * 7 * n), 3)
+    if unit == "month":
+        return _month_window(*_add_months(today, sign * n))
+    return _year_window(today.year + sign * n)
+
+
+def _span(m: re.Match[str], today: date, tense: Tense) -> Window | None:
+    """the past 3 days, the next two weeks, within 10 days."""
+    n, unit = _number(m["n"]), m["unit"]
+    length = timedelta(days=n * {"day": 1, "week": 7, "month": 30, "year": 365}[unit])
+    if m["dir"] in {"past", "last"}:
+        return Window(today - length, today)
+    return Window(today, today + length)
+
+
+def _nth(m: re.Match[str], today: date, tense: Tense) -> Window | None:
+    """ "on the 9th": of this month, else the next (past tense: the last) month that has it."""
+    day = int(m["d"])
+    for step in range(3):
+        shift = step if tense is Tense.FUTURE else -step
+        found = _date(*_add_months(today, shift), day)
+        if found is not None and (found >= today if tense is Tense.FUTURE else found <= today):
+            return _one(found)
+    return None
+
+
+def _month_rule(m: re.Match[str], today: date, tense: Tense) -> Window | None:
+    name, modifier = m["month"], m["mod"] or ""
+    if name in _WORDLIKE_MONTHS and not (modifier or m["year"] or m["prep"] or m["part"]):
+        return None
+    window = _month(today, MONTHS[name], m["year"], modifier, tense)
+    part = m["part"]
+    if part == "early":
+        return Window(window.start, window.start + timedelta(days=9))
+    if part in {"mid", "middle of"}:
+        return Window(window.start + timedelta(days=10), window.start + timedelta(days=19))
+    if part in {"late", "end of"}:
+        return Window(window.start + timedelta(days=20), window.end)
+    return window
+
+
+_RULES: list[_Rule] = [
+    _rule(r"(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})(?:t[\d:.]+(?:z|[+-]\d{2}:?\d{2})?)?", _iso),
+    _rule(
+        rf"(?:on\s+)?(?P<month>{_MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{{4}}))?",
+        lambda m, t, s: _month_day(t, MONTHS[m["month"]], int(m["d"]), m["year"], s),
+    ),
+    _rule(
+        rf"(?:on\s+)?(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH})\.?"
+        r"(?:,?\s+(?P<year>\d{4}))?",
+        lambda m, t, s: _month_day(t, MONTHS[m["month"]], int(m["d"]), m["year"], s),
+    ),
+    _rule(r"(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)", _nth),
+    _rule(r"(?:the\s+)?day\s+after\s+tomorrow", lambda m, t, s: _one(t + timedelta(days=2))),
+    _rule(r"(?:the\s+)?day\s+before\s+yesterday", lambda m, t, s: _one(t - timedelta(days=2))),
+    _rule(r"today|tonight|this\s+(?:morning|afternoon|evening)", lambda m, t, s: _one(t)),
+    _rule(
+        r"tomorrow(?:\s+(?:morning|afternoon|evening|night))?", lambda m, t, s: _one(t + timedelta(days=1))
+    ),
+    _rule(r"yesterday|last\s+night", lambda m, t, s: _one(t - timedelta(days=1))),
+    _rule(
+        r"(?:(?P<part>earlier|later)\s+)?(?:the\s+)?(?P<mod>this|next|last|past|previous|coming)\s+"
+        r"(?P<unit>week|month|year)",
+        lambda m, t, s: _within(_period(t, m["mod"], m["unit"]), m["part"] or "", t),
+    ),
+    _rule(
+        r"(?:(?:on|over|at|during)\s+)?(?:(?P<mod>this|next|last|past|coming)\s+|the\s+)?weekend",
+        lambda m, t, s: _weekend(t, m["mod"] or "", s),
+    ),
+    _rule(
+        rf"(?:(?P<mod>this|next|last|past|coming|on)\s+)?(?:on\s+)?(?P<day>{_WEEKDAY})",
+        lambda m, t, s: _weekday(t, WEEKDAYS[m["day"]], m["mod"] or "", s),
+    ),
+    _rule(
+        rf"(?:(?P<prep>in|during|of|by|until|till|before|after|for)\s+)?(?:(?P<part>early|mid|late|middle\s+of|end\s+of)[\s-]+)?"
+        rf"(?:(?P<mod>this|next|last|past|coming)\s+)?(?P<month>{_FULL_MONTH})(?:,?\s+(?P<year>\d{{4}}))?",
+        _month_rule,
+    ),
+    _rule(r"(?P<n>" + _NUMBER + r")\s+" + _UNIT.replace("(", "(?P<unit>", 1) + r"\s+(?P<ago>ago)", _ago),
+    _rule(r"in\s+(?P<n>" + _NUMBER + r")\s+" + _UNIT.replace("(", "(?P<unit>", 1) + r"(?P<ago>)", _ago),
+    _rule(
+        r"(?:(?:the|in\s+the)\s+)?(?P<dir>past|last|next|coming|within)\s+(?:the\s+)?(?P<n>"
+        + _NUMBER
+        + r")\s+"
+        + _UNIT.replace("(", "(?P<unit>", 1),
+        _span,
+    ),
+    _rule(
+        r"(?:(?:in|during|of|since|by)\s+(?:the\s+year\s+)?|the\s+year\s+)(?P<y>(?:19|20)\d{2})",
+        lambda m, t, s: _year_window(int(m["y"])),
+        vague=True,
+    ),
+    _rule(
+        r"recent(?:ly)?|lately|these\s+days|the\s+other\s+day",
+        lambda m, t, s: Window(t - timedelta(days=VAGUE_DAYS), t),
+        vague=True,
+    ),
+    _rule(
+        r"upcoming|coming\s+up|soon|in\s+the\s+(?:near\s+)?future|(?:the\s+)?days\s+ahead|next\s+few\s+days",
+        lambda m, t, s: Window(t, t + timedelta(days=VAGUE_DAYS)),
+        vague=True,
+    ),
+]
+_SINCE = re.compile(r"(?:since|from)\s+$")
+_UNTIL = re.compile(r"(?:until|till|by|before)\s+$")
+
+
+def _lowered(text: str) -> str:
+    """Lower case, one character for one character (so spans index the original text)."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
+def find(text: str, today: date, tense: Tense | None = None) -> list[Found]:
+    """The expressions in `text`, in order, none overlapping (the longest wins where two do)."""
+    lowered = _lowered(text)
+    tense = tense or tense_of(lowered)
+    candidates: list[tuple[int, int, _Rule, re.Match[str]]] = []
+    for rule in _RULES:
+        for match in rule.pattern.finditer(lowered):
+            candidates.append((match.start(), match.end(), rule, match))
+    candidates.sort(key=lambda c: (c[0], -(c[1] - c[0])))
+    found: list[Found] = []
+    reached = 0
+    for start, end, rule, match in candidates:
+        if start < reached:
+            continue
+        before = lowered[max(0, start - 8) : start]
+        since, until = _SINCE.search(before), _UNTIL.search(before)
+        # "since October" is the last October, "until Friday" the next Friday, whatever the tense
+        window = rule.resolve(match, today, Tense.PAST if since else Tense.FUTURE if until else tense)
+        if window is None:
+            continue
+        if since is not None and window.start <= today:
+            window, start = Window(window.start, today), start - len(since[0])
+        elif until is not None and window.end >= today:
+            window, start = Window(today, window.end), start - len(until[0])
+        found.append(Found(start, end, window, rule.vague))
+        reached = end
+    return found

@@ -1,0 +1,196 @@
+"""Time in questions through the gateway (issue 42 items 5-6): search's soft time window, time words
+not matched as words, `now=`/`tz=`, and recall's "Coming up". The real handlers, moto DynamoDB, its
+stream fed to the real indexer; the clock stands at Monday 2026-11-30 08:00 UTC while memories are
+written, so the dates in their content are read relative to it."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from synapse.search import generations, schema
+
+from infra.gateway import HttpResponse
+from infra.stream_pump import Pump
+from tests.support.api import Api, MindHandle
+from tests.support.checks import as_agent, assert_error
+from tests.support.clock import MovableClock
+from tests.support.clock import moved_fixture as moved_fixture
+from tests.support.index import index_root_fixture as index_root_fixture
+from tests.support.index import pump_fixture as pump_fixture
+from tests.support.settings import configure_fixture as configure_fixture
+
+MEMORIES = {
+    "user_name": ("Michael Schäfer", "critical"),
+    "dentist": ("Dentist appointment with Dr. Weber on Dec 9", "normal"),  # Wednesday next week
+    "offsite": ("Team offsite next Tuesday in the Hamburg office", "normal"),  # 8 December
+    "bank": ("Call the bank about the mortgage on 2026-12-07", "normal"),  # Monday next week
+    "birthday": ("Mom's birthday is on 2026-12-02, call her", "high"),  # this week
+    "renovation": ("Kitchen renovation planned for next summer", "normal"),
+    "next_car": ("Next car will be an electric one", "normal"),
+    "spouse": ("Wife is Anna, married since 2015", "normal"),
+}
+
+
+@pytest.fixture
+def mind(api: Api) -> MindHandle:
+    return api.create_mind()
+
+
+@pytest.fixture
+def dated(api: Api, mind: MindHandle, moved: MovableClock, pump: Pump) -> dict[str, str]:
+    ids = {}
+    for key, (content, priority) in MEMORIES.items():
+        moved.advance(seconds=1)
+        category = "identity" if key == "user_name" else "note"
+        answer = api.store(mind, category=category, key=key, content=content, priority=priority)
+        assert answer.status in {200, 201}, answer.text
+        ids[key] = answer.json()["id"]
+    pump.run_once()
+    return ids
+
+
+def search(api: Api, mind: MindHandle, q: str, **params: Any) -> HttpResponse:
+    return api.call("GET", "/memory/search", query={"q": q, **params}, **as_agent(mind))
+
+
+def keys(answer: HttpResponse) -> list[str]:
+    assert answer.status == 200, answer.text
+    return [r["memory"]["key"] for r in answer.json()["results"]]
+
+
+def test_next_week_finds_what_is_dated_next_week_not_next_summer(
+    api: Api, mind: MindHandle, dated: dict[str, str]
+) -> None:
+    # When an agent asks what is coming up next week (now: Monday 30 November)
+    answer = search(api, mind, "What is coming up next week?")
+    found = keys(answer)
+    # Then the memories dated 7-13 December come first, though they share no word with the question
+    assert set(found[:3]) == {"dentist", "offsite", "bank"}, found
+    # And "next" is not searched as a word: the plans for next summer and the next car stay below
+    assert "next" not in answer.json()["terms"] and "week" not in answer.json()["terms"]
+    assert found.index("renovation") > 2 if "renovation" in found else True
+
+
+def test_the_window_is_soft_a_question_still_finds_its_undated_answer(
+    api: Api, mind: MindHandle, dated: dict[str, str]
+) -> None:
+    # When a question names a time and words that only an undated memory holds
+    found = keys(search(api, mind, "Anna married next week"))
+    # Then that memory is still found: the window favours, it never filters
+    assert "spouse" in found[:3], found
+
+
+def test_words_and_window_together(api: Api, mind: MindHandle, dated: dict[str, str]) -> None:
+    found = keys(search(api, mind, "dentist next week"))
+    assert found[0] == "dentist", found
+
+
+def test_now_replays_another_moment_and_tz_decides_the_day(
+    api: Api, mind: MindHandle, dated: dict[str, str]
+) -> None:
+    # Given 23:30 UTC on Monday 7 December: still the 7th in UTC, already Tuesday the 8th in Berlin
+    late = "2026-12-07T23:30:00Z"
+    # Then "today" is the bank's day in UTC and the offsite's in Berlin
+    assert keys(search(api, mind, "What is on today?", now=late))[0] == "bank"
+    assert keys(search(api, mind, "What is on today?", now=late, tz="Europe/Berlin"))[0] == "offsite"
+    # And "tomorrow" seen from the 8th is the dentist's day
+    assert keys(search(api, mind, "Anything tomorrow?", now="2026-12-08"))[0] == "dentist"
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"tz": "Mars/Olympus"}, "tz"),
+        ({"tz": "../../etc/passwd"}, "tz"),
+        ({"now": "yesterday"}, "now"),
+        ({"now": "2026-12-03T10:00:00"}, "now"),
+    ],
+)
+def test_a_bad_now_or_tz_is_a_400_naming_it(
+    api: Api, mind: MindHandle, params: dict[str, str], field: str
+) -> None:
+    for path, query in (("/memory/search", {"q": "next week"}), ("/memory/recall", {})):
+        answer = api.call("GET", path, query={**query, **params}, **as_agent(mind))
+        assert_error(answer, 400)
+        assert answer.json()["error"]["details"][0]["field"] == field
+
+
+def recall(api: Api, mind: MindHandle, **query: Any) -> HttpResponse:
+    answer = api.call("GET", "/memory/recall", query=query, **as_agent(mind))
+    assert answer.status == 200, answer.text
+    return answer
+
+
+def test_recall_shows_what_is_coming_up_right_after_the_critical_ones(
+    api: Api, mind: MindHandle, dated: dict[str, str]
+) -> None:
+    # When recall is read on Thursday 3 December (the next 7 days: 3-9 December)
+    body = recall(api, mind, format="json", now="2026-12-03T10:00:00Z").json()
+    order = [m["key"] for m in body["memories"]]
+    # Then the critical memory comes first, then the coming days soonest first, then the rest
+    assert order[:4] == ["user_name", "bank", "offsite", "dentist"], order
+    assert order[4] == "birthday"  # past by now: back in its place (high)
+    # And the text says when each is due
+    text = recall(api, mind, now="2026-12-03T10:00:00Z").text
+    assert (
+        "  offsite\n  Team offsite next Tuesday in the Hamburg office\n  Coming up: 2026-12-08 (Tuesday)\n"
+        in text
+    )
+
+
+def test_recall_without_anything_coming_up_reads_as_before(
+    api: Api, mind: MindHandle, dated: dict[str, str]
+) -> None:
+    # When recall is read in February, when nothing is due
+    text = recall(api, mind, now="2027-02-01T10:00:00Z").text
+    # Then no entry says Coming up and the order is recall's own (priority, then most recent)
+    assert "Coming up" not in text
+    body = recall(api, mind, format="json", now="2027-02-01T10:00:00Z").json()
+    assert [m["key"] for m in body["memories"]][:2] == ["user_name", "birthday"]
+
+
+def test_recall_q_with_a_time_expression_uses_its_window(
+    api: Api, mind: MindHandle, dated: dict[str, str]
+) -> None:
+    # When the user's message asks about next week (now: Monday 30 November: nothing due within 7
+    # days but the birthday)
+    body = recall(api, mind, format="json", q="What is coming up next week?").json()
+    relevant = [m["key"] for m in body["memories"] if m["id"] in body["relevant"]]
+    # Then the memories dated next week are the relevant ones
+    assert {"dentist", "offsite", "bank"} <= set(relevant), relevant
+
+
+def _as_schema_3(generation: Path) -> None:
+    """Rewrite a generation as the index format before the days: no `doc_dates`."""
+    db = sqlite3.connect(generation, isolation_level=None)
+    generations.configure(db)
+    db.execute("DROP TABLE doc_dates")
+    db.execute("UPDATE meta SET value = '3' WHERE name = 'schema'")
+    db.close()
+
+
+def test_an_index_of_schema_3_answers_meanwhile_and_gets_its_days_in_place(
+    api: Api, mind: MindHandle, dated: dict[str, str], index_root: Path, pump: Pump
+) -> None:
+    # Given a mind whose published index is of schema 3 (no days kept)
+    folder = index_root / mind.id
+    old = generations.current_generation(folder)
+    assert old is not None
+    _as_schema_3(old)
+    # Then a question with a time expression is still answered, by its words (no window to favour)
+    assert keys(search(api, mind, "dentist next week"))[0] == "dentist"
+    assert "Coming up" not in recall(api, mind, now="2026-12-03T10:00:00Z").text
+    # When the next change of that mind is indexed
+    answer = api.store(mind, category="note", key="plumber", content="Plumber comes on 2026-12-04")
+    assert answer.status == 201, answer.text
+    pump.run_once()
+    # Then the generation was upgraded in place and the old memories' dates were read from their text
+    assert generations.current_generation(folder) == old
+    db = generations.open_read_only(old)
+    assert schema.schema_of(db) == schema.SCHEMA_VERSION
+    db.close()
+    assert "Coming up: 2026-12-04 (Friday)" in recall(api, mind, now="2026-12-03T10:00:00Z").text
+    assert set(keys(search(api, mind, "What is coming up next week?"))[:3]) == {"dentist", "offsite", "bank"}

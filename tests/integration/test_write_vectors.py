@@ -1,0 +1,81 @@
+"""Nothing embedded twice (issue 43 item 1): what a write embeds for its `similar` is kept in the
+process, and an indexer in the same process (the local runner, these tests) stores that vector
+instead of embedding the text again. Through the gateway (the real handlers, moto DynamoDB, its
+stream fed to the real indexer) with the deterministic fake model, which counts what it embeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from synapse.search import readers, vectors
+
+from infra.stream_pump import Pump
+from tests.support.api import Api, MindHandle
+from tests.support.checks import as_agent
+from tests.support.embedding import FakeEmbedder
+from tests.support.embedding import fake_embedder_fixture as fake_embedder_fixture
+from tests.support.index import index_root_fixture as index_root_fixture
+from tests.support.index import pump_fixture as pump_fixture
+from tests.support.settings import configure_fixture as configure_fixture
+
+
+@pytest.fixture
+def mind(api: Api) -> MindHandle:
+    return api.create_mind()
+
+
+def indexed_vector(mind: MindHandle, memory_id: str) -> np.ndarray:
+    db = readers.reader(mind.id)
+    assert db is not None
+    (blob,) = db.execute("SELECT vector FROM vectors WHERE memory_id = ?", (memory_id,)).fetchone()
+    return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+
+
+def test_a_stored_memory_is_embedded_once_for_its_answer_and_its_index(
+    api: Api, mind: MindHandle, pump: Pump, fake_embedder: FakeEmbedder
+) -> None:
+    # Given a mind with a fact indexed
+    api.store(mind, category="fact", key="car", content="Drives a Tesla")
+    pump.run_once()
+    fake_embedder.embedded.clear()
+    # When its update is stored under another key, and then indexed
+    answer = api.store(mind, category="fact", key="new_car", content="Drives a BMW now, sold the Tesla")
+    assert answer.status == 201 and [s["key"] for s in answer.json()["similar"]] == ["car"]
+    pump.run_once()
+    # Then its text was embedded once, for the write's `similar`, and the index stores that vector
+    text = "new car\nDrives a BMW now, sold the Tesla"
+    assert fake_embedder.embedded == [text]
+    expected = fake_embedder.embed([text])[0]
+    assert float(indexed_vector(mind, answer.json()["id"]) @ expected) > 0.999
+
+
+def test_a_batch_embeds_each_memory_once(
+    api: Api, mind: MindHandle, pump: Pump, fake_embedder: FakeEmbedder
+) -> None:
+    # Given a mind with an index, and a batch of three memories
+    api.store(mind, category="fact", key="car", content="Drives a Tesla")
+    pump.run_once()
+    fake_embedder.embedded.clear()
+    contents = ["Has a golden retriever", "Allergic to peanuts", "Team standup at 9:15"]
+    body = {"memories": [{"category": "fact", "key": f"k{n}", "content": c} for n, c in enumerate(contents)]}
+    # When it is stored and indexed
+    answer = api.call("POST", "/memory/batch", json_body=body, **as_agent(mind))
+    assert answer.status == 200, answer.text
+    pump.run_once()
+    # Then each text was embedded once, in one call, and every memory has its vector in the index
+    assert sorted(fake_embedder.embedded) == sorted(f"k{n}\n{c}" for n, c in enumerate(contents))
+    for result in answer.json()["results"]:
+        assert indexed_vector(mind, result["memory"]["id"]).shape == (vectors.DIMS,)
+
+
+def test_a_minds_first_write_is_embedded_by_the_indexer_alone(
+    api: Api, mind: MindHandle, pump: Pump, fake_embedder: FakeEmbedder
+) -> None:
+    # Given a mind without an index yet
+    # When its first memory is stored
+    answer = api.store(mind, category="fact", key="car", content="Drives a Tesla")
+    # Then the write embedded nothing (there is nothing to compare it with), and the indexer embeds it once
+    assert answer.status == 201 and "similar" not in answer.json()
+    assert fake_embedder.embedded == []
+    pump.run_once()
+    assert fake_embedder.embedded == ["car\nDrives a Tesla"]

@@ -1,0 +1,37 @@
+"""What a write's `similar` calls a candidate (issue 42 item 2): the rule of `search.relations`,
+without the model (cosines given)."""
+
+from synapse.search import recency, relations
+from synapse.search.relations import Candidate
+
+
+def test_a_key_an_agent_chose_that_shares_a_word_makes_a_weak_cosine_related() -> None:
+    # Given an older coffee preference only 0.29 alike in meaning, under a key sharing a word
+    older = Candidate("mem_a", "coffee", "Drinks his coffee black, no sugar", 0.29)
+    # When the newer one is labelled
+    labels = relations.labelled("coffee_order", "Switched to oat milk flat whites", [older], 3)
+    # Then the older is named as related
+    assert labels == [{"id": "mem_a", "key": "coffee", "similarity": 0.29, "relation": "related"}]
+
+
+def test_a_derived_key_shares_nothing_and_function_words_do_not_count() -> None:
+    # Given keys derived from content (MCP remember) and only update words in common
+    older = Candidate("mem_a", "now_changed_things_a1b2c3d4", "Now changed things", 0.3)
+    labels = relations.labelled("changed_now_again_0f9e8d7c", "Changed it now again", [older], 3)
+    assert labels == []
+
+
+def test_only_the_best_related_is_named_and_near_identical_is_a_repeat() -> None:
+    same = Candidate("mem_same", "home", "Lives in Berlin", 0.95)
+    older = Candidate("mem_old", "home_city", "Lives in Berlin Mitte", 0.6)
+    other = Candidate("mem_other", "city_trip", "Visited Berlin in May", 0.55)
+    labels = relations.labelled("home_city_now", "Lives in Berlin", [same, older, other], 3)
+    assert [(s["id"], s["relation"]) for s in labels] == [("mem_same", "repeat"), ("mem_old", "related")]
+
+
+def test_stems_join_running_and_runs() -> None:
+    assert relations.subject_words("running") == relations.subject_words("runs") == frozenset({"run"})
+
+
+def test_the_recency_step_leaves_pages_without_vectors_alone() -> None:
+    assert recency.newer_related_first(["a", "b"], None) == ["a", "b"]  # type: ignore[type-var]

@@ -1,0 +1,157 @@
+"""Reading time (issue 42 items 5-6, docs/time.md): a question's time expressions as a window of
+days relative to a fixed now in the asker's zone, the days a memory's content is about, and the
+`now=`/`tz=` parameters. Now is Thursday 2026-12-03 10:00 UTC throughout."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+from synapse.search import in_time
+from synapse.search.query import parse_query
+from synapse.when import zones
+from synapse.when.content import content_days, days_about
+from synapse.when.questions import read_question
+
+NOW = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # a Thursday
+
+WINDOWS = [
+    # days
+    ("What is on today?", "2026-12-03", "2026-12-03"),
+    ("Anything tomorrow?", "2026-12-04", "2026-12-04"),
+    ("What happened yesterday?", "2026-12-02", "2026-12-02"),
+    ("the day after tomorrow", "2026-12-05", "2026-12-05"),
+    ("What happened 3 days ago?", "2026-11-29", "2026-12-01"),
+    ("a couple of weeks ago", "2026-11-16", "2026-11-22"),
+    ("in 3 days", "2026-12-05", "2026-12-07"),
+    # weeks (Monday to Sunday), weekends, weekdays
+    ("What is coming up next week?", "2026-12-07", "2026-12-13"),
+    ("What did we discuss this week?", "2026-11-30", "2026-12-06"),
+    ("What did I do last week?", "2026-11-23", "2026-11-29"),
+    ("What happened the past week?", "2026-11-26", "2026-12-03"),
+    ("plans for the weekend", "2026-12-05", "2026-12-06"),
+    ("What did I do last weekend?", "2026-11-28", "2026-11-29"),
+    ("next weekend", "2026-12-12", "2026-12-13"),
+    ("What is on Friday?", "2026-12-04", "2026-12-04"),
+    ("What happened on Monday?", "2026-11-30", "2026-11-30"),
+    ("next Tuesday", "2026-12-08", "2026-12-08"),
+    ("last Friday", "2026-11-27", "2026-11-27"),
+    # months and years, past or future by the question's tense
+    ("What is planned this month?", "2026-12-01", "2026-12-31"),
+    ("next month", "2027-01-01", "2027-01-31"),
+    ("What happened last month?", "2026-11-01", "2026-11-30"),
+    ("What is happening in October?", "2027-10-01", "2027-10-31"),
+    ("What did we do in October?", "2026-10-01", "2026-10-31"),
+    ("in May", "2027-05-01", "2027-05-31"),
+    ("early January", "2027-01-01", "2027-01-10"),
+    ("last year", "2025-01-01", "2025-12-31"),
+    ("What did I do in 2025?", "2025-01-01", "2025-12-31"),
+    ("since October", "2026-10-01", "2026-12-03"),
+    # dates
+    ("Dec 9", "2026-12-09", "2026-12-09"),
+    ("What happened on Dec 9?", "2025-12-09", "2025-12-09"),
+    ("14 December 2026", "2026-12-14", "2026-12-14"),
+    ("What is on 2026-12-14?", "2026-12-14", "2026-12-14"),
+    ("on the 9th", "2026-12-09", "2026-12-09"),
+    ("January 5", "2027-01-05", "2027-01-05"),
+    # vague
+    ("What happened recently?", "2026-11-19", "2026-12-03"),
+    ("upcoming appointments", "2026-12-03", "2026-12-17"),
+    # several: the days both name
+    ("What is coming up next week?", "2026-12-07", "2026-12-13"),
+]
+
+
+@pytest.mark.parametrize(("question", "start", "end"), WINDOWS)
+def test_a_time_expression_reads_as_a_window_of_days(question: str, start: str, end: str) -> None:
+    # Given a question and a fixed now, When its time is read
+    found = read_question(question, NOW, UTC)
+    # Then it names the window the rules say
+    assert found.window is not None, question
+    assert (found.window.start.isoformat(), found.window.end.isoformat()) == (start, end)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Kitchen renovation planned for next summer",
+        "Where does he live now?",
+        "What may he eat?",
+        "Is march madness on?",
+        "Who is June?",
+        "Mondays are for the gym",
+    ],
+)
+def test_words_that_only_look_like_time_are_not_read(question: str) -> None:
+    assert read_question(question, NOW, UTC).window is None
+
+
+def test_the_time_words_leave_the_question_and_the_rest_is_searched() -> None:
+    # Given a question with a time expression and a word of its own
+    timed = in_time.read("dentist next week", parse_query("dentist next week"), NOW, UTC)
+    # Then its words are the rest ("next" and "week" are not searched as words)
+    assert timed.query.terms == ["dentist"]
+    assert timed.window is not None and timed.window.start == date(2026, 12, 7)
+    # And the names of months and weekdays stay words too ("every March" matches them as written)
+    named = in_time.read("dentist in March", parse_query("dentist in March"), NOW, UTC)
+    assert named.query.terms == ["dentist", "march"] and named.window is not None
+    # And a question of time and function words only has no words left to search
+    only_time = in_time.read("What is coming up next week?", parse_query("x"), NOW, UTC)
+    assert only_time.query.terms == [] and only_time.window is not None
+
+
+def test_explicit_syntax_keeps_its_exact_meaning() -> None:
+    raw = '"next week" OR tomorrow'
+    timed = in_time.read(raw, parse_query(raw), NOW, UTC)
+    assert timed.window is None and "next week" in timed.query.terms
+
+
+def test_the_askers_zone_decides_which_day_it_is() -> None:
+    # Given 23:30 UTC on Monday 7 December, which is already Tuesday in Berlin and still Monday in New York
+    late = datetime(2026, 12, 7, 23, 30, tzinfo=UTC)
+    berlin = read_question("What is on today?", late, ZoneInfo("Europe/Berlin")).window
+    new_york = read_question("What is on tomorrow?", late, ZoneInfo("America/New_York")).window
+    # Then "today" in Berlin is the 8th, and "tomorrow" in New York is the 8th too
+    assert berlin is not None and berlin.start == date(2026, 12, 8)
+    assert new_york is not None and new_york.start == date(2026, 12, 8)
+    # And at UTC "today" is still the 7th
+    utc = read_question("What is on today?", late, UTC).window
+    assert utc is not None and utc.start == date(2026, 12, 7)
+
+
+def test_dates_in_content_are_read_relative_to_when_it_was_written() -> None:
+    written = date(2026, 12, 1)  # a Tuesday
+    assert content_days("Dentist on 2026-12-14", written) == [date(2026, 12, 14)]
+    assert content_days("Dentist on Dec 9 at 14:30", written) == [date(2026, 12, 9)]
+    assert content_days("Team offsite next Tuesday", written) == [date(2026, 12, 8)]
+    assert content_days("Car service tomorrow", written) == [date(2026, 12, 2)]
+    assert content_days("Trip in October", written)[0] == date(2027, 10, 1)
+    assert len(content_days("Trip in October", written)) == 31
+    # Vague words and whole years say nothing about a day
+    assert content_days("Recently started Portuguese; planned for 2027", written) == []
+    assert content_days("Kitchen renovation planned for next summer", written) == []
+
+
+def test_a_memory_is_about_its_occurred_at_day_and_its_contents_dates() -> None:
+    days = days_about("Call the bank tomorrow", "2026-11-30T08:00:00.000Z", "2026-11-20")
+    assert days == ["2026-11-20", "2026-12-01"]
+    # A timestamp occurred_at is also when the words were said: "tomorrow" counts from it
+    said = days_about("Call the bank tomorrow", "2026-11-30T08:00:00.000Z", "2026-11-10T09:00:00Z")
+    assert said == ["2026-11-10", "2026-11-11"]
+    assert days_about("No dates here", None, None) == []
+
+
+def test_now_and_tz_are_read_or_refused_naming_the_parameter() -> None:
+    berlin = zones.zone_of("Europe/Berlin")
+    assert zones.moment_of("2026-12-03T10:00:00+01:00", berlin, None) == datetime(2026, 12, 3, 9, tzinfo=UTC)
+    assert zones.moment_of("2026-12-03", berlin, None) == datetime(2026, 12, 3, 11, tzinfo=UTC)
+    assert zones.zone_of(None) is UTC
+    for raw_zone in ("Mars/Olympus", "../etc/passwd", ""):
+        with pytest.raises(zones.BadClock) as refused:
+            zones.zone_of(raw_zone)
+        assert refused.value.field == "tz"
+    for raw_now in ("yesterday", "2026-12-03T10:00:00", "2026-13-03", "9999-12-31T23:59:59Z", "0001-01-01"):
+        with pytest.raises(zones.BadClock) as refused:
+            zones.moment_of(raw_now, UTC, None)
+        assert refused.value.field == "now"
