@@ -1,5 +1,7 @@
 """Shared fixtures: a test environment set before any `synapse` import, moto DynamoDB built from
-template.yaml, and an in-process API Gateway over the real handlers."""
+template.yaml, an in-process API Gateway over the real handlers, and the local runners that the e2e,
+client and browser tests share (one of each kind per test process: a start costs seconds, java and
+the model included, and the tests that share one each work in their own fresh mind)."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from moto import mock_aws
 
 from infra import motofix, template
 from tests.support.api import Api
+from tests.support.runner import LOOPBACK, SHARED, STARTUP, RunningService, running
 
 TABLE_NAMES = {"MemoriesTable": "test-memories", "MindsTable": "test-minds"}
 
@@ -61,3 +64,18 @@ def dynamo() -> Iterator[object]:
 @pytest.fixture
 def api(dynamo: object) -> Api:
     return Api()
+
+
+@pytest.fixture(scope="session")
+def shared_runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
+    """The runner on its default settings, one per test process (xdist worker), stopped cleanly at the
+    end: none of the requests it served may have been answered with a 5xx."""
+    with running(tmp_path_factory, "runner", SHARED, timeout=STARTUP) as service:
+        yield service
+
+
+@pytest.fixture(scope="session")
+def loopback_runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
+    """The runner that may deliver webhooks to receivers on this machine, one per test process."""
+    with running(tmp_path_factory, "loopback-runner", SHARED | LOOPBACK, timeout=STARTUP) as service:
+        yield service

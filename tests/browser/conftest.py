@@ -1,9 +1,11 @@
 """Browser tests of the review console (docs/console.md): Debian's chromium driven by Playwright
 against a real `make run` (tests/support/runner), axe-core's rules on every page.
 
-One runner and one browser per module; each test gets a fresh browser context (its own
-sessionStorage) and a fresh mind. The browser is the system's /usr/bin/chromium: `playwright install`
-is never run. axe-core comes from `make axe-core` (.cache/axe-core/, checksum pinned).
+One browser per test process; the review pages run on the process's shared runner (tests/conftest.py,
+shared with the e2e tests), the pages that need a hosted UI (access, connect, members) on one runner
+that offers it; each test gets a fresh browser context (its own sessionStorage) and a fresh mind.
+The browser is the system's /usr/bin/chromium: `playwright install` is never run. axe-core comes from
+`make axe-core` (.cache/axe-core/, checksum pinned).
 Without chromium or axe-core the tests skip, except in CI (CI=true), where they fail.
 """
 
@@ -23,7 +25,7 @@ import pytest
 import requests
 from playwright.sync_api import Browser, BrowserContext, Page, Route, ViewportSize, sync_playwright
 
-from tests.support.runner import RunningService, running
+from tests.support.runner import LOOPBACK, SHARED, STARTUP, RunningService, running
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -61,7 +63,7 @@ def _missing() -> str:
     return ""
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="session", autouse=True)
 def _needs_a_browser() -> None:
     missing = _missing()
     if missing:
@@ -70,13 +72,23 @@ def _needs_a_browser() -> None:
         pytest.skip(missing)
 
 
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None) -> Iterator[RunningService]:
-    with running(tmp_path_factory, "console-runner", timeout=90) as service:
+@pytest.fixture(scope="session")
+def runner(_needs_a_browser: None, shared_runner: RunningService) -> RunningService:
+    return shared_runner
+
+
+@pytest.fixture(scope="session")
+def hosted_ui_runner(
+    tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None
+) -> Iterator[RunningService]:
+    """A runner whose console offers a hosted UI too (a stand-in the browser's routes answer: no
+    Cognito here) and which may deliver webhooks to this machine (their deliveries get listed)."""
+    environment = {**SHARED, **LOOPBACK, **HOSTED_UI}
+    with running(tmp_path_factory, "hosted-ui-runner", environment, timeout=STARTUP) as service:
         yield service
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser(_needs_a_browser: None) -> Iterator[Browser]:
     # launch() gives every run a fresh temporary profile (its own user-data-dir), removed on close.
     with sync_playwright() as playwright:

@@ -9,14 +9,13 @@ import hmac
 import json
 import re
 import time
-from collections.abc import Iterator
 
 import pytest
 import requests
 from playwright.sync_api import BrowserContext, Locator, expect
 
-from tests.browser.conftest import DESKTOP, HOSTED_UI, PHONE, Console, HostedUi, Mind
-from tests.support.runner import RunningService, running
+from tests.browser.conftest import DESKTOP, PHONE, Console, HostedUi, Mind
+from tests.support.runner import RunningService
 
 PAGES = [
     ("#/queue", "Review queue"),
@@ -29,13 +28,10 @@ PAGES = [
 FIRST_LOAD_BUDGET = 120_000  # bytes of the console's own files (HTML, CSS, JS, icon), uncompressed
 
 
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None) -> Iterator[RunningService]:
-    """This module's runner may deliver webhooks to this machine (their deliveries get listed), and its
-    console offers a hosted UI too (a stand-in the browser's routes answer: no Cognito here)."""
-    environment = {**HOSTED_UI, "SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
-    with running(tmp_path_factory, "console-runner", environment, timeout=90) as service:
-        yield service
+@pytest.fixture
+def runner(hosted_ui_runner: RunningService) -> RunningService:
+    """The console here offers a hosted UI too (a stand-in the browser's routes answer)."""
+    return hosted_ui_runner
 
 
 def test_signing_in_through_the_hosted_ui_uses_the_code_flow_with_pkce(

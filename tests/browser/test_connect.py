@@ -6,26 +6,24 @@ priority by agents."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
 from playwright.sync_api import Page, Route, expect
 
-from tests.browser.conftest import HOSTED_UI, Console, HostedUi, Mind
+from tests.browser.conftest import Console, HostedUi, Mind
 from tests.support.oauth import pkce, query_of
-from tests.support.runner import RunningService, running
+from tests.support.runner import RunningService
 
 CALLBACK = "http://127.0.0.1:9/cb"  # nothing listens there: the browser's routing answers it
 APP = "Claude"
 
 
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None) -> Iterator[RunningService]:
-    """This module's console offers a hosted UI too (a stand-in the browser's routes answer)."""
-    with running(tmp_path_factory, "connect-runner", HOSTED_UI, timeout=90) as service:
-        yield service
+@pytest.fixture
+def runner(hosted_ui_runner: RunningService) -> RunningService:
+    """The console here offers a hosted UI too (a stand-in the browser's routes answer)."""
+    return hosted_ui_runner
 
 
 class App:

@@ -22,17 +22,16 @@ from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
 from synapse.core.settings import DEV_JWT_SECRET
 
 from infra.token import mint
-from tests.browser.conftest import DESKTOP, HOSTED_UI, PHONE, Agent, Console, HostedUi, Mind
-from tests.support.runner import RunningService, running
+from tests.browser.conftest import DESKTOP, PHONE, Agent, Console, HostedUi, Mind
+from tests.support.runner import RunningService
 
 OWNER = "local-user"  # the runner's dev user, whom Console.sign_in signs in
 
 
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None) -> Iterator[RunningService]:
-    """This module's console offers a hosted UI too (a stand-in the browser's routes answer)."""
-    with running(tmp_path_factory, "members-runner", HOSTED_UI, timeout=90) as service:
-        yield service
+@pytest.fixture
+def runner(hosted_ui_runner: RunningService) -> RunningService:
+    """The console here offers a hosted UI too (a stand-in the browser's routes answer)."""
+    return hosted_ui_runner
 
 
 class Person:

@@ -1,4 +1,5 @@
-"""Fixtures of the client tests: a real `make run` (one per test module), and a fresh mind per test
+"""Fixtures of the client tests: a real `make run` (one per test process, shared with the e2e webhook
+tests: tests/conftest.py's `loopback_runner`), and a fresh mind per test
 with a client for its agent (Mind Key) and for its person (JWT + X-Mind-Id); a recording front that
 shows what a subprocess (the CLI, the MCP server) sent."""
 
@@ -19,17 +20,14 @@ import httpx
 import pytest
 from synapse_client import Synapse
 
-from tests.support.runner import ROOT, RunningService, running
+from tests.support.runner import ROOT, RunningService
 
-STARTUP = 120.0  # seconds for a runner to come up on a busy machine
 SYNAPSE_CLI = Path(sys.executable).parent / "synapse"
 
 
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
-    loopback = {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
-    with running(tmp_path_factory, "client-runner", loopback, timeout=STARTUP) as service:
-        yield service
+@pytest.fixture(scope="session")
+def runner(loopback_runner: RunningService) -> RunningService:
+    return loopback_runner
 
 
 @dataclass

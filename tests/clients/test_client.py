@@ -22,10 +22,10 @@ from synapse_client import (
 )
 from synapse_client.models import Memory
 
-from tests.clients.conftest import STARTUP, MindClients, new_mind
+from tests.clients.conftest import MindClients, new_mind
 from tests.support.receiver import Receiver
 from tests.support.receiver import receiver_fixture as receiver_fixture
-from tests.support.runner import RunningService, running
+from tests.support.runner import STARTUP, RunningService, running
 
 
 def poll_search(client: Synapse, query: str, expected: int, timeout: float = 20.0) -> list[str]:

@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from tests.support.api import MindHandle
-from tests.support.runner import RunningService, running
+from tests.support.runner import RunningService
 
 
 class Http:
@@ -45,10 +45,9 @@ class Http:
 
 
 @pytest.fixture(scope="session")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
-    """One runner for the session (fresh data dir), stopped cleanly at the end."""
-    with running(tmp_path_factory, "runner") as service:  # nothing any e2e test sends may produce a 500
-        yield service
+def runner(shared_runner: RunningService) -> RunningService:
+    """The process's shared runner (tests/conftest.py); nothing any e2e test sends may produce a 500."""
+    return shared_runner
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,13 +14,13 @@ from synapse.webhooks import signing
 from tests.e2e.conftest import Http
 from tests.support.receiver import Receiver
 from tests.support.receiver import receiver_fixture as receiver_fixture
-from tests.support.runner import RunningService, running, start_runner
+from tests.support.runner import RunningService, start_runner
 
 
-@pytest.fixture(scope="module")
-def opted_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
-    with running(tmp_path_factory, "webhook-runner", {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}) as service:
-        yield service
+@pytest.fixture
+def opted_in(loopback_runner: RunningService) -> RunningService:
+    """The process's runner with the loopback opt-in (tests/conftest.py), shared with the client tests."""
+    return loopback_runner
 
 
 def test_a_stored_memory_reaches_a_loopback_receiver_signed(

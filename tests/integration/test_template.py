@@ -653,21 +653,32 @@ def _elf_architecture(path: Path) -> str:
     return _ELF_MACHINES.get(machine, str(machine))
 
 
+@pytest.fixture(scope="module")
+def arm64_layers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each layer built once for the module as `make deploy` builds it (arm64, no container, on whatever
+    this host is): its `python` folder, by logical id. Both arm64 tests read the same builds."""
+    scratch = tmp_path_factory.mktemp("arm64")
+    built = {}
+    for layer in LAYERS:
+        result = _sam(
+            "build", layer, "--build-dir", str(scratch / layer), "--template-file", str(template.TEMPLATE)
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        built[layer] = scratch / layer / layer / "python"
+    return built
+
+
 @pytest.mark.sam
-def test_the_layer_is_built_from_arm64_wheels(tmp_path: Path) -> None:
+def test_the_layer_is_built_from_arm64_wheels(arm64_layers: dict[str, Path]) -> None:
     # Given template.yaml, whose functions run on arm64
     assert template.load()["Globals"]["Function"]["Architectures"] == ["arm64"]
     # When SAM builds the layer as `make deploy` does (no container, on whatever this host is)
-    target = tmp_path / "build"
-    result = _sam(
-        "build", "SynapseLayer", "--build-dir", str(target), "--template-file", str(template.TEMPLATE)
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    layer = arm64_layers["SynapseLayer"]
     # Then every compiled module in it (cryptography, cffi, wrapt) is an aarch64 binary
-    compiled = sorted((target / "SynapseLayer" / "python").rglob("*.so"))
-    packages = {path.relative_to(target / "SynapseLayer" / "python").parts[0] for path in compiled}
+    compiled = sorted(layer.rglob("*.so"))
+    packages = {path.relative_to(layer).parts[0] for path in compiled}
     assert "cryptography" in packages, packages
-    architectures = {str(path.relative_to(target)): _elf_architecture(path) for path in compiled}
+    architectures = {str(path.relative_to(layer)): _elf_architecture(path) for path in compiled}
     assert architectures == dict.fromkeys(architectures, "arm64")
 
 
@@ -676,22 +687,20 @@ def _unzipped_bytes(folder: Path) -> int:
 
 
 @pytest.mark.sam
-def test_the_embedding_layer_is_arm64_and_the_biggest_function_fits_lambda(tmp_path: Path) -> None:
+def test_the_embedding_layer_is_arm64_and_the_biggest_function_fits_lambda(
+    arm64_layers: dict[str, Path],
+) -> None:
     # Given both layers built for arm64 as `make deploy` builds them
-    built = {}
-    for layer in LAYERS:
-        result = _sam(
-            "build", layer, "--build-dir", str(tmp_path / layer), "--template-file", str(template.TEMPLATE)
-        )
-        assert result.returncode == 0, result.stdout + result.stderr
-        built[layer] = tmp_path / layer / layer / "python"
+    built = arm64_layers
     # Then the embedding layer's compiled modules (numpy, onnxruntime) are aarch64 binaries
     compiled = sorted(built["EmbeddingLayer"].rglob("*.so*"))
     assert {path.relative_to(built["EmbeddingLayer"]).parts[0] for path in compiled} >= {
         "numpy",
         "onnxruntime",
     }
-    architectures = {str(path.relative_to(tmp_path)): _elf_architecture(path) for path in compiled}
+    architectures = {
+        str(path.relative_to(built["EmbeddingLayer"])): _elf_architecture(path) for path in compiled
+    }
     assert architectures == dict.fromkeys(architectures, "arm64")
     # And the biggest function that embeds, unzipped with both layers, is within Lambda's 250 MB
     code = max(_unzipped_bytes(FUNCTIONS_DIR / name) for name in EMBEDDING_FUNCTIONS)

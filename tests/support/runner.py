@@ -35,6 +35,14 @@ ACCESS_5XX = re.compile(r"^synapse-local: [A-Z]+ \S+ 5\d\d ")
 
 
 DYNAMODB_LOCAL = {"SYNAPSE_LOCAL_STORE": "dynamodb-local"}
+# Seconds a runner may take to come up: generous, as on a loaded CI machine (a slow start is no failure).
+STARTUP = 120.0
+# A shared runner serves a whole test process: every test's minds belong to its one dev user, so the
+# per-user mind limit (100 by default) is raised past what a run creates; tests of the limit itself
+# start their own runner or use moto.
+SHARED = {"SYNAPSE_MAX_MINDS_PER_USER": "10000"}
+# Webhooks may be delivered to receivers on this machine (tests/support/receiver.py).
+LOOPBACK = {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
 
 
 def dynamodb_local_missing() -> str:
