@@ -1,7 +1,8 @@
 """Browser tests of the review console (docs/console.md): Debian's chromium driven by Playwright
 against a real `make run` (tests/support/runner), axe-core's rules on every page.
 
-One browser per test process; the review pages run on the process's shared runner (tests/conftest.py,
+One browser per module (Playwright's sync API holds an event loop open); the review pages run on
+the process's shared runner (tests/conftest.py,
 shared with the e2e tests), the pages that need a hosted UI (access, connect, members) on one runner
 that offers it; each test gets a fresh browser context (its own sessionStorage) and a fresh mind.
 The browser is the system's /usr/bin/chromium: `playwright install` is never run. axe-core comes from
@@ -88,8 +89,10 @@ def hosted_ui_runner(
         yield service
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(_needs_a_browser: None) -> Iterator[Browser]:
+    # Per module, not per session: Playwright's sync API keeps an event loop running on the worker's
+    # thread while it is open, and the async client tests on the same worker need none to be.
     # launch() gives every run a fresh temporary profile (its own user-data-dir), removed on close.
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

@@ -117,7 +117,7 @@ def test_a_write_only_keys_proposals_hold_no_content(api: Api, mind: MindHandle,
         body = ok(answer, 202)
         assert_says_nothing(body)
         assert body["proposal"]["status"] == "pending" and body["proposal"]["memory_id"] == pin["id"]
-        assert set(body["proposal"]["proposed"]) == {"priority", "confidence", "expires_at"}
+        assert set(body["proposal"]["proposed"]) == {"priority", "confidence", "expires_at", "occurred_at"}
         assert_shows_the_memory(body["memory"], pin)
         assert body["memory"]["pending_proposal"] == body["proposal"]["id"]
 

@@ -136,7 +136,10 @@ def test_an_agents_demotion_of_a_verified_memory_is_a_proposal_and_accepting_app
         "update",
         memory["id"],
     )
-    assert proposal["proposed"] == expected_after(memory, change)
+    expected = expected_after(memory, change)
+    if path == "hook":  # a hook holds no `read`: its answers carry no content nor tags (docs/auth.md)
+        expected = {name: value for name, value in expected.items() if name not in ("content", "tags")}
+    assert proposal["proposed"] == expected
     assert proposal["base_version"] == 1 and proposal["proposed_by"]["source"] == "agent"
     # And the memory is untouched and still verified, only marked, and still in recall
     assert stays == {**memory, "pending_proposal": proposal["id"]}

@@ -12,7 +12,7 @@ from synapse.core import clock
 from synapse.core.moments import Window
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
-from synapse.search import fusion, in_time, recency, schema, vectors
+from synapse.search import fusion, in_time, schema, vectors
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query, parse_query
 from synapse.search.ranking import Hit
@@ -128,13 +128,6 @@ def _in_index(db: sqlite3.Connection, filters: SearchFilters) -> SearchFilters:
     return in_index
 
 
-def _newer_related_first(results: list[Result], matrix: vectors.Matrix | None) -> list[Result]:
-    """`recency` over the page: a newer related hit takes the older one's place, and its score (the
-    scores shown stay non-increasing down the page)."""
-    moved = recency.newer_related_first(results, matrix)
-    return [r._replace(score=at.score, relevance=at.relevance) for r, at in zip(moved, results, strict=True)]
-
-
 def search(
     mind_id: str,
     raw_query: str | None,
@@ -186,5 +179,4 @@ def search(
     if window is not None:
         results = _mark_dated(db, window, filters, real_now, results)
     next_cursor = cursor.encode(mind_id, scope, {"o": position}) if more else None
-    results = _newer_related_first(results, vectors.matrix_of(db) if used is Mode.HYBRID else None)
     return SearchPage(results, query.terms, next_cursor, used.value)
