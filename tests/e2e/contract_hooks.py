@@ -135,6 +135,8 @@ def _time_query(case: Any) -> None:
         return
     if "tz" in query:
         query["tz"] = "Europe/Berlin"
+    if "now" in query:  # years 1900-2999 only (docs/time.md)
+        query["now"] = "2026-12-03T10:00:00Z"
     after, before = query.get("after"), query.get("before")
     if isinstance(after, str) and isinstance(before, str):
         query.pop("before")

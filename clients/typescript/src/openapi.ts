@@ -5054,7 +5054,7 @@ export interface operations {
                 /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
                 before?: string | unknown | unknown;
                 /** @description Read time words as of this moment (replaying an old conversation): a timestamp with its zone or a date. Default: now. */
-                now?: string;
+                now?: string | unknown | unknown;
                 /** @description The asker's IANA zone (default UTC). */
                 tz?: string;
                 /** @description Include memories a newer one replaced (marked `superseded_by`); left out by default. */
@@ -5334,7 +5334,7 @@ export interface operations {
                 /** @description Up to this time (inclusive), on each memory's occurred_at, else created_at: a date (its whole day, UTC) or a timestamp with a zone. */
                 before?: string | unknown | unknown;
                 /** @description Read time words as of this moment (replaying an old conversation): a timestamp with its zone or a date. Default: now. */
-                now?: string;
+                now?: string | unknown | unknown;
                 /** @description The asker's IANA zone (default UTC). */
                 tz?: string;
                 /** @description Page size (default 20). */

@@ -24,7 +24,7 @@ def expiring(
     # Timestamps are millisecond text, so "after now" is "from now + 1 ms" (BETWEEN is inclusive).
     start = clock.to_iso(clock.from_iso(clock.to_iso(moment)) + timedelta(milliseconds=1))
     end = clock.to_iso(moment + within)
-    scope = f"expiring {int(within.total_seconds())}s"
+    scope = f"expiring {int(within.total_seconds())}s" + (" +superseded" if include_superseded else "")
     if after and cursor.decode(after, mind_id, scope, EXPIRING_POSITION)["expires_at"] < start:
         after = None  # the cursor's memory has expired since: the window now starts after it
     params: dict[str, Any] = {
@@ -33,8 +33,6 @@ def expiring(
         "KeyConditionExpression": "pk = :mind AND expires_at BETWEEN :start AND :end",
         "ExpressionAttributeValues": tables.values(mind=mind_id, start=start, end=end),
     }
-    if include_superseded:
-        scope += " +superseded"
-    else:  # skipped one by one: what a window holds of them is what was replaced and expires in it
+    if not include_superseded:  # skipped one by one: what a window holds of them is what was replaced
         params["FilterExpression"] = NOT_SUPERSEDED
     return _page(mind_id, params, limit, scope, list(EXPIRING_POSITION), after)

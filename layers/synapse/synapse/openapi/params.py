@@ -31,7 +31,7 @@ INCLUDE_SUPERSEDED = query(
 ASKER_CLOCK = (
     query(
         "now",
-        {"type": "string", "minLength": 10, "maxLength": 40},
+        {"type": "string", "maxLength": 40, "anyOf": [{"format": "date"}, {"format": "date-time"}]},
         "Read time words as of this moment (replaying an old conversation): a timestamp with its zone"
         " or a date. Default: now.",
     ),
