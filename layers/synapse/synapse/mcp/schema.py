@@ -71,13 +71,13 @@ Search the user's memories, best match first. Pass the user's question as-is ("W
 he drink?") or keywords; exact syntax also works: "a phrase", prefix*, AND, OR, NOT, +required.
 Questions match by meaning too ("who is his partner?" finds "Wife is Anna"). Each of the `results`
 has a snippet of its content (matches in **bold**), `relevance` (strong: an answer to act on; weak:
-related at best), `score`, `matched` (which of the query's `terms` it matched), `similarity` and
-`updated_at`. If no hit is strong, the memories most likely do not hold the answer: say "I don't
-know" rather than guess. Of two hits saying nearly the same, the newer (the current fact) comes
-first. Filter by tag or category, or by time with after/before (dates or timestamps, on
-occurred_at, else when stored: "what did we discuss this week?"); mode=lexical for words only. A
-memory stored a moment ago may take a few seconds to become searchable. Read a hit in full with
-`fetch`."""
+related at best), `score`, `matched` (which of the query's `terms` it matched), `coverage` (0-1,
+their share), `similarity` and `updated_at`. If no hit is strong, a weak match at best, the memories
+most likely do not hold the answer: say "I don't know" rather than guess. Of two hits saying
+nearly the same, the newer (the current fact) comes first. Filter by tag or category, or by time
+with after/before (dates or timestamps, on occurred_at, else when stored: "what did we discuss this
+week?"); mode=lexical for words only. A memory stored a moment ago may take a few seconds to become
+searchable. Read a hit in full with `fetch`."""
 
 FETCH = """\
 Read one memory in full by its id (mem_…, as `search`, `by_tag` or `remember` return it): its
