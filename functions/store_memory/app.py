@@ -25,8 +25,6 @@ def handler(request: Request) -> Response:
         proposed = {"proposal": stored.proposal, "memory": stored.memory.public()}
         return Response.json(visibility.shown(principal, proposed), 202)
     body = {**stored.memory.public(), **repeats.similar_fields(stored)}
-    if stored.supersedes:
-        body["supersedes"] = list(stored.supersedes)
     body = visibility.shown(principal, body)  # no content nor `similar` without `read`
     if stored.created:
         return Response.json(body, 201, {"Location": f"/memory/{stored.memory.id}"})

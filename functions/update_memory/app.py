@@ -4,7 +4,7 @@ a verified memory becomes a proposal (202)."""
 import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.api.http import Request, Response, endpoint
 from synapse.auth import visibility
-from synapse.memory import store
+from synapse.memory import repeats, store
 from synapse.memory.model import MemoryPatch
 
 
@@ -25,7 +25,5 @@ def handler(request: Request) -> Response:
     if stored.proposal is not None:
         proposed = {"proposal": stored.proposal, "memory": stored.memory.public()}
         return Response.json(visibility.shown(principal, proposed), 202)
-    body = stored.memory.public()
-    if stored.supersedes:
-        body["supersedes"] = list(stored.supersedes)
+    body = {**stored.memory.public(), **repeats.similar_fields(stored)}
     return Response.json(visibility.shown(principal, body))

@@ -73,8 +73,6 @@ def remember(caller: Caller, arguments: dict[str, Any]) -> Result:
         similar=repeats.similar_to,
     )
     shown = {**_shown(stored.memory.public(), stored.proposal), **similar_fields(stored)}
-    if stored.supersedes:
-        shown["supersedes"] = list(stored.supersedes)
     shown = visibility.shown(principal, shown)  # notes say only what the caller may see
     if shown.get("similar"):
         shown["note"] = similar_note(shown["similar"])
@@ -219,10 +217,9 @@ def update(caller: Caller, arguments: dict[str, Any]) -> Result:
         changed_by=principal.changed_by(),
         vouches=caller.vouches,
     )
-    shown = _shown(stored.memory.public(), stored.proposal)
-    if stored.supersedes:
-        shown["supersedes"] = list(stored.supersedes)
-    return shown
+    from synapse.memory.repeats import similar_fields
+
+    return {**_shown(stored.memory.public(), stored.proposal), **similar_fields(stored)}
 
 
 def forget(caller: Caller, arguments: dict[str, Any]) -> Result:

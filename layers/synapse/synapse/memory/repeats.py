@@ -34,10 +34,14 @@ def with_similar(mind_id: str, outcomes: list[Any], find: FindSimilar | None) ->
 
 
 def similar_fields(outcome: Any) -> dict[str, Any]:
-    """What a write's answer says of its repeats, at every door: `similar` when it names some,
-    `similar_unavailable: true` when they could not be looked up (the write is stored all the same)."""
+    """What a write's answer says beside the memory, at every door: `similar` when it names some,
+    `similar_unavailable: true` when they could not be looked up (the write is stored all the same),
+    and `supersedes`, what became of each memory it named there."""
+    found: dict[str, Any] = {}
     if outcome.similar:
-        return {"similar": list(outcome.similar)}
-    if outcome.similar_unavailable:
-        return {"similar_unavailable": True}
-    return {}
+        found["similar"] = list(outcome.similar)
+    elif outcome.similar_unavailable:
+        found["similar_unavailable"] = True
+    if outcome.supersedes:
+        found["supersedes"] = list(outcome.supersedes)
+    return found
