@@ -31,6 +31,7 @@ MEMORIES = {
     "renovation": ("Kitchen renovation planned for next summer", "normal"),
     "next_car": ("Next car will be an electric one", "normal"),
     "spouse": ("Wife is Anna, married since 2015", "normal"),
+    "review": ("Reviewing the docs pull request this week", "normal"),  # a week, no day
 }
 
 
@@ -141,6 +142,18 @@ def test_recall_shows_what_is_coming_up_right_after_the_critical_ones(
     )
 
 
+def test_a_memory_placed_in_a_week_is_not_coming_up_though_a_window_finds_it(
+    api: Api, mind: MindHandle, dated: dict[str, str]
+) -> None:
+    # When recall is read on Thursday 3 December, within the week "this week" named when written
+    body = recall(api, mind, format="json", now="2026-12-03T10:00:00Z").json()
+    # Then the review is not listed as due: the week places it in time, it names no day
+    assert "review" not in [m["key"] for m in body["memories"]][:5]
+    assert "this week\n  Coming up" not in recall(api, mind, now="2026-12-03T10:00:00Z").text
+    # And a question about that week still finds it by its dates
+    assert "review" in keys(search(api, mind, "What am I doing this week?", now="2026-12-03T10:00:00Z"))
+
+
 def test_recall_without_anything_coming_up_reads_as_before(
     api: Api, mind: MindHandle, dated: dict[str, str]
 ) -> None:
@@ -161,6 +174,39 @@ def test_recall_q_with_a_time_expression_uses_its_window(
     relevant = [m["key"] for m in body["memories"] if m["id"] in body["relevant"]]
     # Then the memories dated next week are the relevant ones
     assert {"dentist", "offsite", "bank"} <= set(relevant), relevant
+
+
+def _as_schema_4(generation: Path) -> None:
+    """Rewrite a generation as the index format before due days: `doc_dates` without `due`."""
+    db = sqlite3.connect(generation, isolation_level=None)
+    generations.configure(db)
+    db.execute("ALTER TABLE doc_dates DROP COLUMN due")
+    db.execute("UPDATE meta SET value = '4' WHERE name = 'schema'")
+    db.close()
+
+
+def test_an_index_of_schema_4_learns_which_days_are_due_in_place(
+    api: Api, mind: MindHandle, dated: dict[str, str], index_root: Path, pump: Pump
+) -> None:
+    # Given a mind whose published index is of schema 4 (every day counts as due)
+    folder = index_root / mind.id
+    old = generations.current_generation(folder)
+    assert old is not None
+    _as_schema_4(old)
+    # Then recall still lists what is coming up, the week-long review among it meanwhile
+    text = recall(api, mind, now="2026-12-03T10:00:00Z").text
+    assert "Coming up: 2026-12-08 (Tuesday)" in text and "this week\n  Coming up" in text
+    # When the next change of that mind is indexed
+    answer = api.store(mind, category="note", key="plumber", content="Plumber comes on 2026-12-04")
+    assert answer.status == 201, answer.text
+    pump.run_once()
+    # Then the generation was upgraded in place, and only days named on their own are due
+    assert generations.current_generation(folder) == old
+    db = generations.open_read_only(old)
+    assert schema.schema_of(db) == schema.SCHEMA_VERSION
+    db.close()
+    text = recall(api, mind, now="2026-12-03T10:00:00Z").text
+    assert "Coming up: 2026-12-04 (Friday)" in text and "this week\n  Coming up" not in text
 
 
 def _as_schema_3(generation: Path) -> None:

@@ -135,11 +135,23 @@ def test_dates_in_content_are_read_relative_to_when_it_was_written() -> None:
 
 def test_a_memory_is_about_its_occurred_at_day_and_its_contents_dates() -> None:
     days = days_about("Call the bank tomorrow", "2026-11-30T08:00:00.000Z", "2026-11-20")
-    assert days == ["2026-11-20", "2026-12-01"]
+    assert days == [("2026-11-20", True), ("2026-12-01", True)]
     # A timestamp occurred_at is also when the words were said: "tomorrow" counts from it
     said = days_about("Call the bank tomorrow", "2026-11-30T08:00:00.000Z", "2026-11-10T09:00:00Z")
-    assert said == ["2026-11-10", "2026-11-11"]
+    assert [d.day for d in said] == ["2026-11-10", "2026-11-11"]
     assert days_about("No dates here", None, None) == []
+
+
+def test_a_day_is_due_when_named_on_its_own_not_as_a_day_of_a_longer_span() -> None:
+    # Given a memory written on Monday 30 November
+    written = "2026-11-30T08:00:00.000Z"
+    # Then "this week" places it on each day of the week, none of them due
+    week = days_about("Reviewing the docs pull request this week", written, None)
+    assert len(week) == 7 and not any(d.due for d in week)
+    # And a weekend or a named day is due, as is a day a span also holds
+    assert all(d.due for d in days_about("Hiking this weekend", written, None))
+    both = dict(days_about("Sprint this week; demo on Dec 3", written, None))
+    assert both["2026-12-03"] is True and both["2026-12-01"] is False
 
 
 def test_now_and_tz_are_read_or_refused_naming_the_parameter() -> None:

@@ -1,5 +1,6 @@
-"""Recall's "Coming up" (SPEC §4): the memories dated within the next DAYS_AHEAD days, by their
-occurred_at or a date written in their content, shown right after the critical ones, soonest first.
+"""Recall's "Coming up" (SPEC §4): the memories due within the next DAYS_AHEAD days, by their
+occurred_at or a day written in their content ("on Dec 9", "tomorrow"; not a day of "this week"),
+shown right after the critical ones, soonest first.
 
 Found in the search index, not the table: the index keeps the days each memory is about
 (`doc_dates`, read by the indexer), so finding them is one range read of that table by day, and
@@ -45,7 +46,7 @@ def coming_up(mind_id: str, query: RecallQuery, moment: datetime) -> list[Coming
     filters = SearchFilters(tag=query.tag, category=one_category)
     wanted = MAX_COMING_UP if one_category or not query.categories else 3 * MAX_COMING_UP
     now = clock.to_iso(clock.now())
-    rows = window_rows(db, window, filters, now, wanted)
+    rows = window_rows(db, window, filters, now, wanted, due_only=True)
     if not rows:
         return []
     keys = [(mind_id, tables.memory_sk(r.category, r.key)) for r in rows]

@@ -1,5 +1,5 @@
-"""The memories of a generation with a day in a window (`doc_dates`, schema 4): what search's time
-window favours (`in_time`) and recall's "Coming up" lists. Light on purpose (no query parser, no
+"""The memories of a generation with a day in a window (`doc_dates`, schema 4; `due` since 5): what
+search's time window favours (`in_time`) and recall's "Coming up" lists. Light on purpose (no query parser, no
 vectors): recall reads it on every call."""
 
 import sqlite3
@@ -14,7 +14,8 @@ MAX_WINDOW_ROWS = 500
 _WINDOW_SQL = (
     "SELECT d.rowid, d.id, d.category, d.key, min(w.day), d.updated_at"
     " FROM doc_dates w JOIN docs d ON d.rowid = w.rowid"
-    " WHERE w.day BETWEEN ? AND ? AND d.deleted = 0{filters} GROUP BY d.rowid ORDER BY min(w.day), d.rowid"
+    " WHERE w.day BETWEEN ? AND ?{due} AND d.deleted = 0{filters}"
+    " GROUP BY d.rowid ORDER BY min(w.day), d.rowid"
     " LIMIT ?"
 )
 
@@ -28,22 +29,21 @@ class Dated(NamedTuple):
     updated_at: str
 
 
-def has_dates(db: sqlite3.Connection) -> bool:
-    """Whether the generation keeps its memories' days (schema 4; an older one until upgraded)."""
-    found = db.execute(
-        "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = 'doc_dates'"
-    ).fetchone()
-    return found is not None
-
-
 def window_rows(
-    db: sqlite3.Connection, window: Window, filters: SearchFilters, now: str, limit: int = MAX_WINDOW_ROWS
+    db: sqlite3.Connection,
+    window: Window,
+    filters: SearchFilters,
+    now: str,
+    limit: int = MAX_WINDOW_ROWS,
+    due_only: bool = False,
 ) -> list[Dated]:
-    """The memories passing `filters` with a day in `window`, soonest first (none in a generation
-    from before schema 4, until it is upgraded)."""
-    if not has_dates(db):
+    """The memories passing `filters` with a day in `window` (with `due_only`, a day they are due
+    on), soonest first. A generation from before schema 4 keeps no days (none, until upgraded); one
+    of schema 4 does not know which are due (every day counts, until upgraded)."""
+    columns = {row[1] for row in db.execute("PRAGMA main.table_info(doc_dates)")}
+    if not columns:
         return []
     where, params = filters.sql(now)
-    sql = _WINDOW_SQL.format(filters=where)
+    sql = _WINDOW_SQL.format(filters=where, due=" AND w.due = 1" if due_only and "due" in columns else "")
     start, end = window.start.isoformat(), window.end.isoformat()
     return [Dated(*row) for row in db.execute(sql, [start, end, *params, limit])]

@@ -7,7 +7,7 @@ the stream keeps any record).
 """
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import NamedTuple
 
@@ -20,8 +20,9 @@ from synapse.search.folding import fold
 # mind (`writer`: in place where `IN_PLACE_UPGRADES` knows how, else rebuilt from the table), while
 # searches go on reading it. 2: the porter tokenizer (stemming); 3: the words as written beside the
 # stems (`fts_exact`, below); 4: each memory's times (`docs.created_at`, `docs.occurred_at`) for the
-# after/before filters (`filters`), `docs.superseded_by` and the days each memory is about (`doc_dates`).
-SCHEMA_VERSION = "4"
+# after/before filters (`filters`), `docs.superseded_by` and the days each memory is about (`doc_dates`);
+# 5: which of those days it is due on (`doc_dates.due`, recall's "Coming up").
+SCHEMA_VERSION = "5"
 # A tombstone (a removed memory's row, `updated_at` = when it was applied) guards against replays of
 # the memory's older records; the stream keeps a record 24 hours and a memory id never returns, so
 # after two days there is nothing left to guard against and it is dropped at the next publish.
@@ -57,36 +58,46 @@ CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 # Each memory's dates, read when it is indexed (`synapse.when.content`): the day of its occurred_at and
 # the dates written in its content ("Dentist on Dec 9", relative to when it was written). A question's
 # time window favours the memories with a day in it (`search.in_time`); recall's "Coming up" lists
-# those with a day in the next week. By day first: a window is a range scan.
+# those due on a day of the next week (`due`: named on its own, not a day of "this week" or "in
+# October"; `when.content`). By day first: a window is a range scan.
 DOC_DATES = (
-    "CREATE TABLE IF NOT EXISTS doc_dates"
-    " (day TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (day, rowid)) WITHOUT ROWID"
+    "CREATE TABLE IF NOT EXISTS doc_dates (day TEXT NOT NULL, rowid INTEGER NOT NULL,"
+    " due INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (day, rowid)) WITHOUT ROWID"
 )
 _DOC_DATES_BY_DOC = "CREATE INDEX IF NOT EXISTS doc_dates_by_doc ON doc_dates (rowid)"
 
 
-def _days_of(content: str, created_at: str | None, occurred_at: str | None) -> list[str]:
+def _days_of(content: str, created_at: str | None, occurred_at: str | None) -> Sequence[tuple[str, bool]]:
     from synapse.when.content import days_about  # the grammar loads with the first memory indexed
 
     return days_about(content, created_at, occurred_at)
 
 
 def add_doc_dates(db: sqlite3.Connection) -> None:
-    """The upgrade step from schema 3: the table, filled from every live row's content. A schema-3
-    row keeps no created_at nor occurred_at: its relative dates count from its last update, and its
-    occurred_at day comes with its next change (or a rebuild). Idempotent."""
+    """The upgrade step from schema 3: the table, filled from every live row's content and times. A
+    schema-3 row keeps no created_at nor occurred_at: its relative dates count from its last update,
+    and its occurred_at day comes with its next change (or a rebuild). Idempotent."""
     db.execute(DOC_DATES)
     db.execute(_DOC_DATES_BY_DOC)
     rows = db.execute(
-        "SELECT d.rowid, coalesce(f.raw_content, f.content), d.updated_at FROM docs d"
-        " JOIN fts f ON f.rowid = d.rowid WHERE d.deleted = 0"
+        "SELECT d.rowid, coalesce(f.raw_content, f.content), coalesce(d.created_at, d.updated_at),"
+        " d.occurred_at FROM docs d JOIN fts f ON f.rowid = d.rowid WHERE d.deleted = 0"
     ).fetchall()
-    for rowid, content, updated_at in rows:
-        _index_days(db, rowid, _days_of(content or "", updated_at, None))
+    for rowid, content, written_at, occurred_at in rows:
+        _index_days(db, rowid, _days_of(content or "", written_at, occurred_at))
 
 
-def _index_days(db: sqlite3.Connection, rowid: int, days: list[str]) -> None:
-    db.executemany("INSERT OR IGNORE INTO doc_dates (day, rowid) VALUES (?, ?)", [(d, rowid) for d in days])
+def redo_doc_dates(db: sqlite3.Connection) -> None:
+    """The upgrade step from schema 4: the days again, now with which are due."""
+    db.execute("DROP TABLE IF EXISTS doc_dates")
+    add_doc_dates(db)
+
+
+def _index_days(db: sqlite3.Connection, rowid: int, days: Sequence[tuple[str, bool]]) -> None:
+    db.executemany(
+        "INSERT OR IGNORE INTO doc_dates (day, rowid, due) VALUES (?, ?, ?)",
+        [(day, rowid, int(due)) for day, due in days],
+    )
 
 
 # Tombstones by age, so dropping the old ones reads only tombstones, not every doc (28 ms a batch at
@@ -195,6 +206,7 @@ def add_superseded_column(db: sqlite3.Connection) -> None:
 IN_PLACE_UPGRADES: dict[str, tuple[Callable[[sqlite3.Connection], None], ...]] = {
     "2": (add_exact_words, add_event_times, add_superseded_column, add_doc_dates),
     "3": (add_event_times, add_superseded_column, add_doc_dates),
+    "4": (redo_doc_dates,),
 }
 
 

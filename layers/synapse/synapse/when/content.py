@@ -5,15 +5,21 @@ and the day of its `occurred_at`. What the index keeps in `doc_dates` (search's 
 "Dentist on 2026-12-14", "on Dec 9", "next Tuesday", "tomorrow", "in October" (a month: each of its
 days) are read; vague words ("recently", "soon") and spans longer than MAX_SPAN_DAYS (a year) are
 not: they say nothing about which day a memory is about. A memory keeps at most MAX_DAYS days.
+
+A day is *due* (recall's "Coming up") when the memory's occurred_at or a span of at most
+MAX_DUE_SPAN_DAYS names it ("on Dec 9", "tomorrow", "this weekend"): "this week" or "in October"
+place a memory in time, so a question's window finds it, without saying anything is due that day.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from typing import NamedTuple
 
 from synapse.when.grammar import find
 
 MAX_SPAN_DAYS = 31
+MAX_DUE_SPAN_DAYS = 2
 MAX_DAYS = 62
 # Content longer than this is read only this far: its dates are in the first lines, and reading
 # stays linear and cheap for the indexer whatever a memory holds (32 KiB at most).
@@ -52,30 +58,42 @@ def written_day(created_at: str | None, occurred_at: str | None) -> date | None:
     return None if moment is None else moment.astimezone(UTC).date()
 
 
+class DayAbout(NamedTuple):
+    day: str  # ISO
+    due: bool  # named on its own, not as a day of a longer span (module docstring)
+
+
 def content_days(content: str, written: date) -> list[date]:
     """The days the content's dates name, read as if written on `written`, in order, each once."""
-    days: dict[date, None] = {}
+    return list(_dated(content, written))
+
+
+def _dated(content: str, written: date) -> dict[date, bool]:
+    """The content's days, each with whether one of its expressions makes it due."""
+    days: dict[date, bool] = {}
     try:
         expressions = find(content[:MAX_READ_CHARS], written)
     except (ValueError, OverflowError):  # a date past the calendar's ends: none read (never a poison record)
-        return []
+        return {}
     for found in expressions:
         if found.vague or found.window.days > MAX_SPAN_DAYS:
             continue
+        due = found.window.days <= MAX_DUE_SPAN_DAYS
         for offset in range(found.window.days):
-            days.setdefault(found.window.start + timedelta(days=offset))
-            if len(days) >= MAX_DAYS:
-                return list(days)
-    return list(days)
+            day = found.window.start + timedelta(days=offset)
+            if day not in days and len(days) >= MAX_DAYS:
+                return days
+            days[day] = days.get(day, False) or due
+    return days
 
 
-def days_about(content: str, created_at: str | None, occurred_at: str | None) -> list[str]:
-    """What `doc_dates` keeps for a memory: the day of `occurred_at`, then its content's days (ISO)."""
-    days: dict[date, None] = {}
+def days_about(content: str, created_at: str | None, occurred_at: str | None) -> list[DayAbout]:
+    """What `doc_dates` keeps for a memory: the day of `occurred_at` (due), then its content's days."""
+    days: dict[date, bool] = {}
     if (occurred := occurred_day(occurred_at)) is not None:
-        days[occurred] = None
+        days[occurred] = True
     written = written_day(created_at, occurred_at)
     if written is not None:
-        for day in content_days(content, written):
-            days.setdefault(day)
-    return [d.isoformat() for d in list(days)[:MAX_DAYS]]
+        for day, due in _dated(content, written).items():
+            days[day] = days.get(day, False) or due
+    return [DayAbout(d.isoformat(), due) for d, due in list(days.items())[:MAX_DAYS]]
