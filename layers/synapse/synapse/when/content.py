@@ -11,8 +11,6 @@ MAX_DUE_SPAN_DAYS names it ("on Dec 9", "tomorrow", "this weekend"): "this week"
 place a memory in time, so a question's window finds it, without saying anything is due that day.
 """
 
-from __future__ import annotations
-
 from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
