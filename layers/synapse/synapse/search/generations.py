@@ -32,7 +32,7 @@ import shutil
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -274,8 +274,11 @@ def needs_compaction(generation: Path, base_size: int | None = None) -> bool:
     return size > compaction_threshold(generation.stat().st_size if base_size is None else base_size)
 
 
-def compact_into(generation: Path, temp: Path) -> None:
-    """Write base + log as one self-contained database at `temp` (a new base, in WAL mode)."""
+def compact_into(
+    generation: Path, temp: Path, tidy: Callable[[sqlite3.Connection], None] | None = None
+) -> None:
+    """Write base + log as one self-contained database at `temp` (a new base, in WAL mode); `tidy`
+    then drops what only readers of the old base needed (before the last checkpoint)."""
     shutil.copyfile(generation, temp)
     log = log_of(generation)
     if log.exists():
@@ -284,6 +287,8 @@ def compact_into(generation: Path, temp: Path) -> None:
     try:
         db.execute("PRAGMA locking_mode = EXCLUSIVE")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if tidy is not None:
+            tidy(db)
     finally:
         db.close()  # the last connection: checkpoints what is left and deletes the temp's log
     with contextlib.suppress(FileNotFoundError):

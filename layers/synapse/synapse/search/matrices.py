@@ -1,10 +1,12 @@
 """A generation's vectors as one matrix, loaded once per reader and kept up to date.
 
 Row i of a `Matrix` is memory `ids[i]` (its docs rowid `rowids[i]`), float32 unit rows: what search
-by meaning and a write's `similar` compare a vector with. Each row of the `vectors` table keeps the
-number of the batch that wrote it (`seq`, indexed), so a reader that holds the matrix of a base's
+by meaning and a write's `similar` compare a vector with. Each batch that writes vectors notes their
+rowids under its number (`vector_rows.note_batch`), so a reader that holds the matrix of a base's
 generation reads only the rows written since when CURRENT names a later generation of the same base
 (a batch appended to its log): `refreshed`. Only a new base (a compaction, a rebuild) is read whole.
+A generation of schema 5 (rows by memory id, each with its batch's `seq`) is read as it is, until
+its next batch moves it to schema 6 (`vector_rows.key_by_doc`).
 """
 
 from __future__ import annotations
@@ -12,18 +14,17 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synapse.search import readers
+from synapse.search import readers, vector_rows
 
 DIMS = 384
 
 
 def has_table(db: sqlite3.Connection) -> bool:
-    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors'").fetchone()
-    return found is not None
+    return vector_rows.has_table(db)
 
 
 def has_seq(db: sqlite3.Connection) -> bool:
-    """Whether the table's rows say which batch wrote them (a table from before `seq` does not)."""
+    """Whether schema 5's rows say which batch wrote them (a table from before `seq` does not)."""
     return any(column[1] == "seq" for column in db.execute("PRAGMA table_info(vectors)"))
 
 
@@ -94,12 +95,21 @@ class Matrix:
 
 
 _LIVE_VECTORS_SQL = (
+    "SELECT d.rowid, d.id, v.vector FROM vectors v JOIN docs d ON d.rowid = v.rowid"
+    " WHERE d.deleted = 0 AND d.version = v.version"
+)
+# Schema 5's layout (rows by memory id), read until the generation's next batch upgrades it.
+_LIVE_BY_MEMORY_SQL = (
     "SELECT d.rowid, d.id, v.vector FROM vectors v JOIN docs d ON d.id = v.memory_id"
     " WHERE d.deleted = 0 AND d.version = v.version"
 )
+_CHUNK = 500  # rowids per statement, read back by rowid
 
 
 def _last_seq(db: sqlite3.Connection) -> int | None:
+    """The last batch whose rows the generation holds (None: no way to tell, read it whole)."""
+    if vector_rows.keyed_by_doc(db):
+        return vector_rows.last_seq(db) if vector_rows.has_batches(db) else None
     if not has_seq(db):
         return None
     found = db.execute("SELECT max(seq) FROM vectors").fetchone()
@@ -120,25 +130,39 @@ def load(db: sqlite3.Connection) -> Matrix | None:
     if not has_table(db):
         return None
     seq = _last_seq(db)
-    rows = db.execute(_LIVE_VECTORS_SQL).fetchall()
+    rows = db.execute(_LIVE_VECTORS_SQL if vector_rows.keyed_by_doc(db) else _LIVE_BY_MEMORY_SQL).fetchall()
     if not rows:
         return Matrix([], np.zeros(0, dtype=np.int64), np.zeros((0, DIMS), dtype=np.float32), seq)
     rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     return Matrix([r[1] for r in rows], rowids, _as_matrix(rows), seq)
 
 
+def _rows_since(db: sqlite3.Connection, seq: int) -> list[Any] | None:
+    """The live rows the batches after `seq` wrote (None: read the matrix whole instead)."""
+    if not vector_rows.keyed_by_doc(db):
+        return db.execute(f"{_LIVE_BY_MEMORY_SQL} AND v.seq > ?", (seq,)).fetchall()
+    written = vector_rows.written_since(db, seq)
+    if written is None:
+        return None
+    rows: list[Any] = []
+    for at in range(0, len(written), _CHUNK):
+        chunk = written[at : at + _CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        rows += db.execute(f"{_LIVE_VECTORS_SQL} AND v.rowid IN ({marks})", chunk).fetchall()
+    return rows
+
+
 def refreshed(previous: Matrix | None, db: sqlite3.Connection) -> Matrix | None:
     """The matrix of `db`, the next generation of `previous`'s base (batches appended to its log):
-    `previous` with the rows written since its `seq` (read through the seq index), not the whole."""
+    `previous` with the rows written since its `seq`, not the whole."""
     if previous is None or previous.seq is None or not has_table(db):
         return load(db)
     seq = _last_seq(db)
     if seq is None or seq < previous.seq:
         return load(db)
-    rows = db.execute(
-        f"{_LIVE_VECTORS_SQL} AND v.seq > ?",
-        (previous.seq,),
-    ).fetchall()
+    rows = _rows_since(db, previous.seq)
+    if rows is None:
+        return load(db)
     return previous.updated(rows, _as_matrix(rows), seq) if rows else previous.updated([], None, seq)
 
 

@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import NamedTuple
 
 from synapse.core import clock
-from synapse.search import vectors
+from synapse.search import vector_rows, vectors
 from synapse.search.documents import Change, Doc
 from synapse.search.folding import fold
 
@@ -21,8 +21,10 @@ from synapse.search.folding import fold
 # searches go on reading it. 2: the porter tokenizer (stemming); 3: the words as written beside the
 # stems (`fts_exact`, below); 4: each memory's times (`docs.created_at`, `docs.occurred_at`) for the
 # after/before filters (`filters`), `docs.superseded_by` and the days each memory is about (`doc_dates`);
-# 5: which of those days it is due on (`doc_dates.due`, recall's "Coming up").
-SCHEMA_VERSION = "5"
+# 5: which of those days it is due on (`doc_dates.due`, recall's "Coming up"); 6: the vectors at their
+# docs rowids, without indexes, and the batches' rowids apart (`vector_rows`): a change writes its own
+# pages of the log, not six more scattered through the vectors' indexes.
+SCHEMA_VERSION = "6"
 # A tombstone (a removed memory's row, `updated_at` = when it was applied) guards against replays of
 # the memory's older records; the stream keeps a record 24 hours and a memory id never returns, so
 # after two days there is nothing left to guard against and it is dropped at the next publish.
@@ -204,9 +206,10 @@ def add_superseded_column(db: sqlite3.Connection) -> None:
 # Upgrades a generation can make to itself, in the batch's own transaction, by the version it is of:
 # no read of the table. A version not named here is rebuilt from the table (`rebuild.upgrade_into`).
 IN_PLACE_UPGRADES: dict[str, tuple[Callable[[sqlite3.Connection], None], ...]] = {
-    "2": (add_exact_words, add_event_times, add_superseded_column, add_doc_dates),
-    "3": (add_event_times, add_superseded_column, add_doc_dates),
-    "4": (redo_doc_dates,),
+    "2": (add_exact_words, add_event_times, add_superseded_column, add_doc_dates, vector_rows.key_by_doc),
+    "3": (add_event_times, add_superseded_column, add_doc_dates, vector_rows.key_by_doc),
+    "4": (redo_doc_dates, vector_rows.key_by_doc),
+    "5": (vector_rows.key_by_doc,),
 }
 
 
@@ -239,8 +242,8 @@ def create_schema(db: sqlite3.Connection, mind_id: str) -> None:
 
 
 def create_vector_table(db: sqlite3.Connection) -> None:
-    """Each memory's embedding beside its rows (`vectors`); a generation from before it gets the
-    table from the writer's next batch, so vectors need no new index format."""
+    """Each memory's embedding beside its rows (`vectors`, `vector_rows`); a generation from before
+    vectors gets the tables from the writer's next batch."""
     vectors.create_table(db)
 
 
@@ -286,7 +289,7 @@ def _remove(db: sqlite3.Connection, change: Change, indexed: _Indexed | None) ->
         )
         return True
     _drop_indexed(db, indexed.rowid)
-    vectors.remove(db, change.memory_id)
+    vectors.remove(db, indexed.rowid)
     db.execute(
         "UPDATE docs SET version = ?, deleted = 1, category = NULL, key = NULL, priority = NULL,"
         " priority_rank = NULL, updated_at = ?, expires_at = NULL, created_at = NULL, occurred_at = NULL,"

@@ -1,10 +1,18 @@
 """Each memory's meaning as a vector, kept in the mind's index generation beside its FTS5 rows.
 
-`vectors(memory_id, version, text_hash, vector)`: one row per live memory, the float16 embedding of
-its key (underscores as spaces), content and tags. Rows are written by the index writer in the
-batch's own transaction, version-gated like the docs (a replayed older image never brings back an
-old vector) and deleted with the memory. `text_hash` names the embedded text, so a change that
-leaves the text alone (priority, expiry) and a rebuild reuse the vector instead of embedding again.
+`vectors(rowid, memory_id, version, text_hash, vector)`: one row per live memory under its docs
+rowid, the float16 embedding of its key (underscores as spaces), content and tags. Rows are written
+by the index writer in the batch's own transaction, version-gated like the docs (a replayed older
+image never brings back an old vector) and deleted with the memory. `text_hash` names the embedded
+text, so a change that leaves the text alone (priority, expiry) reuses the vector instead of
+embedding again, and a rebuild carries the unchanged ones over.
+
+What a batch writes costs the pages of its own rows (index schema 6): keyed by the docs rowid, a
+memory's vector row sits where its docs row does (a new memory's at the end), no index of the table
+is written, and the batch's rowids go in one row appended to `vector_batches`, from which a reader
+brings its matrix up to date (`matrices.refreshed`). Schema 5 keyed the rows by memory id with
+indexes by text and by batch and a counter in `meta`: six more pages per change, each a 4 kB frame
+of the log (docs/scaling.md, "Search index bytes").
 
 The model is `synapse.embedding.default_embedder()` (imported when first needed: the functions that
 never embed do not load it). A generation from before vectors gets its table from the next batch
@@ -26,8 +34,9 @@ from typing import Any, NamedTuple, Protocol
 from synapse import embedding
 from synapse.core import observability
 from synapse.core.observability import logger, metrics
-from synapse.search import ahead
-from synapse.search.matrices import DIMS, Matrix, has_seq, has_table, load, matrix_of, refreshed
+from synapse.search import ahead, vector_rows
+from synapse.search.matrices import DIMS, Matrix, load, matrix_of, refreshed
+from synapse.search.vector_rows import has_table
 
 # Cosine of two memories' embedded texts from which they say nearly the same: a write answers with
 # such memories (`repeats`), and of two such hits the newer ranks first (`fusion`). Chosen on
@@ -38,29 +47,6 @@ REPEAT_SIMILARITY = 0.6
 FILL_PER_BATCH = 256
 _META_MODEL = "vectors_model"
 _META_COMPLETE = "vectors_complete"
-_META_SEQ = "vectors_seq"  # the last batch that wrote vectors (each row keeps its batch's: `seq`)
-
-# Statements run one by one (`executescript` would commit the batch's open transaction).
-_VECTOR_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS vectors (memory_id TEXT PRIMARY KEY, version INTEGER NOT NULL,"
-    " text_hash BLOB NOT NULL, vector BLOB NOT NULL, seq INTEGER NOT NULL DEFAULT 0)",
-    "CREATE INDEX IF NOT EXISTS vectors_by_text ON vectors (text_hash)",
-)
-# A reader that has a generation's matrix reads only the rows written since (`refreshed`).
-_SEQ_INDEX = "CREATE INDEX IF NOT EXISTS vectors_by_seq ON vectors (seq)"
-# Version-gated: a row is replaced only by the same memory at a version at least its own.
-_PUT_SQL = (
-    "INSERT INTO vectors (memory_id, version, text_hash, vector, seq) VALUES (?, ?, ?, ?, ?)"
-    " ON CONFLICT (memory_id) DO UPDATE SET version = excluded.version, text_hash = excluded.text_hash,"
-    " vector = excluded.vector, seq = excluded.seq WHERE excluded.version >= vectors.version"
-)
-# Live docs without a vector (or with one of an older text), with the text to embed.
-_MISSING_SQL = (
-    "SELECT d.id, d.version, d.key, coalesce(f.raw_content, f.content), coalesce(f.raw_tags, f.tags)"
-    " FROM docs d JOIN fts f ON f.rowid = d.rowid WHERE d.deleted = 0"
-    " AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.memory_id = d.id AND v.version = d.version)"
-    " LIMIT ?"
-)
 
 
 class Embedder(Protocol):
@@ -170,24 +156,13 @@ class Pending(NamedTuple):
 
 
 def create_table(db: sqlite3.Connection) -> None:
-    for statement in _VECTOR_SCHEMA:
-        db.execute(statement)
-    if not has_seq(db):  # a table from before `seq`: its rows are all of batch 0
-        db.execute("ALTER TABLE vectors ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
-    db.execute(_SEQ_INDEX)
+    vector_rows.create(db)
 
 
-def _batch_seq(db: sqlite3.Connection) -> int:
-    """This batch's number for the rows it writes (one more than the last batch's), noted in meta."""
-    seq = int(_meta(db, _META_SEQ) or 0) + 1
-    _set_meta(db, _META_SEQ, str(seq))
-    return seq
-
-
-def remove(db: sqlite3.Connection, memory_id: str) -> None:
-    """A removed memory's vector goes with it (the docs tombstone guards against replays)."""
-    if has_table(db):
-        db.execute("DELETE FROM vectors WHERE memory_id = ?", (memory_id,))
+def remove(db: sqlite3.Connection, rowid: int) -> None:
+    """A removed memory's vector (at its docs `rowid`) goes with it (the docs tombstone guards
+    against replays)."""
+    vector_rows.remove(db, rowid)
 
 
 def _meta(db: sqlite3.Connection, name: str) -> str | None:
@@ -205,6 +180,7 @@ def prepare(db: sqlite3.Connection, model: Embedder) -> None:
     name = model_name(model)
     if _meta(db, _META_MODEL) != name:
         db.execute("DELETE FROM vectors")
+        vector_rows.note_reset(db)  # a reader's matrix of the other model is read again whole
         _set_meta(db, _META_MODEL, name)
         _set_meta(db, _META_COMPLETE, "0")
 
@@ -290,46 +266,44 @@ def _embedded_ahead(digest: bytes) -> Any | None:
 
 
 def write(db: sqlite3.Connection, model: Embedder, pending: Iterable[Pending]) -> int:
-    """Store the vectors of `pending` (changes applied in this transaction): a vector of the same
-    text already in the generation is reused, one the stream batch embedded ahead is taken (waiting
-    for it if need be), the rest embedded in one call. Returns how many were embedded. Only
-    versions the docs table still holds are written (a later removal wins)."""
-    wanted: list[tuple[Pending, bytes]] = []
-    reused: list[tuple[str, int, bytes, bytes, int]] = []
-    seq = 0
+    """Store the vectors of `pending` (changes applied in this transaction): the memory's own vector
+    is kept when its text is unchanged, one the stream batch embedded ahead is taken (waiting for it
+    if need be), the rest embedded in one call; the batch's rowids go to `vector_batches`. Returns
+    how many were embedded. Only versions the docs table still holds are written (a later removal
+    wins)."""
+    wanted: list[tuple[Pending, int, bytes]] = []
+    rows: list[vector_rows.Row] = []
     for item in pending:
         live = db.execute(
-            "SELECT version FROM docs WHERE id = ? AND deleted = 0", (item.memory_id,)
+            "SELECT rowid, version FROM docs WHERE id = ? AND deleted = 0", (item.memory_id,)
         ).fetchone()
-        if live is None or live[0] != item.version:
+        if live is None or live[1] != item.version:
             continue
-        seq = seq or _batch_seq(db)
         digest = text_hash(item.text)
-        same = db.execute("SELECT vector FROM vectors WHERE text_hash = ? LIMIT 1", (digest,)).fetchone()
-        if same is not None:
-            reused.append((item.memory_id, item.version, digest, same[0], seq))
+        own = vector_rows.own_vector(db, live[0])
+        if own is not None and own[0] == digest:
+            rows.append(vector_rows.Row(live[0], item.memory_id, item.version, digest, own[1]))
         else:
-            wanted.append((item, digest))
+            wanted.append((item, live[0], digest))
     ready = 0
     if _ahead:
         waiting, wanted = wanted, []
-        for item, digest in waiting:
+        for item, rowid, digest in waiting:
             vector = _embedded_ahead(digest)
             if vector is None:
-                wanted.append((item, digest))
+                wanted.append((item, rowid, digest))
             else:
-                reused.append((item.memory_id, item.version, digest, _pack(vector), seq))
+                rows.append(vector_rows.Row(rowid, item.memory_id, item.version, digest, _pack(vector)))
                 ready += 1
-    db.executemany(_PUT_SQL, reused)
-    if not wanted:
-        return ready
-    embedded = model.embed([item.text for item, _ in wanted])
-    rows = [
-        (item.memory_id, item.version, digest, _pack(vector), seq)
-        for (item, digest), vector in zip(wanted, embedded, strict=True)
-    ]
-    db.executemany(_PUT_SQL, rows)
-    return len(rows) + ready
+    if wanted:
+        embedded = model.embed([item.text for item, _, _ in wanted])
+        rows += [
+            vector_rows.Row(rowid, item.memory_id, item.version, digest, _pack(vector))
+            for (item, rowid, digest), vector in zip(wanted, embedded, strict=True)
+        ]
+    vector_rows.put(db, rows)
+    vector_rows.note_batch(db, [row.rowid for row in rows])
+    return len(wanted) + ready
 
 
 def mark_incomplete(db: sqlite3.Connection) -> None:
@@ -347,7 +321,7 @@ def fill(db: sqlite3.Connection, model: Embedder, budget: int = FILL_PER_BATCH) 
     batches skip the look. Returns how many were written."""
     if _meta(db, _META_COMPLETE) == "1":
         return 0
-    found = db.execute(_MISSING_SQL, (budget + 1,)).fetchall()
+    found = db.execute(vector_rows.MISSING_SQL, (budget + 1,)).fetchall()
     pending = [
         Pending(i, version, embedded_text(key, content, tags))
         for i, version, key, content, tags in found[:budget]
@@ -359,22 +333,21 @@ def fill(db: sqlite3.Connection, model: Embedder, budget: int = FILL_PER_BATCH) 
 
 
 def carry(db: sqlite3.Connection, source: str) -> int:
-    """Copy into `db` the vectors of attached database `source` (a previous generation) whose text
-    is what a live doc of `db` embeds now: a rebuild re-embeds only what changed."""
-    if not db.execute(f"SELECT 1 FROM {source}.sqlite_master WHERE name = 'vectors'").fetchone():  # noqa: S608
+    """Copy into `db` the vectors of attached database `source` (a previous generation, of either
+    layout) whose text is what a live doc of `db` embeds now: a rebuild re-embeds only what changed."""
+    known = vector_rows.source_hashes(db, source)
+    if not known:
         return 0
     rows = db.execute(
-        "SELECT d.id, d.version, d.key, coalesce(f.raw_content, f.content), coalesce(f.raw_tags, f.tags)"
-        " FROM docs d JOIN fts f ON f.rowid = d.rowid WHERE d.deleted = 0"
+        "SELECT d.rowid, d.id, d.version, d.key, coalesce(f.raw_content, f.content),"
+        " coalesce(f.raw_tags, f.tags) FROM docs d JOIN fts f ON f.rowid = d.rowid WHERE d.deleted = 0"
     ).fetchall()
     found = []
-    for memory_id, version, key, content, tags in rows:
+    for rowid, memory_id, version, key, content, tags in rows:
         digest = text_hash(embedded_text(key, content, tags))
-        same = db.execute(
-            f"SELECT vector FROM {source}.vectors WHERE text_hash = ? LIMIT 1",  # noqa: S608
-            (digest,),
-        ).fetchone()
-        if same is not None:
-            found.append((memory_id, version, digest, same[0], 0))
-    db.executemany(_PUT_SQL, found)
+        at = known.get(digest)
+        if at is not None:
+            vector = vector_rows.source_vector(db, source, at)
+            found.append(vector_rows.Row(rowid, memory_id, version, digest, vector))
+    vector_rows.put(db, found)
     return len(found)

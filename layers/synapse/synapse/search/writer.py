@@ -10,7 +10,7 @@ from types import TracebackType
 
 from synapse import embedding
 from synapse.core.observability import logger
-from synapse.search import generations, rebuild, schema, vectors
+from synapse.search import generations, rebuild, schema, vector_rows, vectors
 from synapse.search.documents import Change, Unindexable
 
 
@@ -209,7 +209,7 @@ def _compact(folder: Path, generation: Path) -> Path:
     """A new base: `generation` with its log checkpointed in. Caller holds the writer lock."""
     temp = generations.temp_path(folder)
     try:
-        generations.compact_into(generation, temp)
+        generations.compact_into(generation, temp, vector_rows.forget_batches)
         return generations.publish(folder, temp)
     finally:
         for path in (temp, generations.log_of(temp)):
