@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synapse.search import readers
+from synapse.index import readers
 
 DIMS = 384
 

@@ -26,8 +26,8 @@ from typing import Any, NamedTuple, Protocol
 from synapse import embedding
 from synapse.core import observability
 from synapse.core.observability import logger, metrics
-from synapse.search import ahead
-from synapse.search.matrices import DIMS, Matrix, has_seq, has_table, load, matrix_of, refreshed
+from synapse.index import ahead
+from synapse.index.matrices import DIMS, Matrix, has_seq, has_table, load, matrix_of, refreshed
 
 # Cosine of two memories' embedded texts from which they say nearly the same: a write answers with
 # such memories (`repeats`), and of two such hits the newer ranks first (`fusion`). Chosen on
