@@ -1,7 +1,7 @@
 """Indexer throughput model: `python bench/indexer.py [--minds 2000] [--batches 10] [--batch-size 100]
 [--baseline main] [--scale 1.0]`.
 
-The real indexer (`synapse.search.stream.index_stream`) on local disk, with EFS-like latency injected
+The real indexer (`synapse.index.stream.index_stream`) on local disk, with EFS-like latency injected
 where it matters, at many minds: every mind is seeded with a published index (5 memories, no latency),
 then `--batches` stream batches of `--batch-size` records run one after another (one shard at
 ParallelizationFactor 1), each record of a different mind (as at 1M minds): 50 % new memories, 40 %
@@ -143,7 +143,7 @@ def _item(mind: str, n: int, version: int) -> dict[str, Any]:
 
 
 def _digest(root: Path) -> list[list[Any]]:
-    from synapse.search import generations
+    from synapse.index import generations
 
     rows: list[list[Any]] = []
     for folder in sorted(root.iterdir()):
@@ -171,7 +171,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="indexer-bench-"))
     os.environ["SYNAPSE_INDEX_DIR"] = str(root)
     os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
-    from synapse.search import orphans, stream
+    from synapse.index import orphans, stream
 
     from tests.support.streams import stream_record
 

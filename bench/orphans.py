@@ -33,8 +33,8 @@ os.environ.pop("SYNAPSE_DYNAMODB_ENDPOINT", None)
 
 from synapse.core import clock  # noqa: E402
 from synapse.core.ids import new_id  # noqa: E402
+from synapse.index import generations, index_drops, orphans  # noqa: E402
 from synapse.lifecycle import mind_deletion  # noqa: E402
-from synapse.search import generations, index_drops, orphans  # noqa: E402
 from synapse.storage import tables  # noqa: E402
 
 GET_MS, BATCH_GET_MS, QUERY_MS, PUT_MS = 3.0, 10.0, 5.0, 5.0  # DynamoDB round trips (assumed)

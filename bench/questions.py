@@ -280,7 +280,7 @@ def store_mind(name: str, memories: list[dict[str, Any]]) -> tuple[str, list[dic
 
 def index_mind(base: Path, items: list[dict[str, Any]]) -> None:
     """The working tree's index of the mind, through the indexer's record path."""
-    from synapse.search.stream import StreamBatch
+    from synapse.index.stream import StreamBatch
 
     batch = StreamBatch(base)
     try:

@@ -266,7 +266,7 @@ MIND_SIZES = (100, 1_000, 10_000, 100_000)
 
 def compaction() -> dict[str, float]:
     """The log size at which this side compacts a mind of each size (its own rule)."""
-    from synapse.search import generations
+    from synapse.index import generations
 
     def threshold(base: int) -> float:
         if hasattr(generations, "compaction_threshold"):

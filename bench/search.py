@@ -182,7 +182,7 @@ def english_vocabulary() -> list[str]:
 
 def build(base: Path, mind_id: str, items: list[dict[str, Any]]) -> tuple[float, float]:
     """Seconds (wall, CPU) to index every memory through the indexer's record path into one generation."""
-    from synapse.search.stream import StreamBatch
+    from synapse.index.stream import StreamBatch
 
     records = [stream_record(item, sequence=n) for n, item in enumerate(items)]
     started, started_cpu = time.perf_counter(), time.thread_time()
@@ -314,8 +314,8 @@ class Plan(NamedTuple):
 
 
 def plan_of(text: str, tag: str | None) -> Plan:
+    from synapse.index.schema import BM25_WEIGHTS
     from synapse.search.query import EXACT, Side, parse_query
-    from synapse.search.schema import BM25_WEIGHTS
 
     query = parse_query(text)
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
@@ -362,11 +362,11 @@ def query_paths(
 ) -> dict[str, Callable[[str, str | None], Any]]:
     """The module; raw SQL (each query compiled beforehand) on its own connection to the same
     generation; and the reference (ORDER BY rank alone) on a third. Two are interleaved at a time."""
+    from synapse.index.generations import current_generation
+    from synapse.index.readers import open_generation, reader
     from synapse.search.filters import SearchFilters
-    from synapse.search.generations import current_generation
     from synapse.search.query import parse_query
     from synapse.search.ranking import index_hits
-    from synapse.search.readers import open_generation, reader
 
     generation = current_generation(base / mind_id)
     assert generation is not None
@@ -404,8 +404,8 @@ def query_paths(
 
 def candidates(base: Path, mind_id: str, queries: list[tuple[str, str | None]]) -> list[int]:
     """How many memories each query's candidates' expression matches (before filters)."""
-    from synapse.search.generations import current_generation
-    from synapse.search.readers import open_generation
+    from synapse.index.generations import current_generation
+    from synapse.index.readers import open_generation
 
     generation = current_generation(base / mind_id)
     assert generation is not None
@@ -491,11 +491,12 @@ def end_to_end(
 
 def _hit_ids(mind_id: str, queries: list[tuple[str, str | None]], mode: str = "lexical") -> set[str]:
     """Every memory id the queries' first pages (and the few rounds after skipped hits) can return."""
-    from synapse.search import fusion, vectors
+    from synapse.index import vectors
+    from synapse.index.readers import reader
+    from synapse.search import fusion
     from synapse.search.filters import Mode, SearchFilters
     from synapse.search.query import parse_query
     from synapse.search.ranking import index_hits
-    from synapse.search.readers import reader
 
     db = reader(mind_id)
     assert db is not None
@@ -515,9 +516,9 @@ def _hit_ids(mind_id: str, queries: list[tuple[str, str | None]], mode: str = "l
 def publishing(base: Path, mind_id: str, size: int) -> dict[str, float]:
     """Batches of 100 changes on the mind (compaction held off): median ms and bytes written per batch;
     then one compaction of their log into a new base, timed."""
-    from synapse.search import generations
-    from synapse.search.documents import Change, Doc
-    from synapse.search.writer import compact
+    from synapse.index import generations
+    from synapse.index.documents import Change, Doc
+    from synapse.index.writer import compact
 
     from tests.support.indexing import apply_batch
 
@@ -566,7 +567,7 @@ def publishing(base: Path, mind_id: str, size: int) -> dict[str, float]:
 def old_tokenizer() -> Any:
     """Indexes built meanwhile are of schema "2": the stems alone, without the words as written
     (`fts_exact`), the index format before the current one."""
-    from synapse.search import schema
+    from synapse.index import schema
 
     saved = (
         schema.create_exact_words,
@@ -590,8 +591,8 @@ def old_tokenizer() -> Any:
 
 def index_bytes(folder: Path) -> tuple[int, int]:
     """The current generation's bytes (base and log), and its FTS5 index's own (`fts_data`)."""
-    from synapse.search import generations
-    from synapse.search.readers import open_generation
+    from synapse.index import generations
+    from synapse.index.readers import open_generation
 
     generation = generations.current_generation(folder)
     assert generation is not None
@@ -634,7 +635,7 @@ def parts_timed(timings: dict[str, float]) -> Any:
     """Time the rebuild's parts (wall seconds, summed per part) while inside: the table's items
     (time spent getting the next one), indexing them (with that read), carry-over, publish; or the
     in-place upgrade step."""
-    from synapse.search import generations, rebuild, schema
+    from synapse.index import generations, rebuild, schema
 
     saved = rebuild._memory_items, rebuild._index_all, rebuild._carry_over, generations.publish
 
@@ -692,7 +693,7 @@ def dynamodb_bytes(item: dict[str, Any]) -> int:
 
 def rebuilding(base: Path, mind_id: str, items: list[dict[str, Any]]) -> dict[str, Any]:
     """`rebuild.rebuild` of every memory into the mind's folder (its current generation there)."""
-    from synapse.search import rebuild
+    from synapse.index import rebuild
 
     timings: dict[str, float] = {}
     with parts_timed(timings):
@@ -714,9 +715,9 @@ def rebuilding(base: Path, mind_id: str, items: list[dict[str, Any]]) -> dict[st
 def upgrading(size: int) -> dict[str, Any]:
     """One Writer batch of 100 changes on a schema-"1" generation of `size` memories, the same
     memories in the table (moto): the in-place upgrade, timed whole and by part."""
-    from synapse.search import schema
-    from synapse.search.documents import Change, Doc
-    from synapse.search.readers import open_generation
+    from synapse.index import schema
+    from synapse.index.documents import Change, Doc
+    from synapse.index.readers import open_generation
     from synapse.storage import tables
 
     from tests.support.indexing import apply_batch
@@ -731,7 +732,7 @@ def upgrading(size: int) -> dict[str, Any]:
         assert not answer.get("UnprocessedItems"), answer
     stored = time.perf_counter() - started
     # The table read alone, as the rebuild does it (moto: says little about DynamoDB).
-    from synapse.search import rebuild
+    from synapse.index import rebuild
 
     pages = 0
     query_pages = tables.query_pages
@@ -875,11 +876,12 @@ def hybrid_report(size: int, repeats: int) -> None:
     """(h): hybrid against lexical search at `size` memories, one run (see the module's docstring)."""
     from synapse.core.settings import get_settings
     from synapse.embedding import default_embedder, embed_query
-    from synapse.search import fusion, vectors
+    from synapse.index import vectors
+    from synapse.index.readers import reader
+    from synapse.search import fusion
     from synapse.search.filters import Mode, SearchFilters
     from synapse.search.query import parse_query
     from synapse.search.ranking import index_hits
-    from synapse.search.readers import reader
 
     from tests.support.events import EXAMPLE_MIND_ID
 

@@ -1,7 +1,7 @@
 """Where a write is said to repeat a memory: `python bench/similar.py`.
 
 Labelled pairs of memories (bench/data/similar_pairs.json) as an agent stores them, embedded the way
-the index embeds them (`synapse.search.vectors.embedded_text`: key as words, content, tags), with the
+the index embeds them (`synapse.index.vectors.embedded_text`: key as words, content, tags), with the
 model that ships. `same`: the second restates or updates the first (the agent should have updated
 it: "Drives a 2019 Tesla Model 3" / "Drives a 2024 BMW i4 now; sold the Tesla"); `different`: two
 facts of the same person, often of the same topic, that must both be kept ("Allergic to peanuts" /
@@ -24,8 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse")]
 
 import numpy as np  # noqa: E402
+from synapse.index import vectors  # noqa: E402
 from synapse.memory.keys import derived_key  # noqa: E402
-from synapse.search import repeats, vectors  # noqa: E402
+from synapse.search import repeats  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "similar_pairs.json"
 THRESHOLDS = [round(0.5 + 0.025 * i, 3) for i in range(17)]

@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "synapse"))
 
+from synapse.index.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN
 from synapse.memory.keys import derived_key
-from synapse.search.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN
 from synapse.search.snippets import COLUMN_BREAK, snippets_sql
 
 WORDS = [f"w{n}" for n in range(3000)]

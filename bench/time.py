@@ -7,7 +7,7 @@ next summer", "Last week of every month: send the invoice", the song "Yesterday"
 everyday facts; and dated questions ("What is coming up next week?", "What did I do last
 weekend?"), each with the keys that answer it. Every sentence is this bench's own.
 
-The memories are indexed through the indexer's own writer (`search.writer.Writer`, with the
+The memories are indexed through the indexer's own writer (`index.writer.Writer`, with the
 vectors of the model that ships), and each question is ranked by hybrid search's own ranking
 (`search.fusion.hybrid_hits`, the part of `service.search` before hydrating from the table):
 
@@ -35,12 +35,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
 os.environ.update({**BENCH_ENV, "POWERTOOLS_LOG_LEVEL": "WARNING"})
 
-from synapse.search import fusion, in_time, vectors  # noqa: E402
-from synapse.search.documents import Change, Doc  # noqa: E402
+from synapse.index import vectors  # noqa: E402
+from synapse.index.documents import Change, Doc  # noqa: E402
+from synapse.index.readers import open_generation  # noqa: E402
+from synapse.index.writer import Writer  # noqa: E402
+from synapse.search import fusion, in_time  # noqa: E402
 from synapse.search.filters import Mode, SearchFilters  # noqa: E402
 from synapse.search.query import parse_query  # noqa: E402
-from synapse.search.readers import open_generation  # noqa: E402
-from synapse.search.writer import Writer  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "time.json"
 MIND = "m_timebench"

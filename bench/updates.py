@@ -78,7 +78,7 @@ class Mind:
 
     def index(self) -> None:
         """Every memory item of the mind as a stream record, through the indexer (version-gated)."""
-        from synapse.search.stream import StreamBatch
+        from synapse.index.stream import StreamBatch
         from synapse.storage import tables
 
         items = tables.query_all(

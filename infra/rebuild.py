@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "layers" / "synapse") not in sys.path:
     sys.path.insert(0, str(ROOT / "layers" / "synapse"))
 
-from synapse.search import generations, orphans, rebuild  # noqa: E402
-from synapse.search.documents import Unindexable  # noqa: E402
+from synapse.index import generations, orphans, rebuild  # noqa: E402
+from synapse.index.documents import Unindexable  # noqa: E402
 
 from infra import local_endpoint_credentials  # noqa: E402
 

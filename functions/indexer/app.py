@@ -4,7 +4,7 @@ from typing import Any
 
 import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.core.observability import entry_point
-from synapse.search import stream
+from synapse.index import stream
 
 
 @entry_point()

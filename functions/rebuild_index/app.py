@@ -1,12 +1,12 @@
 """Rebuild a mind's index from DynamoDB ({"mind_id": ...}); {"sweep": true} (the daily schedule)
-removes deleted minds' indexes (synapse.search.orphans), then fills in what a broken model left."""
+removes deleted minds' indexes (synapse.index.orphans), then fills in what a broken model left."""
 
 import time
 from typing import Any
 
 import boto3  # noqa: F401 - before the layer, at the handler's own depth: docs/benchmarks.md#cold-start
 from synapse.core.observability import SECONDS, entry_point, metrics
-from synapse.search import deferred, orphans, rebuild, stream
+from synapse.index import deferred, orphans, rebuild, stream
 
 MARGIN_MS = 60_000  # stop this long before the timeout (at most half the time); the next run resumes
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from synapse.search import generations, schema
+from synapse.index import generations, schema
 
 from infra.stream_pump import Pump
 from tests.integration.test_search_api import ids, search, store

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from synapse.core import clock
+from synapse.index import stream
 from synapse.memory import events, expiry, items, sweep, writes
-from synapse.search import stream
 from synapse.storage import tables
 
 from infra import template

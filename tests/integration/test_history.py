@@ -11,9 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from synapse.index.stream import is_memory_item
 from synapse.memory import history, proposals
 from synapse.memory.events import from_stream_record
-from synapse.search.stream import is_memory_item
 from synapse.storage import tables
 from synapse.webhooks import signing
 

@@ -8,12 +8,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from synapse.search import generations, readers
-from synapse.search.documents import Change, Doc
+from synapse.index import generations, readers
+from synapse.index.documents import Change, Doc
+from synapse.index.writer import Writer, compact
 from synapse.search.filters import SearchFilters
 from synapse.search.query import parse_query
 from synapse.search.ranking import Hit, index_hits
-from synapse.search.writer import Writer, compact
 
 from tests.support.indexing import apply_batch, live_rows
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import boto3
 import pytest
-from synapse.search import generations as index_generations
-from synapse.search import readers, rebuild
-from synapse.search.generations import current_generation
+from synapse.index import generations as index_generations
+from synapse.index import readers, rebuild
+from synapse.index.generations import current_generation
 from synapse.storage import tables
 
 import infra.rebuild

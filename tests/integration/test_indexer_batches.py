@@ -12,9 +12,9 @@ from typing import Any
 
 import boto3
 import pytest
-from synapse.search import generations as index_generations
-from synapse.search.documents import Change
-from synapse.search.writer import Writer
+from synapse.index import generations as index_generations
+from synapse.index.documents import Change
+from synapse.index.writer import Writer
 
 from infra.stream_pump import StreamReader
 from tests.integration.test_indexer import clean_rebuild_rows, deliver, history, index_rows, memory_records

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from synapse.core import clock
-from synapse.search import folding, generations, readers
-from synapse.search.documents import Change, Doc
-from synapse.search.rebuild import rebuild
-from synapse.search.writer import Writer
+from synapse.index import folding, generations, readers
+from synapse.index.documents import Change, Doc
+from synapse.index.rebuild import rebuild
+from synapse.index.writer import Writer
 
 from tests.support.indexing import apply_batch, live_rows
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from synapse import embedding
 from synapse.embedding import minilm
-from synapse.search import deferred, readers, vectors
+from synapse.index import deferred, readers, vectors
 
 from infra.stream_pump import Pump
 from tests.support import metrics as emitted

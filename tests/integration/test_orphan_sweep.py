@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from synapse.search import index_drops, orphans
+from synapse.index import index_drops, orphans
 from synapse.storage import tables
 
 from infra import template

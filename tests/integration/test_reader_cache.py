@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from synapse.search import readers
-from synapse.search.documents import Change, Doc
+from synapse.index import readers
+from synapse.index.documents import Change, Doc
 
 from tests.support.indexing import apply_batch
 from tests.support.settings import Configure

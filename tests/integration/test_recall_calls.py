@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 from synapse.core import clock
+from synapse.index import readers
 from synapse.memory import expiry, sweep
 from synapse.minds import heads, minds
 from synapse.recall import reads, text
 from synapse.recall.query import RecallQuery
-from synapse.search import readers
 from synapse.storage import tables
 
 from infra.stream_pump import Pump

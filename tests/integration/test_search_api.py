@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from synapse.core import clock
-from synapse.search import generations
+from synapse.index import generations
 
 from infra.gateway import HttpResponse
 from infra.stream_pump import Pump

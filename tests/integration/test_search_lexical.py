@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from synapse.search import generations, schema
+from synapse.index import generations, schema
 
 from infra.stream_pump import Pump
 from tests.integration.test_best_match import results

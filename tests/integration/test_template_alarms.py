@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from synapse.index import index_drops, orphans
 from synapse.memory import expiry, sweep
-from synapse.search import index_drops, orphans
 
 from infra import template
 from infra.gateway import LambdaContext, load_handler

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from synapse.search import generations, schema
+from synapse.index import generations, schema
 
 from infra.gateway import HttpResponse
 from infra.stream_pump import Pump

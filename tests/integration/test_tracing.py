@@ -23,7 +23,7 @@ import wrapt
 from aws_lambda_powertools import Tracer
 from aws_xray_sdk.core import patcher, xray_recorder
 from synapse.core import observability
-from synapse.search import readers
+from synapse.index import readers
 
 from infra.gateway import LambdaContext
 from infra.stream_pump import Pump

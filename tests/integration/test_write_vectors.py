@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from synapse.search import readers, vectors
+from synapse.index import readers, vectors
 
 from infra.stream_pump import Pump
 from tests.support.api import Api, MindHandle

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pytest
-from synapse.search import vectors
+from synapse.index import vectors
 
 DIMS = 384
 # Words that mean the same to the fake: a paraphrase shares no word with its memory, only a concept.

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from synapse.search.documents import Change
-from synapse.search.writer import Writer
+from synapse.index.documents import Change
+from synapse.index.writer import Writer
 
 
 def apply_batch(mind_id: str, changes: Iterable[Change], base: Path | None = None) -> Path | None:

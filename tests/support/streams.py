@@ -1,5 +1,5 @@
 """DynamoDB stream records as Lambda hands them to the indexer (NEW_AND_OLD_IMAGES), for the tests
-and benches that drive `synapse.search.stream` without a table's stream."""
+and benches that drive `synapse.index.stream` without a table's stream."""
 
 from __future__ import annotations
 

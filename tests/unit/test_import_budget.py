@@ -27,20 +27,20 @@ def test_every_handler_imports_only_what_its_budget_allows() -> None:
 
 
 def test_the_budget_check_fails_on_a_module_outside_the_budget(tmp_path: Path) -> None:
-    # Given a handler whose budget was taken before it grew an sqlite3 import and a search module
+    # Given a handler whose budget was taken before it grew an sqlite3 import and an index module
     handler = tmp_path / "grown"
     handler.mkdir()
     (handler / "app.py").write_text("from synapse.core import clock\n", encoding="utf-8")
     budget = import_budget.measured([handler])
     (handler / "app.py").write_text(
-        "from synapse.core import clock\nimport sqlite3\nfrom synapse.search import folding\n",
+        "from synapse.core import clock\nimport sqlite3\nfrom synapse.index import folding\n",
         encoding="utf-8",
     )
     # When it is measured again
     found = import_budget.measured([handler])
     # Then the check names exactly what came in beyond the budget
     assert import_budget.over_budget(found, budget) == {
-        "grown": ["sqlite3", "synapse.search", "synapse.search.folding"]
+        "grown": ["sqlite3", "synapse.index", "synapse.index.folding"]
     }
     # And a handler within its budget passes
     assert import_budget.over_budget(budget, budget) == {}

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from synapse.search import ahead, orphans, readers, stream, vectors
+from synapse.index import ahead, orphans, readers, stream, vectors
 
 from tests.support.embedding import FakeEmbedder
 from tests.support.embedding import fake_embedder_fixture as fake_embedder_fixture

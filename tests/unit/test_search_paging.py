@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from synapse.search import fusion, readers, vectors
-from synapse.search.documents import Change, Doc
+from synapse.index import readers, vectors
+from synapse.index.documents import Change, Doc
+from synapse.search import fusion
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
 

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 from synapse.core.errors import BadRequest
+from synapse.index.folding import fold
 from synapse.search.expressions import EXACT, STEMS, SetOp, Side
-from synapse.search.folding import fold
 from synapse.search.query import MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS, _parsed, parse_query
 from synapse.search.weights import clause_weight
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from synapse.index.documents import Change, Doc
 from synapse.memory.kinds import Memory
 from synapse.search import repeats
-from synapse.search.documents import Change, Doc
 
 from tests.support.embedding import FakeEmbedder
 from tests.support.embedding import fake_embedder_fixture as fake_embedder_fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from synapse.search.folding import MARK_CLOSE, MARK_OPEN
+from synapse.index.folding import MARK_CLOSE, MARK_OPEN
 from synapse.search.snippets import COLUMN_BREAK, chosen, snippets_sql
 
 

@@ -12,8 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from synapse.search import generations, readers, schema, vector_rows, vectors, writer
-from synapse.search.documents import Change, Doc
+from synapse.index import generations, readers, schema, vector_rows, vectors, writer
+from synapse.index.documents import Change, Doc
 
 from tests.support.embedding import FakeEmbedder
 from tests.support.embedding import fake_embedder_fixture as fake_embedder_fixture

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synapse.search import fusion, matrices, readers, recency, schema, vectors
-from synapse.search.documents import Change, Doc
+from synapse.index import matrices, readers, schema, vectors
+from synapse.index.documents import Change, Doc
+from synapse.search import fusion, recency
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
 
@@ -222,7 +223,7 @@ def test_a_word_shared_in_another_sense_does_not_bury_what_meaning_finds(
 
 
 def test_a_rebuild_reuses_the_vectors_of_unchanged_texts(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:
-    from synapse.search import rebuild
+    from synapse.index import rebuild
 
     apply_batch(MIND, [Change.upsert(doc(f"mem_{n}", f"fact number {n}")) for n in range(5)], tmp_path)
     embedded = len(fake_embedder.embedded)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from synapse.core import clock
 from synapse.core.errors import NotFound
 from synapse.core.ids import looks_like_id
+from synapse.index import index_drops
 from synapse.lifecycle import purges
 from synapse.memory import purge
 from synapse.minds import audit, keys, minds
 from synapse.oauth import revocation
-from synapse.search import index_drops
 from synapse.storage import tables
 from synapse.teams import items, members
 from synapse.webhooks import hooks, subscriptions

@@ -32,9 +32,9 @@ def coming_up(mind_id: str, query: RecallQuery, moment: datetime) -> list[Coming
     """The selection's memories dated from today (in the asker's zone) to DAYS_AHEAD - 1 days on."""
     # sqlite3 and the search modules load here, on the calling thread (`search.readers` keeps a
     # mind's reader open per thread), beside the recall's table reads
+    from synapse.index.readers import reader
     from synapse.search.dated import window_rows
     from synapse.search.filters import SearchFilters
-    from synapse.search.readers import reader
     from synapse.when.grammar import Window
 
     db = reader(mind_id)

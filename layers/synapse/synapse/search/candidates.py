@@ -5,7 +5,7 @@ page's hits with their snippets."""
 import sqlite3
 from typing import Any, NamedTuple
 
-from synapse.search import vectors
+from synapse.index import vectors
 from synapse.search.filters import SearchFilters
 from synapse.search.query import Query
 from synapse.search.ranking import Hit, hits_of

@@ -39,7 +39,8 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, NamedTuple
 
-from synapse.search import candidates, in_time, recency, vectors
+from synapse.index import vectors
+from synapse.search import candidates, in_time, recency
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query
 from synapse.search.ranking import Hit, coverage_of, coverage_rows, index_hits

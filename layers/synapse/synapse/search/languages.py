@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from synapse.search.folding import fold
+from synapse.index.folding import fold
 
 MIN_STEM = 3  # a shorter stem would match as the prefix of too much
 MIN_WORD_PREFIX = 4

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from synapse.core.errors import BadRequest
+from synapse.index.folding import fold
 from synapse.search import languages
 from synapse.search.expressions import EXACT, STEMS, Expr, Side, combine, touches_exact
-from synapse.search.folding import fold
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32  # in an explicit structure (400 beyond); plain words keep their first MAX_TERMS clauses

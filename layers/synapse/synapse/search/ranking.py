@@ -7,12 +7,12 @@ from typing import Any, NamedTuple
 
 from synapse.core.errors import BadRequest
 from synapse.core.observability import logger
+from synapse.index.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN, restore_snippet
+from synapse.index.schema import BM25_WEIGHTS, has_exact_words
 from synapse.search import weights as clause_weights
 from synapse.search.expressions import EXACT, STEMS, Expr, Side, rank_sides, rows_sql
 from synapse.search.filters import SearchFilters
-from synapse.search.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN, restore_snippet
 from synapse.search.query import Query, bad_query
-from synapse.search.schema import BM25_WEIGHTS, has_exact_words
 from synapse.search.snippets import chosen, snippets_sql
 
 MARKS = ("**", "**")

@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from synapse.index import vectors
+from synapse.index.vectors import Matrix
 from synapse.memory.kinds import Memory
-from synapse.search import relations, vectors
-from synapse.search.vectors import Matrix
+from synapse.search import relations
 
 
 class _Hit(Protocol):

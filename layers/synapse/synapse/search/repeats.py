@@ -29,9 +29,10 @@ from typing import Any
 
 from synapse import embedding
 from synapse.core.observability import logger
+from synapse.index import schema, vectors
+from synapse.index.readers import reader
 from synapse.memory.kinds import Memory
-from synapse.search import relations, schema, vectors
-from synapse.search.readers import reader
+from synapse.search import relations
 
 SIMILAR_THRESHOLD = vectors.REPEAT_SIMILARITY
 # Cosine from which two memories of one batch say the same thing again (an exact or near-verbatim

@@ -10,14 +10,15 @@ from typing import Any, NamedTuple
 
 from synapse.core import clock
 from synapse.core.moments import Window
+from synapse.index import schema, vectors
+from synapse.index.readers import reader
+from synapse.index.schema import has_event_times
 from synapse.memory.items import memory_from_item
 from synapse.memory.kinds import Memory
-from synapse.search import fusion, in_time, schema, vectors
+from synapse.search import fusion, in_time
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query, parse_query
 from synapse.search.ranking import Hit
-from synapse.search.readers import reader
-from synapse.search.schema import has_event_times
 from synapse.storage import cursor, tables
 from synapse.when.grammar import Window as TimeWindow
 

@@ -8,7 +8,7 @@ holds a hit: the content's, else the tags', else the key's; with none (a row mat
 start of the content.
 """
 
-from synapse.search.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN
+from synapse.index.folding import ELLIPSIS, MARK_CLOSE, MARK_OPEN
 
 SNIPPET_TOKENS = 16
 # Between the columns' snippets: a control character, which `folding.fold` turns into a space, so

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from synapse.core.settings import get_settings
-from synapse.search import generations
+from synapse.index import generations
 
 # Open generations kept per thread, least recently used closed first: one search container serves
 # every mind, and each connection holds a file descriptor and a page cache.

@@ -16,7 +16,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from synapse.search import generations
+from synapse.index import generations
 
 PENDING_DIR = ".vectors-pending"
 # Marked minds a stream batch fills in after its own (at most `vectors.FILL_PER_BATCH` vectors each,

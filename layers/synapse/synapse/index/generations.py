@@ -37,7 +37,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from synapse.core.settings import get_settings
-from synapse.search.documents import Unindexable
+from synapse.index.documents import Unindexable
 
 GRACE_SECONDS = 300.0
 # A new base is built when the log passes T = max(COMPACT_MIN_BYTES, sqrt(COMPACT_SCALE_BYTES x

@@ -10,8 +10,8 @@ from types import TracebackType
 
 from synapse import embedding
 from synapse.core.observability import logger
-from synapse.search import generations, rebuild, schema, vector_rows, vectors
-from synapse.search.documents import Change, Unindexable
+from synapse.index import generations, rebuild, schema, vector_rows, vectors
+from synapse.index.documents import Change, Unindexable
 
 
 class Writer:

@@ -9,10 +9,10 @@ from typing import Any, NamedTuple
 from synapse.core import observability
 from synapse.core.observability import in_this_invocation, logger, metrics
 from synapse.core.settings import get_settings
+from synapse.index import deferred, generations, orphans, vectors
+from synapse.index.documents import Change, Doc, Unindexable
+from synapse.index.writer import Writer
 from synapse.memory import expiry
-from synapse.search import deferred, generations, orphans, vectors
-from synapse.search.documents import Change, Doc, Unindexable
-from synapse.search.writer import Writer
 from synapse.storage import tables
 
 

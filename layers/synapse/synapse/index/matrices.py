@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from synapse.search import readers, vector_rows
+from synapse.index import readers, vector_rows
 
 DIMS = 384
 

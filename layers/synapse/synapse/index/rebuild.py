@@ -9,8 +9,8 @@ from typing import Any, NamedTuple
 
 from synapse import embedding
 from synapse.core import clock
-from synapse.search import deferred, generations, schema, vectors
-from synapse.search.documents import Change, Doc
+from synapse.index import deferred, generations, schema, vectors
+from synapse.index.documents import Change, Doc
 from synapse.storage import tables
 
 # A memory of a rebuild's source may have changed while the rebuild read the table; anything the

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from synapse.core import clock
-from synapse.search import generations, index_drops
+from synapse.index import generations, index_drops
 from synapse.storage import tables
 
 MARKERS_STATE = {"pk": "SWEEP#ORPHANS", "sk": "MARKERS"}

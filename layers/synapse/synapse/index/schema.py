@@ -12,9 +12,9 @@ from datetime import timedelta
 from typing import NamedTuple
 
 from synapse.core import clock
-from synapse.search import vector_rows, vectors
-from synapse.search.documents import Change, Doc
-from synapse.search.folding import fold
+from synapse.index import vector_rows, vectors
+from synapse.index.documents import Change, Doc
+from synapse.index.folding import fold
 
 # The index format: a generation of another version is upgraded by the next batch that writes its
 # mind (`writer`: in place where `IN_PLACE_UPGRADES` knows how, else rebuilt from the table), while

@@ -34,9 +34,9 @@ from typing import Any, NamedTuple, Protocol
 from synapse import embedding
 from synapse.core import observability
 from synapse.core.observability import logger, metrics
-from synapse.search import ahead, vector_rows
-from synapse.search.matrices import DIMS, Matrix, load, matrix_of, refreshed
-from synapse.search.vector_rows import has_table
+from synapse.index import ahead, vector_rows
+from synapse.index.matrices import DIMS, Matrix, load, matrix_of, refreshed
+from synapse.index.vector_rows import has_table
 
 # Cosine of two memories' embedded texts from which they say nearly the same: a write answers with
 # such memories (`repeats`), and of two such hits the newer ranks first (`fusion`). Chosen on
