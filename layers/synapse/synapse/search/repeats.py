@@ -40,6 +40,9 @@ SIMILAR_THRESHOLD = vectors.REPEAT_SIMILARITY
 BATCH_MATE_SIMILARITY = 0.95
 MAX_SIMILAR = 3
 CANDIDATES = 10  # the nearest memories `relations` weighs (a write names at most MAX_SIMILAR)
+# Read from the index beyond CANDIDATES: rows of memories removed or replaced since, which the
+# matrix may still hold (their texts are not looked up, so they are not named).
+SPARE_CANDIDATES = 2
 
 
 def _text(memory: Memory) -> str:
@@ -103,22 +106,24 @@ def _from_index(
     batch_ids: set[str],
     candidates: list[list[tuple[float, str, str]]],
 ) -> None:
-    """The index's nearest memories from `relations.CANDIDATE_FLOOR`, the batch's own left out (their
-    texts looked up later)."""
+    """The index's nearest memories (CANDIDATES and SPARE_CANDIDATES) from
+    `relations.CANDIDATE_FLOOR`, the batch's own left out (their texts looked up later): the whole
+    batch in one matrix product, the batch's own rows masked before the nearest are taken, so each
+    memory's `relations` weighs a dozen candidates, not a batch more."""
     import numpy as np
 
     scores = np.asarray(matrix.vectors @ queries.T, dtype=np.float32)
+    own = [row for row in map(matrix.row_of, batch_ids) if row is not None]
+    if own:
+        scores[own, :] = -np.inf
+    take = min(len(matrix.ids), CANDIDATES + SPARE_CANDIDATES)
     for column, at in enumerate(wanted):
         column_scores = scores[:, column]
-        take = min(len(column_scores), CANDIDATES + len(batch_ids) + 1)
-        top = (
-            np.argpartition(-column_scores, take - 1)[:take] if take < len(column_scores) else np.arange(take)
-        )
+        top = np.arange(take) if take == len(column_scores) else np.argpartition(-column_scores, take)[:take]
         for row in top.tolist():
             similarity = float(column_scores[row])
-            other = matrix.ids[row]
-            if similarity >= relations.CANDIDATE_FLOOR and other not in batch_ids:
-                candidates[at].append((similarity, other, ""))
+            if similarity >= relations.CANDIDATE_FLOOR:
+                candidates[at].append((similarity, matrix.ids[row], ""))
 
 
 Candidates = list[list[tuple[float, str, str]]]  # per memory: (similarity, id, key or "" to look up)
