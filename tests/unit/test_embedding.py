@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -337,7 +338,7 @@ def test_importing_the_package_pins_numpys_threads_unless_told_otherwise():
 )
 def test_stored_texts_run_on_the_cpus_the_process_has(monkeypatch, environ, cores, expected):
     # Given a process that may run on `cores` CPUs, in the environment given
-    monkeypatch.setattr(minilm.os, "sched_getaffinity", lambda pid: set(range(cores)))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
     # When the stored texts' session chooses its threads
     # Then it takes an operator's choice, else a Lambda's whole vCPUs, else every CPU
     assert minilm.threads(environ) == expected
