@@ -1,19 +1,23 @@
 """Ingest through the local API, before and after, side by side in one run (issue 43 items 1-2).
 
 Each side is `python -m infra.local_runner` (moto by default) started from its own code: "before" is
-`--baseline` (default e44e1c3, main before this work) exported with `git archive` into a temp dir,
+`--baseline` (default 1312be9, main before this work) exported with `git archive` into a temp dir,
 "after" the working tree (or `--after <ref>`, exported likewise); both run on this venv. On a fresh
 data dir per side it creates a mind, then:
 
 - single store: `--singles` sequential `POST /memory` of new ~150-character memories (p50, p95);
 - batch: `--batches` `POST /memory/batch` of 100 new ~150-character memories, each started once the
   runner is idle (its stream pump has indexed what the last one wrote), so each is measured alone;
+  beside its time, the runner's CPU seconds (all its threads: moto, the handlers, the pump) while
+  it answered, and until it was idle again (the batch indexed): figures a busy machine moves far
+  less than wall-clock times;
 - stored-to-searchable under load: `--rate` memories a second (batches of 10 every 0.1 s) for
   `--seconds`; one memory of each batch holds a word of its own, and a prober searches for it
   every 50 ms from the batch's 2xx until a search finds it: that wait is its stored-to-searchable
-  time (p50, p95, and how many never showed within 60 s). The rate reached is printed too.
+  time (p50, p95, and how many never showed within 60 s). The rate reached is printed too, and the
+  runner's CPU seconds per memory over the phase (100/s on 2 cores needs < 0.02).
 
-    nice .venv/bin/python bench/ingest.py [--baseline e44e1c3] [--seconds 60] [--rate 100]
+    nice .venv/bin/python bench/ingest.py [--baseline 1312be9] [--seconds 60] [--rate 100]
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from runner import create_mind  # noqa: E402 - bench/runner.py, this folder's sh
 
 from tests.support.runner import start_runner  # noqa: E402
 
-BASELINE = "e44e1c3"
+BASELINE = "1312be9"
 SPEAKERS = ("Nadia", "Oliver", "Grace", "Theo")
 TOPICS = ("treehouse", "nursing school", "woodworking shop", "clinic shift", "road trip", "garden")
 NOUNS = ("ladder", "roof", "budget", "schedule", "paperwork", "delivery")
@@ -56,11 +60,9 @@ def content(i: int) -> str:
 
 
 def cpu_seconds(pid: int) -> float:
-    total = 0.0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
+    """The process's CPU seconds, every thread's (those that ended too: their time stays counted)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def settle(pid: int, limit: float = 120.0) -> None:
@@ -120,15 +122,26 @@ def measure(code: Path, args: argparse.Namespace, work: Path) -> dict[str, Any]:
             start = time.perf_counter()
             side.post("/memory", {"category": "note", "key": f"turn_{i}", "content": content(i)})
             singles.append(time.perf_counter() - start)
-        batches = []
+        batches, answer_cpu, total_cpu = [], [], []
         for _ in range(args.batches):
             settle(pid)
             body = side.batch_body(100)
-            start = time.perf_counter()
+            cpu, start = cpu_seconds(pid), time.perf_counter()
             side.post("/memory/batch", body)
             batches.append(time.perf_counter() - start)
-        settle(pid)
-        return {"singles": singles, "batches": batches, **sustained(side, args)}
+            answer_cpu.append(cpu_seconds(pid) - cpu)
+            settle(pid)
+            total_cpu.append(cpu_seconds(pid) - cpu)
+        cpu = cpu_seconds(pid)
+        loaded = sustained(side, args)
+        loaded["cpu_per_memory"] = (cpu_seconds(pid) - cpu) / max(1, loaded["written"])
+        return {
+            "singles": singles,
+            "batches": batches,
+            "answer_cpu": answer_cpu,
+            "total_cpu": total_cpu,
+            **loaded,
+        }
     finally:
         runner.stop()
 
@@ -195,6 +208,8 @@ def sustained(side: Side, args: argparse.Namespace) -> dict[str, Any]:
         "lags": lags,
         "missing": len(missing),
         "rate": written[0] / max(args.seconds, time.monotonic() - started),
+        "written": written[0],
+        "errors": errors[0],
     }
 
 
@@ -222,12 +237,15 @@ def report(sides: dict[str, dict[str, Any]], args: argparse.Namespace) -> None:
         lambda s: statistics.median(s["batches"]),
     )
     row("POST /memory/batch of 100 p95", lambda s: quantile(s["batches"], 0.95))
+    row("  runner CPU for its answer, median", lambda s: statistics.median(s["answer_cpu"]))
+    row("  runner CPU with its indexing, median", lambda s: statistics.median(s["total_cpu"]))
     row(
         f"stored-to-searchable p50 ({args.rate:.0f}/s asked, {args.seconds:.0f} s)",
         lambda s: quantile(s["lags"], 0.5),
     )
     row("stored-to-searchable p95", lambda s: quantile(s["lags"], 0.95))
     row("memories/s reached", lambda s: s["rate"], "/s")
+    row("  runner CPU per memory stored and indexed", lambda s: s["cpu_per_memory"])
     row("probes not searchable within 60 s", lambda s: float(s["missing"]), " ")
     row("batches answered with an error", lambda s: float(s.get("errors", 0)), " ")
 

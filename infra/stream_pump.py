@@ -3,7 +3,7 @@
 It follows every shard of the Memories table's stream (DescribeStream / GetShardIterator /
 GetRecords on the same endpoint as the table: DynamoDB Local or the embedded moto server), and invokes every
 handler template.yaml subscribes to it (the functions with a DynamoDB event: the search indexer,
-the webhook event producer), each with its own reader position, with Lambda's event shape, in
+the webhook event producer) with the records it read, once for all, with Lambda's event shape, in
 batches, and only the records its event's FilterCriteria admit, as Lambda filters them (so a record
 a filter leaves out locally is one AWS leaves out too). Like the real mapping it retries a batch
 from its first reported failure, a bounded number of times, then gives the records up (logged,
@@ -189,15 +189,15 @@ class Pump:
 
     def run_once(self) -> int:
         """Poll once and deliver everything found; returns how many records were read."""
-        records = self.reader.poll()
+        return self.take(self.reader.poll())
+
+    def take(self, records: list[dict[str, Any]]) -> int:
+        """Deliver what the function's filters admit of `records`, BATCH_SIZE at a time, as
+        Lambda's mapping does; returns how many records there were."""
         wanted = [record for record in records if admitted(record, self.patterns)]
         for start in range(0, len(wanted), BATCH_SIZE):
             self.deliver(wanted[start : start + BATCH_SIZE])
         return len(records)
-
-    def skip_backlog(self) -> int:
-        """Start after the records already in the stream; returns how many were passed over."""
-        return len(self.reader.poll())
 
     def deliver(self, records: list[dict[str, Any]]) -> None:
         pending = records
@@ -216,29 +216,53 @@ class Pump:
         log.error("%s gave up on %d stream records (AWS: the on-failure SQS queue)", self.name, len(pending))
 
 
+def _deliver(pumps: list[Pump], records: list[dict[str, Any]]) -> None:
+    for pump in pumps:
+        try:
+            pump.take(records)
+        except Exception:
+            log.exception("stream pump: delivering to %s failed; going on", pump.name)
+
+
 def start(endpoint_url: str, table_name: str, stop: threading.Event) -> threading.Thread:
-    """Run the pumps (one per stream function, each with its own position) in a daemon thread until
-    `stop` is set: a stored memory is searchable, and its webhook events queued, in < 1 s."""
-    pumps = [Pump.connect(table_name, endpoint_url, function=name) for name in stream_functions()]
+    """Run the pumps (one per stream function) in a daemon thread until `stop` is set: a stored
+    memory is searchable, and its webhook events queued, in well under a second.
+
+    The stream is read once for all of them (each GetRecords of the embedded store costs CPU the
+    requests need): every function is handed the same records, each through its own filters. A
+    poll that found records is followed by the next at once, as Lambda keeps invoking while a
+    shard has records (MaximumBatchingWindowInSeconds 0); an idle stream is polled every
+    POLL_SECONDS."""
+    where = {"endpoint_url": endpoint_url, "region_name": "us-east-1", "config": client_config()}
+    reader = StreamReader(
+        boto3.client("dynamodb", **where), boto3.client("dynamodbstreams", **where), table_name
+    )
+    pumps = [
+        Pump(reader, load_handler(*code), name, stream_filters(name))
+        for name, code in stream_functions().items()
+    ]
     # What is in the stream already is the restored snapshot (its items come back as INSERTs) or, on
     # an external endpoint, history. The indexer takes it (idempotent, and it catches up with what a
     # crash left unindexed); every other function starts after it: a restart is not a write, and
-    # must not announce every memory to webhooks again.
-    for pump in pumps:
-        if pump.name != "IndexerFunction":
-            try:
-                pump.skip_backlog()
-            except Exception:
-                log.exception("stream pump: could not skip the backlog for %s; it will replay it", pump.name)
+    # must not announce every memory to webhooks again. Read here, before the first request is served;
+    # the indexer is handed it on the pump's thread.
+    try:
+        backlog: list[dict[str, Any]] | None = reader.poll()
+    except Exception:
+        log.exception("stream pump: could not read the backlog; every function will replay it")
+        backlog = None
 
     def loop() -> None:
+        _deliver([pump for pump in pumps if pump.name == "IndexerFunction"], backlog or [])
         while not stop.is_set():
-            for pump in pumps:
-                try:
-                    pump.run_once()
-                except Exception:
-                    log.exception("stream pump: polling for %s failed; trying again", pump.name)
-            stop.wait(POLL_SECONDS)
+            try:
+                records = reader.poll()
+            except Exception:
+                log.exception("stream pump: reading the stream failed; trying again")
+                records = []
+            _deliver(pumps, records)
+            if not records:
+                stop.wait(POLL_SECONDS)
 
     thread = threading.Thread(target=loop, name="stream-pump", daemon=True)
     thread.start()

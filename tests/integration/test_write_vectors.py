@@ -5,9 +5,14 @@ stream fed to the real indexer) with the deterministic fake model, which counts 
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import pytest
 from synapse.index import readers, vectors
+from synapse.memory import writes
 
 from infra.stream_pump import Pump
 from tests.support.api import Api, MindHandle
@@ -79,3 +84,42 @@ def test_a_minds_first_write_is_embedded_by_the_indexer_alone(
     assert fake_embedder.embedded == []
     pump.run_once()
     assert fake_embedder.embedded == ["car\nDrives a Tesla"]
+
+
+def test_a_batch_is_embedded_while_its_transactions_run(
+    api: Api, mind: MindHandle, pump: Pump, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a mind with an index, and a store whose transactions wait (a while at most) for the
+    # batch's texts to be embedding
+    api.store(mind, category="fact", key="car", content="Drives a Tesla")
+    pump.run_once()
+    fake_embedder.embedded.clear()
+    embedding = threading.Event()
+    embed = fake_embedder.embed
+
+    def noticed(texts: Sequence[str]) -> np.ndarray:
+        embedding.set()
+        return embed(texts)
+
+    monkeypatch.setattr(fake_embedder, "embed", noticed)
+    commit = writes.commit
+    waited: list[bool] = []
+
+    def waiting(*args: Any, **kwargs: Any) -> Any:
+        waited.append(embedding.wait(timeout=10))
+        return commit(*args, **kwargs)
+
+    monkeypatch.setattr(writes, "commit", waiting)
+    body = {
+        "memories": [
+            {"category": "fact", "key": "new_car", "content": "Drives a red BMW now, sold the old Tesla"}
+        ]
+    }
+    # When a batch is stored (a text of its own: the process keeps what it embedded a moment ago)
+    answer = api.call("POST", "/memory/batch", json_body=body, **as_agent(mind))
+    # Then its texts were being embedded before its transaction ran, once, and its answer names the
+    # memory it repeats as before
+    assert answer.status == 200, answer.text
+    assert waited == [True]
+    assert fake_embedder.embedded == ["new car\nDrives a red BMW now, sold the old Tesla"]
+    assert [s["key"] for s in answer.json()["results"][0]["similar"]] == ["car"]

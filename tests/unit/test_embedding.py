@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -150,10 +151,10 @@ def test_a_questions_model_this_runtime_cannot_run_falls_back_to_the_stored_one(
     # Given an ONNX Runtime that cannot build the questions' graph (say, an op missing on a platform)
     build = minilm._session
 
-    def without_the_questions_graph(weights: bytes):
+    def without_the_questions_graph(weights: bytes, *threads: int):
         if hashlib.sha256(weights).hexdigest() == QUESTIONS_SHA256:
             raise RuntimeError("NOT_IMPLEMENTED: MultiHeadAttention")
-        return build(weights)
+        return build(weights, *threads)
 
     monkeypatch.setattr(minilm, "_session", without_the_questions_graph)
     model = MiniLM()
@@ -321,3 +322,34 @@ def test_importing_the_package_pins_numpys_threads_unless_told_otherwise():
     )
     # Then BLAS gets one thread, and the operator's choice stands
     assert result.stdout.split() == ["1", "4"]
+
+
+@pytest.mark.parametrize(
+    ("environ", "cores", "expected"),
+    [
+        ({}, 2, 2),  # the local runner: every CPU it may use
+        ({"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512"}, 2, 1),  # a third of a vCPU: one thread
+        ({"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1769"}, 2, 1),  # one vCPU
+        ({"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "3538"}, 2, 2),  # two
+        ({"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "10240"}, 6, 5),  # never more than the machine shows
+        ({"SYNAPSE_EMBEDDING_THREADS": "3", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512"}, 2, 3),
+        ({"SYNAPSE_EMBEDDING_THREADS": "0"}, 2, 2),  # not a thread count: ignored
+    ],
+)
+def test_stored_texts_run_on_the_cpus_the_process_has(monkeypatch, environ, cores, expected):
+    # Given a process that may run on `cores` CPUs, in the environment given
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    # When the stored texts' session chooses its threads
+    # Then it takes an operator's choice, else a Lambda's whole vCPUs, else every CPU
+    assert minilm.threads(environ) == expected
+
+
+def test_a_stored_texts_vector_does_not_depend_on_the_thread_count(monkeypatch):
+    # Given the same texts embedded by a session on one thread and by one on two
+    texts = ["Nadia: the treehouse plan looks fine", "Allergic to peanuts", "Team standup at 9:15 on Mondays"]
+    monkeypatch.setenv("SYNAPSE_EMBEDDING_THREADS", "1")
+    alone = MiniLM().embed(texts)
+    monkeypatch.setenv("SYNAPSE_EMBEDDING_THREADS", "2")
+    shared = MiniLM().embed(texts)
+    # Then the vectors are the same (what the index stores does not depend on the machine's CPUs)
+    np.testing.assert_allclose(shared, alone, atol=1e-6)

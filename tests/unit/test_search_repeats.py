@@ -7,12 +7,13 @@ The model is the deterministic fake of tests/support/embedding.py (a bag of word
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from synapse.index.documents import Change, Doc
 from synapse.memory.kinds import Memory
-from synapse.search import repeats
+from synapse.search import relations, repeats
 
 from tests.support.embedding import FakeEmbedder
 from tests.support.embedding import fake_embedder_fixture as fake_embedder_fixture
@@ -86,3 +87,28 @@ def test_the_same_fact_twice_in_one_batch_is_named_on_the_later_one(
     assert [named(hints) for hints in found] == [[], [], ["spouse"]]
     [hint] = found[2] or []
     assert hint["id"] == first.id and hint["similarity"] >= repeats.BATCH_MATE_SIMILARITY
+
+
+def test_each_write_of_a_batch_weighs_its_nearest_index_memories_not_a_batch_more(
+    index_root: Path, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a mind whose index holds many turns of one conversation, two of them sent again in a batch
+    turns = [memory(f"turn_{n}", f"{TURN_1}, said on day {n}") for n in range(40)]
+    indexed(index_root, *turns)
+    batch = [turns[0], turns[1], *(memory(f"new_{n}", f"{TURN_2}, said on day {n}") for n in range(20))]
+    weighed: list[list[str]] = []
+    label = relations.labelled
+
+    def counted(key: str, content: str, candidates: Any, limit: int) -> list[dict[str, Any]]:
+        weighed.append([c.id for c in candidates])
+        return label(key, content, candidates, limit)
+
+    monkeypatch.setattr(relations, "labelled", counted)
+    # When `similar` is asked for the batch
+    repeats.similar_to(MIND, batch)
+    # Then each write weighed at most a dozen memories of the index besides the batch's own (a
+    # batch-mate is weighed only when it says the same again)
+    own = {m.id for m in batch}
+    from_index = [[i for i in ids if i not in own] for ids in weighed]
+    assert len(weighed) == len(batch)
+    assert all(0 < len(ids) <= repeats.CANDIDATES + repeats.SPARE_CANDIDATES for ids in from_index)

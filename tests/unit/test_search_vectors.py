@@ -8,6 +8,8 @@ index's mechanics, not about meaning (tests/integration/test_search_meaning.py u
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -309,3 +311,30 @@ def test_the_next_generation_of_a_base_reads_only_the_vectors_written_since(
         assert at is not None and expected is not None
         assert np.allclose(second.vectors[at], whole.vectors[expected])
         assert second.rowids[at] == whole.rowids[expected]
+
+
+def test_the_indexer_waits_for_a_write_still_embedding_its_text_instead_of_embedding_it_again(
+    fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a write embedding its batch's text (slowly) on one thread of the process
+    text = "turn 7\nNadia: the roof needs another pass before Friday, said while waiting"
+    started, go_on = threading.Event(), threading.Event()
+    embed = fake_embedder.embed
+
+    def slowly(texts: Sequence[str]) -> np.ndarray:
+        started.set()
+        go_on.wait(10)
+        return embed(texts)
+
+    monkeypatch.setattr(fake_embedder, "embed", slowly)
+    write = threading.Thread(target=vectors.embedded_once, args=(fake_embedder, [text]))
+    write.start()
+    assert started.wait(10)
+    # When the indexer of the same process reads the batch's record meanwhile
+    threading.Timer(0.2, go_on.set).start()
+    with vectors.embedded_ahead([text]):
+        taken = vectors._embedded_ahead(vectors.text_hash(text))
+    write.join()
+    # Then it takes the write's vector once it is ready: the text was embedded once
+    assert fake_embedder.embedded == [text]
+    assert taken is not None and float(np.dot(taken, embed([text])[0])) > 0.999

@@ -18,7 +18,8 @@ Contract for callers (the hybrid ranking, the indexer, rebuild):
 - Loading is lazy: importing this package imports neither numpy nor onnxruntime; `default_embedder()`
   loads numpy and the vocabulary; the first `embed` loads the stored texts' model (~0.2 s of CPU), the
   first `embed_query` the questions' model (~0.13 s), each sha256-checked, once per process,
-  thread-safely. The models run on one thread, and importing this package pins
+  thread-safely. Questions run on one thread, stored texts on the process's CPUs (minilm.threads),
+  and importing this package pins
   numpy's BLAS to one thread (OMP/OPENBLAS/MKL_NUM_THREADS, unless already set): import it before
   numpy so a matrix product over stored vectors does not fight for the CPU.
 - If the model is not installed, `default_embedder()` raises `ModelUnavailable`; a model file that is

@@ -187,15 +187,27 @@ def prepare(db: sqlite3.Connection, model: Embedder) -> None:
 
 # Vectors embedded a moment ago in this process (a write's `similar`), by model and text: what the
 # indexer of the same process (the local runner) takes instead of embedding the text again, and what
-# a retried write reuses. Bounded: ~1.5 kB a vector.
+# a retried write reuses. Bounded: ~1.5 kB a vector. Texts being embedded right now are noted too
+# (`_embedding`): the indexer may read a batch's records while the write still embeds them (they are
+# embedded while the batch is stored), and then waits for those vectors rather than embed them again.
 RECENT_VECTORS = 4096
+# How long the indexer waits for a write's vectors of its texts: more than a batch of 100 takes.
+WAIT_FOR_WRITE_SECONDS = 10.0
 _recent: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_embedding: dict[tuple[str, str], threading.Event] = {}
 _recent_lock = threading.Lock()
 
 
-def recently_embedded(model: Embedder, text: str) -> Any | None:
+def recently_embedded(model: Embedder, text: str, wait: float = 0.0) -> Any | None:
+    """text's vector if this process embedded it a moment ago, waiting up to `wait` seconds for it
+    when it is being embedded right now."""
+    key = (model_name(model), text)
     with _recent_lock:
-        return _recent.get((model_name(model), text))
+        found, running = _recent.get(key), _embedding.get(key)
+    if found is None and running is not None and wait > 0 and running.wait(wait):
+        with _recent_lock:
+            found = _recent.get(key)
+    return found
 
 
 def embedded_once(model: Embedder, texts: Sequence[str]) -> Any:
@@ -206,14 +218,22 @@ def embedded_once(model: Embedder, texts: Sequence[str]) -> Any:
     name = model_name(model)
     with _recent_lock:
         known = {text: _recent.get((name, text)) for text in texts}
-    missing = sorted({text for text, vector in known.items() if vector is None})
-    if missing:
-        fresh = np.asarray(model.embed(missing), dtype=np.float32)
+        missing = sorted({text for text, vector in known.items() if vector is None})
+        done = threading.Event()
+        mine = [text for text in missing if _embedding.setdefault((name, text), done) is done]
+    try:
+        if missing:
+            fresh = np.asarray(model.embed(missing), dtype=np.float32)
+            with _recent_lock:
+                for text, vector in zip(missing, fresh, strict=True):
+                    known[text] = _recent[(name, text)] = vector
+                while len(_recent) > RECENT_VECTORS:
+                    _recent.popitem(last=False)
+    finally:
         with _recent_lock:
-            for text, vector in zip(missing, fresh, strict=True):
-                known[text] = _recent[(name, text)] = vector
-            while len(_recent) > RECENT_VECTORS:
-                _recent.popitem(last=False)
+            for text in mine:
+                _embedding.pop((name, text), None)
+        done.set()
     if not texts:
         return np.zeros((0, DIMS), dtype=np.float32)
     return np.stack([known[text] for text in texts])  # type: ignore[misc] # every text is known now
@@ -245,7 +265,7 @@ def embedded_ahead(texts: Sequence[str]) -> Iterator[None]:
         return
     ready = {}
     for digest, text in wanted.items():
-        vector = recently_embedded(model, text)
+        vector = recently_embedded(model, text, WAIT_FOR_WRITE_SECONDS)
         if vector is not None:
             ready[digest] = vector
     running = ahead.Ahead(model, [(d, t) for d, t in wanted.items() if d not in ready], ready)

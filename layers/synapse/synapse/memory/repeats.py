@@ -8,14 +8,33 @@ as `FindSimilar`; the rest (restores, proposals, tests) pass nothing and pay not
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
+from synapse.memory.changes import WriteFields
 from synapse.memory.kinds import Memory
 
-# Given a mind and memories just stored in it, the other memories each one repeats (`search.repeats`,
-# passed in by the callers above this package: the index is search's business, not the store's);
-# None for a memory whose repeats could not be looked up (the model failed): `similar_unavailable`.
-FindSimilar = Callable[[str, Sequence[Memory]], list[list[dict[str, Any]] | None]]
+
+class FindSimilar(Protocol):
+    """Given a mind and memories just stored in it, the other memories each one repeats
+    (`search.repeats`, passed in by the callers above this package: the index is search's business,
+    not the store's); None for a memory whose repeats could not be looked up (the model failed):
+    `similar_unavailable`."""
+
+    def __call__(self, mind_id: str, memories: Sequence[Memory], /) -> list[list[dict[str, Any]] | None]: ...
+
+
+def _nothing_to_wait_for() -> None:
+    return None
+
+
+def started_ahead(
+    find: FindSimilar | None, mind_id: str, writes: Sequence[WriteFields]
+) -> Callable[[], None]:
+    """Let `find` start on the writes (embedding their texts) while the store writes them, if it can
+    (`search.repeats.similar_to` can: a batch's DynamoDB transactions then cost no extra time);
+    returns what to call before `find` is asked, to wait for that work."""
+    ahead = getattr(find, "ahead", None)
+    return ahead(mind_id, writes) if ahead is not None and writes else _nothing_to_wait_for
 
 
 def with_similar(mind_id: str, outcomes: list[Any], find: FindSimilar | None) -> list[Any]:

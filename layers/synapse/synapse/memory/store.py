@@ -228,13 +228,17 @@ def store_many(requests: Sequence[Request], similar: repeats.FindSimilar | None 
     The same rules hold as for `store` one after the other: a key sent twice is created then
     replaced; revisions, proposals and counters are those of each write (counters summed per
     transaction); a failed shared transaction falls back to `store` per item."""
+    minds = {r.mind_id for r in requests}
+    waits = [repeats.started_ahead(similar, m, [r.write for r in requests if r.mind_id == m]) for m in minds]
     outcomes: dict[int, Outcome] = {}
     for indexes in _rounds(requests):
         _store_round(requests, indexes, outcomes)
     ordered = [outcomes[index] for index in range(len(requests))]
+    for wait in waits:
+        wait()
     if similar is None:
         return ordered
-    for mind_id in {r.mind_id for r in requests}:
+    for mind_id in minds:
         ours = [at for at, r in enumerate(requests) if r.mind_id == mind_id]
         noted = repeats.with_similar(mind_id, [ordered[at] for at in ours], similar)
         for at, outcome in zip(ours, noted, strict=True):

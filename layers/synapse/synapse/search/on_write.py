@@ -4,14 +4,26 @@ that asks, not with the handler, so the store functions' cold import stays what 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from synapse.memory.changes import WriteFields
 from synapse.memory.kinds import Memory
 
 
-def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]] | None]:
-    """`search.repeats.similar_to`, imported on the first call."""
-    from synapse.search import repeats
+class _SimilarTo:
+    """`search.repeats.similar_to` (and its `ahead`), imported on the first call."""
 
-    return repeats.similar_to(mind_id, memories)
+    def __call__(self, mind_id: str, memories: Sequence[Memory], /) -> list[list[dict[str, Any]] | None]:
+        from synapse.search import repeats
+
+        return repeats.similar_to(mind_id, memories)
+
+    @staticmethod
+    def ahead(mind_id: str, writes: Sequence[WriteFields]) -> Callable[[], None]:
+        from synapse.search import repeats
+
+        return repeats.embed_ahead(mind_id, writes)
+
+
+similar_to = _SimilarTo()

@@ -13,6 +13,7 @@ Apart from `repeats` (which finds the candidates and owns how their vectors are 
 labelling and the lookup change independently.
 """
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -164,6 +165,7 @@ def _stem(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=4096)  # a batch weighs each text against a dozen candidates
 def subject_words(text: str) -> frozenset[str]:
     """The words that say what a text is about: lowercased, lightly stemmed, function words out."""
     return frozenset(_stem(w) for w in _WORD.findall(text.casefold()) if w not in _STOP)
@@ -172,6 +174,7 @@ def subject_words(text: str) -> frozenset[str]:
 _DIGEST = re.compile(r"_(?=[0-9a-f]*[0-9])[0-9a-f]{6,16}$")
 
 
+@functools.lru_cache(maxsize=4096)
 def _named_key_words(key: str) -> frozenset[str]:
     """The words of a key an agent chose; none for a key derived from the content
     (`mcp.calls.derived_key`, ending in a digest): its words are the content's, counted already."""

@@ -24,13 +24,15 @@ of them is news to the writer that sent them all; the same fact sent twice under
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from synapse import embedding
 from synapse.core.observability import logger
 from synapse.index import schema, vectors
 from synapse.index.readers import reader
+from synapse.memory.changes import WriteFields
 from synapse.memory.kinds import Memory
 from synapse.search import relations
 
@@ -41,6 +43,9 @@ SIMILAR_THRESHOLD = vectors.REPEAT_SIMILARITY
 BATCH_MATE_SIMILARITY = 0.95
 MAX_SIMILAR = 3
 CANDIDATES = 10  # the nearest memories `relations` weighs (a write names at most MAX_SIMILAR)
+# Read from the index beyond CANDIDATES: rows of memories removed or replaced since, which the
+# matrix may still hold (their texts are not looked up, so they are not named).
+SPARE_CANDIDATES = 2
 
 
 def _text(memory: Memory) -> str:
@@ -52,7 +57,7 @@ def _served(memory: Memory) -> bool:
     return vectors.serves(memory.content)
 
 
-def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]] | None]:
+def _similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, Any]] | None]:
     """For each memory (all of `mind_id`, written together, in order), up to MAX_SIMILAR
     `{id, key, similarity, relation}`, most similar first: other memories of the mind's index it may
     replace (`relations`: the batch's own memories excepted), and earlier batch-mates that say the
@@ -97,6 +102,61 @@ def similar_to(mind_id: str, memories: Sequence[Memory]) -> list[list[dict[str, 
     return found
 
 
+# Threads that embed a batch's texts while its DynamoDB transactions run (`embed_ahead`): as many as
+# the local runner serves requests at once (a Lambda serves one).
+AHEAD_THREADS = 4
+_workers: list[ThreadPoolExecutor] = []
+
+
+def embed_ahead(mind_id: str, writes: Sequence[WriteFields]) -> Callable[[], None]:
+    """Start embedding the texts `writes` will store (what `similar_to` compares) on a worker thread,
+    while the store writes them; returns what waits for it. ONNX Runtime lets go of the GIL while it
+    runs, so the transactions go on meanwhile. A mind without an index embeds nothing (as in
+    `similar_to`); a failure here is left for `similar_to`, which meets it again and says so."""
+    texts = [
+        vectors.embedded_text(w.key, w.content, ", ".join(w.tags))
+        for w in writes
+        if vectors.serves(w.content)
+    ]
+    if not texts:
+        return _nothing
+    if not _workers:
+        _workers.append(ThreadPoolExecutor(AHEAD_THREADS, thread_name_prefix="synapse-similar-ahead"))
+    return _waiting(_workers[0].submit(_embed_if_indexed, mind_id, texts))
+
+
+def _nothing() -> None:
+    return None
+
+
+def _waiting(future: Future[None]) -> Callable[[], None]:
+    def wait() -> None:
+        future.exception()  # waits, and raises nothing: `similar_to` meets a failure again and reports it
+
+    return wait
+
+
+def _embed_if_indexed(mind_id: str, texts: list[str]) -> None:
+    if reader(mind_id) is None:
+        return
+    model = vectors.embedder()
+    if model is not None:
+        vectors.embedded_once(model, texts)
+
+
+class _SimilarTo:
+    """`similar_to(mind_id, memories)`; `similar_to.ahead(mind_id, writes)` starts on them before they
+    are stored (`memory.repeats.started_ahead`)."""
+
+    def __call__(self, mind_id: str, memories: Sequence[Memory], /) -> list[list[dict[str, Any]] | None]:
+        return _similar_to(mind_id, memories)
+
+    ahead = staticmethod(embed_ahead)
+
+
+similar_to = _SimilarTo()
+
+
 def _from_index(
     matrix: vectors.Matrix,
     queries: Any,
@@ -104,22 +164,24 @@ def _from_index(
     batch_ids: set[str],
     candidates: list[list[tuple[float, str, str]]],
 ) -> None:
-    """The index's nearest memories from `relations.CANDIDATE_FLOOR`, the batch's own left out (their
-    texts looked up later)."""
+    """The index's nearest memories (CANDIDATES and SPARE_CANDIDATES) from
+    `relations.CANDIDATE_FLOOR`, the batch's own left out (their texts looked up later): the whole
+    batch in one matrix product, the batch's own rows masked before the nearest are taken, so each
+    memory's `relations` weighs a dozen candidates, not a batch more."""
     import numpy as np
 
     scores = np.asarray(matrix.vectors @ queries.T, dtype=np.float32)
+    own = [row for row in map(matrix.row_of, batch_ids) if row is not None]
+    if own:
+        scores[own, :] = -np.inf
+    take = min(len(matrix.ids), CANDIDATES + SPARE_CANDIDATES)
     for column, at in enumerate(wanted):
         column_scores = scores[:, column]
-        take = min(len(column_scores), CANDIDATES + len(batch_ids) + 1)
-        top = (
-            np.argpartition(-column_scores, take - 1)[:take] if take < len(column_scores) else np.arange(take)
-        )
+        top = np.arange(take) if take == len(column_scores) else np.argpartition(-column_scores, take)[:take]
         for row in top.tolist():
             similarity = float(column_scores[row])
-            other = matrix.ids[row]
-            if similarity >= relations.CANDIDATE_FLOOR and other not in batch_ids:
-                candidates[at].append((similarity, other, ""))
+            if similarity >= relations.CANDIDATE_FLOOR:
+                candidates[at].append((similarity, matrix.ids[row], ""))
 
 
 Candidates = list[list[tuple[float, str, str]]]  # per memory: (similarity, id, key or "" to look up)
