@@ -11,8 +11,6 @@
   it says it is a new value (`relations.says_update`).
 """
 
-from __future__ import annotations
-
 import sqlite3
 from collections.abc import Sequence
 from typing import NamedTuple, Protocol
