@@ -74,7 +74,8 @@ def newer_first(
 
 # ---------------------------------------------------------------- a newer value of one subject
 # The hits looked at: a newer value ranks near the fact it updates (in the first 20: 32 of the 33
-# pairs of bench/data/updates.json), and 20 x 20 cosines and word sets cost a few tenths of a ms.
+# pairs of bench/data/updates.json); its 20 x 20 scores cost ~1.2 ms a search at a load of 15 on 2
+# cores (over the bench sets' rankings), plus one statement for the 20 contents.
 NEWER_VALUE_POOL = 20
 # How related the two must be at least (`relations.pair_score`): the pairs of bench/updates.py are
 # 0.41-1.04; chosen on its tune half (0.4 and 0.5 tie there; 0.4 also keeps "Lives at 14 Elm
