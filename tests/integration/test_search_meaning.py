@@ -11,8 +11,11 @@ import pytest
 
 from infra.gateway import HttpResponse
 from infra.stream_pump import Pump
+from tests.integration.test_reads import get
 from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, assert_error
+from tests.support.clock import MovableClock
+from tests.support.clock import moved_fixture as moved_fixture
 from tests.support.index import index_root_fixture as index_root_fixture
 from tests.support.index import pump_fixture as pump_fixture
 from tests.support.settings import configure_fixture as configure_fixture
@@ -209,3 +212,26 @@ def mcp_tool(api: Api, mind: MindHandle, name: str, **arguments: Any) -> Any:
     result = answer.json()["result"]
     assert not result["isError"], result
     return json.loads(result["content"][0]["text"])
+
+
+def test_a_newer_value_ranks_above_the_fact_it_updates_in_search_and_in_recall(
+    api: Api, mind: MindHandle, pump: Pump, moved: MovableClock
+) -> None:
+    # Given a phone number, then weeks later its newer value under another key, naming nothing; the
+    # older one matches more of the question's words
+    older = store(api, mind, key="phone", content="Phone number is 555-0142")
+    store(api, mind, key="standup", content="Team standup at 9:15 on weekdays")
+    moved.advance(days=30)
+    newer = store(api, mind, key="mobile_number", content="New mobile number: 555-0199")
+    pump.run_once()
+    # When asked for his phone number
+    found = search(api, mind, "What is his phone number?").json()["results"]
+    ranked = [r["memory"]["id"] for r in found]
+    # Then the newer value comes right above the older one, as strong as it
+    assert ranked.index(newer["id"]) + 1 == ranked.index(older["id"]), ranked
+    assert found[ranked.index(newer["id"])]["relevance"] == found[ranked.index(older["id"])]["relevance"]
+    # And recall's memories relevant to the question follow the same order
+    relevant = get(api, mind, "/memory/recall", format="json", q="What is his phone number?").json()[
+        "relevant"
+    ]
+    assert relevant.index(newer["id"]) < relevant.index(older["id"]), relevant

@@ -1,7 +1,7 @@
 """What a write's `similar` calls a candidate (issue 42 item 2): the rule of `search.relations`,
 without the model (cosines given)."""
 
-from synapse.search import recency, relations
+from synapse.search import relations
 from synapse.search.relations import Candidate
 
 
@@ -33,5 +33,13 @@ def test_stems_join_running_and_runs() -> None:
     assert relations.subject_words("running") == relations.subject_words("runs") == frozenset({"run"})
 
 
-def test_the_recency_step_leaves_pages_without_vectors_alone() -> None:
-    assert recency.newer_related_first(["a", "b"], None) == ["a", "b"]  # type: ignore[type-var]
+def test_the_search_score_is_the_write_time_score() -> None:
+    # Given a write and a candidate
+    older = Candidate("mem_a", "coffee", "Drinks his coffee black, no sugar", 0.29)
+    # Then scoring their subjects pairwise (as search does) gives what labelling a write gives
+    pair = relations.pair_score(
+        relations.subject_of("coffee_order", "Switched to oat milk flat whites"),
+        relations.subject_of(older.key, older.content),
+        older.similarity,
+    )
+    assert pair == relations.score("coffee_order", "Switched to oat milk flat whites", older) > 0.29

@@ -19,10 +19,11 @@ SIMILARITY_FLOOR are candidates). Each candidate gets one fused score:
 The candidates are ranked by that score, then by their lexical position, then by id, once; the
 post-fusion adjustments (`after_fusion`, the one place for them) may reorder that list; then the
 scores shown are made non-increasing down it (a hit moved up by an adjustment shows the score of
-the place it took at most), and pages are cut from it. Lexical matches beyond the pool follow in
-lexical order. So walking a search's pages returns each candidate once, in one order that does not
-depend on `limit`. `mode=lexical` is the same with no meaning (coverage and BM25 alone);
-`mode=semantic` ranks by similarity alone (RESCUE_WEIGHT x lift, over the floor).
+the place it took at most; a newer value, the score of the fact it updates), and pages are cut from
+it. Lexical matches beyond the pool follow in lexical order. So walking a search's pages returns
+each candidate once, in one order that does not depend on `limit`. `mode=lexical` is the same with
+no meaning (coverage and BM25 alone); `mode=semantic` ranks by similarity alone (RESCUE_WEIGHT x
+lift, over the floor).
 
 A hit is `strong` when its score reaches STRONG_SCORE (calibrated on held-out questions,
 bench/meaning.py), else `weak`. A memory found by meaning alone under the floor is never a hit.
@@ -172,9 +173,12 @@ class Candidate(NamedTuple):
     similarity: float | None
 
 
-def after_fusion(ranked: list[Candidate], matrix: vectors.Matrix | None) -> list[Candidate]:
+def after_fusion(
+    ranked: list[Candidate], matrix: vectors.Matrix | None, db: sqlite3.Connection
+) -> list[Candidate]:
     """The one place for adjustments made after the fusion, to the whole ranking (never to a page,
-    so that pages still add up): of two near-duplicates, the newer first (`recency.newer_first`)."""
+    so that pages still add up): of two near-duplicates, the newer first (`recency.newer_first`); a
+    newer value right above the older one it updates, with its score at least (`newer_values_first`)."""
     order = recency.newer_first(
         [c.row.id for c in ranked],
         [c.row.updated_at for c in ranked],
@@ -182,7 +186,12 @@ def after_fusion(ranked: list[Candidate], matrix: vectors.Matrix | None) -> list
         [c.similarity or 0.0 for c in ranked],
         matrix,
     )
-    return [ranked[i] for i in order]
+    ranked = [ranked[i] for i in order]
+    if matrix is None:
+        return ranked
+    order, moved = recency.newer_values_first(db, [c.row for c in ranked], matrix)
+    lifted = {i: ranked[i]._replace(fused=max(ranked[i].fused, ranked[o].fused)) for i, o in moved.items()}
+    return [lifted.get(i, ranked[i]) for i in order]
 
 
 def _favour_window(
@@ -313,7 +322,7 @@ def _rank(
     if (matrix is None or sims is None) and window is not None:
         _favour_window(db, (window, filters, now), pool, None, lambda _: 0.0)
     ranked = sorted(pool.values(), key=lambda c: (-c.fused, c.lexical_at, c.row.id))
-    ranked = after_fusion(ranked, matrix)
+    ranked = after_fusion(ranked, matrix, db)
     scores = _non_increasing(ranked, ranked[0].fused if ranked else 0.0)
     return Ranking(ranked, scores, weights, tail_from, sims, matrix)
 

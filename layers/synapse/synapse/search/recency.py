@@ -1,88 +1,24 @@
-"""Of two hits about the same subject, the newer first (issue 42): without any `supersedes`, a fact
-and its newer value ("Works at Acme" / "Now works at Globex") can both be found, and the current
-one must come first.
+"""Of two hits about the same subject, the newer first (issues 41, 42), applied by
+`fusion.after_fusion` to a query's one ranking (never to a page, so that pages still add up):
 
-One step after fusion, over the page's hits: for each hit, the other hit of the page it is most
-`related` to (`relations.score`: cosine weighed with shared key and subject words, the write-time
-labelling's rule); when that one ranks above it and is older (`occurred_at`, else `updated_at`),
-the newer takes its place, unless it matches at most half as much of the question's words
-(`_answers_less`). Best-match searches that ran the meaning side only; a hit related to nothing on
-the page keeps its place.
+- of two near-duplicates that match a question alike, the more recently updated takes the better
+  place (`newer_first`);
+- without any `supersedes`, a fact and its newer value ("Works at Acme" / weeks later "Now works at
+  Globex as a manager", only 0.40 alike) can both be found: the newer is placed right above the
+  older (`newer_values_first`) when, among the first NEWER_VALUE_POOL hits, the two are each
+  other's most related hit (`relations.pair_score`: cosine with shared key and subject words, at
+  least NEWER_VALUE_SCORE), the newer was true from later (`occurred_at`, else `created_at`), and
+  it says it is a new value (`relations.says_update`).
 """
 
-from __future__ import annotations
-
+import sqlite3
 from collections.abc import Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from synapse.index import vectors
+from synapse.index.schema import has_event_times
 from synapse.index.vectors import Matrix
-from synapse.memory.kinds import Memory
 from synapse.search import relations
-
-
-class _Hit(Protocol):
-    @property
-    def memory(self) -> Memory: ...
-    @property
-    def coverage(self) -> float: ...
-
-
-def _answers_less(newer: _Hit, older: _Hit) -> bool:
-    """Whether the newer hit matches the question's words, but at most half as much of them as the
-    older: then it is another fact that shares a word, not the older one's new value (an update
-    says its value in other words, often none of the question's: it is found by meaning)."""
-    return 0 < newer.coverage <= older.coverage / 2
-
-
-def _when(memory: Memory) -> str:
-    return memory.occurred_at or memory.updated_at
-
-
-# How related two hits of one search must be for the newer to move up: far above a write's
-# `related` (RELATED_SCORE). A conversation's turns and a person's facts share names and topics
-# without one being the other's newer value: measured (bench/questions.py, hybrid MRR, and
-# bench/updates.py, newer above older) at 0.5: conversation 0.664 -> 0.593, stems 0.852 -> 0.791,
-# updates 0.30 -> 0.79; at 0.8: conversation 0.614; at 1.0: conversation and paraphrases unchanged,
-# stems 0.845, updates unchanged (0.30). Until a rule separates them, the sets that exist win: the
-# step moves only near-certain pairs, and `supersedes` is how a replaced fact leaves search.
-RECENCY_SCORE = 1.0
-
-
-def _partner(at: int, memories: Sequence[Memory], cosines: list[list[float]]) -> int | None:
-    """The hit `at` is most related to, if any is (RECENCY_SCORE or a repeat's cosine)."""
-    mine = memories[at]
-    best, best_score = None, RECENCY_SCORE
-    for other, memory in enumerate(memories):
-        if other == at:
-            continue
-        candidate = relations.Candidate(memory.id, memory.key, memory.content, cosines[at][other])
-        value = relations.score(mine.key, mine.content, candidate)
-        if value >= best_score or candidate.similarity >= relations.REPEAT_SIMILARITY:
-            best, best_score = other, max(value, best_score)
-    return best
-
-
-def newer_related_first[H: _Hit](hits: list[H], matrix: Matrix | None) -> list[H]:
-    """`hits` with each newer hit moved above the older hit it is most related to."""
-    rows = [matrix.row_of(h.memory.id) for h in hits] if matrix is not None else []
-    if matrix is None or len(hits) < 2 or any(r is None for r in rows):
-        return hits
-    block = matrix.vectors[[r for r in rows if r is not None]]
-    cosines = (block @ block.T).tolist()
-    memories = [h.memory for h in hits]
-    order = list(range(len(hits)))
-    for newer in range(len(hits)):
-        older = _partner(newer, memories, cosines)
-        if older is None or _when(memories[newer]) <= _when(memories[older]):
-            continue
-        if _answers_less(hits[newer], hits[older]):
-            continue
-        a, b = order.index(older), order.index(newer)
-        if a < b:
-            order[a], order[b] = newer, older
-    return [hits[i] for i in order]
-
 
 # ---------------------------------------------------------------- near-duplicates in a whole ranking
 # Of two near-duplicates that match as much of a question, the more recently updated first: applied
@@ -135,3 +71,110 @@ def newer_first(
     for place, hit in zip(places, moving, strict=True):
         order[place] = hit
     return order
+
+
+# ---------------------------------------------------------------- a newer value of one subject
+# The hits looked at: a newer value ranks near the fact it updates (in the first 20: 32 of the 33
+# pairs of bench/data/updates.json); its 20 x 20 scores cost ~1.2 ms a search at a load of 15 on 2
+# cores (over the bench sets' rankings), plus one statement for the 20 contents.
+NEWER_VALUE_POOL = 20
+# How related the two must be at least (`relations.pair_score`): the pairs of bench/updates.py are
+# 0.41-1.04; chosen on its tune half (0.4 and 0.5 tie there; 0.4 also keeps "Lives at 14 Elm
+# Street" / "Moved to 22 Harbour Road", which share no subject word). Being each other's best
+# partner among the pool is what keeps a conversation's turns and a person's facts in place.
+NEWER_VALUE_SCORE = 0.4
+# Each other's best by this much at least: a near tie is no best. Two turns of one conversation
+# tie with a third (0.909 / 0.905); the update pairs lead by 0.015 (the least) to 0.76.
+CLEAR_MARGIN = 0.01
+
+
+class _Row(Protocol):
+    @property
+    def rowid(self) -> int: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+
+
+class Written(NamedTuple):
+    """A hit as `newer_values` reads it: its key, what it says, and since when it holds."""
+
+    key: str
+    content: str
+    since: str  # occurred_at, else created_at, else updated_at (an index from before event times)
+
+
+_WRITTEN_SQL = (
+    "SELECT d.rowid, d.key, coalesce(f.raw_content, f.content), {since} FROM docs d"
+    " JOIN fts f ON f.rowid = d.rowid WHERE d.rowid IN ({marks})"
+)
+
+
+def written(db: sqlite3.Connection, rowids: list[int]) -> dict[int, Written]:
+    """The hits' keys, contents and times, by docs rowid (one statement)."""
+    since = "coalesce(d.occurred_at, d.created_at, d.updated_at)" if has_event_times(db) else "d.updated_at"
+    sql = _WRITTEN_SQL.format(since=since, marks=", ".join("?" * len(rowids)))
+    return {row[0]: Written(row[1] or "", row[2] or "", row[3] or "") for row in db.execute(sql, rowids)}
+
+
+def _best(scores: Sequence[float]) -> int | None:
+    """The index of the clearly highest score (by CLEAR_MARGIN at least), if one is."""
+    ranked = sorted(range(len(scores)), key=lambda b: (-scores[b], b))
+    if len(ranked) > 1 and scores[ranked[0]] - scores[ranked[1]] < CLEAR_MARGIN:
+        return None
+    return ranked[0] if ranked else None
+
+
+def newer_values(hits: Sequence[Written], cosines: Sequence[Sequence[float]]) -> dict[int, int]:
+    """{newer: older} over `hits` (in rank order, `cosines` their pairwise cosines): the pairs that
+    are clearly each other's most related hit, at least NEWER_VALUE_SCORE, of which the later one
+    says it is a new value. A hit is in one pair at most."""
+    subjects = [relations.subject_of(h.key, h.content) for h in hits]
+    n = len(hits)
+    scores = [
+        [
+            relations.pair_score(subjects[a], subjects[b], cosines[a][b]) if a != b else float("-inf")
+            for b in range(n)
+        ]
+        for a in range(n)
+    ]
+    best = [_best(row) for row in scores]
+    pairs: dict[int, int] = {}
+    for a, b in enumerate(best):
+        if b is None or a >= b or best[b] != a or scores[a][b] < NEWER_VALUE_SCORE:
+            continue
+        if hits[a].since == hits[b].since:
+            continue
+        older, newer = (a, b) if hits[a].since < hits[b].since else (b, a)
+        if relations.says_update(hits[newer].content, subjects[older].words):
+            pairs[newer] = older
+    return pairs
+
+
+def newer_values_first(
+    db: sqlite3.Connection, rows: Sequence[_Row], matrix: Matrix
+) -> tuple[list[int], dict[int, int]]:
+    """The order of a ranking's hits (indexes into `rows`) once each newer value (`newer_values`,
+    among the first NEWER_VALUE_POOL with a vector) is placed right above the older one it updates,
+    when that ranked above it; and {newer: older} for the newer ones moved."""
+    order = list(range(len(rows)))
+    pool = [at for at in order[:NEWER_VALUE_POOL] if matrix.row_of(rows[at].id) is not None]
+    if len(pool) < 2:
+        return order, {}
+    found = written(db, [rows[at].rowid for at in pool])
+    pool = [at for at in pool if rows[at].rowid in found]
+    block = matrix.vectors[[matrix.row_of(rows[at].id) for at in pool]]
+    pairs = newer_values([found[rows[at].rowid] for at in pool], (block @ block.T).tolist())
+    moved = {pool[newer]: pool[older] for newer, older in pairs.items() if older < newer}
+    if not moved:
+        return order, {}
+    above = {older: newer for newer, older in moved.items()}
+    placed = []
+    for at in order:
+        if at in moved:
+            continue
+        if at in above:
+            placed.append(above[at])
+        placed.append(at)
+    return placed, moved

@@ -183,13 +183,57 @@ def _named_key_words(key: str) -> frozenset[str]:
     return subject_words(key.replace("_", " "))
 
 
+class Subject(NamedTuple):
+    """What a memory is about, as `score` compares it: its named key's words, its subject words."""
+
+    key_words: frozenset[str]
+    words: frozenset[str]
+
+
+def subject_of(key: str, content: str) -> Subject:
+    return Subject(_named_key_words(key), subject_words(f"{content} {key.replace('_', ' ')}"))
+
+
+def pair_score(one: Subject, other: Subject, similarity: float) -> float:
+    """How strongly two memories look like the same subject: their cosine, with the words they share."""
+    keys_share = bool(one.key_words & other.key_words)
+    shared = len(one.words & other.words)
+    return similarity + KEY_WEIGHT * keys_share + WORD_WEIGHT * min(shared, 2) / 2
+
+
 def score(key: str, content: str, candidate: Candidate) -> float:
     """How strongly `candidate` looks like the same subject as the write (`key`, `content`)."""
-    keys_share = bool(_named_key_words(key) & _named_key_words(candidate.key))
-    shared = subject_words(f"{content} {key.replace('_', ' ')}") & subject_words(
-        f"{candidate.content} {candidate.key.replace('_', ' ')}"
+    return pair_score(
+        subject_of(key, content), subject_of(candidate.key, candidate.content), candidate.similarity
     )
-    return candidate.similarity + KEY_WEIGHT * keys_share + WORD_WEIGHT * min(len(shared), 2) / 2
+
+
+# How a memory says it holds a new value of something: the subject's words are the older value's,
+# the change is said with these ("Now works at", "Switched to", "no longer", "Sold the Civic",
+# "pushed back to", "went up to"). Not the words of a state ("currently", "still") nor of an event
+# that changes no value ("got married", "grew up", "now that", "up to 30 minutes"). Search uses it
+# (`recency.newer_values`): of two memories on one subject, the newer is the current value only
+# when it says it is one (a conversation's later turn on a topic is not).
+_SAYS_UPDATE = re.compile(
+    r"\b(?:now(?! that)|nowadays|these days|latest|no longer|anymore|instead|changed"
+    r"|switched|swapped|moved|replaced|became|turned out|sold|cancell?ed|dropped|quit|stopped|gave up"
+    r"|grew(?! up)|rose|fell|increased|decreased|raised?|went (?:up|down)"
+    r"|(?:up|down) from(?= \d)|down to(?= \d)"
+    r"|pushed back|postponed|rescheduled|delayed|brought forward|upgraded|downgraded|promoted"
+    r"|took over|taken over|relocated|refinanced|remortgaged|renamed|remarried|renewed)\b"
+)
+# "New mobile number", "New GP:", "a new work laptop": new of what the older one is about (one of
+# the next two words); "starting a new thing" updates nothing.
+_NEW_OF = re.compile(r"\bnew(?:er)? ([a-z][a-z']+)(?: ([a-z][a-z']+))?")
+
+
+def says_update(content: str, about: frozenset[str] = frozenset()) -> bool:
+    """Whether `content` says it is a new value (a change, an end to the old one), in English, of
+    what a memory with the subject words `about` holds."""
+    text = content.casefold()
+    if _SAYS_UPDATE.search(text):
+        return True
+    return any(subject_words(" ".join(w for w in m.groups() if w)) & about for m in _NEW_OF.finditer(text))
 
 
 def labelled(key: str, content: str, candidates: Sequence[Candidate], limit: int) -> list[dict[str, Any]]:
