@@ -38,7 +38,7 @@ def test_a_shared_rare_word_counts_more_than_a_shared_ordinary_one() -> None:
     # When a row holding each is counted for the fusion
     rare, ordinary = informative_coverage(weights, 0b01, 0.5), informative_coverage(weights, 0b10, 0.5)
     # Then the rare word's row counts more, and lexical search's own coverage is unchanged
-    assert (rare, ordinary) == (pytest.approx(0.625), pytest.approx(0.375))
+    assert rare == pytest.approx(0.625) and ordinary == pytest.approx(0.375)
     assert coverage_of(weights, 0b01) == coverage_of(weights, 0b10) == 0.5
     # And weights without IDFs (a bench variant's) count as lexical search does
     assert informative_coverage([1000, 1000], 0b01, 0.5) == 0.5
