@@ -249,22 +249,25 @@ def recalled(mind_id: str, text: str) -> list[str]:
 
 def relevance_report(sets: dict[str, tuple[str, list[Asked]]], k: int) -> None:
     """Does `relevance` mean something? Per set and split: of the questions whose answer is in the
-    first k, the share where it is `strong`; for the paraphrase set's mind, the questions with no
-    answer in it (bench/data/unanswerable.json) answered with no `strong` hit; and recall `q`: the
-    answer among recall's `relevant` memories."""
+    first k, the share where it is `strong`, and how many of the other hits in the first k are
+    strong too (a question, on average: what a laxer rule costs); for the paraphrase set's mind, the
+    questions with no answer in it (bench/data/unanswerable.json) answered with no `strong` hit; and
+    recall `q`: the answer among recall's `relevant` memories."""
     print(f"\nRelevance (hybrid, first {k}): answer strong | no-answer questions without a strong hit")
     for title, (mind_id, asked) in sets.items():
         for split in ("tune", "holdout", None):
             picked = [q for q in asked if split is None or q.split == split]
-            strong = found = 0
+            strong = found = others = 0
             for question in picked:
                 hits = scored(mind_id, question.q, k)
                 bands = [band for i, _, band in hits if i in question.answers]
+                others += sum(band == "strong" for i, _, band in hits if i not in question.answers)
                 if bands:
                     found += 1
                     strong += bands[0] == "strong"
             label = split or "all"
-            print(f"  {title:30} {label:8} answer strong {strong}/{found} = {strong / max(found, 1):.2f}")
+            print(f"  {title:30} {label:8} answer strong {strong}/{found} = {strong / max(found, 1):.2f};"
+                  f" other hits strong {others / max(len(picked), 1):.2f} a question")  # fmt: skip
         if title.startswith("paraphrase"):
             none = unanswerable()
             for split in ("tune", "holdout", None):

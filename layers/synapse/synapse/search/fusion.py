@@ -6,15 +6,18 @@ then BM25, the first LEXICAL_POOL, without snippets) and the cosine similarity o
 every memory's vector (`vectors.Matrix`, exact dot products; the SEMANTIC_POOL most similar over
 SIMILARITY_FLOOR are candidates). Each candidate gets one fused score:
 
-    a lexical hit:     coverage x support(sim) + BM25_WEIGHT x saturated(BM25) + SEMANTIC_WEIGHT x lift(sim)
+    a lexical hit:     coverage' x support(sim) + BM25_WEIGHT x saturated(BM25) + SEMANTIC_WEIGHT x lift(sim)
     found by meaning:  RESCUE_WEIGHT x lift(sim) x (1 - closing coverage) ** RESCUE_FADE
     lift(s) = max(0, s - SIMILARITY_FLOOR) / (1 - SIMILARITY_FLOOR)
     support(s): UNSUPPORTED at lift 0, rising to 1 at SUPPORTED_AT (a shared word counts in full
                 only where the memory is about what was asked)
     saturated(x) = x / (x + BM25_HALF)  (BM25 on a scale of its own, not the pool's best: a
                 score means the same on every page and for every query of the mind)
-    closing coverage: the best coverage of a lexical hit with lift > 0 and a similarity at least
-                      sim - CLOSING_MARGIN
+    coverage' = informative coverage ** COVERAGE_POWER: the share of the question's words it holds,
+                each counted half by its weight in lexical search (1 for an ordinary word) and half
+                by its full IDF (FULL_IDF_SHARE: a shared rare word counts more than an ordinary one)
+    closing coverage: the best informative coverage of a lexical hit with lift > 0 and a similarity
+                      at least sim - CLOSING_MARGIN
 
 The candidates are ranked by that score, then by their lexical position, then by id, once; the
 post-fusion adjustments (`after_fusion`, the one place for them) may reorder that list; then the
@@ -25,8 +28,9 @@ each candidate once, in one order that does not depend on `limit`. `mode=lexical
 no meaning (coverage and BM25 alone); `mode=semantic` ranks by similarity alone (RESCUE_WEIGHT x
 lift, over the floor).
 
-A hit is `strong` when its score reaches STRONG_SCORE (calibrated on held-out questions,
-bench/meaning.py), else `weak`. A memory found by meaning alone under the floor is never a hit.
+A hit is `strong` or `weak` by `relevance.band`: its score, and for a lexical hit close to the
+question in meaning (SUPPORTED_AT) its distance to the ranking's best score. A memory found by
+meaning alone under the floor is never a hit.
 
 The semantic side is off (hybrid is lexical) for explicit syntax and for a query the model does not
 serve (another language: `synapse.embedding.serves`).
@@ -44,7 +48,10 @@ from synapse.index import vectors
 from synapse.search import candidates, in_time, recency
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query
-from synapse.search.ranking import Hit, coverage_of, coverage_rows, index_hits
+from synapse.search.ranking import Hit, coverage_of, coverage_rows, index_hits, informative_coverage
+from synapse.search.relevance import STRONG as STRONG
+from synapse.search.relevance import WEAK as WEAK
+from synapse.search.relevance import band
 from synapse.when.grammar import Window
 
 # Candidates from each side: fixed, so that the order never depends on the page asked. A page
@@ -59,35 +66,31 @@ BM25_HALF = 2.0  # the BM25 at which saturated(BM25) is one half
 SEMANTIC_WEIGHT = 0.25
 RESCUE_WEIGHT = 4.0
 SIMILARITY_FLOOR = 0.2
+# The share of a lexical hit's coverage, in fusion, that counts its words by their full IDF (the rest
+# by lexical search's weights, 1 for any word in at most a tenth of the memories): of two turns of a
+# log sharing as many words, the rarer word ("physiotherapist", in one turn; "knee", in six) marks
+# the answer, where meaning preferred the neighbour. Chosen on the tune halves (docs/search.md).
+FULL_IDF_SHARE = 0.5
 # How fast a rescue fades as lexical search covers more of the question: (1 - best coverage) ** this.
-RESCUE_FADE = 2.0
+RESCUE_FADE = 2.5
 # A lexical hit at least this close to the question in meaning closes it for the memories meaning
 # alone finds (those no closer than it by more than CLOSING_MARGIN). One at the floor is about
 # something else ("go" to bed / "Go and Postgres"): its coverage counts UNSUPPORTED of itself, and
 # in full only from SUPPORTED_AT ("what does he do for a living?": "Lives at 14 Elm Street" shares
 # `living` at 0.24, "Backend engineer at Acme Corp" answers it at 0.32 and must come first).
 CLOSING_MARGIN = 0.05
-UNSUPPORTED = 0.25
+UNSUPPORTED = 0.35
 SUPPORTED_AT = 0.4
-# A hit scoring at least this is `strong` (an answer an agent may act on), under it `weak`: chosen on
-# the tune half of bench/meaning.py's sets and bench/data/unanswerable.json (docs/search.md).
-STRONG_SCORE = 0.46
-STRONG = "strong"
-WEAK = "weak"
 
 
 class Scored(NamedTuple):
-    """A hit with its semantic similarity to the query (None: the semantic side did not run) and the
-    score it was ranked by."""
+    """A hit with its semantic similarity to the query (None: the semantic side did not run), the
+    score it was ranked by, and whether it answers (`relevance.band`)."""
 
     hit: Hit
     similarity: float | None
     score: float = 0.0
-
-
-def relevance(score: float) -> str:
-    """`strong` (an answer an agent may act on) or `weak` (related at best)."""
-    return STRONG if score >= STRONG_SCORE else WEAK
+    relevance: str = WEAK
 
 
 def model_serves(query: Query, raw: str) -> bool:
@@ -263,7 +266,7 @@ def _hybrid_pool(
         similarity = 0.0 if at_rows[at] is None else lexical_sims[at]
         coverage = coverages.get(row.mask)
         if coverage is None:
-            coverage = coverages[row.mask] = coverage_of(weights, row.mask)
+            coverage = coverages[row.mask] = informative_coverage(weights, row.mask, FULL_IDF_SHARE)
         if lift(similarity) > 0:
             supported.append((similarity, coverage))
         pool[row.id] = Candidate(fused_score(coverage, row.score, similarity), at, row, similarity)
@@ -355,7 +358,8 @@ def _tail(
         if ranking.sims is not None and ranking.matrix is not None:
             matrix_row = ranking.matrix.row_of(row.id)
             similarity: float | None = 0.0 if matrix_row is None else float(ranking.sims[matrix_row])
-            fused = fused_score(coverage, row.score, similarity or 0.0)
+            informative = informative_coverage(ranking.weights, row.mask, FULL_IDF_SHARE)
+            fused = fused_score(informative, row.score, similarity or 0.0)
         else:
             similarity, fused = None, words_score(coverage, row.score)
         tail.append(Candidate(fused, ranking.tail_from + at, row, similarity))
@@ -381,7 +385,7 @@ def hybrid_hits(
     if query.explicit:  # exact meaning: lexical search's own order (coverage, then BM25)
         hits, more = index_hits(db, query, filters, limit, offset, now)
         shown = accumulate((words_score(h.coverage, h.score) for h in hits), min)
-        return [Scored(h, None, score) for h, score in zip(hits, shown, strict=True)], more
+        return [Scored(h, None, score, band(score)) for h, score in zip(hits, shown, strict=True)], more
     ranking = _rank(db, query, question, filters, offset + limit + 1, now, mode, window)
     pooled = len(ranking.ranked)
     page = ranking.ranked[offset : offset + limit]
@@ -392,7 +396,15 @@ def hybrid_hits(
         rest, rest_scores, more = _tail(db, query, filters, ranking, start, start + limit - len(page), now)
         page, scores = page + rest, scores + rest_scores
     hits = candidates.page_hits(db, query, [c.row for c in page], ranking.weights)
+    best = ranking.scores[0] if ranking.scores else 0.0
     return [
-        Scored(h, None if c.similarity is None else round(c.similarity, 4), score)
+        Scored(h, None if c.similarity is None else round(c.similarity, 4), score, _band(h, c, score, best))
         for h, c, score in zip(hits, page, scores, strict=True)
     ], more
+
+
+def _band(hit: Hit, candidate: Candidate, score: float, best: float) -> str:
+    """Whether the hit answers (`relevance.band`): its words count as backed by meaning when it shares
+    some with the question and is SUPPORTED_AT close to it."""
+    backed = hit.coverage > 0 and (candidate.similarity or 0.0) >= SUPPORTED_AT
+    return band(score, best, backed)

@@ -288,6 +288,18 @@ def coverage_of(weights: list[int], mask: int) -> float:
     return sum(w for bit, w in enumerate(weights) if mask >> bit & 1) / (sum(weights) or 1)
 
 
+def informative_coverage(weights: list[int], mask: int, full_idf_share: float) -> float:
+    """A row's coverage as fusion counts it: `full_idf_share` of it its share of the query's full IDF
+    (`clause_weights.Weights.idfs`: a rare word counts more), the rest `coverage_of` (weights without
+    IDFs, as a variant of bench/questions.py patches in: `coverage_of` alone)."""
+    coverage = coverage_of(weights, mask)
+    idfs = weights.idfs if isinstance(weights, clause_weights.Weights) else ()
+    if not idfs:
+        return coverage
+    held = sum(idf for bit, idf in enumerate(idfs) if mask >> bit & 1) / (sum(idfs) or 1.0)
+    return (1.0 - full_idf_share) * coverage + full_idf_share * held
+
+
 def hits_of(db: sqlite3.Connection, query: Query, page: list[Any], weights: list[int]) -> list[Hit]:
     """`coverage_rows` rows as hits, with their snippets (cut for these rows only)."""
     if not page:

@@ -164,13 +164,12 @@ def search(
             db, query, question, in_index, limit - len(results), position, real_now, mode, window
         )
         current = hydrate(mind_id, [s.hit for s in scored]) if scored else {}
-        for hit, similarity, score in scored:
+        for hit, similarity, score, band in scored:
             position += 1
             if similarity is not None:
                 used = mode if mode is not Mode.LEXICAL else Mode.HYBRID
             memory = current.get(hit.id)
             if memory is not None and filters.keeps(memory, real_now):
-                band = fusion.relevance(score)
                 results.append(
                     Result(memory, score, hit.snippet, hit.matched, round(hit.coverage, 3), similarity, band)
                 )

@@ -49,6 +49,14 @@ def _idf(rows: int, matching: float) -> float:
     return math.log1p((rows - matching + 0.5) / (matching + 0.5))
 
 
+class Weights(list[int]):
+    """Each clause's weight in coverage (`clause_weight`), and its full IDF (`idfs`): what the fusion
+    of words and meaning counts besides, so that a shared rare word ("physiotherapist", in one turn
+    of a log) counts more than a shared ordinary one ("knee", in six)."""
+
+    idfs: tuple[float, ...] = ()
+
+
 def clause_weight(rows: int, matching: int) -> int:
     """A clause's weight in coverage, in IDF_SCALE units: IDF_SCALE for an ordinary word, less for
     one in more than COMMON_SHARE of the memories (never 0)."""
@@ -58,10 +66,12 @@ def clause_weight(rows: int, matching: int) -> int:
     return max(1, round(IDF_SCALE * _idf(rows, matching) / _idf(rows, common)))
 
 
-def idf_weights(db: sqlite3.Connection, counts_sql: str, params: list[str]) -> list[int]:
+def idf_weights(db: sqlite3.Connection, counts_sql: str, params: list[str]) -> Weights:
     """Each clause's weight in coverage (`clause_weight`): a word in nearly every memory (a speaker's
-    name in a conversation log) weighs little. `counts_sql` selects one column per clause: how many
-    rows match it."""
+    name in a conversation log) weighs little; and its full IDF (`Weights.idfs`). `counts_sql`
+    selects one column per clause: how many rows match it."""
     rows = _row_count(db)
     counts = db.execute(counts_sql, params).fetchone()
-    return [clause_weight(rows, n) for n in counts]
+    weights = Weights(clause_weight(rows, n) for n in counts)
+    weights.idfs = tuple(_idf(rows, n) for n in counts)
+    return weights

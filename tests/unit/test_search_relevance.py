@@ -1,0 +1,99 @@
+"""What fusion counts of a lexical hit's words, and whether a hit answers (`relevance.band`): a shared
+rare word counts more than a shared ordinary one, and a hit holding the question's words that meaning
+backs is `strong` near the top of its ranking, never far below it.
+
+The model is the bag-of-words fake of tests/support/embedding.py: these tests hold the rules, the
+question sets of bench/questions.py --meaning-only measure them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from synapse.index import readers
+from synapse.index.documents import Change, Doc
+from synapse.search import fusion, relevance
+from synapse.search.filters import Mode, SearchFilters
+from synapse.search.query import parse_query
+from synapse.search.ranking import coverage_of, informative_coverage
+from synapse.search.weights import Weights
+
+from tests.support.embedding import FakeEmbedder
+from tests.support.embedding import fake_embedder_fixture as fake_embedder_fixture
+from tests.support.indexing import apply_batch
+
+MIND = "m_relevance"
+NOW = "2026-06-01T00:00:00Z"
+
+
+def doc(memory_id: str, content: str) -> Doc:
+    return Doc(
+        memory_id, MIND, "context", memory_id.replace("mem_", "k_"), content, (), "normal", NOW, None, 1
+    )
+
+
+def test_a_shared_rare_word_counts_more_than_a_shared_ordinary_one() -> None:
+    # Given two clauses lexical search weighs alike, the first in fewer memories (a higher IDF)
+    weights = Weights([1000, 1000])
+    weights.idfs = (3.0, 1.0)
+    # When a row holding each is counted for the fusion
+    rare, ordinary = informative_coverage(weights, 0b01, 0.5), informative_coverage(weights, 0b10, 0.5)
+    # Then the rare word's row counts more, and lexical search's own coverage is unchanged
+    assert rare == pytest.approx(0.625) and ordinary == pytest.approx(0.375)
+    assert coverage_of(weights, 0b01) == coverage_of(weights, 0b10) == 0.5
+    # And weights without IDFs (a bench variant's) count as lexical search does
+    assert informative_coverage([1000, 1000], 0b01, 0.5) == 0.5
+
+
+def test_of_two_turns_sharing_as_many_words_the_rarer_word_ranks_first(
+    tmp_path: Path, fake_embedder: FakeEmbedder
+) -> None:
+    # Given a turn holding the question's rare word, two holding its commoner one (a little closer in
+    # meaning to the question), and other turns
+    answer = doc("mem_answer", "physiotherapist said rest")
+    neighbours = [doc("mem_sore", "knee sore"), doc("mem_brace", "knee brace")]
+    others = [doc(f"mem_other{n}", f"groceries list number{n}") for n in range(20)]
+    apply_batch(MIND, [Change.upsert(d) for d in [answer, *neighbours, *others]], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    q = fake_embedder.embed(["physiotherapist knee"])[0]
+    # When asked
+    found, _ = fusion.hybrid_hits(
+        db, parse_query("physiotherapist knee"), q, SearchFilters(), 3, 0, NOW, Mode.HYBRID
+    )
+    # Then the rare word's turn comes first
+    assert found[0].hit.id == "mem_answer", [(s.hit.id, s.similarity, s.score) for s in found]
+
+
+def test_a_hit_is_strong_by_its_score_or_by_words_meaning_backs_near_the_top() -> None:
+    # A score of STRONG_SCORE is strong; under it, weak
+    assert relevance.band(relevance.STRONG_SCORE) == relevance.STRONG
+    assert relevance.band(relevance.STRONG_SCORE - 0.01) == relevance.WEAK
+    # Words backed by meaning are strong within STRONG_MARGIN of the ranking's best
+    assert relevance.band(0.3, best=0.35, backed_words=True) == relevance.STRONG
+    # But not far below it (the other turns on the topic)
+    assert relevance.band(0.2, best=0.35, backed_words=True) == relevance.WEAK
+    # Nor without meaning's backing, however near the top
+    assert relevance.band(0.3, best=0.3, backed_words=False) == relevance.WEAK
+
+
+def test_a_shared_word_is_strong_only_where_meaning_backs_it(
+    tmp_path: Path, fake_embedder: FakeEmbedder
+) -> None:
+    # Given a memory holding half the question's words and close to it in meaning, and one holding
+    # the other half in another sense
+    backed = doc("mem_backed", "surgery knee replaced monday")
+    other = doc("mem_other", "dad jokes")
+    fillers = [doc(f"mem_filler{n}", f"groceries list number{n}") for n in range(10)]
+    apply_batch(MIND, [Change.upsert(d) for d in [backed, other, *fillers]], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    q = fake_embedder.embed(["surgery knee dad"])[0]
+    # When asked
+    found, _ = fusion.hybrid_hits(db, parse_query("surgery dad"), q, SearchFilters(), 5, 0, NOW, Mode.HYBRID)
+    bands = {s.hit.id: (s.relevance, s.score, s.similarity) for s in found}
+    # Then the backed one is strong though it scores under STRONG_SCORE, the other weak
+    assert bands["mem_backed"][0] == relevance.STRONG and bands["mem_backed"][1] < relevance.STRONG_SCORE, (
+        bands
+    )
+    assert bands["mem_other"][0] == relevance.WEAK, bands
