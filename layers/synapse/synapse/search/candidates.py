@@ -18,11 +18,6 @@ _DOCS_SQL = (
 _CONTENT_SQL = "SELECT rowid, coalesce(raw_content, content) FROM fts WHERE rowid IN ({marks})"
 
 
-def _snippet(content: str) -> str:
-    text = " ".join(content.split())
-    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
-
-
 class Row(NamedTuple):
     """A candidate as read before the page is known (no snippet yet)."""
 
@@ -34,6 +29,20 @@ class Row(NamedTuple):
     score: float  # BM25, higher is better (0 for a semantic-only candidate)
     mask: int  # the query's clauses it matched
     lexical: Any  # its `ranking.coverage_rows` row (None: found by meaning only)
+
+
+class Candidate(NamedTuple):
+    """A pooled memory as `fusion` ranks it: its fused score, where words placed it, its row."""
+
+    fused: float
+    lexical_at: int  # position in the lexical ranking (fusion.LEXICAL_POOL + for semantic-only ones)
+    row: Row
+    similarity: float | None
+
+
+def _snippet(content: str) -> str:
+    text = " ".join(content.split())
+    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
 
 
 def lexical_row(found: Any) -> Row:

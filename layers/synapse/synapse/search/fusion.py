@@ -20,7 +20,7 @@ SIMILARITY_FLOOR are candidates). Each candidate gets one fused score:
                       at least sim - CLOSING_MARGIN
 
 The candidates are ranked by that score, then by their lexical position, then by id, once; the
-post-fusion adjustments (`after_fusion`, the one place for them) may reorder that list; then the
+post-fusion adjustments (`recency.after_fusion`, the one place for them) may reorder that list; then the
 scores shown are made non-increasing down it (a hit moved up by an adjustment shows the score of
 the place it took at most; a newer value, the score of the fact it updates), and pages are cut from
 it. Lexical matches beyond the pool follow in lexical order. So walking a search's pages returns
@@ -46,6 +46,7 @@ from typing import Any, NamedTuple
 
 from synapse.index import vectors
 from synapse.search import candidates, in_time, recency
+from synapse.search.candidates import Candidate
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query
 from synapse.search.ranking import Hit, coverage_of, coverage_rows, index_hits, informative_coverage
@@ -169,34 +170,6 @@ def _closing_coverage(supported: list[tuple[float, float]]) -> Callable[[float],
     return closing
 
 
-class Candidate(NamedTuple):
-    fused: float
-    lexical_at: int  # position in the lexical ranking (LEXICAL_POOL + for semantic-only ones)
-    row: candidates.Row
-    similarity: float | None
-
-
-def after_fusion(
-    ranked: list[Candidate], matrix: vectors.Matrix | None, db: sqlite3.Connection
-) -> list[Candidate]:
-    """The one place for adjustments made after the fusion, to the whole ranking (never to a page,
-    so that pages still add up): of two near-duplicates, the newer first (`recency.newer_first`); a
-    newer value right above the older one it updates, with its score at least (`newer_values_first`)."""
-    order = recency.newer_first(
-        [c.row.id for c in ranked],
-        [c.row.updated_at for c in ranked],
-        [c.row.mask.bit_count() for c in ranked],
-        [c.similarity or 0.0 for c in ranked],
-        matrix,
-    )
-    ranked = [ranked[i] for i in order]
-    if matrix is None:
-        return ranked
-    order, moved = recency.newer_values_first(db, [c.row for c in ranked], matrix)
-    lifted = {i: ranked[i]._replace(fused=max(ranked[i].fused, ranked[o].fused)) for i, o in moved.items()}
-    return [lifted.get(i, ranked[i]) for i in order]
-
-
 def _favour_window(
     db: sqlite3.Connection,
     asked: tuple[Window, SearchFilters, str],
@@ -292,7 +265,7 @@ def _rank(
     mode: Mode,
     window: Window | None = None,
 ) -> Ranking:
-    """Every candidate of the pool, fused and ranked, adjusted once (`after_fusion`); the memories
+    """Every candidate of the pool, fused and ranked, adjusted once (`recency.after_fusion`); the memories
     dated in the question's `window` join the pool and rank up (`_favour_window`)."""
     matrix = vectors.matrix_of(db) if question is not None else None
     if matrix is not None and not len(matrix.rowids):
@@ -325,7 +298,7 @@ def _rank(
     if (matrix is None or sims is None) and window is not None:
         _favour_window(db, (window, filters, now), pool, None, lambda _: 0.0)
     ranked = sorted(pool.values(), key=lambda c: (-c.fused, c.lexical_at, c.row.id))
-    ranked = after_fusion(ranked, matrix, db)
+    ranked = recency.after_fusion(ranked, matrix, db)
     scores = _non_increasing(ranked, ranked[0].fused if ranked else 0.0)
     return Ranking(ranked, scores, weights, tail_from, sims, matrix)
 

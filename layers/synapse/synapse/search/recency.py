@@ -1,5 +1,5 @@
 """Of two hits about the same subject, the newer first (issues 41, 42), applied by
-`fusion.after_fusion` to a query's one ranking (never to a page, so that pages still add up):
+`after_fusion` to a query's one ranking (never to a page, so that pages still add up):
 
 - of two near-duplicates that match a question alike, the more recently updated takes the better
   place (`newer_first`);
@@ -19,10 +19,11 @@ from synapse.index import vectors
 from synapse.index.schema import has_event_times
 from synapse.index.vectors import Matrix
 from synapse.search import relations
+from synapse.search.candidates import Candidate
 
 # ---------------------------------------------------------------- near-duplicates in a whole ranking
 # Of two near-duplicates that match as much of a question, the more recently updated first: applied
-# by `fusion.after_fusion` to the whole ranking, so that pages still add up.
+# by `after_fusion` to the whole ranking, so that pages still add up.
 DUPLICATE_SIMILARITY = vectors.REPEAT_SIMILARITY
 # A correction answers the question about as well as the fact it corrects ("which car does he
 # drive?": 0.465 to `car` "Drives a 2019 Tesla…", 0.379 to `new_car` "Drives a 2024 BMW i4 now…");
@@ -178,3 +179,22 @@ def newer_values_first(
             placed.append(above[at])
         placed.append(at)
     return placed, moved
+
+
+def after_fusion(ranked: list[Candidate], matrix: Matrix | None, db: sqlite3.Connection) -> list[Candidate]:
+    """The one place for adjustments made after the fusion, to the whole ranking (never to a page,
+    so that pages still add up): of two near-duplicates, the newer first (`recency.newer_first`); a
+    newer value right above the older one it updates, with its score at least (`newer_values_first`)."""
+    order = newer_first(
+        [c.row.id for c in ranked],
+        [c.row.updated_at for c in ranked],
+        [c.row.mask.bit_count() for c in ranked],
+        [c.similarity or 0.0 for c in ranked],
+        matrix,
+    )
+    ranked = [ranked[i] for i in order]
+    if matrix is None:
+        return ranked
+    order, moved = newer_values_first(db, [c.row for c in ranked], matrix)
+    lifted = {i: ranked[i]._replace(fused=max(ranked[i].fused, ranked[o].fused)) for i, o in moved.items()}
+    return [lifted.get(i, ranked[i]) for i in order]
