@@ -172,6 +172,17 @@ class Console:
         self.page.set_viewport_size(DESKTOP)
 
 
+def accessible_everywhere(tab: Console, where: str) -> None:
+    """axe-core finds nothing at the desktop and the 360 px viewports, in light and dark."""
+    for scheme in ("light", "dark"):
+        tab.page.emulate_media(color_scheme=scheme)
+        for name, size in (("desktop", DESKTOP), ("360 px", PHONE)):
+            tab.page.set_viewport_size(size)
+            tab.assert_accessible(f"{where}, {scheme}, {name}")
+    tab.page.emulate_media(color_scheme="light")
+    tab.page.set_viewport_size(DESKTOP)
+
+
 class HostedUi:
     """A stand-in for Cognito's hosted UI, answered by the browser's request routing: it sends the
     browser back with a code at once, and its token endpoint checks the PKCE pair before handing out

@@ -22,7 +22,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
 from synapse.core.settings import DEV_JWT_SECRET
 
 from infra.token import mint
-from tests.browser.conftest import DESKTOP, PHONE, Agent, Console, HostedUi, Mind
+from tests.browser.conftest import DESKTOP, Agent, Console, HostedUi, Mind, accessible_everywhere
 from tests.support.runner import RunningService
 
 OWNER = "local-user"  # the runner's dev user, whom Console.sign_in signs in
@@ -90,17 +90,6 @@ def sign_in_with(tab: Console, person: Person) -> None:
     tab.page.get_by_label("JWT (kept in this tab only)").fill(person.token)
     tab.page.get_by_role("button", name="Use this token").click()
     tab.page.wait_for_selector("body:not(.signed-out) main h1")
-
-
-def accessible_everywhere(tab: Console, where: str) -> None:
-    """axe-core finds nothing at the desktop and the 360 px viewports, in light and dark."""
-    for scheme in ("light", "dark"):
-        tab.page.emulate_media(color_scheme=scheme)
-        for name, size in (("desktop", DESKTOP), ("360 px", PHONE)):
-            tab.page.set_viewport_size(size)
-            tab.assert_accessible(f"{where}, {scheme}, {name}")
-    tab.page.emulate_media(color_scheme="light")
-    tab.page.set_viewport_size(DESKTOP)
 
 
 def open_members(console: Console, mind: Mind) -> None:

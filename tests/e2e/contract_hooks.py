@@ -55,6 +55,7 @@ _PATH_IDS = {
     ("*", "/memory/{id}", "id"): "memory",
     ("*", "/memory/{id}/verify", "id"): "memory",
     ("*", "/memory/{id}/history", "id"): "memory",
+    ("*", "/memory/{id}/similar", "id"): "memory",
     ("*", "/memory/{id}/restore", "id"): "memory",
     ("*", "/proposals/{id}", "id"): "proposal",
     ("*", "/proposals/{id}/accept", "id"): "proposal",

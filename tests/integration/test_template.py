@@ -45,6 +45,7 @@ EMBEDDING_FUNCTIONS = {
     "store_memory",
     "store_memory_batch",
     "receive_hook",
+    "similar_memories",
 }
 LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024  # function + layers
 VENV_BIN = Path(sys.executable).parent

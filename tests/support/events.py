@@ -138,6 +138,7 @@ SAMPLES: dict[str, Sample] = {
     "delete_memory": Sample("DELETE", "/memory/{id}", MEMORY, as_agent=True),
     "verify_memory": Sample("POST", "/memory/{id}/verify", MEMORY, headers=ADDRESS_MIND),
     "memory_history": Sample("GET", "/memory/{id}/history", MEMORY, as_agent=True, query="limit=20"),
+    "similar_memories": Sample("GET", "/memory/{id}/similar", MEMORY, as_agent=True),
     "restore_memory": Sample(
         "POST", "/memory/{id}/restore", MEMORY, headers=ADDRESS_MIND, body={"version": 1}
     ),

@@ -215,6 +215,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/memory/{id}/similar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The memories a stored memory may replace, each with the memory itself */
+        get: operations["similarMemories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/memory/{id}/restore": {
         parameters: {
             query?: never;
@@ -2384,6 +2401,50 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** SimilarNow */
+        SimilarNow: {
+            /**
+             * Id
+             * @description The memory asked about.
+             */
+            id: string;
+            /**
+             * Similar
+             * @description The memories it may replace, most similar first, as its write's `similar` names them but against the index as it is now: `repeat` (says the same) or `related` (the same subject, perhaps an older value: a person marks it replaced with PUT /memory/{id} `supersedes`). Absent when they could not be looked up (`similar_unavailable`).
+             * @default null
+             */
+            similar: components["schemas"]["SimilarWithMemory"][] | null;
+            /**
+             * Similar Unavailable
+             * @description true when the model failed: nothing could be compared.
+             * @default null
+             */
+            similar_unavailable: boolean | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SimilarWithMemory */
+        SimilarWithMemory: {
+            /** Id */
+            id: string;
+            /** Key */
+            key: string;
+            /**
+             * Similarity
+             * @description Cosine of the two memories' meanings.
+             */
+            similarity: number;
+            /**
+             * Relation
+             * @description repeat: says the same; related: the same subject, perhaps an older value of it (pass its id in `supersedes` when the new memory replaces it).
+             * @enum {string}
+             */
+            relation: "repeat" | "related";
+            /** @description The memory as it is now (current: not deleted, not replaced). */
+            memory: components["schemas"]["Memory"];
+        } & {
+            [key: string]: unknown;
+        };
         /** @enum {string} */
         Source: "user" | "agent";
         /**
@@ -4527,6 +4588,83 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RevisionPage"];
+                };
+            };
+            /** @description Bad request (a parameter, the JSON, a cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not do this, or your role on the mind is too low (details name the role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing in this mind */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    similarMemories: {
+        parameters: {
+            query?: {
+                /** @description Same as X-Mind-Id. */
+                mind_id?: string;
+            };
+            header?: {
+                /** @description Which of your minds (JWT only; a Mind Key addresses its own). */
+                "X-Mind-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimilarNow"];
                 };
             };
             /** @description Bad request (a parameter, the JSON, a cursor) */

@@ -116,7 +116,7 @@ export function memoryMeta(memory, author) {
 }
 
 // An event time as stored: a date stays that day (in no zone); a timestamp is shown like the others.
-function occurred(value) {
+export function occurred(value) {
   return /^\d{4}-\d{2}-\d{2}$/.test(value) ? h("time", { datetime: value }, value) : when(value);
 }
 

@@ -9,8 +9,11 @@ import {
 } from "../ui.js";
 import { PRIORITIES, authors, labels, optional, splitTags, who } from "./common.js";
 import { aRole, may, roleOf } from "../roles.js";
+import { olderCandidates, replacesSection, similarTo } from "./replaces.js";
 
-const PAGE = 25; // per list; each memory shown costs one history read for "who wrote it"
+// Per list; each memory shown costs one history read for "who wrote it" and one look-up of what it
+// may replace.
+const PAGE = 25;
 
 async function load() {
   const [unverified, proposals] = await Promise.all([
@@ -73,10 +76,21 @@ export async function render(page, ctx) {
     else page.querySelector("h1").focus();
   };
 
+  // A memory marked replaced leaves the queue (replaced memories are out of the list): its card too.
+  const dropCard = (memoryId) => {
+    const card = [...list.children].find((one) => one.dataset.kind === "memory" && one.dataset.id === memoryId);
+    if (card) { card.remove(); updateCount(); }
+  };
+
+  const offers = new Map(); // memory id → show what it may replace on its card
   for (const entry of entries) {
-    list.append(entry.kind === "memory"
-      ? memoryItem(entry.memory, written.get(entry.memory.id), alerts, removeItem, mind)
-      : proposalItem(entry.proposal, entry.memory, names, alerts, removeItem, mind));
+    if (entry.kind === "memory") {
+      const { item, offer } = memoryItem(entry.memory, written.get(entry.memory.id), alerts, { removeItem, dropCard }, mind);
+      offers.set(entry.memory.id, offer);
+      list.append(item);
+    } else {
+      list.append(proposalItem(entry.proposal, entry.memory, names, alerts, removeItem, mind));
+    }
   }
   updateCount();
 
@@ -92,6 +106,9 @@ export async function render(page, ctx) {
     alerts, empty, list,
     more ? h("p", { class: "muted" }, "More are waiting: work through these, then reload.") : null,
   );
+  // After the cards: each look-up embeds a memory (the model may load first), so the queue does not
+  // wait for them; a card's section appears when its answer comes.
+  similarTo(memories, (memoryId, answer) => offers.get(memoryId)(answer));
 }
 
 function onKey(event) {
@@ -114,17 +131,42 @@ function onKey(event) {
   }
 }
 
-function memoryItem(memory, author, alerts, removeItem, mind) {
+// The card, and `offer(answer)`, which shows on it what GET /memory/{id}/similar answered.
+function memoryItem(memory, author, alerts, { removeItem, dropCard }, mind) {
   const headingId = `q-${memory.id}`;
   const body = h("div", { class: "body" });
   const item = h("li", { class: "item", tabindex: "0", "aria-labelledby": headingId, dataset: { id: memory.id, kind: "memory" } });
+  let candidates = [];
+  const offered = h("div", { class: "offered" });
+  const showOffered = () => append(clear(offered), replacesSection(memory, candidates, mind, alerts, onMarked));
+  // A reviewer's mark is their write: it verifies the memory, which leaves the queue. An editor's
+  // stays unverified: the card stays, the marked memory out of it.
+  const onMarked = (saved, older, status, candidate) => {
+    const what = `${older.category} / ${older.key}`;
+    if (status === "superseded") dropCard(older.id);
+    if (saved.verified) {
+      removeItem(item, `Marked ${what} as replaced by ${memory.key}, and verified ${memory.key}.`);
+      return;
+    }
+    Object.assign(memory, saved);
+    candidates = candidates.filter((one) => one.memory.id !== older.id);
+    const said = status === "proposed"
+      ? `Proposed ${what} as replaced by ${memory.key}: it is verified, so a reviewer decides.`
+      : `Marked ${what} as replaced by ${memory.key}.`;
+    const note = h("p", { class: "marked", tabindex: "-1" }, said);
+    candidate.replaceWith(h("li", { class: "candidate" }, note));
+    announce(said);
+    note.focus();
+  };
   const showRead = () => {
-    clear(body).append(
+    append(clear(body),
       h("p", { class: "content" }, memory.content),
       tagList(memory.tags),
       memoryMeta(memory, author),
       h("div", { class: "actions" }, may(mind, "verify") ? verify : null, may(mind, "write") ? edit : null, may(mind, "delete") ? remove : null),
+      offered,
     );
+    showOffered();
   };
   const verify = h("button", { type: "button", class: "primary", "data-action": "verify" }, "Verify");
   verify.addEventListener("click", () => busyButton(verify, async () => {
@@ -158,7 +200,11 @@ function memoryItem(memory, author, alerts, removeItem, mind) {
   });
   item.append(h("article", {}, h("h2", { id: headingId }, memoryTitle(memory)), body));
   showRead();
-  return item;
+  const offer = (answer) => {
+    candidates = olderCandidates(memory, answer);
+    showOffered();
+  };
+  return { item, offer };
 }
 
 // Edit a memory; a role that verifies saves and verifies at once, an editor's save stays unverified.
@@ -224,6 +270,10 @@ function proposalItem(proposal, memory, names, alerts, removeItem, mind) {
   const headingId = `q-${proposal.id}`;
   const item = h("li", { class: "item proposal", tabindex: "0", "aria-labelledby": headingId, dataset: { id: proposal.id, kind: "proposal" } });
   const deleting = proposal.action === "delete";
+  // A write that named this verified memory in `supersedes` (an agent's or an editor's): Accept marks
+  // it replaced by that write.
+  const replacing = proposal.action === "supersede";
+  const what = deleting ? "the delete of" : replacing ? "the replacement of" : "the change to";
   const before = memory ? memory.content : "";
   const proposed = proposal.proposed || {};
   const after = proposed.content ?? before;
@@ -232,9 +282,8 @@ function proposalItem(proposal, memory, names, alerts, removeItem, mind) {
     const button = h("button", { type: "button", class: verb === "accept" ? (deleting ? "danger" : "primary") : "", "data-action": verb }, label);
     button.addEventListener("click", () => busyButton(button, async () => {
       await api.post(`/proposals/${encodeURIComponent(proposal.id)}/${verb}`);
-      const what = deleting ? "the delete of" : "the change to";
       removeItem(item, `${verb === "accept" ? "Accepted" : "Rejected"} ${what} ${title}.`);
-    }, alerts, `Could not ${verb} ${deleting ? "the delete of" : "the change to"} ${proposal.key}`));
+    }, alerts, `Could not ${verb} ${what} ${proposal.key}`));
     return button;
   };
   const tagsChanged = proposed.tags && memory && proposed.tags.join(",") !== memory.tags.join(",");
@@ -244,6 +293,13 @@ function proposalItem(proposal, memory, names, alerts, removeItem, mind) {
       tagList(memory ? memory.tags : []),
       h("p", { class: "diff" }, h("strong", {}, "The agent proposes to delete this memory."),
         " Accept deletes it (its history keeps it 30 days, so it can be restored); Reject keeps it."),
+    ]
+    : replacing ? [
+      h("p", { class: "content" }, before),
+      tagList(memory ? memory.tags : []),
+      h("p", { class: "diff" }, h("strong", {}, "Proposed: this memory is replaced by "),
+        h("a", { href: `#/memory/${encodeURIComponent(proposal.superseded_by)}` }, "a newer memory"),
+        ". Accept marks it replaced (kept, out of recall and search); Reject keeps it current."),
     ]
     : [
       after === before ? h("p", { class: "content" }, before) : diffView(before, after),
@@ -256,7 +312,7 @@ function proposalItem(proposal, memory, names, alerts, removeItem, mind) {
     h("h2", { id: headingId },
       h("a", { href: `#/memory/${encodeURIComponent(proposal.memory_id)}`, class: "title" },
         h("span", { class: "category" }, proposal.category), " / ", h("span", { class: "key" }, proposal.key))),
-    h("p", { class: "kind" }, badge(deleting ? "proposed delete" : "proposed change", "warn")),
+    h("p", { class: "kind" }, badge(deleting ? "proposed delete" : replacing ? "proposed replacement" : "proposed change", "warn")),
     body,
     h("p", { class: "meta" },
       !deleting && proposed.priority ? h("span", { class: `badge priority-${proposed.priority}` }, proposed.priority) : null,

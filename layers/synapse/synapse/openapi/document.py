@@ -26,7 +26,7 @@ from synapse.memory.model import KeyCreate, MemoryPatch, MemoryWrite, MindPatch,
 from synapse.memory.proposals import Status
 from synapse.memory.restore import RestoreRequest
 from synapse.openapi import integrations as I
-from synapse.openapi import jsonrpc, oauth, portability
+from synapse.openapi import jsonrpc, oauth, portability, similar
 from synapse.openapi import params as P
 from synapse.openapi import schemas as S
 from synapse.openapi import teams as T
@@ -363,6 +363,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ),
     **oauth.OPERATIONS,
     **portability.OPERATIONS,
+    **similar.OPERATIONS,
     **T.OPERATIONS,
 }
 
