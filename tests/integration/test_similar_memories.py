@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from synapse.embedding.errors import EmbeddingError
-from synapse.search import vectors
+from synapse.index import vectors
 
 from infra.stream_pump import Pump
 from tests.support.api import Api, MindHandle, jwt_for
