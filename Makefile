@@ -96,8 +96,13 @@ $(AXE_CORE):
 run: $(RUN_STAMP) $(WANT_DYNAMODB_LOCAL)
 	$(BIN)/python -m infra.local_runner
 
-# Static checks first (seconds), then every test but the SAM CLI ones, then those on their own.
-test: lint typecheck lint-imports pytest sam-check
+# The static checks and the SAM CLI tests first, side by side (mypy holds one core for about a minute
+# on a clean clone, `sam build` the other: ~1.5 min together instead of ~2.5 one after the other; each
+# target's output is printed whole when it ends), then every other test on both cores.
+STATIC_CHECKS := lint typecheck lint-imports sam-check
+test: $(STAMP)
+	$(MAKE) --no-print-directory -j $(words $(STATIC_CHECKS)) --output-sync=target $(STATIC_CHECKS)
+	$(MAKE) --no-print-directory pytest
 
 check: lint typecheck lint-imports unit
 

@@ -5,6 +5,7 @@ the model included, and the tests that share one each work in their own fresh mi
 
 from __future__ import annotations
 
+import functools
 import os
 
 # Settings are read once per process, so the environment is fixed before anything imports synapse.
@@ -33,7 +34,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from infra import motofix, template
+from infra import motofix
+from tests.support import moto_tables
 from tests.support.api import Api
 from tests.support.runner import LOOPBACK, SHARED, STARTUP, RunningService, running
 
@@ -47,18 +49,38 @@ TABLE_NAMES = {"MemoriesTable": "test-memories", "MindsTable": "test-minds"}
 _MOCK_CONFIG: Any = {"core": {"reset_boto3_session": False}}
 
 
+@functools.cache
+def _test_client() -> Any:
+    """The tests' own DynamoDB client, one per process: moto's stubber sits on every client made after
+    moto's import and answers from whichever backend is current, so a client outlives its mock."""
+    return boto3.client("dynamodb", region_name="us-east-1")
+
+
+def _layer_client_is_the_default() -> bool:
+    """Whether the layer's cached client is the one every test starts with (default settings' region
+    and endpoint), so the next test may keep it rather than pay for a new one."""
+    from synapse.storage import tables
+
+    if tables.client.cache_info().currsize == 0:
+        return True
+    meta = tables.client().meta
+    return meta.region_name == "us-east-1" and meta.endpoint_url == "https://dynamodb.us-east-1.amazonaws.com"
+
+
 @pytest.fixture
 def dynamo() -> Iterator[object]:
-    """Fresh moto DynamoDB with the template's tables."""
+    """Fresh moto DynamoDB with the template's tables (put straight into moto's backend:
+    tests/support/moto_tables.py)."""
     from synapse.storage import tables
 
     motofix.apply()
     with mock_aws(config=_MOCK_CONFIG):
-        tables.client.cache_clear()
-        client = boto3.client("dynamodb", region_name="us-east-1")
-        template.create_tables(client, TABLE_NAMES)
-        yield client
-        tables.client.cache_clear()
+        if not _layer_client_is_the_default():
+            tables.client.cache_clear()
+        moto_tables.create_tables(TABLE_NAMES)
+        yield _test_client()
+        if not _layer_client_is_the_default():
+            tables.client.cache_clear()
 
 
 @pytest.fixture

@@ -121,7 +121,7 @@ def running(
     tmp_path_factory: pytest.TempPathFactory,
     name: str,
     env: dict[str, str] | None = None,
-    timeout: float = 30.0,
+    timeout: float = STARTUP,
 ) -> Iterator[RunningService]:
     """A runner on a fresh data dir for a fixture's scope: stopped cleanly at the end, and none of the
     requests it served may have been answered with a 5xx."""
@@ -136,7 +136,7 @@ def start_runner(
     data_dir: Path,
     log_path: Path,
     env: dict[str, str] | None = None,
-    timeout: float = 30.0,
+    timeout: float = STARTUP,
     root: Path = ROOT,
 ) -> RunningService:
     """Start the runner (of the code in `root`: a bench's older side may be elsewhere) and wait until
