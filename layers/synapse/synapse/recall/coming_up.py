@@ -34,7 +34,7 @@ def coming_up(mind_id: str, query: RecallQuery, moment: datetime) -> list[Coming
     from synapse.search.dated import window_rows
     from synapse.search.filters import SearchFilters
     from synapse.search.readers import reader
-    from synapse.when.grammar import Window
+    from synapse.when.window import Window
 
     db = reader(mind_id)
     if db is None:

@@ -43,7 +43,7 @@ from synapse.search import candidates, in_time, recency, vectors
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query
 from synapse.search.ranking import Hit, coverage_of, coverage_rows, index_hits
-from synapse.when.grammar import Window
+from synapse.when.window import Window
 
 # Candidates from each side: fixed, so that the order never depends on the page asked. A page
 # beyond LEXICAL_POOL continues with the lexical matches in lexical order. 50 lexical candidates

@@ -19,7 +19,7 @@ from synapse.search.ranking import Hit
 from synapse.search.readers import reader
 from synapse.search.schema import has_event_times
 from synapse.storage import cursor, tables
-from synapse.when.grammar import Window as TimeWindow
+from synapse.when.window import Window as TimeWindow
 
 MAX_OFFSET = 10_000
 
