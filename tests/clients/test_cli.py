@@ -232,6 +232,30 @@ def test_search_lines_show_coverage_and_matched_terms(runner: RunningService, mi
     assert line.groups() == shown
 
 
+def test_search_and_recall_read_time_words_from_now_and_tz(runner: RunningService, mind: MindClients) -> None:
+    # Given memories dated Monday 7 and Tuesday 8 December, indexed
+    mind.agent.remember("note", "bank", "Call the bank about the mortgage on 2026-12-07")
+    mind.agent.remember("note", "dentist", "Dentist appointment on 2026-12-08")
+    wait_until_indexed(mind, "mortgage", "bank")
+    wait_until_indexed(mind, "dentist", "dentist")
+    late = "2026-12-07T23:30:00Z"  # a fixed now: still Monday in UTC, already Tuesday in Berlin
+    # When the CLI asks what is on today at that moment, in UTC and in Berlin, and recalls as of 3 December
+    with recording_front(runner.url) as front:
+        env = agent_env(runner, mind) | {"SYNAPSE_URL": front.url}
+        in_utc = run_cli("search", "What is on today?", "--now", late, env=env)
+        in_berlin = run_cli("search", "What is on today?", "--now", late, "--tz", "Europe/Berlin", env=env)
+        recalled = run_cli("recall", "--now", "2026-12-03", "--tz", "Europe/Berlin", env=env)
+    assert in_utc.returncode == in_berlin.returncode == recalled.returncode == 0, in_berlin.stderr
+    # Then each sent the asker's clock as now= and tz=
+    sent = [
+        (q.get("now"), q.get("tz")) for q in front.queries("/memory/search") + front.queries("/memory/recall")
+    ]
+    assert sent == [([late], None), ([late], ["Europe/Berlin"]), (["2026-12-03"], ["Europe/Berlin"])]
+    # And today is the bank's day in UTC and the dentist's in Berlin; recall lists both as coming up
+    assert in_utc.stdout.split()[1] == "note/bank" and in_berlin.stdout.split()[1] == "note/dentist"
+    assert "Coming up: 2026-12-08 (Tuesday)" in recalled.stdout
+
+
 def test_the_help_says_search_takes_a_question_and_recall_a_query() -> None:
     shown = run_cli("search", "--help", env={})
     search_help = " ".join(shown.stdout.split())  # argparse wraps to the terminal's width

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from synapse_client import AsyncSynapse, SearchPage, Synapse, ops
+from synapse_client import AsyncSynapse, SearchPage, Synapse, _agent_tools, mcp_server, ops
 from synapse_client._core import Credentials, Retry, error_from, query, retry_after
 from synapse_client.config import ConfigError, resolve
 from synapse_client.errors import NotFound, ServerError, TransportError, ValidationFailed
@@ -228,6 +228,66 @@ def test_search_reads_terms_matched_and_coverage_and_an_older_answer_still_parse
         older = older_client.search("drinks")
     assert older.terms == [] and older.next_cursor is None
     assert (older.items[0].matched, older.items[0].coverage) == ([], None)
+
+
+LATE = datetime(2026, 12, 7, 23, 30, tzinfo=UTC)  # a fixed now: still Monday in UTC, Tuesday in Berlin
+
+
+def clock_answer(request: httpx.Request) -> httpx.Response:
+    if request.url.path == "/memory/recall":
+        return recall_answer(request, {"relevant": []})
+    return httpx.Response(200, json={"results": [], "terms": [], "next_cursor": None})
+
+
+def clocks(seen: list[httpx.Request]) -> list[tuple[str | None, str | None]]:
+    return [(r.url.params.get("now"), r.url.params.get("tz")) for r in seen]
+
+
+def test_search_and_recall_send_the_askers_now_and_zone() -> None:
+    # Given a client whose server notes what it is sent
+    seen, client = stand_in(clock_answer)
+    # When it searches and recalls with a fixed now (a datetime, a date, a string) and the user's zone
+    with client:
+        client.search("What is on today?", now=LATE, tz="Europe/Berlin")
+        client.recall(query="anything tomorrow?", now=date(2026, 12, 3), tz="Europe/Berlin")
+        client.recall_json(now="2026-12-03T10:00:00Z")
+        client.search("What is on today?")
+    # Then each carries them as now= (ISO 8601) and tz=, and a call without them sends neither
+    assert clocks(seen) == [
+        ("2026-12-07T23:30:00+00:00", "Europe/Berlin"),
+        ("2026-12-03", "Europe/Berlin"),
+        ("2026-12-03T10:00:00Z", None),
+        (None, None),
+    ]
+
+
+def test_the_agent_tools_and_the_mcp_server_pass_the_askers_clock_on() -> None:
+    # Given the framework adapters' tools (blocking client) and `synapse mcp`'s (async client)
+    seen, client = stand_in(clock_answer)
+    asked: list[httpx.Request] = []
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        return clock_answer(request)
+
+    async def over_mcp() -> None:
+        http = httpx.AsyncClient(base_url="http://synapse.test", transport=httpx.MockTransport(handle))
+        async with AsyncSynapse("http://synapse.test", mind_key="mk_test", http=http) as agent:
+            await mcp_server.CALLS["search"](
+                agent, {"query": "today?", "now": "2026-12-07T23:30:00Z", "tz": "Asia/Tokyo"}
+            )
+            await mcp_server.CALLS["recall"](agent, {"now": "2026-12-03", "tz": "Asia/Tokyo"})
+
+    # When a model calls search and recall with now and tz
+    with client:
+        _agent_tools.run(
+            client, "search", {"query": "today?", "now": "2026-12-07T23:30:00Z", "tz": "Europe/Berlin"}
+        )
+        _agent_tools.run(client, "recall", {"now": "2026-12-03", "tz": "Europe/Berlin", "query": None})
+    asyncio.run(over_mcp())
+    # Then both send them as REST's now= and tz=
+    assert clocks(seen) == [("2026-12-07T23:30:00Z", "Europe/Berlin"), ("2026-12-03", "Europe/Berlin")]
+    assert clocks(asked) == [("2026-12-07T23:30:00Z", "Asia/Tokyo"), ("2026-12-03", "Asia/Tokyo")]
 
 
 def test_recall_text_names_each_surfaces_own_way_to_what_it_left_out() -> None:

@@ -5,6 +5,7 @@ written, so the dates in their content are read relative to it."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, assert_error
 from tests.support.clock import MovableClock
 from tests.support.clock import moved_fixture as moved_fixture
+from tests.support.expiry import mcp_tool
 from tests.support.index import index_root_fixture as index_root_fixture
 from tests.support.index import pump_fixture as pump_fixture
 from tests.support.settings import configure_fixture as configure_fixture
@@ -207,6 +209,38 @@ def test_an_index_of_schema_4_learns_which_days_are_due_in_place(
     db.close()
     text = recall(api, mind, now="2026-12-03T10:00:00Z").text
     assert "Coming up: 2026-12-04 (Friday)" in text and "this week\n  Coming up" not in text
+
+
+def test_the_mcp_tools_read_time_from_the_askers_now_and_zone(
+    api: Api, mind: MindHandle, dated: dict[str, str]
+) -> None:
+    # Given 23:30 UTC on Monday 7 December: still the 7th in UTC, already Tuesday the 8th in Berlin
+    late = "2026-12-07T23:30:00Z"
+    # When the search tool is asked what is on today, with and without the asker's zone
+    failed, utc = mcp_tool(api, mind.key, "search", query="What is on today?", now=late)
+    failed_too, berlin = mcp_tool(
+        api, mind.key, "search", query="What is on today?", now=late, tz="Europe/Berlin"
+    )
+    # Then today is the bank's day in UTC and the offsite's in Berlin, as REST's now=/tz= read it
+    assert not failed and not failed_too
+    assert json.loads(utc)["results"][0]["key"] == "bank"
+    assert json.loads(berlin)["results"][0]["key"] == "offsite"
+    # And the recall tool lists what is coming up from the asker's now (Thursday 3 December)
+    failed, text = mcp_tool(api, mind.key, "recall", now="2026-12-03T10:00:00Z", tz="Europe/Berlin")
+    assert not failed and "Coming up: 2026-12-08 (Tuesday)" in text
+    failed, text = mcp_tool(api, mind.key, "recall", now="2027-02-01")
+    assert not failed and "Coming up" not in text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"), [({"tz": "Mars/Olympus"}, "tz"), ({"now": "2026-12-03T10:00:00"}, "now")]
+)
+def test_a_bad_now_or_tz_is_a_tool_error_naming_it(
+    api: Api, mind: MindHandle, arguments: dict[str, str], field: str
+) -> None:
+    for name, asked in (("search", {"query": "next week"}), ("recall", {})):
+        failed, message = mcp_tool(api, mind.key, name, **asked, **arguments)
+        assert failed and message.startswith(f"{field}:"), message
 
 
 def _as_schema_3(generation: Path) -> None:

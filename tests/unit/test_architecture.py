@@ -27,10 +27,15 @@ HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
 # ends an owner's tenure, so creating a mind, listing members and invitations do without it.
 # And time (issue 42): the time grammar (`synapse.when`) loads where time is read — the first search,
 # the first indexed memory, the first `now=`/`tz=` — and recall's "Coming up" loads the index reader
-# with the first recall, so the authorizer and the handlers that read no time do without them.
+# with the first recall, so the authorizer and the handlers that read no time do without them. The
+# grammar loads with the first question that may name a time (`when.words`, a cheap check; search's
+# cold start holds only `when.window`), and the embedding model's code (`embedding.minilm`, its
+# tokenizer's patterns) with the model itself, on the first embed: search's cold start does without
+# both, the indexer's without the model's code (issue 43).
 DEFERRED_FOR_COLD_START = {
     "synapse/mcp/calls.py",
     "synapse/core/observability.py",
+    "synapse/embedding/__init__.py",
     "synapse/memory/events.py",
     "synapse/memory/proposals.py",
     "synapse/recall/relevant.py",

@@ -4,15 +4,24 @@ days relative to a fixed now in the asker's zone, the days a memory's content is
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, date, datetime
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from synapse.search import in_time
 from synapse.search.query import parse_query
 from synapse.when import zones
 from synapse.when.content import content_days, days_about
+from synapse.when.grammar import MONTHS, NUMBERS, WEEKDAYS, find
 from synapse.when.questions import read_question
+from synapse.when.words import may_name_time
+
+ROOT = Path(__file__).resolve().parents[2]
 
 NOW = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # a Thursday
 
@@ -67,8 +76,9 @@ WINDOWS = [
 def test_a_time_expression_reads_as_a_window_of_days(question: str, start: str, end: str) -> None:
     # Given a question and a fixed now, When its time is read
     found = read_question(question, NOW, UTC)
-    # Then it names the window the rules say
+    # Then it names the window the rules say (and the cheap check let the grammar read it)
     assert found.window is not None, question
+    assert may_name_time(question)
     assert (found.window.start.isoformat(), found.window.end.isoformat()) == (start, end)
 
 
@@ -167,3 +177,70 @@ def test_now_and_tz_are_read_or_refused_naming_the_parameter() -> None:
         with pytest.raises(zones.BadClock) as refused:
             zones.moment_of(raw_now, UTC, None)
         assert refused.value.field == "now"
+
+
+# Words the grammar's rules are made of, and some that are not: generated texts mix them with
+# characters whose lower case is an ASCII letter (the Kelvin sign, a capital I with a dot) and digits
+# of other scripts, to hold the cheap check to the grammar where it is easiest to break.
+_PIECES = [
+    *MONTHS, *WEEKDAYS, *NUMBERS, "day", "days", "week", "weeks", "month", "year", "weekend", "today",
+    "tonight", "tomorrow", "yesterday", "morning", "afternoon", "evening", "night", "ago", "in", "on",
+    "the", "of", "next", "last", "this", "past", "coming", "up", "upcoming", "recently", "lately",
+    "soon", "future", "near", "ahead", "few", "other", "these", "since", "until", "early", "mid",
+    "late", "end", "2026-12-14", "9th", "14", "2025", "\u0663", "dentist", "coffee", "WEE\u212a",
+    "\u0130", "-", ",", ".", "?",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=6), st.sampled_from([" ", "  ", "\n", "-"]))
+def test_the_cheap_check_never_skips_a_text_the_grammar_reads(pieces: list[str], joint: str) -> None:
+    # Given a text made of time words and others
+    text = joint.join(pieces)
+    # When the grammar finds an expression in it
+    found = find(text, NOW.date())
+    # Then the cheap check had said it may name a time (it is looser than the grammar, never stricter)
+    assert not found or may_name_time(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "next WEE\u212a",
+        "on \u0662\u0660\u0662\u0666-\u0661\u0662-\u0661\u0664",
+        "on the \u0669th",
+        "DEC 9",
+        "TONIGHT",
+    ],
+)
+def test_the_cheap_check_reads_what_the_grammar_reads_in_other_cases_and_digits(text: str) -> None:
+    # Given a time expression written with a Kelvin sign for its k, in Arabic-Indic digits, in capitals
+    # Then the grammar reads it, and the cheap check lets it
+    assert find(text, NOW.date()) and may_name_time(text)
+
+
+@pytest.mark.parametrize("question", ["What coffee does he drink?", "Who is his partner?", "Wife's name"])
+def test_a_question_without_time_words_is_not_read_by_the_grammar(question: str) -> None:
+    assert not may_name_time(question)
+    assert in_time.read(question, parse_query(question), NOW, UTC).window is None
+
+
+def test_the_grammar_loads_with_the_first_question_that_may_name_a_time() -> None:
+    # Given a fresh interpreter that has read a question without a time word
+    code = (
+        "import sys; from datetime import UTC, datetime; from synapse.search import in_time;"
+        " from synapse.search.query import parse_query; now = datetime(2026, 12, 3, tzinfo=UTC);"
+        " in_time.read('his coffee', parse_query('his coffee'), now, UTC);"
+        " print('synapse.when.grammar' in sys.modules);"
+        " in_time.read('coffee next week', parse_query('coffee next week'), now, UTC);"
+        " print('synapse.when.grammar' in sys.modules)"
+    )
+    done = subprocess.run(  # noqa: S603 - the test's own interpreter, fixed code
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(ROOT / "layers" / "synapse")},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    # Then the grammar was not loaded by it, and is by the first question naming a time
+    assert done.stdout.split() == ["False", "True"]

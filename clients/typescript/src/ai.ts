@@ -35,6 +35,8 @@ export interface RecallInput {
   max_chars?: number;
   after?: string;
   before?: string;
+  now?: string;
+  tz?: string;
 }
 export interface SearchInput {
   query: string;
@@ -44,6 +46,8 @@ export interface SearchInput {
   mode?: "hybrid" | "lexical" | "semantic";
   after?: string;
   before?: string;
+  now?: string;
+  tz?: string;
 }
 export interface ForgetInput {
   id?: string;
@@ -88,6 +92,8 @@ export async function recall(client: Synapse, input: RecallInput): Promise<strin
     maxChars: input.max_chars,
     after: input.after,
     before: input.before,
+    now: input.now,
+    tz: input.tz,
   };
   return namingSearchTool(await client.recall(options));
 }
@@ -101,6 +107,8 @@ export async function search(client: Synapse, input: SearchInput): Promise<Recor
     mode: input.mode,
     after: input.after,
     before: input.before,
+    now: input.now,
+    tz: input.tz,
   };
   const found = await client.search(input.query, options);
   const results = found.items.map((hit) => ({

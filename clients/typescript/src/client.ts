@@ -93,7 +93,16 @@ export interface TimeWindow {
   after?: string;
   before?: string;
 }
-export interface RecallOptions extends TimeWindow {
+/**
+ * The asker's clock, which time words ("next week", "on Friday") and recall's "Coming up" count from:
+ * `now` replays another moment (a date "2026-12-03", a timestamp with its zone, or a Date), `tz` is
+ * the user's IANA zone ("Europe/Berlin"; UTC by default), which decides which day today is.
+ */
+export interface AskerClock {
+  now?: string | Date;
+  tz?: string;
+}
+export interface RecallOptions extends TimeWindow, AskerClock {
   category?: Categories;
   tag?: string;
   limit?: number;
@@ -113,7 +122,7 @@ export interface ExpiringOptions extends ListOptions {
 }
 /** How a best-match query is ranked: words and meaning fused, words only, meaning only. */
 export type SearchMode = "hybrid" | "lexical" | "semantic";
-export interface SearchOptions extends ListOptions, TimeWindow {
+export interface SearchOptions extends ListOptions, TimeWindow, AskerClock {
   tag?: string;
   category?: string;
   priority?: string;
@@ -190,6 +199,11 @@ async function searchPage(response: Response): Promise<SearchPage> {
   };
 }
 
+/** `now=` as sent: a Date as its ISO 8601 timestamp (UTC), a string as given. */
+function moment(now: string | Date | undefined): string | undefined {
+  return now instanceof Date ? now.toISOString() : now;
+}
+
 function recallParams(options: RecallOptions): Params {
   return {
     category: categories(options.category),
@@ -199,6 +213,8 @@ function recallParams(options: RecallOptions): Params {
     q: options.query || undefined,
     after: options.after,
     before: options.before,
+    now: moment(options.now),
+    tz: options.tz,
   };
 }
 
@@ -429,6 +445,8 @@ export class Synapse {
       after: options.after,
       before: options.before,
       include_superseded: options.includeSuperseded || undefined,
+      now: moment(options.now),
+      tz: options.tz,
       limit: options.limit,
       cursor: options.cursor,
       mode: options.mode,
@@ -440,7 +458,8 @@ export class Synapse {
    * Search by words and meaning, best match first (`GET /memory/search`): a question in the agent's
    * own words or keywords ("who is his partner?" finds "Wife is Anna"); "a phrase", prefix*, AND, OR,
    * NOT keep their exact meaning. `mode`: hybrid (default), lexical or semantic. Each hit has
-   * `matched`, `coverage` and `similarity`. New writes show up after indexing.
+   * `matched`, `coverage` and `similarity`. New writes show up after indexing. Time words in the
+   * query favour the memories dated then, counted from `now` in `tz` (`AskerClock`).
    */
   search(query: string, options: SearchOptions = {}): Promise<SearchPage> {
     return this.send(this.searchCall(query, options));

@@ -6,6 +6,7 @@ export type {
   Categories,
   ListOptions,
   MemoryFilter,
+  AskerClock,
   RecallOptions,
   ByTagOptions,
   ExpiringOptions,

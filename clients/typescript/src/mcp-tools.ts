@@ -83,7 +83,7 @@ export const TOOLS = {
     }
   },
   "recall": {
-    "description": "Load the plain-text summary of what Synapse remembers about the user. Call it at the start of each\nturn with the user's message as `query`: the memories most relevant to it come right after the\ncritical ones, then the rest by priority (critical, high, normal, low); expired memories left out,\nverified ones marked, an entry's event date on an `On:` line. Narrow it with category (one or more),\ntag, or a time window (after/before: dates or timestamps, on each memory's occurred_at, else when it\nwas stored); max_chars (500-400000) bounds the text's size.",
+    "description": "Load the plain-text summary of what Synapse remembers about the user. Call it at the start of each\nturn with the user's message as `query`: the memories most relevant to it come right after the\ncritical ones, then the rest by priority (critical, high, normal, low); expired memories left out,\nverified ones marked, an entry's event date on an `On:` line. Narrow it with category (one or more),\ntag, or a time window (after/before: dates or timestamps, on each memory's occurred_at, else when it\nwas stored); max_chars (500-400000) bounds the text's size. What is coming up in the next 7 days is\nlisted too: pass tz (the user's time zone) so that today is the user's today.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -131,13 +131,24 @@ export const TOOLS = {
         "include_superseded": {
           "type": "boolean",
           "description": "Also memories replaced by newer ones (marked)."
+        },
+        "now": {
+          "type": "string",
+          "description": "Read time words (\"next week\", \"on Friday\") as of this moment if not now, e.g. replaying an earlier conversation: a date 2026-12-03 or an ISO 8601 time with a time zone.",
+          "maxLength": 40
+        },
+        "tz": {
+          "type": "string",
+          "description": "The user's IANA time zone, e.g. Europe/Berlin (default UTC): which day today is for time words.",
+          "minLength": 1,
+          "maxLength": 64
         }
       },
       "additionalProperties": false
     }
   },
   "search": {
-    "description": "Search the user's memories, best match first. Pass the user's question as-is (\"What coffee does\nhe drink?\") or keywords; exact syntax also works: \"a phrase\", prefix*, AND, OR, NOT, +required.\nQuestions match by meaning too (\"who is his partner?\" finds \"Wife is Anna\"). Each of the `results`\nhas a snippet of its content (matches in **bold**), `relevance` (strong: an answer to act on; weak:\nrelated at best), `score`, `matched` (which of the query's `terms` it matched), `coverage` (0-1,\ntheir share), `similarity` and `updated_at`. If no hit is strong, a weak match at best, the memories\nmost likely do not hold the answer: say \"I don't know\" rather than guess. Of two hits saying\nnearly the same, the newer (the current fact) comes first. Filter by tag or category, or by time\nwith after/before (dates or timestamps, on occurred_at, else when stored: \"what did we discuss this\nweek?\"); mode=lexical for words only. A memory stored a moment ago may take a few seconds to become\nsearchable. Read a hit in full with `fetch`.",
+    "description": "Search the user's memories, best match first. Pass the user's question as-is (\"What coffee does\nhe drink?\") or keywords; exact syntax also works: \"a phrase\", prefix*, AND, OR, NOT, +required.\nQuestions match by meaning too (\"who is his partner?\" finds \"Wife is Anna\"). Each of the `results`\nhas a snippet of its content (matches in **bold**), `relevance` (strong: an answer to act on; weak:\nrelated at best), `score`, `matched` (which of the query's `terms` it matched), `coverage` (0-1,\ntheir share), `similarity` and `updated_at`. If no hit is strong, a weak match at best, the memories\nmost likely do not hold the answer: say \"I don't know\" rather than guess. Of two hits saying\nnearly the same, the newer (the current fact) comes first. Filter by tag or category, or by time\nwith after/before (dates or timestamps, on occurred_at, else when stored: \"what did we discuss this\nweek?\"); mode=lexical for words only. Time words in the question (\"next week\", \"on Friday\") favour\nthe memories dated then, counted from now in tz (the user's time zone; UTC if left out). A memory\nstored a moment ago may take a few seconds to become searchable. Read a hit in full with `fetch`.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -193,6 +204,17 @@ export const TOOLS = {
         "include_superseded": {
           "type": "boolean",
           "description": "Also memories replaced by newer ones (marked)."
+        },
+        "now": {
+          "type": "string",
+          "description": "Read time words (\"next week\", \"on Friday\") as of this moment if not now, e.g. replaying an earlier conversation: a date 2026-12-03 or an ISO 8601 time with a time zone.",
+          "maxLength": 40
+        },
+        "tz": {
+          "type": "string",
+          "description": "The user's IANA time zone, e.g. Europe/Berlin (default UTC): which day today is for time words.",
+          "minLength": 1,
+          "maxLength": 64
         }
       },
       "additionalProperties": false,

@@ -7,6 +7,7 @@ import { describe, it } from "node:test";
 import { generateText, stepCountIs } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 
+import { Synapse } from "../dist/index.js";
 import { namingSearchTool, synapseTools } from "../dist/ai.js";
 import { newMind, NO_STACK } from "./support.mjs";
 
@@ -52,6 +53,27 @@ describe("synapseTools", () => {
     const cut = "Mind: M\n\n[001] fact (NORMAL) [verified]\n  k\n  c\n\n11 more memories left out; GET /memory/search finds them.\n";
     assert.ok(namingSearchTool(cut).endsWith("\n11 more memories left out; the search tool finds them.\n"));
     assert.equal(namingSearchTool("Mind: M\n"), "Mind: M\n");
+  });
+
+  it("passes the asker's now and zone on to search and recall", async () => {
+    // a client whose fetch notes each URL and answers as an empty mind would
+    const urls = [];
+    const fetch = async (input) => {
+      urls.push(new URL(String(input)));
+      const recall = urls.at(-1).pathname === "/memory/recall";
+      const body = recall ? "Mind: M\n" : JSON.stringify({ results: [], terms: [] });
+      return new Response(body, { status: 200, headers: { "Content-Type": recall ? "text/plain" : "application/json" } });
+    };
+    const tools = synapseTools({ client: new Synapse({ url: "http://synapse.test", mindKey: "mk_x", fetch }) });
+    await tools.search.execute({ query: "What is on today?", now: "2026-12-07T23:30:00Z", tz: "Europe/Berlin" }, {});
+    await tools.recall.execute({ now: "2026-12-03", tz: "Europe/Berlin" }, {});
+    assert.deepEqual(
+      urls.map((u) => [u.pathname, u.searchParams.get("now"), u.searchParams.get("tz")]),
+      [
+        ["/memory/search", "2026-12-07T23:30:00Z", "Europe/Berlin"],
+        ["/memory/recall", "2026-12-03", "Europe/Berlin"],
+      ],
+    );
   });
 
   it("lets a model remember, recall, search and forget", { skip: NO_STACK }, async () => {

@@ -120,6 +120,20 @@ describe("retries", () => {
     assert.equal(requests[1].url, "/minds/m%201");
   });
 
+  it("sends the asker's now and zone on search and recall", async () => {
+    const { synapse } = client();
+    const late = new Date(Date.UTC(2026, 11, 7, 23, 30)); // a fixed now: Monday in UTC, Tuesday in Berlin
+    script = [[200, {}, { results: [], terms: [] }], [200, {}, "Mind: M\n"], [200, {}, { results: [], terms: [] }]];
+    await synapse.search("What is on today?", { now: late, tz: "Europe/Berlin" });
+    await synapse.recall({ now: "2026-12-03", tz: "Europe/Berlin" });
+    await synapse.search("What is on today?");
+    const sent = requests.map((r) => new URL(r.url, base).searchParams);
+    assert.deepEqual(
+      sent.map((p) => [p.get("now"), p.get("tz")]),
+      [["2026-12-07T23:30:00.000Z", "Europe/Berlin"], ["2026-12-03", "Europe/Berlin"], [null, null]],
+    );
+  });
+
   it("says at once that nothing listens on a dead port, without waiting through retries", async () => {
     const closed = createServer();
     await new Promise((resolve) => closed.listen(0, "127.0.0.1", resolve));

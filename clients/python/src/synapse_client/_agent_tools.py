@@ -57,6 +57,9 @@ def recall(client: Synapse, a: dict[str, Any]) -> str:
         query=asked,
         after=a.get("after"),
         before=a.get("before"),
+        include_superseded=bool(a.get("include_superseded", False)),
+        now=a.get("now"),
+        tz=a.get("tz"),
     ).naming(SEARCH_TOOL)
 
 
@@ -69,6 +72,9 @@ def search(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
         mode=a.get("mode"),
         after=a.get("after"),
         before=a.get("before"),
+        include_superseded=bool(a.get("include_superseded", False)),
+        now=a.get("now"),
+        tz=a.get("tz"),
     )
     results = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "content": h.memory.content,

@@ -181,6 +181,14 @@ def add_window(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--before", metavar="WHEN", help="up to this date (its whole day) or timestamp")
 
 
+def add_clock(parser: argparse.ArgumentParser) -> None:
+    """`--now` / `--tz`: the asker's clock, which time words ("next week") and "Coming up" count from."""
+    parser.add_argument(
+        "--now", metavar="WHEN", help="read time words as of this date (2026-12-03) or timestamp with a zone"
+    )
+    parser.add_argument("--tz", metavar="ZONE", help="your IANA time zone, e.g. Europe/Berlin (default UTC)")
+
+
 def cmd_remember(client: Synapse, args: argparse.Namespace, out: Output) -> None:
     expires = expiry(args.expires) if args.expires else None
     category, key, content = remembered_fields(args.fields)
@@ -213,6 +221,8 @@ def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
         "query": args.query,
         "after": args.after,
         "before": args.before,
+        "now": args.now,
+        "tz": args.tz,
     }
     if out.as_json:
         return out.json(answered(client, ops.recall_json(**options)).body)
@@ -230,6 +240,8 @@ def cmd_search(client: Synapse, args: argparse.Namespace, out: Output) -> None:
         after=args.after,
         before=args.before,
         include_superseded=args.include_superseded,
+        now=args.now,
+        tz=args.tz,
     )
     answer = answered(client, call)
     if out.as_json:  # {"results", "terms", "mode", "next_cursor"}: one page, as the API answered
@@ -587,6 +599,7 @@ def parser() -> argparse.ArgumentParser:
         "the memories most relevant to it come right after the critical ones",
     )
     add_window(p)
+    add_clock(p)
     p.set_defaults(run=cmd_recall)
 
     p = sub.add_parser(
@@ -611,6 +624,7 @@ def parser() -> argparse.ArgumentParser:
         help="hybrid (default): words and meaning; lexical: words only; semantic: meaning only",
     )
     add_window(p)
+    add_clock(p)
     p.add_argument(
         "--include-superseded", action="store_true", help="also memories a newer one replaced (marked)"
     )

@@ -93,6 +93,8 @@ async def recall(client: AsyncSynapse, a: dict[str, Any]) -> Any:
         after=a.get("after"),
         before=a.get("before"),
         include_superseded=bool(a.get("include_superseded", False)),
+        now=a.get("now"),
+        tz=a.get("tz"),
     )
     return found.naming(SEARCH_TOOL)
 
@@ -101,7 +103,7 @@ async def search(client: AsyncSynapse, a: dict[str, Any]) -> Any:
     found = await client.search(
         a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit", 10),
         mode=a.get("mode"), after=a.get("after"), before=a.get("before"),
-        include_superseded=bool(a.get("include_superseded", False)),
+        include_superseded=bool(a.get("include_superseded", False)), now=a.get("now"), tz=a.get("tz"),
     )  # fmt: skip
     results = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "snippet": h.snippet,

@@ -5,6 +5,7 @@ the `Call` that performs it. `Synapse` and `AsyncSynapse` expose each as a metho
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import date
 from enum import Enum
 from typing import Any, Final
 
@@ -199,6 +200,11 @@ def list_memories(
     return Call("GET", "/memory", page(Memory, "memories"), params=params)
 
 
+def _moment(now: str | date | None) -> str | None:
+    """`now=` as sent: a date or a datetime in ISO 8601 (a naive datetime is the server's to refuse)."""
+    return now if now is None or isinstance(now, str) else now.isoformat()
+
+
 def _recall_params(
     category: Categories,
     tag: str | None,
@@ -208,6 +214,8 @@ def _recall_params(
     after: str | None = None,
     before: str | None = None,
     include_superseded: bool = False,
+    now: str | date | None = None,
+    tz: str | None = None,
 ) -> dict[str, Any]:
     return {
         "category": _categories(category),
@@ -218,6 +226,8 @@ def _recall_params(
         "after": after,
         "before": before,
         "include_superseded": include_superseded or None,
+        "now": _moment(now),
+        "tz": tz,
     }
 
 
@@ -231,16 +241,18 @@ def recall(
     after: str | None = None,
     before: str | None = None,
     include_superseded: bool = False,
+    now: str | date | None = None,
+    tz: str | None = None,
 ) -> Call[RecallText]:
     """The plain-text recall an agent pulls into its context (`GET /memory/recall`). `query`: the
     user's message or the task (at most 1000 characters); the memories most relevant to it come
-    right after the critical ones."""
-    return Call(
-        "GET",
-        "/memory/recall",
-        lambda response: RecallText(text=text(response)),
-        params=_recall_params(category, tag, limit, max_chars, query, after, before, include_superseded),
+    right after the critical ones. `now` (a date, or a datetime with its zone: replaying another
+    moment) and `tz` (the user's IANA zone, e.g. "Europe/Berlin"; UTC by default): what "Coming up"
+    and time words in `query` ("next week") count from."""
+    params = _recall_params(
+        category, tag, limit, max_chars, query, after, before, include_superseded, now, tz
     )
+    return Call("GET", "/memory/recall", lambda response: RecallText(text=text(response)), params=params)
 
 
 def recall_json(
@@ -253,12 +265,15 @@ def recall_json(
     after: str | None = None,
     before: str | None = None,
     include_superseded: bool = False,
+    now: str | date | None = None,
+    tz: str | None = None,
 ) -> Call[Recall]:
     """Recall's selection as JSON (`GET /memory/recall?format=json`); with `query`, `relevant` lists
-    the ids of the memories placed for it."""
-    params = _recall_params(category, tag, limit, max_chars, query, after, before, include_superseded) | {
-        "format": "json"
-    }
+    the ids of the memories placed for it. `now`/`tz` as in `recall`."""
+    params = _recall_params(
+        category, tag, limit, max_chars, query, after, before, include_superseded, now, tz
+    )
+    params["format"] = "json"
     return Call("GET", "/memory/recall", model(Recall), params=params)
 
 
@@ -318,6 +333,8 @@ def search(
     after: str | None = None,
     before: str | None = None,
     include_superseded: bool = False,
+    now: str | date | None = None,
+    tz: str | None = None,
 ) -> Call[SearchPage]:
     """Search by words and meaning, best match first (`GET /memory/search`); new writes show up
     after indexing.
@@ -330,7 +347,9 @@ def search(
     much of them it matched, `similarity` how close it is in meaning. `mode`: "hybrid" (the
     server's default), "lexical" (words only) or "semantic" (meaning only). `after`/`before` (dates
     or timestamps with a zone, inclusive) keep the memories whose occurred_at, else created_at, falls
-    in the window, filtered inside the index (never after a top-k)."""
+    in the window, filtered inside the index (never after a top-k). Time words in the query ("next
+    week", "on Friday") favour the memories dated then, counted from `now` (a date, or a datetime
+    with its zone; default: the server's clock) in `tz` (the user's IANA zone; UTC by default)."""
     params = {
         "q": query,
         "mode": mode,
@@ -341,6 +360,8 @@ def search(
         "after": after,
         "before": before,
         "include_superseded": include_superseded or None,
+        "now": _moment(now),
+        "tz": tz,
         "limit": limit,
         "cursor": cursor,
     }

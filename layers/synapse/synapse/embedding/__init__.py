@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from synapse.embedding.errors import EmbeddingError, ModelIntegrityError, ModelUnavailable
 from synapse.embedding.languages import serves
-from synapse.embedding.minilm import MiniLM
 
 if TYPE_CHECKING:
     import numpy as np
@@ -86,6 +85,9 @@ def default_embedder() -> Embedder:
     if not _loaded:
         with _lock:
             if not _loaded:
+                # the model's code (its tokenizer's patterns) loads with the model, not with the package
+                from synapse.embedding.minilm import MiniLM
+
                 _loaded.append(MiniLM())
     return _loaded[0]
 

@@ -6,6 +6,7 @@ which `protocol` turns into an `isError` result.
 """
 
 from collections.abc import Callable
+from datetime import datetime, tzinfo
 from typing import Any, NamedTuple
 
 from synapse.auth import visibility
@@ -139,11 +140,27 @@ def _window(arguments: dict[str, Any]) -> Any:
     return window
 
 
+def _clock(arguments: dict[str, Any]) -> tuple[datetime | None, tzinfo | None]:
+    """`now`/`tz`, the asker's clock as REST's now=/tz= read it, or a refusal naming the argument."""
+    raw_now, raw_zone = arguments.get("now"), arguments.get("tz")
+    if raw_now is None and raw_zone is None:
+        return None, None
+    from synapse.when import zones
+
+    try:
+        zone = zones.zone_of(raw_zone)
+        return zones.moment_of(raw_now, zone, default=None), zone
+    except zones.BadClock as refused:
+        detail = {"field": refused.field, "rule": "time", "message": str(refused)}
+        raise Unprocessable(f"{refused.field}: {refused}", details=[detail]) from None
+
+
 def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
     from synapse.recall import reads as recall_reads
     from synapse.recall.query import MAX_CHARS, MCP_SEARCH_HINT, RecallQuery
 
     asked = (arguments.get("query") or "").strip()[:RECALL_QUERY_MAX]
+    now, zone = _clock(arguments)
     query = RecallQuery(
         categories=frozenset(arguments.get("category") or ()) or None,
         tag=_tag(arguments.get("tag")),
@@ -151,6 +168,8 @@ def recall(caller: Caller, arguments: dict[str, Any]) -> Result:
         q=asked or None,
         way_on=MCP_SEARCH_HINT,
         window=_window(arguments),
+        now=now,
+        zone=zone,
         include_superseded=bool(arguments.get("include_superseded", False)),
     )
     return recall_reads.recall_of(caller.mind_id, query).text
@@ -167,7 +186,9 @@ def search(caller: Caller, arguments: dict[str, Any]) -> Result:
         include_superseded=bool(arguments.get("include_superseded", False)),
     )
     mode = Mode(arguments.get("mode") or Mode.HYBRID.value)
-    page = service.search(caller.mind_id, arguments["query"], filters, arguments.get("limit", 10), mode=mode)
+    now, zone = _clock(arguments)
+    limit = arguments.get("limit", 10)
+    page = service.search(caller.mind_id, arguments["query"], filters, limit, mode=mode, now=now, zone=zone)
     results = [
         {"id": r.memory.id, "category": r.memory.category, "key": r.memory.key, "snippet": r.snippet,
          "content": r.memory.content, "tags": r.memory.tags, "score": r.score,

@@ -30,12 +30,12 @@ class ComingUp(NamedTuple):
 
 def coming_up(mind_id: str, query: RecallQuery, moment: datetime) -> list[ComingUp]:
     """The selection's memories dated from today (in the asker's zone) to DAYS_AHEAD - 1 days on."""
-    # sqlite3 and the search modules load here, on the calling thread (`search.readers` keeps a
+    # sqlite3 and the index modules load here, on the calling thread (`index.readers` keeps a
     # mind's reader open per thread), beside the recall's table reads
     from synapse.index.readers import reader
     from synapse.search.dated import window_rows
     from synapse.search.filters import SearchFilters
-    from synapse.when.grammar import Window
+    from synapse.when.window import Window
 
     db = reader(mind_id)
     if db is None:

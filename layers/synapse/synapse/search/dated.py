@@ -6,7 +6,7 @@ import sqlite3
 from typing import NamedTuple
 
 from synapse.search.filters import SearchFilters
-from synapse.when.grammar import Window
+from synapse.when.window import Window
 
 # The window's memories taken, at most (a window of a month in a large mind).
 MAX_WINDOW_ROWS = 500

@@ -53,7 +53,7 @@ from synapse.search.ranking import Hit, coverage_of, coverage_rows, index_hits, 
 from synapse.search.relevance import STRONG as STRONG
 from synapse.search.relevance import WEAK as WEAK
 from synapse.search.relevance import band
-from synapse.when.grammar import Window
+from synapse.when.window import Window
 
 # Candidates from each side: fixed, so that the order never depends on the page asked. A page
 # beyond LEXICAL_POOL continues with the lexical matches in lexical order. 50 lexical candidates

@@ -15,7 +15,8 @@ from typing import NamedTuple
 from synapse.core.errors import BadRequest
 from synapse.search.dated import window_rows as window_rows
 from synapse.search.query import Query, parse_query
-from synapse.when.grammar import Window
+from synapse.when.window import Window
+from synapse.when.words import may_name_time
 
 # What a memory dated in the window gains after fusion. A lexical hit scores its coverage (0-1) plus
 # its lift in meaning (0-1): a dated memory outranks an undated one matching the question's other
@@ -34,9 +35,9 @@ class TimedQuery(NamedTuple):
 
 def read(raw: str, query: Query, now: datetime, zone: tzinfo) -> TimedQuery:
     """`query` (parsed from `raw`) read for time. Explicit syntax keeps its exact meaning: not read."""
-    if query.explicit or query.plain:
+    if query.explicit or query.plain or not may_name_time(raw):
         return TimedQuery(query, None)
-    from synapse.when.questions import read_question  # the grammar loads with the first search
+    from synapse.when.questions import read_question  # the grammar loads with the first time word
 
     reading = read_question(raw, now, zone)
     if reading.window is None:

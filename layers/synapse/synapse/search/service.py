@@ -20,7 +20,7 @@ from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query, parse_query
 from synapse.search.ranking import Hit
 from synapse.storage import cursor, tables
-from synapse.when.grammar import Window as TimeWindow
+from synapse.when.window import Window as TimeWindow
 
 MAX_OFFSET = 10_000
 

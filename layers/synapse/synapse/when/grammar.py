@@ -18,27 +18,12 @@ from datetime import date, timedelta
 from enum import Enum
 from typing import NamedTuple
 
+from synapse.when.window import Window
+
 
 class Tense(Enum):
     PAST = "past"
     FUTURE = "future"
-
-
-class Window(NamedTuple):
-    """Days from `start` to `end`, both included, in the reader's zone."""
-
-    start: date
-    end: date
-
-    @property
-    def days(self) -> int:
-        return (self.end - self.start).days + 1
-
-    def __contains__(self, day: object) -> bool:
-        return isinstance(day, date) and self.start <= day <= self.end
-
-    def public(self) -> dict[str, str]:
-        return {"start": self.start.isoformat(), "end": self.end.isoformat()}
 
 
 class Found(NamedTuple):

@@ -12,7 +12,8 @@ import re
 from datetime import datetime, tzinfo
 from typing import NamedTuple
 
-from synapse.when.grammar import MONTHS, WEEKDAYS, Found, Window, find
+from synapse.when.grammar import MONTHS, WEEKDAYS, Found, find
+from synapse.when.window import Window
 
 # Names of months and weekdays stay words too: a memory saying "every March" or "never on Fridays"
 # matches them as written; the relative words around them ("next", "last", "week", "ago") do not.
