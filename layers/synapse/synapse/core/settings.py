@@ -77,7 +77,7 @@ class Settings(Record):
     index_dir: str = ""
     index_writers: int = INDEX_WRITERS_DEFAULT
     # What a container keeps of the indexes it read (their vector matrices), in bytes per thread:
-    # `search.readers`. 160 MiB holds a 100,000-memory mind's float32 matrix (147 MiB) or ten of 10,000.
+    # `index.readers`. 160 MiB holds a 100,000-memory mind's float32 matrix (147 MiB) or ten of 10,000.
     index_cache_bytes: int = INDEX_CACHE_MB_DEFAULT * 2**20
     # Outbound webhooks: the delivery queue and its dead-letter queue (SQS URLs; empty locally, where
     # the runner's in-process queue stands in), and the loopback opt-in for local runs and tests only.

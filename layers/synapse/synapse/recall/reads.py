@@ -100,7 +100,7 @@ def recall_of(mind_id: str, query: RecallQuery, at: datetime | None = None) -> t
         heading = _submit(pool, _name_and_stored, mind_id, query)
         expired = _submit(pool, _expired, mind_id, query, moment)
         others, low = recall_streams(mind_id, query, now, min(query.limit + 1, PAGE), pool)
-        # On this thread, meanwhile: the search's open readers are kept per thread (`search.readers`).
+        # On this thread, meanwhile: the search's open readers are kept per thread (`index.readers`).
         coming = coming_up(mind_id, query, query.now or moment)
         relevant = relevant_memories(mind_id, query)
         name, stored = heading.result()
