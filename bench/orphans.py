@@ -3,7 +3,7 @@
 Builds `--minds` index folders (local disk) and mind items in moto, deletes `--deleted` minds a day
 through `lifecycle.mind_deletion` (which writes the markers), a few of them "lost" (no marker: minds
 deleted before markers existed), and runs, for `--days` days, the old sweep (list every folder, one
-GetItem each: reproduced here as it was) and the new one (`search.orphans.sweep`: markers since the
+GetItem each: reproduced here as it was) and the new one (`index.orphans.sweep`: markers since the
 cursor, then the background pass over `--minds / 10` folders). It counts folders listed, folders
 checked, DynamoDB calls and items read per run, then extrapolates to 1M minds with the latencies
 printed (assumptions, not measurements: DynamoDB from inside the region, EFS metadata operations).

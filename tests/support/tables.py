@@ -40,5 +40,5 @@ def mind_items(client: Any, mind_id: str) -> dict[str, list[dict[str, Any]]]:
 
 def left_of_mind(client: Any, mind_id: str) -> list[dict[str, Any]]:
     """Minds-table items naming the mind, except its index-drop marker: deleting a mind leaves that
-    one on purpose (the orphan sweep reads it; `ttl` removes it), see `search.index_drops`."""
+    one on purpose (the orphan sweep reads it; `ttl` removes it), see `index.index_drops`."""
     return [i for i in scan(client, MINDS) if mind_id in str(i) and not i["pk"].startswith("DROPINDEX#")]

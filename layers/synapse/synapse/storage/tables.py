@@ -23,7 +23,7 @@ Minds table:
   RATE#<subject> / W#<minute>    n: requests in that minute (`ratelimit`); `ttl` expires it
   MIND#<mind id> / KEY#<key id>  a Mind Key's metadata and hash
   MIND#<mind id> / DELETING      tombstone (deleted_by) while a DELETE purges the mind's memories
-  DROPINDEX#<day>#<shard> / MIND#<mind id>  index to drop (`search.index_drops`); SWEEP#ORPHANS: its cursors
+  DROPINDEX#<day>#<shard> / MIND#<mind id>  index to drop (`index.index_drops`); SWEEP#ORPHANS: its cursors
   KEYHASH#<hmac> / KEYHASH       lookup from a presented key's hash to its mind and key id
   MIND#<mind id> / HOOK#<hook id>  an inbound hook's metadata (label, secret prefix; no secret)
   HOOK#<hook id> / HOOK          lookup for `POST /hooks/{id}`: mind id and the sealed secrets
