@@ -315,3 +315,29 @@ def test_a_write_answered_without_content_reads_as_a_memory() -> None:
     memory = call.parse(answer(201, json=withheld))
     # Then it is the memory, its content and tags empty
     assert (memory.id, memory.version, memory.content, memory.tags) == ("mem_a", 1, "", [])
+
+
+def test_similar_asks_what_a_stored_memory_may_replace_and_reads_a_model_failure() -> None:
+    # Given a server that names one older memory for a write, and then says its model failed
+    older = MEMORY | {"id": "mem_old", "key": "coffee_old"}
+    candidate = {
+        "id": "mem_old",
+        "key": "coffee_old",
+        "similarity": 0.71,
+        "relation": "related",
+        "memory": older,
+    }
+    answers = iter(
+        [{"id": "mem_coffee", "similar": [candidate]}, {"id": "mem_coffee", "similar_unavailable": True}]
+    )
+    seen, client = stand_in(lambda request: httpx.Response(200, json=next(answers)))
+    # When the client asks twice
+    with client:
+        found = client.similar("mem_coffee")
+        failed = client.similar("mem_coffee")
+    # Then it asked GET /memory/{id}/similar and read the candidate with its memory
+    assert [(r.method, r.url.path) for r in seen] == [("GET", "/memory/mem_coffee/similar")] * 2
+    assert [(s.id, s.relation, s.memory.key) for s in found.similar] == [("mem_old", "related", "coffee_old")]
+    assert not found.similar_unavailable
+    # And a model failure reads as unavailable, with nothing named
+    assert failed.similar_unavailable and failed.similar == []

@@ -28,6 +28,8 @@ from synapse_client.models import (
     RecallText,
     SearchHit,
     SearchPage,
+    SimilarMemories,
+    SimilarMemory,
     Webhook,
 )
 from synapse_client.ops import UNSET
@@ -56,6 +58,8 @@ __all__ = [
     "SearchHit",
     "SearchPage",
     "ServerError",
+    "SimilarMemories",
+    "SimilarMemory",
     "Synapse",
     "SynapseError",
     "TransportError",

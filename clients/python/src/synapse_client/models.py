@@ -97,6 +97,26 @@ class SearchHit(Model):
     relevance: Literal["strong", "weak"] | None = None
 
 
+class SimilarMemory(Model):
+    """A memory a stored one may replace (`GET /memory/{id}/similar`): `relation` `repeat` (says the
+    same) or `related` (the same subject, perhaps an older value of it), with the memory as it is now."""
+
+    id: str
+    key: str
+    similarity: float
+    relation: Literal["repeat", "related"] | None = None
+    memory: Memory
+
+
+class SimilarMemories(Model):
+    """What a stored memory may replace, most similar first; `similar_unavailable`: the model failed
+    (try again later), `similar` is then empty."""
+
+    id: str
+    similar: list[SimilarMemory] = []
+    similar_unavailable: bool = False
+
+
 LEFT_OUT = re.compile(
     r"(?P<count>\d+ more memor(?:y|ies)) left out; GET /memory/search finds (?P<it>it|them)\."
 )

@@ -30,6 +30,7 @@ from synapse_client.models import (
     Revision,
     SearchHit,
     SearchPage,
+    SimilarMemories,
     Webhook,
     WebhookDelivery,
     WebhookTest,
@@ -157,6 +158,12 @@ def _forgotten(response: httpx.Response) -> Memory | None:
 def forget(memory_id: str) -> Call[Memory | None]:
     """Delete a memory for good (`DELETE /memory/{id}`); see `_forgotten` for what it returns."""
     return Call("DELETE", f"/memory/{escape(memory_id)}", _forgotten)
+
+
+def similar(memory_id: str) -> Call[SimilarMemories]:
+    """The memories a stored one may replace (`GET /memory/{id}/similar`), e.g. to mark them with
+    `update(memory_id, supersedes=[...])`; needs the `read` scope."""
+    return Call("GET", f"/memory/{escape(memory_id)}/similar", model(SimilarMemories))
 
 
 def verify(memory_id: str) -> Call[Memory]:
