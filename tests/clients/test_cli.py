@@ -194,6 +194,22 @@ def test_recall_for_a_message_sends_it_as_q(runner: RunningService, mind: MindCl
         assert answer["relevant"] == [] and as_text.stdout == plain.stdout
 
 
+def test_recall_includes_what_a_newer_memory_replaced_only_when_asked(
+    runner: RunningService, mind: MindClients
+) -> None:
+    # Given an old address replaced by a new one
+    old = mind.agent.remember("fact", "home_address", "Lives at 14 Elm Street, Portland")
+    mind.agent.remember("fact", "home_address_new", "Now lives at 3 Oak Lane, Seattle", supersedes=[old.id])
+    env = agent_env(runner, mind)
+    # When the CLI recalls with and without --include-superseded
+    plain = run_cli("recall", env=env)
+    asked = run_cli("--json", "recall", "--include-superseded", env=env)
+    # Then the replaced address is left out by default and listed, marked, when asked for
+    assert plain.returncode == 0 and asked.returncode == 0, plain.stderr + asked.stderr
+    assert "Elm Street" not in plain.stdout and "Oak Lane" in plain.stdout
+    assert [m["id"] for m in json.loads(asked.stdout)["replaced"]] == [old.id]
+
+
 def test_search_lines_show_coverage_and_matched_terms(runner: RunningService, mind: MindClients) -> None:
     # Given an indexed coffee memory
     coffee = mind.agent.remember("preference", "coffee_order", "Drinks an oat flat white coffee")

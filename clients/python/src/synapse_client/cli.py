@@ -223,6 +223,7 @@ def cmd_recall(client: Synapse, args: argparse.Namespace, out: Output) -> None:
         "before": args.before,
         "now": args.now,
         "tz": args.tz,
+        "include_superseded": args.include_superseded,
     }
     if out.as_json:
         return out.json(answered(client, ops.recall_json(**options)).body)
@@ -600,6 +601,9 @@ def parser() -> argparse.ArgumentParser:
     )
     add_window(p)
     add_clock(p)
+    p.add_argument(
+        "--include-superseded", action="store_true", help="also memories a newer one replaced (marked)"
+    )
     p.set_defaults(run=cmd_recall)
 
     p = sub.add_parser(
