@@ -130,24 +130,32 @@ def _best(scores: Sequence[float]) -> int | None:
 def newer_values(hits: Sequence[Written], cosines: Sequence[Sequence[float]]) -> dict[int, int]:
     """{newer: older} over `hits` (in rank order, `cosines` their pairwise cosines): the pairs that
     are clearly each other's most related hit, at least NEWER_VALUE_SCORE, of which the later one
-    says it is a new value. A hit is in one pair at most."""
+    says it is a new value. A hit is in one pair at most (each has one clearly best at most).
+
+    Only a hit that could say it is a new value (`relations.may_say_update`) can be the newer of a
+    pair, so only its scores and its best match's are weighed (most searches weigh none)."""
+    sayers = [a for a, hit in enumerate(hits) if relations.may_say_update(hit.content)]
+    if not sayers:
+        return {}
     subjects = [relations.subject_of(h.key, h.content) for h in hits]
-    n = len(hits)
-    scores = [
-        [
-            relations.pair_score(subjects[a], subjects[b], cosines[a][b]) if a != b else float("-inf")
-            for b in range(n)
-        ]
-        for a in range(n)
-    ]
-    best = [_best(row) for row in scores]
+    rows: dict[int, list[float]] = {}
+
+    def best_of(a: int) -> int | None:
+        if a not in rows:
+            rows[a] = [
+                relations.pair_score(subjects[a], subjects[b], cosines[a][b]) if a != b else float("-inf")
+                for b in range(len(hits))
+            ]
+        return _best(rows[a])
+
     pairs: dict[int, int] = {}
-    for a, b in enumerate(best):
-        if b is None or a >= b or best[b] != a or scores[a][b] < NEWER_VALUE_SCORE:
+    for newer in sayers:
+        older = best_of(newer)
+        if older is None or best_of(older) != newer:
             continue
-        if hits[a].since == hits[b].since:
+        a, b = min(newer, older), max(newer, older)
+        if rows[a][b] < NEWER_VALUE_SCORE or not hits[older].since < hits[newer].since:
             continue
-        older, newer = (a, b) if hits[a].since < hits[b].since else (b, a)
         if relations.says_update(hits[newer].content, subjects[older].words):
             pairs[newer] = older
     return pairs

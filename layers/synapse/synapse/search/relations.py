@@ -227,6 +227,13 @@ _SAYS_UPDATE = re.compile(
 _NEW_OF = re.compile(r"\bnew(?:er)? ([a-z][a-z']+)(?: ([a-z][a-z']+))?")
 
 
+def may_say_update(content: str) -> bool:
+    """Whether `content` could say it is a new value of anything (`says_update` for some subject):
+    a search's hits none of which could are left in their order without weighing a pair."""
+    text = content.casefold()
+    return _SAYS_UPDATE.search(text) is not None or _NEW_OF.search(text) is not None
+
+
 def says_update(content: str, about: frozenset[str] = frozenset()) -> bool:
     """Whether `content` says it is a new value (a change, an end to the old one), in English, of
     what a memory with the subject words `about` holds."""
