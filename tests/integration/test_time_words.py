@@ -178,35 +178,44 @@ def test_recall_q_with_a_time_expression_uses_its_window(
     assert {"dentist", "offsite", "bank"} <= set(relevant), relevant
 
 
-def _as_schema_4(generation: Path) -> None:
-    """Rewrite a generation as the index format before due days: `doc_dates` without `due`."""
+def _as_schema(generation: Path, version: str, change: str) -> Path:
+    """Rewrite a mind's generation as an older index format (`change`: what that format lacked)."""
     db = sqlite3.connect(generation, isolation_level=None)
     generations.configure(db)
-    db.execute("ALTER TABLE doc_dates DROP COLUMN due")
-    db.execute("UPDATE meta SET value = '4' WHERE name = 'schema'")
+    db.execute(change)
+    db.execute("UPDATE meta SET value = ? WHERE name = 'schema'", (version,))
     db.close()
+    return generation
+
+
+def _next_change_upgrades_in_place(api: Api, mind: MindHandle, pump: Pump, generation: Path) -> None:
+    """A new dated memory indexed; the generation it lands in is the same one, now of this format."""
+    answer = api.store(mind, category="note", key="plumber", content="Plumber comes on 2026-12-04")
+    assert answer.status == 201, answer.text
+    pump.run_once()
+    assert generations.current_generation(generation.parent) == generation
+    db = generations.open_read_only(generation)
+    assert schema.schema_of(db) == schema.SCHEMA_VERSION
+    db.close()
+
+
+def _published(index_root: Path, mind: MindHandle) -> Path:
+    found = generations.current_generation(index_root / mind.id)
+    assert found is not None
+    return found
 
 
 def test_an_index_of_schema_4_learns_which_days_are_due_in_place(
     api: Api, mind: MindHandle, dated: dict[str, str], index_root: Path, pump: Pump
 ) -> None:
     # Given a mind whose published index is of schema 4 (every day counts as due)
-    folder = index_root / mind.id
-    old = generations.current_generation(folder)
-    assert old is not None
-    _as_schema_4(old)
+    old = _as_schema(_published(index_root, mind), "4", "ALTER TABLE doc_dates DROP COLUMN due")
     # Then recall still lists what is coming up, the week-long review among it meanwhile
     text = recall(api, mind, now="2026-12-03T10:00:00Z").text
     assert "Coming up: 2026-12-08 (Tuesday)" in text and "this week\n  Coming up" in text
-    # When the next change of that mind is indexed
-    answer = api.store(mind, category="note", key="plumber", content="Plumber comes on 2026-12-04")
-    assert answer.status == 201, answer.text
-    pump.run_once()
-    # Then the generation was upgraded in place, and only days named on their own are due
-    assert generations.current_generation(folder) == old
-    db = generations.open_read_only(old)
-    assert schema.schema_of(db) == schema.SCHEMA_VERSION
-    db.close()
+    # When the next change of that mind is indexed, the generation is upgraded in place
+    _next_change_upgrades_in_place(api, mind, pump, old)
+    # Then only days named on their own are due
     text = recall(api, mind, now="2026-12-03T10:00:00Z").text
     assert "Coming up: 2026-12-04 (Friday)" in text and "this week\n  Coming up" not in text
 
@@ -243,34 +252,16 @@ def test_a_bad_now_or_tz_is_a_tool_error_naming_it(
         assert failed and message.startswith(f"{field}:"), message
 
 
-def _as_schema_3(generation: Path) -> None:
-    """Rewrite a generation as the index format before the days: no `doc_dates`."""
-    db = sqlite3.connect(generation, isolation_level=None)
-    generations.configure(db)
-    db.execute("DROP TABLE doc_dates")
-    db.execute("UPDATE meta SET value = '3' WHERE name = 'schema'")
-    db.close()
-
-
 def test_an_index_of_schema_3_answers_meanwhile_and_gets_its_days_in_place(
     api: Api, mind: MindHandle, dated: dict[str, str], index_root: Path, pump: Pump
 ) -> None:
     # Given a mind whose published index is of schema 3 (no days kept)
-    folder = index_root / mind.id
-    old = generations.current_generation(folder)
-    assert old is not None
-    _as_schema_3(old)
+    old = _as_schema(_published(index_root, mind), "3", "DROP TABLE doc_dates")
     # Then a question with a time expression is still answered, by its words (no window to favour)
     assert keys(search(api, mind, "dentist next week"))[0] == "dentist"
     assert "Coming up" not in recall(api, mind, now="2026-12-03T10:00:00Z").text
-    # When the next change of that mind is indexed
-    answer = api.store(mind, category="note", key="plumber", content="Plumber comes on 2026-12-04")
-    assert answer.status == 201, answer.text
-    pump.run_once()
-    # Then the generation was upgraded in place and the old memories' dates were read from their text
-    assert generations.current_generation(folder) == old
-    db = generations.open_read_only(old)
-    assert schema.schema_of(db) == schema.SCHEMA_VERSION
-    db.close()
+    # When the next change of that mind is indexed, the generation is upgraded in place
+    _next_change_upgrades_in_place(api, mind, pump, old)
+    # Then the old memories' dates were read from their text
     assert "Coming up: 2026-12-04 (Friday)" in recall(api, mind, now="2026-12-03T10:00:00Z").text
     assert set(keys(search(api, mind, "What is coming up next week?"))[:3]) == {"dentist", "offsite", "bank"}

@@ -48,34 +48,38 @@ def similar_note(similar: list[dict[str, Any]]) -> str:
     )
 
 
-def recall(client: Synapse, a: dict[str, Any]) -> str:
+def _read_options(a: dict[str, Any]) -> dict[str, Any]:
+    """What recall and search share of a tool call's arguments: the window, replaced memories, the
+    asker's clock."""
+    return {
+        "after": a.get("after"),
+        "before": a.get("before"),
+        "include_superseded": bool(a.get("include_superseded", False)),
+        "now": a.get("now"),
+        "tz": a.get("tz"),
+    }
+
+
+def recall_options(a: dict[str, Any]) -> dict[str, Any]:
+    """The `recall` tool's arguments as the clients' recall takes them (this module's tools and
+    `synapse mcp`'s alike)."""
     asked = (a.get("query") or "").strip()[:RECALL_QUERY_MAX] or None
-    return client.recall(
-        category=a.get("category"),
-        tag=a.get("tag"),
-        max_chars=a.get("max_chars"),
-        query=asked,
-        after=a.get("after"),
-        before=a.get("before"),
-        include_superseded=bool(a.get("include_superseded", False)),
-        now=a.get("now"),
-        tz=a.get("tz"),
-    ).naming(SEARCH_TOOL)
+    selection = {"category": a.get("category"), "tag": a.get("tag"), "max_chars": a.get("max_chars")}
+    return selection | {"query": asked} | _read_options(a)
+
+
+def search_options(a: dict[str, Any]) -> dict[str, Any]:
+    """The `search` tool's arguments beside its query, as the clients' search takes them."""
+    selection = {"tag": a.get("tag"), "category": a.get("category"), "limit": a.get("limit") or 10}
+    return selection | {"mode": a.get("mode")} | _read_options(a)
+
+
+def recall(client: Synapse, a: dict[str, Any]) -> str:
+    return client.recall(**recall_options(a)).naming(SEARCH_TOOL)
 
 
 def search(client: Synapse, a: dict[str, Any]) -> dict[str, Any]:
-    found = client.search(
-        a["query"],
-        tag=a.get("tag"),
-        category=a.get("category"),
-        limit=a.get("limit") or 10,
-        mode=a.get("mode"),
-        after=a.get("after"),
-        before=a.get("before"),
-        include_superseded=bool(a.get("include_superseded", False)),
-        now=a.get("now"),
-        tz=a.get("tz"),
-    )
+    found = client.search(a["query"], **search_options(a))
     results = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "content": h.memory.content,
          "tags": h.memory.tags, "score": h.score, "matched": h.matched, "coverage": h.coverage,

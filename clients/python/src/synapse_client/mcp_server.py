@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 
-from synapse_client._agent_tools import RECALL_QUERY_MAX, SEARCH_TOOL, similar_note
+from synapse_client._agent_tools import SEARCH_TOOL, recall_options, search_options, similar_note
 from synapse_client._core import VERSION
 from synapse_client.client import AsyncSynapse
 from synapse_client.config import Settings
@@ -84,27 +84,12 @@ async def remember_many(client: AsyncSynapse, a: dict[str, Any]) -> Any:
 
 
 async def recall(client: AsyncSynapse, a: dict[str, Any]) -> Any:
-    asked = (a.get("query") or "").strip()[:RECALL_QUERY_MAX] or None
-    found = await client.recall(
-        category=a.get("category"),
-        tag=a.get("tag"),
-        max_chars=a.get("max_chars"),
-        query=asked,
-        after=a.get("after"),
-        before=a.get("before"),
-        include_superseded=bool(a.get("include_superseded", False)),
-        now=a.get("now"),
-        tz=a.get("tz"),
-    )
+    found = await client.recall(**recall_options(a))
     return found.naming(SEARCH_TOOL)
 
 
 async def search(client: AsyncSynapse, a: dict[str, Any]) -> Any:
-    found = await client.search(
-        a["query"], tag=a.get("tag"), category=a.get("category"), limit=a.get("limit", 10),
-        mode=a.get("mode"), after=a.get("after"), before=a.get("before"),
-        include_superseded=bool(a.get("include_superseded", False)), now=a.get("now"), tz=a.get("tz"),
-    )  # fmt: skip
+    found = await client.search(a["query"], **search_options(a))
     results = [
         {"id": h.memory.id, "category": h.memory.category, "key": h.memory.key, "snippet": h.snippet,
          "content": h.memory.content, "tags": h.memory.tags, "score": h.score,
