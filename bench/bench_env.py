@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 BENCH_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -43,3 +44,14 @@ def moto_tables() -> Iterator[None]:
             yield
         finally:
             tables.client.cache_clear()
+
+
+def index_module(name: str) -> Any:
+    """A module of the index package, in this tree (`synapse.index`) or a baseline's from before the
+    split (`synapse.search`): the benches run both sides with one script."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"synapse.index.{name}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"synapse.search.{name}")

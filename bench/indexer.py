@@ -47,6 +47,8 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from bench_env import index_module
+
 ROOT = Path(__file__).resolve().parent.parent
 MEMORIES_PER_MIND = 5
 DYNAMO_MS = 4.0  # a GetItem from Lambda in the same region
@@ -143,7 +145,7 @@ def _item(mind: str, n: int, version: int) -> dict[str, Any]:
 
 
 def _digest(root: Path) -> list[list[Any]]:
-    from synapse.index import generations
+    generations = index_module("generations")
 
     rows: list[list[Any]] = []
     for folder in sorted(root.iterdir()):
@@ -171,7 +173,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="indexer-bench-"))
     os.environ["SYNAPSE_INDEX_DIR"] = str(root)
     os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
-    from synapse.index import orphans, stream
+    orphans, stream = index_module("orphans"), index_module("stream")
 
     from tests.support.streams import stream_record
 

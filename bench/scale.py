@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import pricing
-from bench_env import BENCH_ENV, moto_tables
+from bench_env import BENCH_ENV, index_module, moto_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "1760cfb"  # the last commit before issue 23's work
@@ -266,7 +266,7 @@ MIND_SIZES = (100, 1_000, 10_000, 100_000)
 
 def compaction() -> dict[str, float]:
     """The log size at which this side compacts a mind of each size (its own rule)."""
-    from synapse.index import generations
+    generations = index_module("generations")
 
     def threshold(base: int) -> float:
         if hasattr(generations, "compaction_threshold"):
