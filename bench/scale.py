@@ -39,6 +39,7 @@ Each side runs in child processes of this run with its own `layers/synapse`, `in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -63,6 +64,10 @@ TARGET_MINDS, TARGET_MEMORIES, TARGET_WRITES, EXPIRING_SHARE = 1_000_000, 100_00
 PARTITION_WCU = 1_000  # a DynamoDB partition takes ~1,000 write units/s; the stream has a shard per partition
 TABLE_WCU_QUOTA = 40_000  # on-demand per-table default quota (write request units/s)
 INDEX_BYTES_PER_MEMORY = 1_500
+# What a compaction that reuses the retired base writes, per change, as a share of the log's own
+# bytes per change: 0.68 at 10,000 memories and 0.76 at 100,000 in bench/compaction.py (the steady
+# state of one-change batches; docs/scaling.md), since this model's minds are too small to compact.
+REUSED_COMPACTION_SHARE = 0.8
 EFS_WRITE_PER_GB, EFS_READ_PER_GB = 0.06, 0.03  # Elastic throughput, us-east-1
 SWEEP_MARGIN_S = 20  # functions/expiry_sweep stops this long before its timeout
 
@@ -273,7 +278,11 @@ def compaction() -> dict[str, float]:
             return float(generations.compaction_threshold(base))
         return max(generations.COMPACT_MIN_BYTES, generations.COMPACT_RATIO * base)
 
-    return {str(memories): threshold(memories * INDEX_BYTES_PER_MEMORY) for memories in MIND_SIZES}
+    found = {str(memories): threshold(memories * INDEX_BYTES_PER_MEMORY) for memories in MIND_SIZES}
+    # a compaction that reuses the retired base (issue 43): from bases of this size on
+    with contextlib.suppress(ModuleNotFoundError, AttributeError):
+        found["reuse_min"] = float(index_module("compaction").REUSE_MIN_BYTES)
+    return found
 
 
 def child(args: argparse.Namespace) -> dict[str, Any]:
@@ -331,9 +340,14 @@ def sweep_rates(s: dict[str, Any]) -> dict[str, float]:
 
 
 def cold_open(c: dict[str, float], log_per_change: float, memories: int) -> tuple[float, float]:
-    """(bytes a first open reads at worst, bytes written per change) for a mind of `memories`."""
+    """(bytes a first open reads at worst, bytes written per change) for a mind of `memories`: the
+    log, and the compactions' share (a copy of the base every `threshold` of log; where the side
+    reuses the retired base, the pages it brings up to date, REUSED_COMPACTION_SHARE of the log)."""
     base, threshold = memories * INDEX_BYTES_PER_MEMORY, c[str(memories)]
-    return base + threshold, log_per_change + base * log_per_change / threshold
+    compacting = base * log_per_change / threshold
+    if base >= c.get("reuse_min", float("inf")):
+        compacting = min(compacting, REUSED_COMPACTION_SHARE * log_per_change)
+    return base + threshold, log_per_change + compacting
 
 
 def figures(s: dict[str, Any]) -> dict[str, float]:

@@ -2,8 +2,9 @@
 
 Layout under the index root (EFS in AWS, a local folder otherwise):
 
-    <root>/<mind id>/gen-000042.sqlite      a base generation: never modified once published
+    <root>/<mind id>/gen-000042.sqlite      a base generation: never modified while readers may read it
     <root>/<mind id>/gen-000042.sqlite-wal  its write-ahead log: the batches since, append-only
+    <root>/<mind id>/gen-000042.sqlite-changes  the base it replaced, and the pages they differ in
     <root>/<mind id>/CURRENT                "<base name> <batches in its log>" (os.replace)
     <root>/<mind id>/tmp-*.sqlite           a base being built (never opened by readers)
     <root>/<mind id>/.writer.lock           held by whoever writes the mind's index
@@ -11,14 +12,17 @@ Layout under the index root (EFS in AWS, a local folder otherwise):
 A batch is appended to the current base's log as one SQLite WAL transaction: only the pages it
 changed are written. The base is never checkpointed (every connection disables checkpoint-on-close,
 and the writer auto-checkpoints never), so the log only grows; when it passes the base's
-`compaction_threshold`, the writer builds a new base (base + log checkpointed into a copy) and
-publishes it.
+`compaction_threshold`, the writer builds a new base (base + log, `compaction`: in the retired
+base brought up to date, or a copy) and publishes it.
 
 Readers open a generation read-only through the `unix-none` VFS in exclusive locking mode: SQLite
 then keeps the log's index in private memory (no `-shm`, no locks, nothing to coordinate over NFS)
 and sees the committed transactions the log held when it opened; frames appended later, or a torn
 tail, are not part of its snapshot (WAL frames carry checksums and commit marks). A superseded base
-stays on disk, with its log, for a grace period, then is deleted.
+stays on disk, with its log, for a grace period, then is deleted; the newest superseded one stays
+until the next compaction reuses it (`REUSE_MIN_BYTES`). A reader must therefore not keep using a
+generation CURRENT no longer names for longer than the grace period (readers check CURRENT on every
+search); NFS's close-to-open consistency has a reader that opens the reused file see its new pages.
 """
 
 from __future__ import annotations
@@ -28,11 +32,10 @@ import fcntl
 import math
 import os
 import re
-import shutil
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -48,10 +51,18 @@ GRACE_SECONDS = 300.0
 # least at T = sqrt(4 (w / s) L base): at the ~2.3 writes per search of docs/benchmarks.md's mix,
 # sqrt(~290 kB x base). That bounds a cold open at 2.7x the base for a 100-memory mind (the floor),
 # 1.4x at 1,000 memories and under 1.1x from 10,000, where a cold open used to read up to 29x (a
-# 4 MB floor) and a large mind's log a quarter of its base (issue 23, docs/scaling.md).
+# 4 MB floor) and a large mind's log a quarter of its base (issue 23, docs/scaling.md). Since a
+# compaction reuses the retired base (`compaction`, from REUSE_MIN_BYTES), it no longer copies the
+# base; the rule still bounds what a cold open reads.
 COMPACT_SCALE_BYTES = 256 << 10
 COMPACT_MIN_BYTES = 256 << 10
 LOG_SUFFIX = "-wal"
+# Beside a base a compaction published: the base it replaced and the pages where they differ
+# (`compaction.record_changes`), so the next compaction can reuse the replaced base.
+CHANGES_SUFFIX = "-changes"
+# A retired base at least this large is kept past the grace period, until the next compaction
+# reuses it (`compaction`): copying a smaller one whole costs little.
+REUSE_MIN_BYTES = 1 << 20
 STALE_TEMP_SECONDS = 3600.0
 CURRENT = "CURRENT"
 LOCK = ".writer.lock"
@@ -101,6 +112,18 @@ def current_generation(folder: Path) -> Path | None:
 
 def log_of(generation: Path) -> Path:
     return generation.with_name(generation.name + LOG_SUFFIX)
+
+
+def changes_of(generation: Path) -> Path:
+    return generation.with_name(generation.name + CHANGES_SUFFIX)
+
+
+def page_size(generation: Path) -> int:
+    """A database's page size, from its header."""
+    with open(generation, "rb") as handle:
+        handle.seek(16)
+        size = int.from_bytes(handle.read(2), "big")
+    return 65536 if size == 1 else size
 
 
 def _generation_number(path: Path | None) -> int:
@@ -266,35 +289,6 @@ def compaction_threshold(base_size: int) -> float:
     return max(COMPACT_MIN_BYTES, math.sqrt(COMPACT_SCALE_BYTES * base_size))
 
 
-def needs_compaction(generation: Path, base_size: int | None = None) -> bool:
-    """`base_size`: the base's size if known (from its header), saving a stat."""
-    size = log_bytes(generation)
-    if size <= COMPACT_MIN_BYTES:
-        return False
-    return size > compaction_threshold(generation.stat().st_size if base_size is None else base_size)
-
-
-def compact_into(
-    generation: Path, temp: Path, tidy: Callable[[sqlite3.Connection], None] | None = None
-) -> None:
-    """Write base + log as one self-contained database at `temp` (a new base, in WAL mode); `tidy`
-    then drops what only readers of the old base needed (before the last checkpoint)."""
-    shutil.copyfile(generation, temp)
-    log = log_of(generation)
-    if log.exists():
-        shutil.copyfile(log, log_of(temp))
-    db = sqlite3.connect(temp, isolation_level=None)
-    try:
-        db.execute("PRAGMA locking_mode = EXCLUSIVE")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        if tidy is not None:
-            tidy(db)
-    finally:
-        db.close()  # the last connection: checkpoints what is left and deletes the temp's log
-    with contextlib.suppress(FileNotFoundError):
-        log_of(temp).unlink()
-
-
 def _to_log_mode(built: Path) -> None:
     db = sqlite3.connect(built, isolation_level=None)
     try:
@@ -322,22 +316,44 @@ def publish(folder: Path, built: Path) -> Path:
     return target
 
 
+def _companion_base(path: Path) -> Path | None:
+    """The base a log or a change list belongs to (None: not one)."""
+    for suffix in (LOG_SUFFIX, CHANGES_SUFFIX):
+        if path.name.endswith(suffix) and is_generation_name(path.name.removesuffix(suffix)):
+            return path.with_name(path.name.removesuffix(suffix))
+    return None
+
+
+def _kept_retired(bases: list[Path], keep: Path | None) -> Path | None:
+    """The newest retired base, if large enough for the next compaction to reuse (`compaction`)."""
+    retired = [base for base in bases if base != keep and _generation_number(base) < _generation_number(keep)]
+    newest = max(retired, key=_generation_number, default=None)
+    with contextlib.suppress(FileNotFoundError):
+        if newest is not None and newest.stat().st_size >= REUSE_MIN_BYTES:
+            return newest
+    return None
+
+
 def collect_garbage(folder: Path, now: float | None = None) -> list[Path]:
-    """Delete generations retired longer than the grace period ago, and temp files of crashed writers."""
+    """Delete generations retired longer than the grace period ago (but the newest, kept for the
+    next compaction to reuse), with their logs and change lists, and temp files of crashed writers."""
     moment = time.time() if now is None else now
     keep = current_generation(folder)
+    paths = sorted(folder.iterdir(), key=lambda p: _companion_base(p) is not None)  # bases first
+    reusable = _kept_retired([p for p in paths if is_generation_name(p.name)], keep)
     removed = []
-    for path in sorted(folder.iterdir(), key=lambda p: p.name.endswith(LOG_SUFFIX)):
+    for path in paths:
         try:
             age = moment - path.stat().st_mtime
         except FileNotFoundError:
             continue
-        if path.name.endswith(LOG_SUFFIX) and is_generation_name(path.name.removesuffix(LOG_SUFFIX)):
-            # A log goes with its base (below, bases come first): a retired log is not touched.
-            base = path.with_name(path.name.removesuffix(LOG_SUFFIX))
+        base = _companion_base(path)
+        if base is not None:  # a log or change list goes with its base (deleted above, or not)
             stale_generation = base != keep and not base.exists()
         else:
-            stale_generation = is_generation_name(path.name) and path != keep and age > GRACE_SECONDS
+            stale_generation = (
+                is_generation_name(path.name) and path not in (keep, reusable) and age > GRACE_SECONDS
+            )
         stale_temp = path.name.startswith(("tmp-", f"{CURRENT}.")) and age > STALE_TEMP_SECONDS
         if stale_generation or stale_temp:
             with contextlib.suppress(FileNotFoundError):

@@ -3,11 +3,12 @@
     vectors(rowid, memory_id, version, text_hash, vector)    one row per memory, at its docs rowid
     vector_batches(seq, rowids)                              one row per batch: the rowids it wrote
 
-Every page a batch changes is a 4 kB frame appended to the generation's log, and the log is what
-EFS bills per change and what a compaction copies the base for (docs/scaling.md, "Search index
-bytes"). Keyed by the docs rowid, a vector row lies where its docs row does (a new memory's at the
-end of the table, a change's in place), and no index of the table is written: a change costs one
-page of `vectors` and a batch one page of `vector_batches`, whatever the mind's size. Schema 5 kept
+Every page a batch changes is a 4 kB frame appended to the generation's log, and each such page is
+what EFS bills per change, three times: the log, then the two bases compactions bring up to date
+(`index.compaction`; docs/scaling.md, "Search index bytes"). Keyed by the docs rowid, a vector
+row lies where its docs row does (a new memory's at the end of the table, a change's in place), and
+no index of the table is written: a change costs one page of `vectors` and a batch one page of
+`vector_batches`, whatever the mind's size. Schema 5 kept
 the rows by memory id, with an index by text and one by batch and the batch counter in `meta`: each
 change rewrote five to seven more pages, scattered through those trees.
 

@@ -10,7 +10,7 @@ from types import TracebackType
 
 from synapse import embedding
 from synapse.core.observability import logger
-from synapse.index import generations, rebuild, schema, vector_rows, vectors
+from synapse.index import compaction, generations, rebuild, schema, vector_rows, vectors
 from synapse.index.documents import Change, Unindexable
 
 
@@ -173,7 +173,7 @@ class Writer:
         self._db = None
         if self._appending is not None:
             generations.publish_log(self.folder, self._appending, self.pointer)
-            if generations.needs_compaction(self._appending, self._base_size):
+            if compaction.due(self._appending, self._base_size):
                 try:
                     self.compacted = _compact(self.folder, self._appending)
                 except (OSError, sqlite3.Error) as error:  # the batch is published; the next one retries
@@ -209,8 +209,10 @@ def _compact(folder: Path, generation: Path) -> Path:
     """A new base: `generation` with its log checkpointed in. Caller holds the writer lock."""
     temp = generations.temp_path(folder)
     try:
-        generations.compact_into(generation, temp, vector_rows.forget_batches)
-        return generations.publish(folder, temp)
+        changed = compaction.compact_into(generation, temp, vector_rows.forget_batches)
+        published = generations.publish(folder, temp)
+        compaction.record_changes(published, generation, changed)
+        return published
     finally:
         for path in (temp, generations.log_of(temp)):
             with contextlib.suppress(FileNotFoundError):
