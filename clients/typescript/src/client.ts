@@ -40,6 +40,7 @@ import type {
   ProposalDecision,
   RecallJson,
   Revision,
+  SimilarNow,
   SearchResult,
   TestOutcome,
   Webhook,
@@ -467,6 +468,16 @@ export class Synapse {
 
   iterSearch(query: string, options: SearchOptions = {}): AsyncGenerator<SearchResult> {
     return this.pages((cursor) => this.searchCall(query, { ...options, cursor }), options.cursor);
+  }
+
+  /**
+   * The older memories a memory may replace, most similar first, against the index as it is now
+   * (`GET /memory/{id}/similar`): each `repeat` or `related`, with the memory itself; mark one
+   * replaced with `update(id, { supersedes: [older] })`. `similar_unavailable` when the model failed.
+   */
+  similar(memoryId: string): Promise<SimilarNow> {
+    const path = `/memory/${escape(memoryId)}/similar`;
+    return this.send({ method: "GET", path, parse: json<SimilarNow> });
   }
 
   // ---------------------------------------------------------------- history and proposals

@@ -11,6 +11,7 @@ export type BatchResult = Schemas["BatchResult"];
 export type RecallJson = Schemas["RecallJson"];
 export type SearchResult = Schemas["SearchResult"];
 export type Revision = Schemas["Revision"];
+export type SimilarNow = Schemas["SimilarNow"];
 export type Proposal = Schemas["Proposal"];
 export type Mind = Schemas["Mind"];
 export type NewMind = Schemas["NewMind"];

@@ -1,5 +1,6 @@
 // The client against a real `make run`: both modes, every memory operation the agent uses, errors.
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
 import { describe, it } from "node:test";
 
 import { NotFound, Synapse, SynapseError, TransportError, ValidationFailed } from "../dist/index.js";
@@ -137,6 +138,32 @@ describe("the client without a server", () => {
     const failed = await client.get("m").catch((error) => error);
     assert.ok(failed instanceof TransportError);
     assert.equal(failed.status, 0);
+  });
+
+  it("asks what a memory may replace, and reads a model failure", async () => {
+    // Given a loopback server naming one older memory, then saying its model failed
+    const older = { id: "mem_old", key: "coffee_old", similarity: 0.71, relation: "related", memory: { id: "mem_old" } };
+    const answers = [{ id: "mem_coffee", similar: [older] }, { id: "mem_coffee", similar_unavailable: true }];
+    const seen = [];
+    const server = createServer((request, response) => {
+      seen.push(`${request.method} ${request.url}`);
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify(answers.shift()));
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const client = new Synapse({ url: `http://127.0.0.1:${server.address().port}`, mindKey: "mk_x" });
+    try {
+      // When the client asks twice
+      const found = await client.similar("mem_coffee");
+      const failed = await client.similar("mem_coffee");
+      // Then it asked GET /memory/{id}/similar, and read the candidate, then the failure
+      assert.deepEqual(seen, ["GET /memory/mem_coffee/similar", "GET /memory/mem_coffee/similar"]);
+      assert.equal(found.similar[0].relation, "related");
+      assert.equal(found.similar[0].memory.id, "mem_old");
+      assert.equal(failed.similar_unavailable, true);
+    } finally {
+      server.close();
+    }
   });
 
   it("needs exactly one credential", () => {
