@@ -28,8 +28,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
 
@@ -50,9 +48,13 @@ class RandomEmbedder:
     dimensions = DIMENSIONS
 
     def __init__(self) -> None:
+        import numpy as np  # after synapse.embedding, which pins BLAS to one thread
+
         self._rng = np.random.default_rng(SEED)
 
     def embed(self, texts: Any) -> Any:
+        import numpy as np
+
         vectors = self._rng.standard_normal((len(texts), DIMENSIONS)).astype(np.float32)
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
