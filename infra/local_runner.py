@@ -213,6 +213,14 @@ class EmbeddedDynamo:
         self.server.stop()
 
 
+def moto_snapshot(data_dir: Path, client: Any) -> TableSnapshot:
+    """The embedded moto's snapshot, saved from its tables in this process (no Scan to serialize)."""
+    from infra import motofix
+    from infra.local_snapshot import TableSnapshot
+
+    return TableSnapshot(data_dir, client, table_names(), motofix.table_items)
+
+
 def dynamodb_client(endpoint_url: str) -> Any:
     import boto3
 
@@ -373,7 +381,7 @@ def main() -> int:
         client = dynamodb_client(endpoint_url)
         was_empty = not client.list_tables()["TableNames"]
         template.create_tables(client, table_names())
-        snapshot = TableSnapshot(data_dir, client, table_names()) if moto else None
+        snapshot = moto_snapshot(data_dir, client) if moto else None
         if snapshot is not None:
             restored = snapshot.restore()
             if restored:
