@@ -94,6 +94,8 @@ def lambda_record(record: dict[str, Any], stream_arn: str) -> dict[str, Any]:
     moment = body.get("ApproximateCreationDateTime")
     if isinstance(moment, datetime):
         body["ApproximateCreationDateTime"] = int(moment.timestamp())
+    elif isinstance(moment, float):  # read as JSON (`motofix.InProcessStreams`)
+        body["ApproximateCreationDateTime"] = int(moment)
     return {**record, "dynamodb": body, "eventVersion": "1.1", "eventSourceARN": stream_arn}
 
 
@@ -285,7 +287,7 @@ class Lane:
             _deliver([self.pump], records)
 
 
-def start(endpoint_url: str, table_name: str, stop: threading.Event) -> threading.Thread:
+def start(endpoint_url: str, table_name: str, stop: threading.Event, streams: Any = None) -> threading.Thread:
     """Read the stream in a daemon thread until `stop` is set, each stream function fed from its own
     `Lane`: a stored memory is searchable, and its webhook events queued, in well under a second.
 
@@ -293,10 +295,12 @@ def start(endpoint_url: str, table_name: str, stop: threading.Event) -> threadin
     requests need): every function is handed the same records, each through its own filters. A
     poll that found records is followed by the next at once, as Lambda keeps invoking while a
     shard has records (MaximumBatchingWindowInSeconds 0); an idle stream is polled every
-    POLL_SECONDS. The thread returned ends once every lane has delivered what was read."""
+    POLL_SECONDS. The thread returned ends once every lane has delivered what was read. `streams`:
+    the DynamoDB Streams calls answered otherwise than by a client of the endpoint (the embedded
+    moto, in-process: `motofix.InProcessStreams`)."""
     where = {"endpoint_url": endpoint_url, "region_name": "us-east-1", "config": client_config()}
     reader = StreamReader(
-        boto3.client("dynamodb", **where), boto3.client("dynamodbstreams", **where), table_name
+        boto3.client("dynamodb", **where), streams or boto3.client("dynamodbstreams", **where), table_name
     )
     pumps = [
         Pump(reader, load_handler(*code), name, stream_filters(name))
