@@ -213,6 +213,14 @@ class EmbeddedDynamo:
         self.server.stop()
 
 
+def moto_snapshot(data_dir: Path, client: Any) -> TableSnapshot:
+    """The embedded moto's snapshot, saved from its tables in this process (no Scan to serialize)."""
+    from infra import motofix
+    from infra.local_snapshot import TableSnapshot
+
+    return TableSnapshot(data_dir, client, table_names(), motofix.table_items)
+
+
 def dynamodb_client(endpoint_url: str) -> Any:
     import boto3
 
@@ -260,11 +268,12 @@ def import_moto_snapshot(snapshot: TableSnapshot, was_empty: bool) -> None:
 
 
 def start_background_services(
-    endpoint_url: str, stop: threading.Event, snapshot: TableSnapshot | None = None
+    endpoint_url: str, stop: threading.Event, snapshot: TableSnapshot | None = None, moto: bool = False
 ) -> list[threading.Thread]:
     """Start what runs beside the HTTP server until `stop` is set; called once the tables exist.
 
-    Each service is one `threads.append(...)` line; `endpoint_url` is the DynamoDB endpoint in use.
+    Each service is one `threads.append(...)` line; `endpoint_url` is the DynamoDB endpoint in use,
+    `moto` whether it is the embedded moto (whose stream the pump then reads in-process).
     On a clean stop the runner sets `stop` and joins these threads before its last snapshot.
     """
     from infra import local_invoke, local_queue, local_schedule, stream_pump
@@ -272,7 +281,12 @@ def start_background_services(
     threads = []
     if snapshot is not None:
         threads.append(_start("snapshot", snapshot.run, stop))
-    threads.append(stream_pump.start(endpoint_url, os.environ["SYNAPSE_MEMORIES_TABLE"], stop))
+    streams = None
+    if moto:
+        from infra import motofix
+
+        streams = motofix.InProcessStreams()
+    threads.append(stream_pump.start(endpoint_url, os.environ["SYNAPSE_MEMORIES_TABLE"], stop, streams))
     threads.append(local_queue.start(stop))  # webhook deliveries (loopback only if the user opts in)
     threads.append(local_schedule.start(stop))  # the template's Schedule events (expiry sweep, …)
     threads.append(local_invoke.start(stop))  # a deleted mind's purge, after DELETE has answered
@@ -373,7 +387,7 @@ def main() -> int:
         client = dynamodb_client(endpoint_url)
         was_empty = not client.list_tables()["TableNames"]
         template.create_tables(client, table_names())
-        snapshot = TableSnapshot(data_dir, client, table_names()) if moto else None
+        snapshot = moto_snapshot(data_dir, client) if moto else None
         if snapshot is not None:
             restored = snapshot.restore()
             if restored:
@@ -389,7 +403,7 @@ def main() -> int:
         except OSError as error:
             print(f"synapse-local: cannot listen on {HOST}:{port}: {error} (set PORT)", file=sys.stderr)
             return 2
-        threads = start_background_services(endpoint_url, stop, snapshot)
+        threads = start_background_services(endpoint_url, stop, snapshot, moto)
         token = dev_token()
         if token is not None:  # the console's one-click sign-in (synapse.api.console), local only
             from synapse.core.settings import get_settings

@@ -10,6 +10,12 @@
    item's record: memory, pointer, tags, revision). The records are already DynamoDB JSON, so they
    are written out as JSON directly (the same answer, ~100x cheaper).
 All are test/local-stack fixes for the pinned moto version; the service code never imports this.
+
+`table_items` reads an in-process moto table's items for the local runner's snapshot saver, which
+used to Scan it through that same serializer: half the runner's CPU while memories arrived.
+`InProcessStreams` answers the runner's stream pump in-process likewise: botocore parsing every
+record of GetRecords' answer (~0.3 ms of CPU a record, several a memory) was a tenth of what a stored
+memory cost the runner, and each poll's requests waited their turn for the server and the GIL.
 """
 
 from __future__ import annotations
@@ -19,13 +25,16 @@ import copy
 import json
 import threading
 import types
+from collections.abc import Iterator
 from typing import Any
 
 from moto.dynamodb import models as dynamo_models
 from moto.dynamodb.comparisons import get_filter_expression
 from moto.dynamodb.exceptions import TransactionCanceledException
+from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoHandler
+from moto.dynamodbstreams.models import dynamodbstreams_backends
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 
 _LOCK = threading.RLock()
@@ -84,6 +93,91 @@ def _get_records(self: Any) -> str:
     limit = self._get_param("Limit")
     result = self.backend.get_records(self._get_param("ShardIterator"), 1000 if limit is None else limit)
     return json.dumps(result, default=_json_value)
+
+
+def _wire(value: DynamoType) -> dict[str, Any]:
+    """One stored attribute value in the JSON protocol's form (binary as base64 text), copied: the
+    store may change its sets, lists and maps in place once the lock is let go."""
+    kind, inner = value.type, value.value
+    if kind == "M":
+        return {kind: {name: _wire(nested) for name, nested in inner.items()}}
+    if kind == "L":
+        return {kind: [_wire(nested) for nested in inner]}
+    if kind == "B":
+        return {kind: _base64(inner)}
+    if kind == "BS":
+        return {kind: [_base64(member) for member in inner]}
+    if kind in ("SS", "NS"):
+        return {kind: list(inner)}
+    return {kind: inner}
+
+
+def _base64(value: bytes | str) -> str:
+    return base64.b64encode(value).decode("ascii") if isinstance(value, bytes) else value
+
+
+def _table(name: str) -> Table:
+    for regions in list(dynamo_models.dynamodb_backends.values()):
+        for backend in list(regions.values()):
+            if name in backend.tables:
+                return backend.tables[name]
+    raise LookupError(f"no moto table {name!r} in this process")
+
+
+def table_items(name: str, chunk: int = 1000) -> Iterator[dict[str, Any]]:
+    """Every item of the in-process moto table `name`, as a consistent Scan would return it in the
+    JSON protocol (binary as base64), without a request or moto's serializer. Read `chunk` items at
+    a time under the store's lock, so requests wait for one chunk at most; each item is read whole
+    (consistent per item, as a Scan is)."""
+    with _LOCK:
+        table = _table(name)
+        stored = [item for hashed in list(table.items.values()) for item in _items_of(table, hashed)]
+    for start in range(0, len(stored), chunk):
+        with _LOCK:
+            copied = [{k: _wire(v) for k, v in item.attrs.items()} for item in stored[start : start + chunk]]
+        yield from copied
+
+
+def _items_of(table: Table, hashed: Any) -> list[Any]:
+    return list(hashed.values()) if table.range_key_attr else [hashed]
+
+
+class InProcessStreams:
+    """The DynamoDB Streams calls the local stream pump makes, answered by the in-process moto with
+    what its endpoint answers (through `_get_records`' JSON), without a request and botocore's parsing
+    of it: records come as Lambda hands them to a function (binary as base64 text, times as numbers).
+    """
+
+    def _backend(self, arn: str) -> Any:
+        _, _, _, region, account, _ = arn.split(":", 5)
+        return dynamodbstreams_backends[account][region]
+
+    def _answer(self, result: Any) -> Any:
+        return json.loads(json.dumps(result, default=_json_value))  # a copy: moto's may change later
+
+    def describe_stream(self, StreamArn: str) -> dict[str, Any]:
+        with _LOCK:
+            return {"StreamDescription": self._answer(self._backend(StreamArn).describe_stream(StreamArn))}
+
+    def get_shard_iterator(
+        self,
+        StreamArn: str,
+        ShardId: str,
+        ShardIteratorType: str,
+        SequenceNumber: str | None = None,
+    ) -> dict[str, Any]:
+        backend = self._backend(StreamArn)
+        sequence = None if SequenceNumber is None else int(SequenceNumber)
+        with _LOCK:
+            iterator = backend.get_shard_iterator(StreamArn, ShardId, ShardIteratorType, sequence)
+            return {"ShardIterator": iterator.arn}
+
+    def get_records(self, ShardIterator: str, Limit: int = 1000) -> dict[str, Any]:
+        backend = self._backend(ShardIterator.split("/stream/", 1)[0])
+        with _LOCK:
+            answer: dict[str, Any] = self._answer(backend.get_records(ShardIterator, Limit))
+        backend.shard_iterators.pop(ShardIterator, None)  # moto keeps every iterator it hands out
+        return answer
 
 
 def apply() -> None:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import logging
+import queue
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +34,9 @@ log = logging.getLogger("synapse.stream_pump")
 POLL_SECONDS = 0.3
 BATCH_SIZE = 100
 MAX_ATTEMPTS = 3
+READ_LIMIT = 1000  # GetRecords' Limit
+DISCOVER_SECONDS = 10.0  # shards are listed again this often, and at once when one closes
+LANE_BACKLOG = 64  # polls a function may fall behind before the reader waits for it
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
@@ -89,6 +94,8 @@ def lambda_record(record: dict[str, Any], stream_arn: str) -> dict[str, Any]:
     moment = body.get("ApproximateCreationDateTime")
     if isinstance(moment, datetime):
         body["ApproximateCreationDateTime"] = int(moment.timestamp())
+    elif isinstance(moment, float):  # read as JSON (`motofix.InProcessStreams`)
+        body["ApproximateCreationDateTime"] = int(moment)
     return {**record, "dynamodb": body, "eventVersion": "1.1", "eventSourceARN": stream_arn}
 
 
@@ -110,8 +117,15 @@ class StreamReader:
         self.stream_arn: str | None = None
         self.iterators: dict[str, str | None] = {}
         self.last_read: dict[str, str] = {}  # shard id -> sequence number of the last record read
+        self._stale = True  # the shards are listed again before the next read
+        self._discovered = 0.0
 
     def _discover(self) -> None:
+        """List the stream's shards when a shard closed or DISCOVER_SECONDS passed: not on every poll
+        (a DescribeStream each time was a third of a busy poll's calls to the embedded store)."""
+        now = time.monotonic()
+        if not self._stale and now - self._discovered < DISCOVER_SECONDS:
+            return
         if self.stream_arn is None:
             self.stream_arn = self.dynamodb.describe_table(TableName=self.table_name)["Table"][
                 "LatestStreamArn"
@@ -120,6 +134,7 @@ class StreamReader:
         for shard in shards:
             if shard["ShardId"] not in self.iterators:
                 self.iterators[shard["ShardId"]] = self._iterator(shard["ShardId"])
+        self._stale, self._discovered = False, now
 
     def _iterator(self, shard_id: str) -> str:
         where: dict[str, str] = {"ShardIteratorType": "TRIM_HORIZON"}
@@ -131,15 +146,18 @@ class StreamReader:
 
     def _read(self, shard_id: str, iterator: str) -> dict[str, Any]:
         try:
-            answer: dict[str, Any] = self.streams.get_records(ShardIterator=iterator, Limit=1000)
+            answer: dict[str, Any] = self.streams.get_records(ShardIterator=iterator, Limit=READ_LIMIT)
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") not in self.RESTART_ERRORS:
                 raise
-            answer = self.streams.get_records(ShardIterator=self._iterator(shard_id), Limit=1000)
+            answer = self.streams.get_records(ShardIterator=self._iterator(shard_id), Limit=READ_LIMIT)
         return answer
 
     def poll(self) -> list[dict[str, Any]]:
-        """New records of every shard, in order within each shard, in Lambda's record shape."""
+        """New records of every shard, in order within each shard, in Lambda's record shape.
+
+        A shard is read until an answer is short of READ_LIMIT: no empty read to learn it is drained
+        (an answer that stopped short at its size limit is followed by the next poll, at once)."""
         self._discover()
         assert self.stream_arn is not None
         records: list[dict[str, Any]] = []
@@ -151,8 +169,10 @@ class StreamReader:
                 if got:
                     self.last_read[shard_id] = got[-1]["dynamodb"]["SequenceNumber"]
                 records += [lambda_record(r, self.stream_arn) for r in got]
-                if not got:
+                if len(got) < READ_LIMIT:
                     break
+            if iterator is None and self.iterators[shard_id] is not None:
+                self._stale = True  # the shard closed: its children are listed at the next poll
             self.iterators[shard_id] = iterator
         return records
 
@@ -224,18 +244,63 @@ def _deliver(pumps: list[Pump], records: list[dict[str, Any]]) -> None:
             log.exception("stream pump: delivering to %s failed; going on", pump.name)
 
 
-def start(endpoint_url: str, table_name: str, stop: threading.Event) -> threading.Thread:
-    """Run the pumps (one per stream function) in a daemon thread until `stop` is set: a stored
-    memory is searchable, and its webhook events queued, in well under a second.
+class Lane:
+    """One stream function's deliveries, on a thread of its own, in stream order.
+
+    Each of Lambda's event source mappings polls for its function alone, so a slow function never
+    holds another's records back; here the stream is read once for all (`start`) and each function
+    takes what was read from its lane. Under load, what piled up while the function was busy is
+    delivered together (BATCH_SIZE at a time), as a mapping that is behind invokes with full batches.
+    On stop, a lane delivers what was read before it ends: nothing read is lost.
+    """
+
+    def __init__(self, pump: Pump) -> None:
+        self.pump = pump
+        self._queue: queue.Queue[list[dict[str, Any]] | None] = queue.Queue(maxsize=LANE_BACKLOG)
+        self.thread = threading.Thread(target=self._run, name=f"stream-{pump.name}", daemon=True)
+        self.thread.start()
+
+    def put(self, records: list[dict[str, Any]]) -> None:
+        """Queue a poll's records (waits while the function is LANE_BACKLOG polls behind)."""
+        self._queue.put(records)
+
+    def close(self) -> None:
+        """Deliver what is queued, then end."""
+        self._queue.put(None)
+        self.thread.join()
+
+    def _run(self) -> None:
+        ending = False
+        while not ending:
+            records = self._queue.get()
+            if records is None:
+                return
+            while True:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    ending = True
+                    break
+                records = records + more
+            _deliver([self.pump], records)
+
+
+def start(endpoint_url: str, table_name: str, stop: threading.Event, streams: Any = None) -> threading.Thread:
+    """Read the stream in a daemon thread until `stop` is set, each stream function fed from its own
+    `Lane`: a stored memory is searchable, and its webhook events queued, in well under a second.
 
     The stream is read once for all of them (each GetRecords of the embedded store costs CPU the
     requests need): every function is handed the same records, each through its own filters. A
     poll that found records is followed by the next at once, as Lambda keeps invoking while a
     shard has records (MaximumBatchingWindowInSeconds 0); an idle stream is polled every
-    POLL_SECONDS."""
+    POLL_SECONDS. The thread returned ends once every lane has delivered what was read. `streams`:
+    the DynamoDB Streams calls answered otherwise than by a client of the endpoint (the embedded
+    moto, in-process: `motofix.InProcessStreams`)."""
     where = {"endpoint_url": endpoint_url, "region_name": "us-east-1", "config": client_config()}
     reader = StreamReader(
-        boto3.client("dynamodb", **where), boto3.client("dynamodbstreams", **where), table_name
+        boto3.client("dynamodb", **where), streams or boto3.client("dynamodbstreams", **where), table_name
     )
     pumps = [
         Pump(reader, load_handler(*code), name, stream_filters(name))
@@ -245,7 +310,7 @@ def start(endpoint_url: str, table_name: str, stop: threading.Event) -> threadin
     # an external endpoint, history. The indexer takes it (idempotent, and it catches up with what a
     # crash left unindexed); every other function starts after it: a restart is not a write, and
     # must not announce every memory to webhooks again. Read here, before the first request is served;
-    # the indexer is handed it on the pump's thread.
+    # the indexer is handed it on its lane.
     try:
         backlog: list[dict[str, Any]] | None = reader.poll()
     except Exception:
@@ -253,17 +318,30 @@ def start(endpoint_url: str, table_name: str, stop: threading.Event) -> threadin
         backlog = None
 
     def loop() -> None:
-        _deliver([pump for pump in pumps if pump.name == "IndexerFunction"], backlog or [])
-        while not stop.is_set():
-            try:
-                records = reader.poll()
-            except Exception:
-                log.exception("stream pump: reading the stream failed; trying again")
-                records = []
-            _deliver(pumps, records)
-            if not records:
-                stop.wait(POLL_SECONDS)
+        lanes = [Lane(pump) for pump in pumps]
+        for lane in lanes:
+            if lane.pump.name == "IndexerFunction" and backlog:
+                lane.put(backlog)
+        try:
+            _read(reader, lanes, stop)
+        finally:
+            for lane in lanes:
+                lane.close()
 
     thread = threading.Thread(target=loop, name="stream-pump", daemon=True)
     thread.start()
     return thread
+
+
+def _read(reader: StreamReader, lanes: list[Lane], stop: threading.Event) -> None:
+    while not stop.is_set():
+        try:
+            records = reader.poll()
+        except Exception:
+            log.exception("stream pump: reading the stream failed; trying again")
+            records = []
+        if records:
+            for lane in lanes:
+                lane.put(records)
+        else:
+            stop.wait(POLL_SECONDS)

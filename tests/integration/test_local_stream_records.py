@@ -11,6 +11,7 @@ from moto import mock_aws
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 
 from infra import motofix
+from infra.stream_pump import StreamReader
 
 TABLE = "streamed"
 
@@ -69,3 +70,42 @@ def _motos_own() -> Any:
         return ActionResult(self.backend.get_records(self._get_param("ShardIterator"), limit or 1000))
 
     return get_records
+
+
+def test_the_pump_reads_in_process_what_it_reads_through_the_endpoint() -> None:
+    # Given a table whose stream holds an insert, a change and a removal, and a binary attribute
+    motofix.apply()
+    item = {
+        "pk": {"S": "Müller ✓"},
+        "n": {"N": "1.5"},
+        "l": {"L": [{"S": "x"}, {"N": "2"}]},
+        "m": {"M": {"k": {"BOOL": True}, "z": {"NULL": True}}},
+        "ss": {"SS": ["p", "q"]},
+    }
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(
+            TableName=TABLE,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+        )
+        client.put_item(TableName=TABLE, Item=item)
+        client.put_item(TableName=TABLE, Item={**item, "n": {"N": "2"}})
+        client.delete_item(TableName=TABLE, Key={"pk": item["pk"]})
+        client.put_item(TableName=TABLE, Item={"pk": {"S": "bin"}, "b": {"B": b"\x00\xff"}})
+        # When the local pump's reader reads it through the endpoint, and in-process
+        streams = boto3.client("dynamodbstreams", region_name="us-east-1")
+        through = StreamReader(client, streams, TABLE).poll()
+        within = StreamReader(client, motofix.InProcessStreams(), TABLE)
+        read = within.poll()
+        client.put_item(TableName=TABLE, Item={"pk": {"S": "later"}})
+        later = within.poll()
+    # Then both read the same records, binary as the base64 text Lambda hands a function
+    assert [r["eventName"] for r in read] == ["INSERT", "MODIFY", "REMOVE", "INSERT"]
+    assert read[:3] == through[:3]
+    assert read[3]["dynamodb"]["NewImage"]["b"] == {"B": "AP8="}
+    assert through[3]["dynamodb"]["NewImage"]["b"] == {"B": b"\x00\xff"}
+    # And the in-process reader goes on after what it read
+    assert [r["dynamodb"]["Keys"] for r in later] == [{"pk": {"S": "later"}}]

@@ -64,6 +64,7 @@ class FakeEmbedder:
 @pytest.fixture(name="fake_embedder")
 def fake_embedder_fixture() -> Iterator[FakeEmbedder]:
     fake = FakeEmbedder()
+    vectors._recent.clear()  # what an earlier test embedded (by write or indexer) is not this one's
     vectors.use_embedder(fake)
     yield fake
     vectors.use_embedder(None)

@@ -338,3 +338,31 @@ def test_the_indexer_waits_for_a_write_still_embedding_its_text_instead_of_embed
     # Then it takes the write's vector once it is ready: the text was embedded once
     assert fake_embedder.embedded == [text]
     assert taken is not None and float(np.dot(taken, embed([text])[0])) > 0.999
+
+
+def test_a_write_waits_for_the_indexer_embedding_its_text_instead_of_embedding_it_again(
+    fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the indexer of the process embedding a batch's text ahead (slowly), before the write
+    # that stored it has embedded it for its `similar` (its embedding queued behind others)
+    text = "turn 8\nOliver: the garden budget needs another pass, said while the indexer embeds"
+    started, go_on = threading.Event(), threading.Event()
+    embed = fake_embedder.embed
+
+    def slowly(texts: Sequence[str]) -> np.ndarray:
+        started.set()
+        go_on.wait(10)
+        return embed(texts)
+
+    monkeypatch.setattr(fake_embedder, "embed", slowly)
+    with vectors.embedded_ahead([text]):
+        assert started.wait(10)
+        # When the write embeds it meanwhile, and again once the indexer is done
+        threading.Timer(0.2, go_on.set).start()
+        during = vectors.embedded_once(fake_embedder, [text])
+        taken = vectors._embedded_ahead(vectors.text_hash(text))
+    after = vectors.embedded_once(fake_embedder, [text])
+    # Then the text was embedded once, by the indexer, and every one got that vector
+    assert fake_embedder.embedded == [text]
+    assert taken is not None
+    assert np.array_equal(during[0], taken) and np.array_equal(after[0], taken)

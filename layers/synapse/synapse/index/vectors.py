@@ -27,6 +27,7 @@ import hashlib
 import re
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, Protocol
@@ -185,34 +186,29 @@ def prepare(db: sqlite3.Connection, model: Embedder) -> None:
         _set_meta(db, _META_COMPLETE, "0")
 
 
-# Vectors embedded a moment ago in this process (a write's `similar`), by model and text: what the
-# indexer of the same process (the local runner) takes instead of embedding the text again, and what
-# a retried write reuses. Bounded: ~1.5 kB a vector. Texts being embedded right now are noted too
-# (`_embedding`): the indexer may read a batch's records while the write still embeds them (they are
-# embedded while the batch is stored), and then waits for those vectors rather than embed them again.
+# Vectors embedded a moment ago in this process, by model and text: a write's `similar` and the
+# indexer of the same process (the local runner) embed each text once, whichever comes first, and a
+# retried write reuses it. Bounded: ~1.5 kB a vector. Texts being embedded right now are noted
+# (`_embedding`): the other waits for their vectors rather than embed them again.
 RECENT_VECTORS = 4096
-# How long the indexer waits for a write's vectors of its texts: more than a batch of 100 takes.
+# How long one waits for another's vectors of its texts: more than a batch of 100 takes.
 WAIT_FOR_WRITE_SECONDS = 10.0
 _recent: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _embedding: dict[tuple[str, str], threading.Event] = {}
 _recent_lock = threading.Lock()
 
 
-def recently_embedded(model: Embedder, text: str, wait: float = 0.0) -> Any | None:
-    """text's vector if this process embedded it a moment ago, waiting up to `wait` seconds for it
-    when it is being embedded right now."""
-    key = (model_name(model), text)
+def recently_embedded(model: Embedder, text: str) -> Any | None:
+    """text's vector if this process embedded it a moment ago."""
     with _recent_lock:
-        found, running = _recent.get(key), _embedding.get(key)
-    if found is None and running is not None and wait > 0 and running.wait(wait):
-        with _recent_lock:
-            found = _recent.get(key)
-    return found
+        return _recent.get((model_name(model), text))
 
 
-def embedded_once(model: Embedder, texts: Sequence[str]) -> Any:
-    """The texts' vectors, (len(texts), DIMS) float32: those embedded a moment ago from this
-    process's cache, the rest in one call (and kept for the indexer)."""
+def embedded_once(model: Embedder, texts: Sequence[str], wait: float = WAIT_FOR_WRITE_SECONDS) -> Any:
+    """The texts' vectors, (len(texts), DIMS) float32, each text embedded once in this process
+    whoever asks first (a write's `similar`, the indexer's batch): those embedded a moment ago come
+    from the cache, those another thread is embedding now are waited for (up to `wait` seconds),
+    the rest are embedded in one call, and kept."""
     import numpy as np
 
     name = model_name(model)
@@ -220,23 +216,50 @@ def embedded_once(model: Embedder, texts: Sequence[str]) -> Any:
         known = {text: _recent.get((name, text)) for text in texts}
         missing = sorted({text for text, vector in known.items() if vector is None})
         done = threading.Event()
-        mine = [text for text in missing if _embedding.setdefault((name, text), done) is done]
+        running = {text: _embedding.setdefault((name, text), done) for text in missing}
+    mine = [text for text in missing if running[text] is done]
     try:
-        if missing:
-            fresh = np.asarray(model.embed(missing), dtype=np.float32)
-            with _recent_lock:
-                for text, vector in zip(missing, fresh, strict=True):
-                    known[text] = _recent[(name, text)] = vector
-                while len(_recent) > RECENT_VECTORS:
-                    _recent.popitem(last=False)
+        _embed_into(model, name, mine, known)
     finally:
         with _recent_lock:
             for text in mine:
                 _embedding.pop((name, text), None)
         done.set()
+    theirs = [text for text in missing if running[text] is not done]
+    deadline = time.monotonic() + wait
+    for text in theirs:
+        if running[text].wait(max(0.0, deadline - time.monotonic())):
+            with _recent_lock:
+                known[text] = _recent.get((name, text))
+    _embed_into(model, name, [text for text in theirs if known[text] is None], known)  # theirs failed
     if not texts:
         return np.zeros((0, DIMS), dtype=np.float32)
     return np.stack([known[text] for text in texts])  # type: ignore[misc] # every text is known now
+
+
+def _embed_into(model: Embedder, name: str, texts: list[str], known: dict[str, Any]) -> None:
+    """Embed `texts` in one call into `known` and the process's cache."""
+    import numpy as np
+
+    if not texts:
+        return
+    fresh = np.asarray(model.embed(texts), dtype=np.float32)
+    with _recent_lock:
+        for text, vector in zip(texts, fresh, strict=True):
+            known[text] = _recent[(name, text)] = vector
+        while len(_recent) > RECENT_VECTORS:
+            _recent.popitem(last=False)
+
+
+class _Once:
+    """A model whose texts go through `embedded_once`: what the indexer embeds ahead is kept for a
+    write of the same text, and a text a write is embedding is waited for, not embedded again."""
+
+    def __init__(self, model: Embedder) -> None:
+        self.model = model
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        return embedded_once(self.model, texts)
 
 
 def _pack(vector: Any) -> bytes:
@@ -265,10 +288,11 @@ def embedded_ahead(texts: Sequence[str]) -> Iterator[None]:
         return
     ready = {}
     for digest, text in wanted.items():
-        vector = recently_embedded(model, text, WAIT_FOR_WRITE_SECONDS)
+        vector = recently_embedded(model, text)
         if vector is not None:
             ready[digest] = vector
-    running = ahead.Ahead(model, [(d, t) for d, t in wanted.items() if d not in ready], ready)
+    # The rest on the Ahead thread, which waits there for those a write is embedding right now.
+    running = ahead.Ahead(_Once(model), [(d, t) for d, t in wanted.items() if d not in ready], ready)
     _ahead.append(running)
     try:
         yield
