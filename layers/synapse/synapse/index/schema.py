@@ -95,21 +95,25 @@ def redo_doc_dates(db: sqlite3.Connection) -> None:
     add_doc_dates(db)
 
 
-# Days a statement inserts: a memory's days go in one statement (or a few), not one each, as every
-# statement lets go of the GIL and then waits to get it back (up to 5 ms behind a busy thread: the
-# local runner's requests), and a memory has a dozen ("before Friday … next week": 12).
+# Rows a statement inserts: a memory's days (a dozen for "before Friday … next week") and tags go
+# in one statement (or a few), not one each, as every statement lets go of the GIL and then waits to
+# get it back (up to 5 ms behind a busy thread: the local runner's requests).
 DAYS_PER_INSERT = 200
+
+
+def _insert_rows(db: sqlite3.Connection, into: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """`into` ("INSERT … INTO table (columns)") with `rows`, DAYS_PER_INSERT a statement."""
+    if not rows:
+        return
+    marks = "(" + ", ".join("?" * len(rows[0])) + ")"
+    for start in range(0, len(rows), DAYS_PER_INSERT):
+        chunk = rows[start : start + DAYS_PER_INSERT]
+        db.execute(f"{into} VALUES " + ", ".join([marks] * len(chunk)), [v for row in chunk for v in row])
 
 
 def _index_days(db: sqlite3.Connection, rowid: int, days: Sequence[tuple[str, bool]]) -> None:
     rows = [(day, rowid, int(due)) for day, due in days]
-    for start in range(0, len(rows), DAYS_PER_INSERT):
-        chunk = rows[start : start + DAYS_PER_INSERT]
-        db.execute(
-            "INSERT OR IGNORE INTO doc_dates (day, rowid, due) VALUES "  # noqa: S608 - placeholders only
-            + ", ".join(["(?, ?, ?)"] * len(chunk)),
-            [value for row in chunk for value in row],
-        )
+    _insert_rows(db, "INSERT OR IGNORE INTO doc_dates (day, rowid, due)", rows)
 
 
 # Tombstones by age, so dropping the old ones reads only tombstones, not every doc (28 ms a batch at
@@ -341,9 +345,9 @@ def _upsert(db: sqlite3.Connection, doc: Doc, indexed: _Indexed | None) -> bool:
             (*fields, rowid),
         )
     _index_text(db, rowid, doc)
-    _replace_rows(db, "doc_tags", "tag", rowid, {(tag,) for tag in doc.tags})
+    _replace_rows(db, "doc_tags", "tag", rowid, {(tag,) for tag in doc.tags}, indexed is None)
     days = _days_of(doc.content, doc.created_at or doc.updated_at, doc.occurred_at)
-    _replace_rows(db, "doc_dates", "day, due", rowid, {(day, int(due)) for day, due in days})
+    _replace_rows(db, "doc_dates", "day, due", rowid, {(day, int(due)) for day, due in days}, indexed is None)
     return True
 
 
@@ -361,26 +365,24 @@ def _index_text(db: sqlite3.Connection, rowid: int, doc: Doc) -> None:
 
 
 def _replace_rows(
-    db: sqlite3.Connection, table: str, columns: str, rowid: int, rows: set[tuple[Any, ...]]
+    db: sqlite3.Connection, table: str, columns: str, rowid: int, rows: set[tuple[Any, ...]], new: bool
 ) -> None:
-    """A memory's rows of `table` (doc_tags, doc_dates) made `rows`, touching only those that change:
-    an update that keeps its tags and days writes no page of either table (each page a change
-    writes is written to EFS three times: the log, then the two bases a compaction brings up to
-    date, `index.compaction`)."""
-    held = set(db.execute(f"SELECT {columns} FROM {table} WHERE rowid = ?", (rowid,)))  # noqa: S608
+    """A memory's rows of `table` (doc_tags, doc_dates) made `rows`, touching only those that change
+    (`new`: it has none yet): an update that keeps its tags and days writes no page of either
+    table (each page a change writes reaches EFS three times: the log, then the two bases a
+    compaction brings up to date, `index.compaction`)."""
+    held = set() if new else set(db.execute(f"SELECT {columns} FROM {table} WHERE rowid = ?", (rowid,)))  # noqa: S608
     gone, added = held - rows, rows - held
     if gone:
         first = columns.split(",")[0]
-        db.executemany(
-            f"DELETE FROM {table} WHERE {first} = ? AND rowid = ?",  # noqa: S608 (constants only)
-            [(row[0], rowid) for row in gone],
+        marks = ", ".join("?" * len(gone))
+        db.execute(
+            f"DELETE FROM {table} WHERE rowid = ? AND {first} IN ({marks})",  # noqa: S608 (constants only)
+            [rowid, *(row[0] for row in gone)],
         )
-    if added:
-        marks = ", ".join("?" for _ in columns.split(","))
-        db.executemany(
-            f"INSERT OR REPLACE INTO {table} ({columns}, rowid) VALUES ({marks}, ?)",  # noqa: S608
-            [(*row, rowid) for row in added],
-        )
+    _insert_rows(
+        db, f"INSERT OR REPLACE INTO {table} ({columns}, rowid)", [(*row, rowid) for row in sorted(added)]
+    )
 
 
 def _drop_text(db: sqlite3.Connection, rowid: int) -> None:
