@@ -1,8 +1,8 @@
 """Folding a mind's log into a new base without writing the whole base again.
 
 A compaction used to copy the base (150 MB at 100,000 memories) to check the log into the copy: at
-issue 23's threshold that was ~24 times the log's own bytes per change (docs/scaling.md). Bases
-never change once published, so the previous base, retired at the last compaction, differs from
+issue 23's threshold that was ~24 times the log's own bytes per change (docs/scaling.md). A base
+never changes while readers may read it, so the previous base, retired at the last compaction, differs from
 the current one only in the pages that compaction wrote: its log's committed pages, the pages
 `tidy` rewrote, and page 1. Each compaction records those pages beside the base it publishes
 (`<base>-changes`: the retired base's name, then the page numbers). The next one, once no reader can
@@ -76,10 +76,8 @@ def compact_into(
     return changed
 
 
-def record_changes(published: Path, retired: Path | None, pages: Iterable[int]) -> None:
+def record_changes(published: Path, retired: Path, pages: Iterable[int]) -> None:
     """Beside a newly published base: the base it replaced and the pages where they differ."""
-    if retired is None:
-        return
     numbers = sorted(pages)
     name = retired.name.encode()
     body = struct.pack(f">H{len(name)}s{len(numbers)}I", len(name), name, *numbers)
