@@ -41,16 +41,7 @@ def test_stream_records_read_back_as_motos_serializer_writes_them(monkeypatch: A
     }
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName=TABLE,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-        )
-        client.put_item(TableName=TABLE, Item=item)
-        client.put_item(TableName=TABLE, Item={**item, "n": {"N": "2"}})
-        client.delete_item(TableName=TABLE, Key={"pk": item["pk"]})
+        streamed(client, item)
         streams = boto3.client("dynamodbstreams", region_name="us-east-1")
         # When they are read through the local stack's GetRecords, and through moto's own
         ours = records(client, streams)
@@ -60,6 +51,20 @@ def test_stream_records_read_back_as_motos_serializer_writes_them(monkeypatch: A
     # Then both read back the same
     assert [r["eventName"] for r in ours] == ["INSERT", "MODIFY", "REMOVE"]
     assert ours == theirs
+
+
+def streamed(client: Any, item: dict[str, Any]) -> None:
+    """A table with a stream holding the item's insert, a change of its `n` and its removal."""
+    client.create_table(
+        TableName=TABLE,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+    client.put_item(TableName=TABLE, Item=item)
+    client.put_item(TableName=TABLE, Item={**item, "n": {"N": "2"}})
+    client.delete_item(TableName=TABLE, Key={"pk": item["pk"]})
 
 
 def _motos_own() -> Any:
@@ -84,16 +89,7 @@ def test_the_pump_reads_in_process_what_it_reads_through_the_endpoint() -> None:
     }
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName=TABLE,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-        )
-        client.put_item(TableName=TABLE, Item=item)
-        client.put_item(TableName=TABLE, Item={**item, "n": {"N": "2"}})
-        client.delete_item(TableName=TABLE, Key={"pk": item["pk"]})
+        streamed(client, item)
         client.put_item(TableName=TABLE, Item={"pk": {"S": "bin"}, "b": {"B": b"\x00\xff"}})
         # When the local pump's reader reads it through the endpoint, and in-process
         streams = boto3.client("dynamodbstreams", region_name="us-east-1")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -313,11 +313,11 @@ def test_the_next_generation_of_a_base_reads_only_the_vectors_written_since(
         assert second.rowids[at] == whole.rowids[expected]
 
 
-def test_the_indexer_waits_for_a_write_still_embedding_its_text_instead_of_embedding_it_again(
+def embedding_slowly(
     fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Given a write embedding its batch's text (slowly) on one thread of the process
-    text = "turn 7\nNadia: the roof needs another pass before Friday, said while waiting"
+) -> tuple[threading.Event, threading.Event, Callable[[Sequence[str]], np.ndarray]]:
+    """The embedder made to hold each call until `go_on` is set (`started` says one began); and
+    its own embed, to compare with."""
     started, go_on = threading.Event(), threading.Event()
     embed = fake_embedder.embed
 
@@ -327,6 +327,15 @@ def test_the_indexer_waits_for_a_write_still_embedding_its_text_instead_of_embed
         return embed(texts)
 
     monkeypatch.setattr(fake_embedder, "embed", slowly)
+    return started, go_on, embed
+
+
+def test_the_indexer_waits_for_a_write_still_embedding_its_text_instead_of_embedding_it_again(
+    fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a write embedding its batch's text (slowly) on one thread of the process
+    text = "turn 7\nNadia: the roof needs another pass before Friday, said while waiting"
+    started, go_on, embed = embedding_slowly(fake_embedder, monkeypatch)
     write = threading.Thread(target=vectors.embedded_once, args=(fake_embedder, [text]))
     write.start()
     assert started.wait(10)
@@ -346,15 +355,7 @@ def test_a_write_waits_for_the_indexer_embedding_its_text_instead_of_embedding_i
     # Given the indexer of the process embedding a batch's text ahead (slowly), before the write
     # that stored it has embedded it for its `similar` (its embedding queued behind others)
     text = "turn 8\nOliver: the garden budget needs another pass, said while the indexer embeds"
-    started, go_on = threading.Event(), threading.Event()
-    embed = fake_embedder.embed
-
-    def slowly(texts: Sequence[str]) -> np.ndarray:
-        started.set()
-        go_on.wait(10)
-        return embed(texts)
-
-    monkeypatch.setattr(fake_embedder, "embed", slowly)
+    started, go_on, _ = embedding_slowly(fake_embedder, monkeypatch)
     with vectors.embedded_ahead([text]):
         assert started.wait(10)
         # When the write embeds it meanwhile, and again once the indexer is done
