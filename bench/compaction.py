@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
 
 from synapse import embedding  # noqa: E402
-from synapse.index import compaction, generations  # noqa: E402
+from synapse.index import generations  # noqa: E402
 from synapse.index.documents import Change, Doc  # noqa: E402
 from synapse.index.writer import Writer  # noqa: E402
 
@@ -108,7 +108,7 @@ def build(base: Path, size: int, vocabulary: list[str]) -> None:
 def run_side(base: Path, size: int, changes: int, vocabulary: list[str], reuse: bool) -> dict[str, float]:
     """Bytes written per change over `changes` one-change batches, and the compactions they caused."""
     generations.GRACE_SECONDS = -1.0  # every retired base is past its grace period (the docstring)
-    compaction.REUSE_MIN_BYTES = generations.REUSE_MIN_BYTES = (1 << 20) if reuse else 1 << 62
+    generations.REUSE_MIN_BYTES = (1 << 20) if reuse else 1 << 62
     rng = random.Random(SEED + 1)
 
     def change(version: int) -> bool:

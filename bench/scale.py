@@ -281,7 +281,7 @@ def compaction() -> dict[str, float]:
     found = {str(memories): threshold(memories * INDEX_BYTES_PER_MEMORY) for memories in MIND_SIZES}
     # a compaction that reuses the retired base (issue 43): from bases of this size on
     with contextlib.suppress(ModuleNotFoundError, AttributeError):
-        found["reuse_min"] = float(index_module("compaction").REUSE_MIN_BYTES)
+        found["reuse_min"] = float(index_module("generations").REUSE_MIN_BYTES)
     return found
 
 

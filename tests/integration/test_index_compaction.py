@@ -64,7 +64,6 @@ def folder_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(generations, "COMPACT_SCALE_BYTES", 0)
     monkeypatch.setattr(generations, "GRACE_SECONDS", -1.0)
     monkeypatch.setattr(generations, "REUSE_MIN_BYTES", 0)
-    monkeypatch.setattr(compaction, "REUSE_MIN_BYTES", 0)
     return tmp_path / MIND
 
 

@@ -28,8 +28,6 @@ from pathlib import Path
 
 from synapse.index import generations, wal
 
-# Below this size a base is copied whole (cheap), and its retired predecessor is not kept.
-REUSE_MIN_BYTES = generations.REUSE_MIN_BYTES
 # A compaction due while the base it could reuse is still in its grace period waits for it, until
 # the log passes this many times its threshold (then the base is copied, as before).
 WAIT_FACTOR = 4.0
@@ -99,7 +97,7 @@ def _donor(generation: Path) -> tuple[Path, set[int]] | None:
     retired = generation.with_name(name)
     if not generations.is_generation_name(name) or not retired.exists():
         return None
-    if generation.stat().st_size < REUSE_MIN_BYTES:
+    if generation.stat().st_size < generations.REUSE_MIN_BYTES:  # copied whole: cheap
         return None
     return retired, pages
 
