@@ -1,6 +1,7 @@
 """Every handler's cold start imports what its budget allows and no more (issue 35): each handler
-is imported in a fresh interpreter on the path Lambda gives it (the function, the layer, the
-runtime's and the layer's packages), and what it loaded is held to tests/unit/import_budget.json.
+is imported on the path Lambda gives it (the function, the layer, the runtime's and the layer's
+packages), in a fork of one fresh interpreter that imported only what every budget holds
+(tests/support/import_budget.py), and what it loaded is held to tests/unit/import_budget.json.
 A new import on a cold path fails here; if it is meant, regenerate the budget and commit it:
 
     .venv/bin/python -m tests.support.import_budget --write
@@ -19,7 +20,7 @@ def test_every_handler_imports_only_what_its_budget_allows() -> None:
     # Given every handler's committed budget
     budget = import_budget.read_budget()
     # When each handler is imported as a cold start imports it
-    found = import_budget.measured()
+    found = import_budget.measured(preload=import_budget.in_every_budget(budget))
     # Then each has a budget, and none loads a module outside it
     assert sorted(found) == sorted(budget), f"handlers added or removed: run {REGENERATE}"
     over = import_budget.over_budget(found, budget)
