@@ -201,6 +201,43 @@ def test_of_two_near_duplicates_the_newer_ranks_first(tmp_path: Path, fake_embed
     assert recency.newer_first(ids, updated, [1, 1], [0.75, 0.48], vectors.matrix_of(db)) == [0, 1]
 
 
+def test_only_each_others_closest_near_duplicates_trade_places(
+    tmp_path: Path, fake_embedder: FakeEmbedder
+) -> None:
+    # Given three turns of one conversation on one topic: the answer (oldest), and two later turns
+    # nearer each other than either is to it, all near-duplicates by cosine
+    turns = [
+        doc(
+            "mem_answer",
+            "lisbon june grandmother family trip booked flights",
+            key="t1",
+            at="2026-01-01T00:00:00Z",
+        ),
+        doc(
+            "mem_party",
+            "lisbon june grandmother family trip party ninety",
+            key="t2",
+            at="2026-02-01T00:00:00Z",
+        ),
+        doc(
+            "mem_later", "lisbon june grandmother family trip party cake", key="t3", at="2026-03-01T00:00:00Z"
+        ),
+    ]
+    apply_batch(MIND, [Change.upsert(t) for t in turns], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    matrix = vectors.matrix_of(db)
+    block = matrix.vectors[[matrix.row_of(t.id) for t in turns]]
+    cosines = block @ block.T
+    assert recency.DUPLICATE_SIMILARITY <= cosines[0, 1] < cosines[1, 2]
+    ids = [t.id for t in turns]
+    updated = ["2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z"]
+    # When the answer ranks first, all matching as many words and about as close to the question
+    order = recency.newer_first(ids, updated, [2, 2, 2], [0.50, 0.45, 0.44], matrix)
+    # Then it keeps its place (its closest turn's closest is another); the later two trade theirs
+    assert order == [0, 2, 1]
+
+
 def test_a_word_shared_in_another_sense_does_not_bury_what_meaning_finds(
     tmp_path: Path, fake_embedder: FakeEmbedder
 ) -> None:
