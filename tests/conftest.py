@@ -35,7 +35,7 @@ import pytest
 from moto import mock_aws
 
 from infra import motofix
-from tests.support import moto_tables
+from tests.support import moto_speed, moto_tables
 from tests.support.api import Api
 from tests.support.runner import LOOPBACK, SHARED, STARTUP, RunningService, running
 
@@ -74,6 +74,7 @@ def dynamo() -> Iterator[object]:
     from synapse.storage import tables
 
     motofix.apply()
+    moto_speed.apply()
     with mock_aws(config=_MOCK_CONFIG):
         if not _layer_client_is_the_default():
             tables.client.cache_clear()
