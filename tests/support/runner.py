@@ -43,6 +43,13 @@ STARTUP = 120.0
 SHARED = {"SYNAPSE_MAX_MINDS_PER_USER": "10000"}
 # Webhooks may be delivered to receivers on this machine (tests/support/receiver.py).
 LOOPBACK = {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
+# DynamoDB Local's JVM for a test runner: the client compiler only and the serial collector. A start
+# is mostly the JVM warming up, and on two busy cores the optimizing compiler's threads compete with
+# everything else: this halves a start (about 13 s to 6 s under load), and a test's few thousand
+# requests never run long enough to miss what that compiler would have made faster. Its "Picked up
+# JAVA_TOOL_OPTIONS" line goes to the jar's own log, not the runner's output. A developer's own
+# JAVA_TOOL_OPTIONS wins.
+JVM_OPTIONS = {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
 
 
 def dynamodb_local_missing() -> str:
@@ -66,8 +73,10 @@ def free_port() -> int:
 
 def runner_environment(data_dir: Path, port: int, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The developer's view: no SYNAPSE_* settings (dev secrets, default tables) but a private data dir,
-    plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNAPSE_") or k == "SYNAPSE_LOCAL_STORE"}
+    a quick-starting JVM (`JVM_OPTIONS`), plus `extra`."""
+    env = JVM_OPTIONS | {
+        k: v for k, v in os.environ.items() if not k.startswith("SYNAPSE_") or k == "SYNAPSE_LOCAL_STORE"
+    }
     env.update({"PORT": str(port), "SYNAPSE_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1"})
     env.update(extra or {})
     return env
