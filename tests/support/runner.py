@@ -32,6 +32,11 @@ JWT_LINE = re.compile(r"^JWT=(\S+)$", re.MULTILINE)
 URL_LINE = re.compile(r"Synapse is running on (http://\S+)")
 STORE_LINE = re.compile(r"^DynamoDB: (.+)$", re.MULTILINE)
 ACCESS_5XX = re.compile(r"^synapse-local: [A-Z]+ \S+ 5\d\d ")
+# One access line per request (`SYNAPSE_LOCAL_LOG=access`, the default), and the banner's last line.
+ACCESS_LINE = re.compile(r"^synapse-local: [A-Z]+ /\S* \d{3} \d+\.\dms$")
+BANNER_END = "Stop with Ctrl+C (data is saved)."
+# The stream pump polls every 0.3 s: what the runner would print about a request is out by then.
+SETTLE_SECONDS = 2.0
 
 
 DYNAMODB_LOCAL = {"SYNAPSE_LOCAL_STORE": "dynamodb-local"}
@@ -119,6 +124,12 @@ class RunningService:
         """The banner's `DynamoDB: …` line (e.g. `DynamoDB Local at http://…`)."""
         found = STORE_LINE.search(self.output())
         return found.group(1) if found else ""
+
+    def after_banner(self) -> list[str]:
+        """The non-blank lines printed after the start banner."""
+        output = self.output()
+        assert BANNER_END in output, output
+        return [line for line in output.split(BANNER_END, 1)[1].splitlines() if line.strip()]
 
     def server_errors(self) -> list[str]:
         """Access-log lines of requests answered with a 5xx."""
