@@ -55,12 +55,9 @@ def test_remember_get_recall_search_and_forget(runner: RunningService, mind: Min
     assert recalled.returncode == 0 and recalled.stdout.startswith("Mind: Client test\n")
     assert "Uses Neovim" in recalled.stdout
     assert json.loads(run_cli("--json", "recall", env=env).stdout)["total"] == 1
-    deadline = time.monotonic() + 20
-    while True:
-        found = run_cli("search", "neovim", env=env)
-        if memory["id"] in found.stdout or time.monotonic() > deadline:
-            break
-        time.sleep(0.3)
+    wait_until_indexed(mind, "neovim", "editor")  # through the client: a CLI start per poll costs ~1 s
+    found = run_cli("search", "neovim", env=env)
+    assert memory["id"] in found.stdout, found.stdout
     assert found.returncode == 0 and "**Neovim**" in found.stdout, found.stderr
     assert (
         json.loads(run_cli("--json", "expiring", "--within", "3d", env=env).stdout)[0]["id"] == memory["id"]

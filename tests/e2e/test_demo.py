@@ -1,6 +1,8 @@
 """`make demo` (`SYNAPSE_DEMO=1`): the runner creates SPEC §4's example mind for the dev user and
 prints a line to paste; its recall is SPEC §4's text and every recall output docs/api.md shows for
-it; a second start finds the same mind and prints a new, working Mind Key."""
+it; a second start finds the same mind and prints a new, working Mind Key. On the first start, left
+alone until the demo is seeded, the line to paste is the last one printed, under one access line per
+request (issue 21 item 9, with test_runner_logs.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import pytest
 import requests
 
 from tests.support.recall import SPEC_EXAMPLE
-from tests.support.runner import ROOT, RunningService, start_runner
+from tests.support.runner import ACCESS_LINE, ROOT, SETTLE_SECONDS, RunningService, start_runner
 
 EXPORT_LINE = re.compile(r"^export BASE=(\S+) MIND_ID=(\S+) MIND_KEY=(\S+)$", re.MULTILINE)
 DOC_CALL = re.compile(r'^curl -s "\$BASE(/memory/recall[^"]*)" -H "Authorization: Bearer \$MIND_KEY"$')
@@ -77,6 +79,16 @@ def test_the_demo_mind_recalls_as_spec_and_docs_show_and_survives_a_restart(
     service = start_runner(data_dir, log, {"SYNAPSE_DEMO": "1"})
     try:
         mind_id, key = demo_line(service)
+        # Then, once it has seeded the mind and indexed it (nothing else was asked of it), the line
+        # to paste is the last one printed, after the demo's few lines
+        time.sleep(SETTLE_SECONDS)
+        lines = service.after_banner()
+        assert EXPORT_LINE.match(lines[-1]), lines
+        demo = next(i for i, line in enumerate(lines) if line.startswith("Demo mind (created; stored 12"))
+        assert len(lines) - demo <= 4, lines[demo:]
+        # And before them, one access line per request its seeding sent (and the start's GET /)
+        assert [line for line in lines[:demo] if not ACCESS_LINE.match(line)] == []
+        assert len(lines[:demo]) < 25, lines[:demo]
         # When the printed Mind Key recalls the mind
         text = recall(service, key)
         # Then it is SPEC §4's example: its header and first three entries, byte for byte

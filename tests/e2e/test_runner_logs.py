@@ -1,12 +1,13 @@
 """What the runner prints per request (issue 21, item 9): by default one access line, `synapse-local:
 METHOD PATH STATUS ms`, and nothing else (the handlers' INFO logs and metric lines stay quiet, their
 warnings and errors do not); `SYNAPSE_LOCAL_LOG=json` prints the handlers' JSON logs and metrics as
-Lambda does. `make demo`'s `export BASE=… MIND_ID=… MIND_KEY=…` line is the last one it prints."""
+Lambda does. That `make demo`'s `export BASE=… MIND_ID=… MIND_KEY=…` line is the last one it prints,
+under one access line per request, is checked on test_demo.py's first start (a start and a seeding
+fewer than a runner of its own here)."""
 
 from __future__ import annotations
 
 import json
-import re
 import time
 from pathlib import Path
 
@@ -14,19 +15,7 @@ import pytest
 
 from tests.e2e.conftest import Http
 from tests.support.api import memory_body
-from tests.support.runner import RunningService, start_runner
-
-ACCESS_LINE = re.compile(r"^synapse-local: [A-Z]+ /\S* \d{3} \d+\.\dms$")
-BANNER_END = "Stop with Ctrl+C (data is saved)."
-EXPORT_LINE = re.compile(r"^export BASE=\S+ MIND_ID=\S+ MIND_KEY=\S+$")
-SETTLE_SECONDS = 2.0  # the stream pump polls every 0.3 s: what it would print is out by then
-
-
-def after_banner(service: RunningService) -> list[str]:
-    """The lines printed after the start banner."""
-    output = service.output()
-    assert BANNER_END in output, output
-    return [line for line in output.split(BANNER_END, 1)[1].splitlines() if line.strip()]
+from tests.support.runner import ACCESS_LINE, SETTLE_SECONDS, RunningService, start_runner
 
 
 def some_requests(service: RunningService) -> int:
@@ -53,10 +42,10 @@ def some_requests(service: RunningService) -> int:
 
 def wait_for_lines(service: RunningService, count: int) -> list[str]:
     deadline = time.monotonic() + 10
-    while len(after_banner(service)) < count and time.monotonic() < deadline:
+    while len(service.after_banner()) < count and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(SETTLE_SECONDS)
-    return after_banner(service)
+    return service.after_banner()
 
 
 def test_by_default_each_request_prints_one_access_line_and_nothing_else(tmp_path: Path) -> None:
@@ -100,24 +89,3 @@ def test_an_unknown_log_format_is_refused_with_a_message(tmp_path: Path) -> None
         started = start_runner(tmp_path / "data", tmp_path / "runner.log", env={"SYNAPSE_LOCAL_LOG": "yaml"})
         started.stop()  # reached only when the value was not refused: leave no runner behind
     assert "exited with 2" in str(refused.value)
-
-
-def test_the_demo_prints_its_export_line_last_under_one_line_per_request(tmp_path: Path) -> None:
-    # Given `make demo` (SYNAPSE_DEMO=1) on a fresh data dir, its log left as it is by default
-    service = start_runner(tmp_path / "data", tmp_path / "runner.log", env={"SYNAPSE_DEMO": "1"})
-    try:
-        deadline = time.monotonic() + 60
-        while not any(map(EXPORT_LINE.match, after_banner(service))) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        # When it has seeded the mind and indexed it (nothing else was asked of it)
-        time.sleep(SETTLE_SECONDS)
-        lines = after_banner(service)
-    finally:
-        assert service.stop() == 0, service.output()
-    # Then the line to paste is the last one printed, after the demo's few lines
-    assert EXPORT_LINE.match(lines[-1]), lines
-    demo = next(i for i, line in enumerate(lines) if line.startswith("Demo mind (created; stored 12"))
-    assert len(lines) - demo <= 4, lines[demo:]
-    # And before them, one access line per request its seeding sent (and the start's GET /)
-    assert [line for line in lines[:demo] if not ACCESS_LINE.match(line)] == []
-    assert len(lines[:demo]) < 25, lines[:demo]
