@@ -227,6 +227,7 @@ def test_only_each_others_closest_near_duplicates_trade_places(
     db = readers.reader(MIND, tmp_path)
     assert db is not None
     matrix = vectors.matrix_of(db)
+    assert matrix is not None
     block = matrix.vectors[[matrix.row_of(t.id) for t in turns]]
     cosines = block @ block.T
     assert recency.DUPLICATE_SIMILARITY <= cosines[0, 1] < cosines[1, 2]
