@@ -7,7 +7,13 @@
 PYTHON ?= python3.13
 VENV := .venv
 BIN := $(VENV)/bin
-PIP := $(BIN)/pip install --quiet --disable-pip-version-check
+# The locks are installed by uv (pinned here, itself installed by the venv's pip): it fetches and
+# unpacks the ~170 wheels in parallel and compiles no bytecode up front (what is imported compiles
+# on first use). On a clean 2-core machine with no package cache: 36 s, where pip took over 6 min
+# under load (~2 min idle). `make lock` still resolves with pip.
+UV_VERSION := 0.13.8
+UV := $(BIN)/uv
+PIP := $(UV) pip install --quiet --python $(BIN)/python
 RUN_STAMP := $(VENV)/.run-$(shell cat requirements/run.txt | cksum | cut -d' ' -f1)
 STAMP := $(VENV)/.installed-$(shell cat requirements/dev.txt | cksum | cut -d' ' -f1)
 # pytest-xdist workers for the main pytest run: 2 fits the 2-core dev/CI machines; `PYTEST_WORKERS=0`
@@ -43,7 +49,10 @@ WANT_AXE_CORE := $(if $(shell command -v npm 2>/dev/null),$(AXE_CORE))
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(RUN_STAMP): requirements/run.txt | $(BIN)/python
+$(UV): | $(BIN)/python
+	$(BIN)/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(RUN_STAMP): requirements/run.txt | $(UV)
 	$(PIP) -r requirements/run.txt
 	rm -f $(VENV)/.run-* && touch $@
 
@@ -64,7 +73,7 @@ CLIENT_REQUIREMENTS = $(BIN)/python -c 'import tomllib; p = tomllib.load(open("c
 
 client: $(CLIENT_STAMP)
 
-$(CLIENT_STAMP): requirements/dev.txt clients/python/pyproject.toml | $(BIN)/python
+$(CLIENT_STAMP): requirements/dev.txt clients/python/pyproject.toml | $(UV)
 	$(CLIENT_REQUIREMENTS) > $(VENV)/client.in
 	$(PIP) -r $(VENV)/client.in -c requirements/dev.txt
 	$(PIP) --no-deps --no-build-isolation -e ./clients/python
