@@ -37,6 +37,7 @@ from moto import mock_aws
 from infra import motofix
 from tests.support import moto_speed, moto_tables
 from tests.support.api import Api
+from tests.support.botocore_speed import without_unread_headers
 from tests.support.runner import LOOPBACK, SHARED, STARTUP, RunningService, running
 
 TABLE_NAMES = {"MemoriesTable": "test-memories", "MindsTable": "test-minds"}
@@ -75,7 +76,7 @@ def dynamo() -> Iterator[object]:
 
     motofix.apply()
     moto_speed.apply()
-    with mock_aws(config=_MOCK_CONFIG):
+    with mock_aws(config=_MOCK_CONFIG), without_unread_headers():
         if not _layer_client_is_the_default():
             tables.client.cache_clear()
         moto_tables.create_tables(TABLE_NAMES)
