@@ -13,18 +13,18 @@ import pytest
 
 from tests.e2e.conftest import Http
 from tests.support.api import jwt_for
-from tests.support.runner import RunningService, start_runner
+from tests.support.runner import RunningService, SharedStore, start_runner
 
 SECRET = "e2e-own-secret-0123456789abcdef0123456789"
 REBOUND = {"Host": "attacker.example:3000"}
 
 
 def test_printed_jwt_follows_the_configured_jwt_settings_and_allowed_hosts_are_answered(
-    tmp_path: Path,
+    tmp_path: Path, shared_store: SharedStore
 ) -> None:
     # Given a runner with its own HS256 secret, issuer and audience, told it is also reached as
-    # synapse.test (a proxy, /etc/hosts)
-    settings = {
+    # synapse.test (a proxy, /etc/hosts), its tables in the shared store
+    settings = shared_store.env("settings") | {
         "SYNAPSE_JWT_SECRET": SECRET,
         "SYNAPSE_JWT_ISSUER": "https://issuer.example",
         "SYNAPSE_JWT_AUDIENCE": "synapse-e2e",
