@@ -19,19 +19,20 @@ from pathlib import Path
 import pytest
 
 from bench import attacks
-from tests.support.runner import RunningService, start_runner
+from tests.support.runner import RunningService, SharedStore, start_runner
 
 
 @pytest.fixture(scope="module")
-def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
+def target(tmp_path_factory: pytest.TempPathFactory, shared_store: SharedStore) -> Iterator[RunningService]:
     base: Path = tmp_path_factory.mktemp("attacks")
-    service = start_runner(base / "data", base / "runner.log", timeout=120)
+    env = shared_store.env("attacks")  # fresh tables of its own in the shared store
+    service = start_runner(base / "data", base / "runner.log", env=env, timeout=120)
     yield service
     service.stop()
 
 
 def test_every_attack_of_issue_32_is_held(target: RunningService) -> None:
-    # Given a fresh local runner
+    # Given a fresh local runner (on tables of its own)
     # When items 1-5 of issue 32 and 6-7 of issue 40 are replayed against it
     checks = attacks.run(target.url, sample=True)
     # Then every check held, and none of their requests was answered with a 5xx

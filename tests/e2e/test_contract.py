@@ -26,7 +26,7 @@ import requests
 from synapse.core.settings import DEV_JWT_SECRET
 
 from infra.token import mint
-from tests.support.runner import ROOT, RunningService, start_runner
+from tests.support.runner import ROOT, RunningService, SharedStore, start_runner
 
 CHECKS = ",".join(
     [
@@ -81,11 +81,12 @@ SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
+def service(tmp_path_factory: pytest.TempPathFactory, shared_store: SharedStore) -> Iterator[RunningService]:
     base = tmp_path_factory.mktemp("contract")
     # Loopback webhook receivers allowed, so the seeded webhook can exist on this machine; a start-up
-    # slower than the default allows, as on a loaded CI machine, is not a contract failure.
-    loopback = {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
+    # slower than the default allows, as on a loaded CI machine, is not a contract failure. Its tables
+    # are its own, in the test process's shared DynamoDB Local.
+    loopback = shared_store.env("contract") | {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
     running = start_runner(base / "data", base / "runner.log", env=loopback, timeout=120)
     yield running
     running.stop()

@@ -8,7 +8,9 @@ write. A new runner on the same data dir must then hold:
   later version only where a later write to that key was sent and never answered (it may have been
   applied just before the kill);
 - no two answers for one key that gave the same version (no lost update);
-- the mind's `memory_count` equal to the memories listed.
+- the mind's `memory_count` equal to the memories listed;
+- the last write acknowledged before the kill (to a key no other write touched) read back by its id:
+  a write answered 2xx survives a crash right after it.
 Set `DURABILITY_SEED` to replay one run's timing and choice of keys.
 """
 
@@ -45,10 +47,13 @@ class Ledger:
     acked: dict[str, list[tuple[int, str, str]]] = field(default_factory=lambda: defaultdict(list))
     unanswered: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     lock: threading.Lock = field(default_factory=threading.Lock)
+    last_own: tuple[str, str] = ("", "")  # (id, content) of the last acknowledged write to an own key
 
     def ack(self, key: str, version: int, memory_id: str, content: str) -> None:
         with self.lock:
             self.acked[key].append((version, memory_id, content))
+            if key not in SHARED_KEYS:
+                self.last_own = (memory_id, content)
 
     def lost(self, key: str, content: str) -> None:
         with self.lock:
@@ -213,5 +218,11 @@ def test_no_acknowledged_write_is_lost_when_the_process_group_is_killed(tmp_path
         counted = http.call("GET", f"/minds/{mind.id}", token=mind.jwt)
         assert counted.status_code == 200, counted.text
         assert counted.json()["memory_count"] == len(listed)
+        # And the last write answered before the kill reads back by its id
+        last_id, last_content = ledger.last_own
+        assert last_id, "no write to a key of a writer's own was acknowledged"
+        read = http.call("GET", f"/memory/{last_id}", token=mind.key)
+        assert read.status_code == 200, read.text
+        assert read.json()["content"] == last_content
     finally:
         assert second.stop() == 0, second.output()

@@ -8,14 +8,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tests.e2e.conftest import Http
-from tests.support.runner import start_runner
+from tests.support.runner import SharedStore, start_runner
 
 
-def test_the_runner_sweeps_expired_memories_on_its_schedule(tmp_path: Path) -> None:
-    # Given a runner whose scheduled functions run every second
-    service = start_runner(
-        tmp_path / "data", tmp_path / "runner.log", env={"SYNAPSE_LOCAL_SCHEDULE_SECONDS": "1"}
-    )
+def test_the_runner_sweeps_expired_memories_on_its_schedule(
+    tmp_path: Path, shared_store: SharedStore
+) -> None:
+    # Given a runner whose scheduled functions run every second (its tables in the shared store)
+    settings = shared_store.env("expiry") | {"SYNAPSE_LOCAL_SCHEDULE_SECONDS": "1"}
+    service = start_runner(tmp_path / "data", tmp_path / "runner.log", env=settings)
     try:
         http = Http(service.url)
         mind = http.create_mind(service.jwt)

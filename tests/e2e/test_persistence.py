@@ -1,4 +1,10 @@
-"""Data lives in SYNAPSE_DATA_DIR and survives a clean stop, a restart and (on DynamoDB Local) a crash."""
+"""Data lives in SYNAPSE_DATA_DIR and survives a clean stop and a restart, on moto too (saved on the
+stop), and one runner at a time uses a data dir.
+
+On the default store, a clean stop and restart keeping a mind, its memories and its Mind Key is
+checked by test_demo.py's restart (one pair of starts for the demo, the data and the webhooks), and
+a write answered 2xx surviving a crash right after it by test_durability.py (a kill of the process
+group under racing writers: the last write answered before it reads back by its id)."""
 
 from __future__ import annotations
 
@@ -10,87 +16,40 @@ from tests.e2e.conftest import Http
 from tests.support.api import memory_body
 from tests.support.runner import DYNAMODB_LOCAL, RunningService, dynamodb_local_missing, start_runner
 
-needs_dynamodb_local = pytest.mark.skipif(bool(dynamodb_local_missing()), reason=dynamodb_local_missing())
 
-
-def test_data_survives_a_clean_stop_and_restart(tmp_path: Path) -> None:
-    # Given a runner where a mind and a memory were written, then stopped with SIGTERM
+def test_moto_fallback_saves_on_a_clean_stop_and_warns_about_crashes(tmp_path: Path) -> None:
+    # Given no java on PATH (the runner's python is started by its full path) and no store asked for
     data_dir = tmp_path / "data"
-    first = start_runner(data_dir, tmp_path / "first.log")
+    no_java = {"PATH": str(tmp_path / "empty-bin"), "SYNAPSE_LOCAL_STORE": ""}
+    first = start_runner(data_dir, tmp_path / "first.log", env=no_java)
     try:
+        # Then it falls back to moto, and says why and that a crash loses the most recent writes
+        assert first.store.startswith("embedded moto"), first.output()
+        assert "java is not on PATH" in first.output()
+        assert "a crash or kill -9 loses the most recent writes" in first.output()
+        # And it serves: a mind and a memory are written, then it is stopped with SIGTERM
         http = Http(first.url)
         mind = http.create_mind(first.jwt, name="Kept Mind")
         stored = http.call(
-            "POST", "/memory", token=mind.key, json_body=memory_body(content="Kept", tags=["Durable"])
+            "POST", "/memory", token=mind.key, json_body=memory_body(content="Snap", tags=["Durable"])
         )
-        assert stored.status_code == 201, stored.text
-    finally:
-        assert first.stop() == 0, first.output()
-
-    # When a new runner starts on the same data dir
-    second = start_runner(data_dir, tmp_path / "second.log")
-    try:
-        http = Http(second.url)
-        # Then the memory reads back as it was, through the same Mind Key
-        read = http.call("GET", f"/memory/{stored.json()['id']}", token=mind.key)
-        assert read.status_code == 200, read.text
-        assert read.json() == stored.json()
-        # And the mind is still the user's, and writes keep counting versions
-        minds = http.call("GET", "/minds", token=second.jwt)
-        assert [m["name"] for m in minds.json()["minds"]] == ["Kept Mind"]
-        again = http.call("POST", "/memory", token=mind.key, json_body=memory_body(content="Kept again"))
-        assert (again.status_code, again.json()["version"]) == (200, 2)
-    finally:
-        assert second.stop() == 0, second.output()
-
-
-@needs_dynamodb_local
-def test_a_write_answered_2xx_survives_a_crash_right_after_it(tmp_path: Path) -> None:
-    # Given a runner on its default store (DynamoDB Local) that answered a store with 201
-    data_dir = tmp_path / "data"
-    first = start_runner(data_dir, tmp_path / "first.log", env=DYNAMODB_LOCAL)
-    assert first.store.startswith("DynamoDB Local"), first.output()
-    try:
-        http = Http(first.url)
-        mind = http.create_mind(first.jwt)
-        stored = http.call("POST", "/memory", token=mind.key, json_body=memory_body(content="Saved"))
-        assert stored.status_code == 201, stored.text
-    finally:
-        # When its process group is killed at once, with no time to save anything
-        first.crash()
-
-    # Then a new runner on the same data dir has the memory, and the mind counts it
-    second = start_runner(data_dir, tmp_path / "second.log", env=DYNAMODB_LOCAL)
-    try:
-        http = Http(second.url)
-        read = http.call("GET", f"/memory/{stored.json()['id']}", token=mind.key)
-        assert read.status_code == 200, read.text
-        assert read.json()["content"] == "Saved"
-        assert http.call("GET", f"/minds/{mind.id}", token=mind.jwt).json()["memory_count"] == 1
-    finally:
-        assert second.stop() == 0, second.output()
-
-
-def test_moto_fallback_saves_on_a_clean_stop_and_warns_about_crashes(tmp_path: Path) -> None:
-    # Given a runner told to use moto, where a memory was written, then stopped with SIGTERM
-    data_dir = tmp_path / "data"
-    first = start_runner(data_dir, tmp_path / "first.log", env={"SYNAPSE_LOCAL_STORE": "moto"})
-    try:
-        assert first.store.startswith("embedded moto"), first.output()
-        assert "a crash or kill -9 loses the most recent writes" in first.output()
-        http = Http(first.url)
-        mind = http.create_mind(first.jwt)
-        stored = http.call("POST", "/memory", token=mind.key, json_body=memory_body(content="Snap"))
         assert stored.status_code == 201, stored.text
     finally:
         assert first.stop() == 0, first.output()
     assert (data_dir / "dynamodb.json").exists()
 
-    # When moto runs again on that data dir, the memory is there
+    # When a runner told to use moto (java or not) runs on that data dir
     second = start_runner(data_dir, tmp_path / "second.log", env={"SYNAPSE_LOCAL_STORE": "moto"})
     try:
-        read = Http(second.url).call("GET", f"/memory/{stored.json()['id']}", token=mind.key)
+        assert second.store.startswith("embedded moto"), second.output()
+        assert "a crash or kill -9 loses the most recent writes" in second.output()
+        # Then the memory reads back as it was, through the same Mind Key, and the mind is the user's
+        http = Http(second.url)
+        read = http.call("GET", f"/memory/{stored.json()['id']}", token=mind.key)
         assert read.status_code == 200, read.text
+        assert read.json() == stored.json()
+        minds = http.call("GET", "/minds", token=second.jwt)
+        assert [m["name"] for m in minds.json()["minds"]] == ["Kept Mind"]
     finally:
         assert second.stop() == 0, second.output()
 

@@ -3,7 +3,9 @@ METHOD PATH STATUS ms`, and nothing else (the handlers' INFO logs and metric lin
 warnings and errors do not); `SYNAPSE_LOCAL_LOG=json` prints the handlers' JSON logs and metrics as
 Lambda does. That `make demo`'s `export BASE=… MIND_ID=… MIND_KEY=…` line is the last one it prints,
 under one access line per request, is checked on test_demo.py's first start (a start and a seeding
-fewer than a runner of its own here)."""
+fewer than a runner of its own here). The runners here keep their tables in the test process's shared
+DynamoDB Local (`shared_store`): what a runner prints per request does not depend on where its store
+runs, and each is spared a JVM start."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import pytest
 
 from tests.e2e.conftest import Http
 from tests.support.api import memory_body
-from tests.support.runner import ACCESS_LINE, SETTLE_SECONDS, RunningService, start_runner
+from tests.support.runner import ACCESS_LINE, SETTLE_SECONDS, RunningService, SharedStore, start_runner
 
 
 def some_requests(service: RunningService) -> int:
@@ -48,9 +50,11 @@ def wait_for_lines(service: RunningService, count: int) -> list[str]:
     return service.after_banner()
 
 
-def test_by_default_each_request_prints_one_access_line_and_nothing_else(tmp_path: Path) -> None:
-    # Given a runner started as `make run` starts it
-    service = start_runner(tmp_path / "data", tmp_path / "runner.log")
+def test_by_default_each_request_prints_one_access_line_and_nothing_else(
+    tmp_path: Path, shared_store: SharedStore
+) -> None:
+    # Given a runner started as `make run` starts it (its tables in the shared store)
+    service = start_runner(tmp_path / "data", tmp_path / "runner.log", env=shared_store.env("logs"))
     try:
         # When it serves requests of every kind, and indexes what they stored
         sent = some_requests(service) + 1  # and the GET / start_runner sent to see it answer
@@ -63,9 +67,12 @@ def test_by_default_each_request_prints_one_access_line_and_nothing_else(tmp_pat
     assert "synapse-local: POST /memory 201 " in "\n".join(lines)
 
 
-def test_synapse_local_log_json_prints_the_handlers_json_logs_and_metrics_too(tmp_path: Path) -> None:
+def test_synapse_local_log_json_prints_the_handlers_json_logs_and_metrics_too(
+    tmp_path: Path, shared_store: SharedStore
+) -> None:
     # Given a runner asked for the handlers' own logs
-    service = start_runner(tmp_path / "data", tmp_path / "runner.log", env={"SYNAPSE_LOCAL_LOG": "json"})
+    settings = shared_store.env("json-logs") | {"SYNAPSE_LOCAL_LOG": "json"}
+    service = start_runner(tmp_path / "data", tmp_path / "runner.log", env=settings)
     try:
         sent = some_requests(service) + 1
         lines = wait_for_lines(service, sent)

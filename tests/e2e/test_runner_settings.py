@@ -1,6 +1,8 @@
 """The runner honours the settings a developer gives it: JWT settings (its printed JWT follows them),
-PORT, the embedded store (SYNAPSE_LOCAL_STORE, and what happens without java) and the Host names it
-answers to (loopback only, DNS rebinding; SYNAPSE_ALLOWED_HOSTS)."""
+PORT, the embedded store (SYNAPSE_LOCAL_STORE, and what happens without java: the fallback to moto is
+test_persistence.py's first start) and the Host names it answers to (loopback only, DNS rebinding;
+SYNAPSE_ALLOWED_HOSTS). One runner carries the JWT settings and the allowed hosts (a start each
+cost seconds, and neither setting touches what the other checks)."""
 
 from __future__ import annotations
 
@@ -11,17 +13,22 @@ import pytest
 
 from tests.e2e.conftest import Http
 from tests.support.api import jwt_for
-from tests.support.runner import RunningService, start_runner
+from tests.support.runner import RunningService, SharedStore, start_runner
 
 SECRET = "e2e-own-secret-0123456789abcdef0123456789"
+REBOUND = {"Host": "attacker.example:3000"}
 
 
-def test_printed_jwt_follows_the_configured_secret_issuer_and_audience(tmp_path: Path) -> None:
-    # Given a runner with its own HS256 secret, issuer and audience
-    settings = {
+def test_printed_jwt_follows_the_configured_jwt_settings_and_allowed_hosts_are_answered(
+    tmp_path: Path, shared_store: SharedStore
+) -> None:
+    # Given a runner with its own HS256 secret, issuer and audience, told it is also reached as
+    # synapse.test (a proxy, /etc/hosts), its tables in the shared store
+    settings = shared_store.env("settings") | {
         "SYNAPSE_JWT_SECRET": SECRET,
         "SYNAPSE_JWT_ISSUER": "https://issuer.example",
         "SYNAPSE_JWT_AUDIENCE": "synapse-e2e",
+        "SYNAPSE_ALLOWED_HOSTS": "synapse.test",
     }
     service = start_runner(tmp_path / "data", tmp_path / "runner.log", env=settings)
     try:
@@ -37,6 +44,9 @@ def test_printed_jwt_follows_the_configured_secret_issuer_and_audience(tmp_path:
         refused = http.call("GET", "/minds", token=no_audience)
         assert refused.status_code == 401, refused.text
         assert refused.headers["WWW-Authenticate"].startswith("Bearer")
+        # And synapse.test is answered, while other names still are not
+        assert http.call("GET", "/minds", token=service.jwt, headers={"Host": "synapse.test"}).ok
+        assert http.call("GET", "/minds", token=service.jwt, headers=REBOUND).status_code == 421
     finally:
         assert service.stop() == 0, service.output()
 
@@ -53,28 +63,11 @@ def test_an_unknown_local_store_is_refused_with_a_message(tmp_path: Path) -> Non
     assert "exited with 2" in str(refused.value)
 
 
-def test_without_java_the_runner_falls_back_to_moto_with_a_warning(tmp_path: Path) -> None:
-    # Given no java on PATH (the runner's python is started by its full path)
-    no_java = {"PATH": str(tmp_path / "empty-bin"), "SYNAPSE_LOCAL_STORE": ""}
-    service = start_runner(tmp_path / "data", tmp_path / "runner.log", env=no_java)
-    try:
-        # Then it serves on moto and says that a crash loses the most recent writes
-        assert service.store.startswith("embedded moto"), service.output()
-        assert "java is not on PATH" in service.output()
-        assert "a crash or kill -9 loses the most recent writes" in service.output()
-        assert Http(service.url).call("POST", "/minds", token=service.jwt, json_body={"name": "A"}).ok
-    finally:
-        assert service.stop() == 0, service.output()
-
-
 def test_asking_for_dynamodb_local_without_java_is_an_error_not_a_fallback(tmp_path: Path) -> None:
     no_java = {"PATH": str(tmp_path / "empty-bin"), "SYNAPSE_LOCAL_STORE": "dynamodb-local"}
     with pytest.raises(RuntimeError, match="java is not on PATH") as refused:
         start_runner(tmp_path / "data", tmp_path / "runner.log", env=no_java)
     assert "exited with 2" in str(refused.value)
-
-
-REBOUND = {"Host": "attacker.example:3000"}
 
 
 def test_a_page_rebound_to_loopback_gets_421_not_the_dev_token_or_the_api(runner: RunningService) -> None:
@@ -94,16 +87,3 @@ def test_a_page_rebound_to_loopback_gets_421_not_the_dev_token_or_the_api(runner
         assert "token" not in refused.json() and "minds" not in refused.json()
     names = [m["name"] for m in http.call("GET", "/minds", token=runner.jwt).json()["minds"]]
     assert "Stolen" not in names
-
-
-def test_synapse_allowed_hosts_lets_the_runner_answer_to_other_names(tmp_path: Path) -> None:
-    # Given a runner told it is also reached as synapse.test (a proxy, /etc/hosts)
-    settings = {"SYNAPSE_ALLOWED_HOSTS": "synapse.test"}
-    service = start_runner(tmp_path / "data", tmp_path / "runner.log", env=settings)
-    try:
-        http = Http(service.url)
-        # Then that name is answered, and other names still are not
-        assert http.call("GET", "/minds", token=service.jwt, headers={"Host": "synapse.test"}).ok
-        assert http.call("GET", "/minds", token=service.jwt, headers=REBOUND).status_code == 421
-    finally:
-        assert service.stop() == 0, service.output()

@@ -1,12 +1,12 @@
 """Outbound webhooks on `make run`: with the loopback opt-in, the runner's stream pump feeds the
 webhook producer and its in-process queue delivers signed events to a receiver on 127.0.0.1;
-without it, a loopback URL is refused."""
+without it, a loopback URL is refused. That a restart replays no events for the memories it finds
+again is checked on test_demo.py's restart (a pair of starts shared with the demo and the data)."""
 
 from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 from synapse.webhooks import signing
@@ -14,7 +14,7 @@ from synapse.webhooks import signing
 from tests.e2e.conftest import Http
 from tests.support.receiver import Receiver
 from tests.support.receiver import receiver_fixture as receiver_fixture
-from tests.support.runner import RunningService, start_runner
+from tests.support.runner import RunningService
 
 
 @pytest.fixture
@@ -76,33 +76,3 @@ def test_without_the_opt_in_a_loopback_receiver_is_refused(
     )
     assert answer.status_code == 422, answer.text
     assert "loopback" in answer.json()["error"]["message"]
-
-
-def test_a_restart_replays_no_events_for_the_memories_it_restores(tmp_path: Path, receiver: Receiver) -> None:
-    # Given a runner whose mind has a webhook and one stored memory, delivered once
-    settings = {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
-    first = start_runner(tmp_path / "data", tmp_path / "runner.log", settings)
-    try:
-        http = Http(first.url)
-        mind = http.create_mind(first.jwt)
-        body = {"url": receiver.url("/restart"), "events": ["memory.created"]}
-        created = http.call("POST", f"/minds/{mind.id}/webhooks", token=mind.jwt, json_body=body)
-        assert created.status_code == 201, created.text
-        memory = {"category": "fact", "key": "k", "content": "c"}
-        assert http.call("POST", "/memory", token=mind.key, json_body=memory).status_code == 201
-        assert receiver.wait_for("/restart", 1, timeout=20), first.output()[-2000:]
-    finally:
-        assert first.stop() == 0, first.output()
-    # When it is stopped and started again on the same data, and a new memory is stored
-    second = start_runner(tmp_path / "data", tmp_path / "runner.log", settings)
-    try:
-        http = Http(second.url)
-        later = {"category": "fact", "key": "later", "content": "c"}
-        assert http.call("POST", "/memory", token=mind.key, json_body=later).status_code == 201
-        assert receiver.wait_for("/restart", 2, timeout=20), second.output()[-2000:]
-        time.sleep(1.0)  # room for any replayed event to arrive too
-    finally:
-        assert second.stop() == 0, second.output()
-    # Then only the new memory was announced: restoring the saved items is not a write
-    keys = [json.loads(r.body)["data"]["memory"]["key"] for r in receiver.got("/restart")]
-    assert keys == ["k", "later"]

@@ -57,6 +57,55 @@ LOOPBACK = {"SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
 JVM_OPTIONS = {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
 
 
+class SharedStore:
+    """One DynamoDB Local for the runners a test process starts whose subject is not the store's own
+    life (a crash, a restart, its process group): each gets tables of its own in it
+    (`SYNAPSE_DYNAMODB_ENDPOINT`, as the runner documents), saving each a JVM start (seconds). Where
+    DynamoDB Local cannot run (no java, not in CI) there is none, and a runner starts on its default
+    store as before."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.local: local_dynamo.DynamoDBLocal | None = None
+        self.started = 0
+
+    def env(self, name: str) -> dict[str, str]:
+        """The settings for one more runner (`name` names its tables): the shared endpoint, and a
+        table name prefix no runner of this process had."""
+        if dynamodb_local_missing():
+            return {}
+        if self.local is None:
+            self.local = local_dynamo.DynamoDBLocal(self.data_dir)
+            with _environment(JVM_OPTIONS | {k: v for k, v in os.environ.items() if k in JVM_OPTIONS}):
+                self.local.start()
+        self.started += 1
+        prefix = f"{name}-{self.started}"
+        return {
+            "SYNAPSE_DYNAMODB_ENDPOINT": self.local.endpoint_url,
+            "SYNAPSE_MEMORIES_TABLE": f"{prefix}-memories",
+            "SYNAPSE_MINDS_TABLE": f"{prefix}-minds",
+        }
+
+    def stop(self) -> None:
+        if self.local is not None:
+            self.local.stop()
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """`values` in os.environ for the block (the JVM's child inherits them), then as before."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def dynamodb_local_missing() -> str:
     """Why a runner cannot use DynamoDB Local here (no java, jar not fetched), or "" when it can, or
     when the environment insists on it (CI sets SYNAPSE_LOCAL_STORE=dynamodb-local: fail, not skip)."""
