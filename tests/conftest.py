@@ -38,7 +38,7 @@ from infra import motofix
 from tests.support import moto_speed, moto_tables
 from tests.support.api import Api
 from tests.support.botocore_speed import without_unread_headers
-from tests.support.runner import LOOPBACK, SHARED, STARTUP, RunningService, running
+from tests.support.runner import LOOPBACK, SHARED, STARTUP, RunningService, SharedStore, running
 
 TABLE_NAMES = {"MemoriesTable": "test-memories", "MindsTable": "test-minds"}
 
@@ -88,6 +88,15 @@ def dynamo() -> Iterator[object]:
 @pytest.fixture
 def api(dynamo: object) -> Api:
     return Api()
+
+
+@pytest.fixture(scope="session")
+def shared_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedStore]:
+    """The DynamoDB Local of this test process's own-settings runners, e2e and browser
+    (tests/support/runner.py), started by the first one to ask, stopped at the end."""
+    store = SharedStore(tmp_path_factory.mktemp("shared-dynamodb"))
+    yield store
+    store.stop()
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,7 @@ import pytest
 import requests
 from playwright.sync_api import Browser, BrowserContext, Page, Route, ViewportSize, sync_playwright
 
-from tests.support.runner import LOOPBACK, SHARED, STARTUP, RunningService, running
+from tests.support.runner import LOOPBACK, SHARED, STARTUP, RunningService, SharedStore, running
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -80,11 +80,12 @@ def runner(_needs_a_browser: None, shared_runner: RunningService) -> RunningServ
 
 @pytest.fixture(scope="session")
 def hosted_ui_runner(
-    tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None
+    tmp_path_factory: pytest.TempPathFactory, _needs_a_browser: None, shared_store: SharedStore
 ) -> Iterator[RunningService]:
     """A runner whose console offers a hosted UI too (a stand-in the browser's routes answer: no
-    Cognito here) and which may deliver webhooks to this machine (their deliveries get listed)."""
-    environment = {**SHARED, **LOOPBACK, **HOSTED_UI}
+    Cognito here) and which may deliver webhooks to this machine (their deliveries get listed); its
+    tables are in the process's shared DynamoDB Local (no JVM start of its own)."""
+    environment = {**SHARED, **LOOPBACK, **HOSTED_UI, **shared_store.env("hosted-ui")}
     with running(tmp_path_factory, "hosted-ui-runner", environment, timeout=STARTUP) as service:
         yield service
 

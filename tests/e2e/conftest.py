@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from tests.support.api import MindHandle
-from tests.support.runner import RunningService, SharedStore
+from tests.support.runner import RunningService
 
 
 class Http:
@@ -59,12 +59,3 @@ def http(runner: RunningService) -> Http:
 def mind(http: Http, runner: RunningService) -> MindHandle:
     """A new mind of `local-user`, created with the JWT the runner printed."""
     return http.create_mind(runner.jwt)
-
-
-@pytest.fixture(scope="session")
-def shared_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedStore]:
-    """The DynamoDB Local of this test process's own-settings runners (tests/support/runner.py), started
-    by the first one to ask, stopped at the end."""
-    store = SharedStore(tmp_path_factory.mktemp("shared-dynamodb"))
-    yield store
-    store.stop()
