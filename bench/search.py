@@ -912,7 +912,7 @@ def hybrid_report(size: int, repeats: int) -> None:
             serves = fusion.semantic_applies(query, text, Mode.HYBRID)
             question = vectors.question_vector(text) if serves else None
             filters = SearchFilters(tag=tag)
-            return fusion.hybrid_hits(db, query, question, filters, 20, 0, QUERY_NOW, Mode.HYBRID)
+            return fusion.hybrid_hits(db, query, question, filters, 20, 0, QUERY_NOW, Mode.HYBRID, None, text)
 
         def embedding(text: str, tag: str | None) -> Any:
             embed_query.cache_clear()

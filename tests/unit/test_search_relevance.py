@@ -1,6 +1,7 @@
 """What fusion counts of a lexical hit's words, and whether a hit answers (`relevance.band`): a shared
-rare word counts more than a shared ordinary one, and a hit holding the question's words that meaning
-backs is `strong` near the top of its ranking, never far below it.
+rare word counts more than a shared ordinary one, a hit holding the question's words that meaning
+backs is `strong` near the top of its ranking, never far below it, and one found by meaning alone
+is strong only if it depends on what the question asks about (`depends`).
 
 The model is the bag-of-words fake of tests/support/embedding.py: these tests hold the rules, the
 question sets of bench/questions.py --meaning-only measure them."""
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from synapse.index import readers
 from synapse.index.documents import Change, Doc
-from synapse.search import fusion, relevance
+from synapse.search import depends, fusion, relevance
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
 from synapse.search.ranking import coverage_of, informative_coverage
@@ -97,3 +98,98 @@ def test_a_shared_word_is_strong_only_where_meaning_backs_it(
         bands
     )
     assert bands["mem_other"][0] == relevance.WEAK, bands
+
+
+def test_a_hit_by_meaning_alone_that_does_not_depend_on_the_question_is_weak() -> None:
+    # Given a score strong by itself, under SURE_SCORE
+    score = relevance.STRONG_SCORE + 0.2
+    # When its similarity barely falls (or rises) with a word of the question left out, it is weak
+    assert relevance.band(score, drop=relevance.DEPENDS_AT - 0.01) == relevance.WEAK
+    assert relevance.band(score, drop=-0.05) == relevance.WEAK
+    # And when it falls by DEPENDS_AT or more, strong
+    assert relevance.band(score, drop=relevance.DEPENDS_AT) == relevance.STRONG
+    # And from SURE_SCORE on, or when nothing was checked, the score alone decides
+    assert relevance.band(relevance.SURE_SCORE, drop=0.0) == relevance.STRONG
+    assert relevance.band(score) == relevance.STRONG
+    # And one not checked (beyond the ranking's first CHECKED_HITS) is weak
+    assert relevance.band(score, drop=relevance.unchecked()) == relevance.WEAK
+    # And only hits found by meaning alone, strong by score and under SURE_SCORE, are checked
+    assert relevance.needs_check(score, by_meaning_only=True)
+    assert not relevance.needs_check(score, by_meaning_only=False)
+    assert not relevance.needs_check(relevance.STRONG_SCORE - 0.01, by_meaning_only=True)
+    assert not relevance.needs_check(relevance.SURE_SCORE, by_meaning_only=True)
+
+
+def test_the_question_is_read_without_each_of_its_words_as_typed() -> None:
+    # Given questions with a possessive, a compound, and one word
+    # When each word of the query's clauses is left out in turn
+    # Then every token holding it goes, the rest stays as typed
+    assert depends.without_each("What is his Grandmother's name?", ["grandmother", "name"]) == [
+        "What is his name?",
+        "What is his Grandmother's",
+    ]
+    assert depends.without_each("Is he short-sighted?", ["short", "sighted"]) == ["Is he", "Is he"]
+    assert depends.without_each("dog", ["dog"]) == [""]
+    # And a label no token holds is skipped
+    assert depends.without_each("Does he ski?", ["skiing"]) == []
+
+
+def test_a_memory_close_to_any_question_of_its_shape_is_not_an_answer(
+    tmp_path: Path, fake_embedder: FakeEmbedder
+) -> None:
+    # Given a memory answering "does he have a dog" by meaning alone (a retriever: the fake's `pet`),
+    # and one close to every "does he have a ..." question for its words alone (a hub)
+    answer = doc("mem_answer", "owns a golden retriever named biscuit")
+    hub = doc("mem_hub", "he does have plenty of friends nearby and always calls them every week")
+    others = [doc(f"mem_other{n}", f"groceries list number{n}") for n in range(10)]
+    apply_batch(MIND, [Change.upsert(d) for d in [answer, hub, *others]], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+
+    def bands(asked: str) -> dict[str, tuple[str, float, float | None]]:
+        q = fake_embedder.embed([asked])[0]
+        found, _ = fusion.hybrid_hits(
+            db, parse_query(asked), q, SearchFilters(), 5, 0, NOW, Mode.HYBRID, None, asked
+        )
+        return {s.hit.id: (s.relevance, s.score, s.similarity) for s in found}
+
+    # When asked about a dog, and about a boat (nothing in the mind)
+    dog, boat = bands("does he have a dog"), bands("does he have a boat")
+    # Then the retriever is strong, the hub weak though its score alone would make it strong
+    assert dog["mem_answer"][0] == relevance.STRONG, dog
+    assert boat["mem_hub"][0] == relevance.WEAK, boat
+    assert relevance.STRONG_SCORE <= boat["mem_hub"][1] < relevance.SURE_SCORE, boat
+    assert dog["mem_hub"][0] == relevance.WEAK, dog
+
+
+def test_the_question_is_embedded_without_its_words_only_as_far_as_a_hit_needs(
+    fake_embedder: FakeEmbedder,
+) -> None:
+    # Given a question of three words, and memories about its first word, its last, and none
+    class Matrix:
+        vectors = fake_embedder.embed(["pet", "anna", "groceries"])
+
+        def row_of(self, memory_id: str) -> int | None:
+            return {"mem_pet": 0, "mem_anna": 1, "mem_none": 2}.get(memory_id)
+
+    asked = "dog sometimes anna"
+    embedded: list[str] = []
+
+    def embed(text: str) -> object:
+        embedded.append(text)
+        return fake_embedder.embed_query(text)
+
+    question = fake_embedder.embed_query(asked)
+    checks = depends.Dependence(asked, ["dog", "sometimes", "anna"], (question, Matrix()), embed)
+    # When the memory about the first word is checked, it falls enough at once: one text embedded
+    assert (checks.drop("mem_pet", 0.05) or 0.0) >= 0.05
+    assert embedded == ["sometimes anna"]
+    # When the one about the last word is, every text is needed, each embedded once
+    assert (checks.drop("mem_anna", 0.05) or 0.0) >= 0.05
+    assert embedded == ["sometimes anna", "dog anna", "dog sometimes"]
+    # And the one about none of them falls by none, with no text embedded again
+    fallen = checks.drop("mem_none", 0.05)
+    assert fallen is not None and fallen < 0.05
+    assert len(embedded) == 3
+    # And a memory without a vector is not checked
+    assert checks.drop("mem_gone", 0.05) is None

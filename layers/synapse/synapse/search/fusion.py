@@ -28,9 +28,9 @@ each candidate once, in one order that does not depend on `limit`. `mode=lexical
 no meaning (coverage and BM25 alone); `mode=semantic` ranks by similarity alone (RESCUE_WEIGHT x
 lift, over the floor).
 
-A hit is `strong` or `weak` by `relevance.band`: its score, and for a lexical hit close to the
-question in meaning (SUPPORTED_AT) its distance to the ranking's best score. A memory found by
-meaning alone under the floor is never a hit.
+A hit is `strong` or `weak` by `relevance.band`: its score, for a lexical hit close to the question
+in meaning (SUPPORTED_AT) its distance to the ranking's best score, for one found by meaning alone
+how much it `depends` on the question's words. A memory by meaning alone under the floor is no hit.
 
 The semantic side is off (hybrid is lexical) for explicit syntax and for a query the model does not
 serve (another language: `synapse.embedding.serves`).
@@ -47,12 +47,13 @@ from typing import Any, NamedTuple
 from synapse.index import vectors
 from synapse.search import candidates, in_time, recency
 from synapse.search.candidates import Candidate
+from synapse.search.depends import Dependence
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query
 from synapse.search.ranking import Hit, coverage_of, coverage_rows, index_hits, informative_coverage
+from synapse.search.relevance import CHECKED_HITS, DEPENDS_AT, band, needs_check, unchecked
 from synapse.search.relevance import STRONG as STRONG
 from synapse.search.relevance import WEAK as WEAK
-from synapse.search.relevance import band
 from synapse.when.window import Window
 
 # Candidates from each side: fixed, so that the order never depends on the page asked. A page
@@ -351,10 +352,11 @@ def hybrid_hits(
     now: str,
     mode: Mode,
     window: Window | None = None,
+    asked: str = "",
 ) -> tuple[list[Scored], bool]:
     """Hits `offset` to `offset + limit` of the query's one ranking (the module's docstring), and
-    whether more follow (`question`: the query's vector; None, or a generation without vectors,
-    gives the ranking by words alone)."""
+    whether more follow (`question`: the query's vector, of the text `asked`; None, or a generation
+    without vectors, gives the ranking by words alone)."""
     if query.explicit:  # exact meaning: lexical search's own order (coverage, then BM25)
         hits, more = index_hits(db, query, filters, limit, offset, now)
         shown = accumulate((words_score(h.coverage, h.score) for h in hits), min)
@@ -370,14 +372,28 @@ def hybrid_hits(
         page, scores = page + rest, scores + rest_scores
     hits = candidates.page_hits(db, query, [c.row for c in page], ranking.weights)
     best = ranking.scores[0] if ranking.scores else 0.0
+    depends = None
+    if question is not None and ranking.matrix is not None:
+        depends = Dependence(asked, query.terms, (question, ranking.matrix), vectors.question_vector)
     return [
-        Scored(h, None if c.similarity is None else round(c.similarity, 4), score, _band(h, c, score, best))
-        for h, c, score in zip(hits, page, scores, strict=True)
+        Scored(h, _rounded(c.similarity), score, _band(h, c, (score, best), depends, offset + at))
+        for at, (h, c, score) in enumerate(zip(hits, page, scores, strict=True))
     ], more
 
 
-def _band(hit: Hit, candidate: Candidate, score: float, best: float) -> str:
-    """Whether the hit answers (`relevance.band`): its words count as backed by meaning when it shares
-    some with the question and is SUPPORTED_AT close to it."""
-    backed = hit.coverage > 0 and (candidate.similarity or 0.0) >= SUPPORTED_AT
-    return band(score, best, backed)
+def _rounded(similarity: float | None) -> float | None:
+    return None if similarity is None else round(similarity, 4)
+
+
+def _band(hit: Hit, c: Candidate, scores: tuple[float, float], depends: Dependence | None, at: int) -> str:
+    """Whether the hit (at position `at` of the ranking) answers (`relevance.band`, its `scores`: its
+    own and the ranking's best): its words count as backed by meaning when it shares some with the
+    question and is SUPPORTED_AT close to it; one found by meaning alone is asked how much it
+    `depends` on the question's words when its score leaves it open (`needs_check`), among the
+    ranking's first CHECKED_HITS (further down it is weak: `relevance.unchecked`)."""
+    score, best = scores
+    backed = hit.coverage > 0 and (c.similarity or 0.0) >= SUPPORTED_AT
+    drop = None
+    if depends is not None and needs_check(score, hit.coverage == 0 and c.similarity is not None):
+        drop = depends.drop(hit.id, DEPENDS_AT) if at < CHECKED_HITS else unchecked()
+    return band(score, best, backed, drop)

@@ -161,8 +161,9 @@ def search(
     position, more, used = offset, False, Mode.LEXICAL
     for _ in range(4):  # bounded: a badly stale index costs a few rounds, never a scan
         scored, more = fusion.hybrid_hits(
-            db, query, question, in_index, limit - len(results), position, real_now, mode, window
-        )
+            db, query, question, in_index, limit - len(results), position, real_now, mode, window,
+            raw_query or "",
+        )  # fmt: skip
         current = hydrate(mind_id, [s.hit for s in scored]) if scored else {}
         for hit, similarity, score, band in scored:
             position += 1
