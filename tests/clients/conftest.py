@@ -5,6 +5,7 @@ shows what a subprocess (the CLI, the MCP server) sent."""
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import os
 import subprocess
@@ -18,11 +19,20 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+import synapse_client
 from synapse_client import Synapse
 
 from tests.support.runner import ROOT, RunningService
 
 SYNAPSE_CLI = Path(sys.executable).parent / "synapse"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def client_bytecode() -> None:
+    """The client package's bytecode, written once (Python writes it on import unless
+    PYTHONDONTWRITEBYTECODE is set, as on the dev machine): each CLI or `synapse mcp` subprocess then
+    loads its modules instead of compiling them all again."""
+    compileall.compile_dir(Path(synapse_client.__file__).parent, quiet=1)
 
 
 @pytest.fixture(scope="session")
