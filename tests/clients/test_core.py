@@ -5,6 +5,9 @@ server: httpx's MockTransport)."""
 from __future__ import annotations
 
 import asyncio
+import ssl
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from email.utils import format_datetime
@@ -13,8 +16,9 @@ from typing import Any
 
 import httpx
 import pytest
+import synapse_client
 from synapse_client import AsyncSynapse, SearchPage, Synapse, _agent_tools, mcp_server, ops
-from synapse_client._core import Credentials, Retry, error_from, query, retry_after
+from synapse_client._core import Credentials, Retry, error_from, query, retry_after, tls
 from synapse_client.config import ConfigError, resolve
 from synapse_client.errors import NotFound, ServerError, TransportError, ValidationFailed
 from synapse_client.models import RecallText
@@ -71,6 +75,40 @@ def test_a_dead_port_is_reported_at_once_not_after_backoff() -> None:
     with client, pytest.raises(TransportError, match="Could not reach Synapse"):
         client.search("tea")
     assert slept == []
+
+
+def test_an_http_url_gets_a_tls_context_that_trusts_nothing_and_https_the_ca_bundle() -> None:
+    # An http:// client never opens TLS, so it loads no CA bundle; were TLS attempted, it would fail
+    plain = tls("http://127.0.0.1:8000")
+    assert isinstance(plain, ssl.SSLContext) and plain.get_ca_certs() == []
+    assert plain.verify_mode == ssl.CERT_REQUIRED and plain.check_hostname
+    # https (any case) keeps httpx's default verification
+    assert tls("https://abc.execute-api.eu-central-1.amazonaws.com") is True
+    assert tls("HTTPS://example.com") is True
+
+
+def test_the_cli_parses_and_refuses_without_loading_httpx_or_pydantic() -> None:
+    # Given a fresh interpreter (this one has them loaded already)
+    script = """
+import sys
+import synapse_client
+from synapse_client import cli
+cli.parser().parse_args(["search", "coffee"])
+try:
+    cli.main(["remember", "facts", "k", "c"])
+except SystemExit as usage:
+    assert usage.code == 2
+print(sorted(name for name in ("httpx", "pydantic", "asyncio") if name in sys.modules))
+"""
+    # When the package and the CLI's parser are imported and a usage error is made
+    done = subprocess.run(  # noqa: S603 — this interpreter
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    # Then neither httpx nor pydantic (nor asyncio) was imported: a command imports what it needs
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout
+    # And every name the package exports is there, imported on first use
+    assert all(getattr(synapse_client, name) is not None for name in synapse_client.__all__)
 
 
 def test_retry_after_reads_seconds_and_http_dates() -> None:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from synapse_client import Synapse
+from synapse_client import Synapse, transfer
 
 from tests.clients.conftest import MindClients, new_mind, run_cli
 from tests.support.runner import RunningService
@@ -56,28 +56,29 @@ def seed(client: Synapse, count: int) -> None:
 def test_export_then_import_into_an_empty_mind_reproduces_every_unexpired_memory(
     runner: RunningService, mind: MindClients, tmp_path: Path
 ) -> None:
-    # Given a mind of 200 varied memories, 50 of them expired
-    seed(mind.agent, 200)
+    # Given a mind of 140 varied memories, 35 of them expired: more than a page of the export (100)
+    # and, unexpired, more than a batch of the import (100), with every category, priority and expiry
+    seed(mind.agent, 140)
     before = snapshot(mind.agent)
-    assert len(before) == 200
+    assert len(before) == 140
     live = {name: fields for name, fields in before.items() if not expires_as_stored(int(name[1][7:]))}
-    assert len(live) == 150
+    assert len(live) == 105 > transfer.CHUNK
     # When it is exported to a file
     out = tmp_path / "mind.jsonl"
     exported = run_cli(
         "export", "--out", str(out), env={"SYNAPSE_URL": runner.url, "SYNAPSE_MIND_KEY": mind.key}
     )
     assert exported.returncode == 0, exported.stderr
-    assert "exported 200 memories" in exported.stderr
+    assert "exported 140 memories" in exported.stderr
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert len(lines) == 200 and {"id", "version", "created_at", "expired", "verified"} <= set(lines[0])
+    assert len(lines) == 140 and {"id", "version", "created_at", "expired", "verified"} <= set(lines[0])
     # And imported into an empty mind
     target = new_mind(runner, "Imported")
     env = {"SYNAPSE_URL": runner.url, "SYNAPSE_MIND_KEY": target.key}
     imported = run_cli("import", str(out), env=env)
     assert imported.returncode == 0, imported.stderr
     assert imported.stdout.strip() == (
-        "150 created, 0 replaced, 150 kept unverified, 0 failed, 50 skipped as expired"
+        "105 created, 0 replaced, 105 kept unverified, 0 failed, 35 skipped as expired"
     )
     # Then the new mind holds the same memories, field for field, but the expired ones
     assert snapshot(target.agent) == live
@@ -85,12 +86,12 @@ def test_export_then_import_into_an_empty_mind_reproduces_every_unexpired_memory
     again = run_cli("--json", "import", str(out), env=env)
     assert json.loads(again.stdout) == {
         "created": 0,
-        "replaced": 150,
-        "unverified": 150,
+        "replaced": 105,
+        "unverified": 105,
         "verified": 0,
         "proposed": 0,
         "failed": 0,
-        "skipped_expired": 50,
+        "skipped_expired": 35,
     }
     assert snapshot(target.agent) == live
 

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
@@ -114,7 +113,7 @@ class Synapse(_Base):
         http: httpx.Client | None = None,
     ) -> None:
         super().__init__(url, mind_key=mind_key, token=token, mind_id=mind_id, retry=retry)
-        self._http = http or httpx.Client(base_url=self.url, timeout=timeout)
+        self._http = http or httpx.Client(base_url=self.url, timeout=timeout, verify=_core.tls(self.url))
 
     _sleep = staticmethod(time.sleep)
 
@@ -234,9 +233,13 @@ class AsyncSynapse(_Base):
         http: httpx.AsyncClient | None = None,
     ) -> None:
         super().__init__(url, mind_key=mind_key, token=token, mind_id=mind_id, retry=retry)
-        self._http = http or httpx.AsyncClient(base_url=self.url, timeout=timeout)
+        self._http = http or httpx.AsyncClient(base_url=self.url, timeout=timeout, verify=_core.tls(self.url))
 
-    _sleep = staticmethod(asyncio.sleep)
+    @staticmethod
+    async def _sleep(seconds: float) -> None:
+        import asyncio  # here: the blocking client (the CLI) never loads asyncio
+
+        await asyncio.sleep(seconds)
 
     async def send[T](self, call: Call[T]) -> T:
         request = _core.build(self._http, self.credentials, call)

@@ -22,10 +22,12 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from synapse_client.client import DEFAULT_TIMEOUT, AsyncSynapse, Synapse
 from synapse_client.errors import SynapseError
+
+if TYPE_CHECKING:  # the clients are imported when one is made: reading settings needs no httpx
+    from synapse_client.client import AsyncSynapse, Synapse
 
 FIELDS = ("url", "mind_key", "token", "mind_id")
 
@@ -41,12 +43,21 @@ class Settings:
     token: str | None = None
     mind_id: str | None = None
 
-    def client(self, timeout: float = DEFAULT_TIMEOUT) -> Synapse:
+    def client(self, timeout: float | None = None) -> Synapse:
+        """A blocking client (`timeout`: seconds, else the client's default)."""
+        from synapse_client.client import DEFAULT_TIMEOUT, Synapse
+
         return Synapse(
-            self.url, mind_key=self.mind_key, token=self.token, mind_id=self.mind_id, timeout=timeout
+            self.url,
+            mind_key=self.mind_key,
+            token=self.token,
+            mind_id=self.mind_id,
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
         )
 
     def async_client(self) -> AsyncSynapse:
+        from synapse_client.client import AsyncSynapse
+
         return AsyncSynapse(self.url, mind_key=self.mind_key, token=self.token, mind_id=self.mind_id)
 
 

@@ -9,14 +9,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-CATEGORIES = ("identity", "preference", "fact", "project", "skill", "mistake", "context", "note")
-PRIORITIES = ("critical", "high", "normal", "low")
+from synapse_client._vocabulary import CATEGORIES as CATEGORIES
+from synapse_client._vocabulary import PRIORITIES as PRIORITIES
+
 Category = Literal["identity", "preference", "fact", "project", "skill", "mistake", "context", "note"]
 Priority = Literal["critical", "high", "normal", "low"]
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    # defer_build: a model's validator is built when it first reads an answer, not at import, so a
+    # command pays only for the models it uses (the CLI's start, an agent hook's)
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class Memory(Model):

@@ -21,11 +21,13 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from synapse_client.client import Synapse
 from synapse_client.errors import SynapseError
-from synapse_client.models import BatchAnswer, BatchResult
+
+if TYPE_CHECKING:  # annotations only: `synapse import --help` and the CLI's parser need no httpx
+    from synapse_client.client import Synapse
+    from synapse_client.models import BatchAnswer, BatchResult
 
 CHUNK = 100  # POST /memory/batch takes at most 100 memories
 # Batch requests in flight at once. One by default: 4 at once was slower on make run (283 s → 401 s
