@@ -193,11 +193,7 @@ def world(api: Api, loopback: None, monkeypatch: pytest.MonkeyPatch) -> World:
     from its ~70 calls again (most of a route's test). The mind's id is then the same in every test,
     so the one per-mind cache of the layer (history's retention) starts empty in each, as it did."""
     monkeypatch.setattr(history, "_retention_cache", {})
-    if "tables" in _built:
-        moto_tables.put_back(_built["tables"])
-    else:
-        _built.update(world=World(api), tables=moto_tables.saved())
-    built: World = _built["world"]
+    built = moto_tables.built_once(_built, lambda: World(api))
     built.api = api
     return built
 

@@ -10,6 +10,7 @@ tables made this way describe exactly as the ones CreateTable makes.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from moto.core.models import DEFAULT_ACCOUNT_ID
@@ -52,6 +53,17 @@ def put_back(tables: dict[str, Any], region: str = REGION) -> None:
     backend = dynamodb_backends[DEFAULT_ACCOUNT_ID][region]
     backend.tables.clear()
     backend.tables.update(copy.deepcopy(tables))
+
+
+def built_once[T](kept: dict[str, Any], build: Callable[[], T]) -> T:
+    """`build()` made through the API by the first test of the process, its result and the tables
+    just after it `kept`; each later test gets the tables put back exactly so, and the same result."""
+    if "tables" in kept:
+        put_back(kept["tables"])
+    else:
+        kept.update(built=build(), tables=saved())
+    built: T = kept["built"]
+    return built
 
 
 def described(client: Any, name: str) -> dict[str, Any]:
