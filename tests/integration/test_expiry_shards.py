@@ -18,6 +18,7 @@ from infra.gateway import LambdaContext, load_handler
 from tests.support import metrics as emitted
 from tests.support.clock import EXPIRY_START, MovableClock
 from tests.support.clock import moved_fixture as moved_fixture
+from tests.support.expiry import swept_before
 
 T0 = EXPIRY_START
 SOON = clock.to_iso(T0 + timedelta(hours=1))
@@ -76,7 +77,8 @@ def test_the_minds_spread_over_shards_and_every_shard_is_swept(memories: dict[st
 
 
 def test_shards_swept_in_any_order_miss_nothing(memories: dict[str, Any]) -> None:
-    # Given expired memories in several shards
+    # Given expired memories in several shards, swept last the hour before they were written
+    swept_before(T0)
     # When the shards run one at a time, in reverse order, each in its own run
     for shard in reversed(sweep.ALL_SHARDS):
         sweep.run(shards=[shard])
@@ -186,14 +188,18 @@ def test_the_groups_split_the_shards_and_the_template_schedules_each_one() -> No
 def test_each_group_sweeps_only_its_shards_and_all_groups_sweep_everything(
     memories: dict[str, Any],
 ) -> None:
-    # Given expired memories in several shards
+    # Given expired memories in several shards, swept last the hour before they were written
+    swept_before(T0)
+    previous = expiry.bucket_of(clock.now() - expiry.BUCKET_WIDTH)
+    ran: set[int | None] = set()
     for group in reversed(range(sweep.GROUPS)):
         # When one group's invocation runs
         tally = sweep.run(shards=sweep.shards_for({"group": group}))
+        ran |= set(sweep.group_shards(group))
         # Then it swept its shards' memories, and moved only its shards' watermarks
         mine = {m for m in memories if shard_of(memories, m) % sweep.GROUPS == group}
         assert tally["swept"] == len(mine) and unswept(memories).isdisjoint(mine)
-        assert {s for s in sweep.ALL_SHARDS if watermark(s) is not None} >= set(sweep.group_shards(group))
+        assert {s for s in sweep.ALL_SHARDS if watermark(s) == previous} == ran
     # And after every group ran, nothing is left
     assert unswept(memories) == set()
 
@@ -269,6 +275,7 @@ def test_a_failing_shard_makes_the_lag_grow_until_it_sweeps_again(
     hour_before = expiry.bucket_of(T0)
     for shard in sweep.ALL_SHARDS:
         put_watermark(shard, hour_before)
+    real_due = sweep._due
     fail_reads_of_one_shard(memories, monkeypatch)
     # When the sweep runs, and again 5 hours later
     first = sweep.run()
@@ -278,8 +285,8 @@ def test_a_failing_shard_makes_the_lag_grow_until_it_sweeps_again(
     assert (first["failed"], first["lag_seconds"]) == (1, hours_behind(hour_before) - 5 * 3600)
     assert first["lag_seconds"] > 7200
     assert (later["failed"], later["lag_seconds"]) == (1, hours_behind(hour_before))
-    # And once the shard reads again, the lag is back under 2 h
-    monkeypatch.undo()
+    # And once the shard reads again (on the same moved clock), the lag is back under 2 h
+    monkeypatch.setattr(sweep, "_due", real_due)
     assert sweep.run()["lag_seconds"] < 7200
 
 

@@ -21,8 +21,16 @@ from tests.support.api import Api, MindHandle
 from tests.support.checks import as_agent, as_user
 from tests.support.clock import EXPIRY_START, MovableClock
 from tests.support.clock import moved_fixture as moved_fixture
+from tests.support.expiry import swept_before
 
 T0 = EXPIRY_START
+
+
+@pytest.fixture(autouse=True)
+def earlier_sweep(dynamo: object) -> None:
+    """The sweep last ran the hour before T0: these tests are about what it does to memories; what
+    its first run reads (a day back) is tests/integration/test_expiry_shards.py's."""
+    swept_before(T0)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from synapse.index import compaction, generations, vector_rows, wal
 from synapse.index.documents import Change, Doc
 from synapse.index.writer import Writer, compact
 
-from tests.support.indexing import apply_batch
+from tests.support.indexing import apply_batch, copy_of
 
 MIND = "m_compactTest00000000000"
 WORDS = ["alpha", "beta", "gamma", "delta", "schäfer", "ёлка", "omega", "sigma", "tau", "rho"]
@@ -55,11 +55,19 @@ def checkpointed_by_sqlite(generation: Path, into: Path) -> str:
     return digest(into)
 
 
+@pytest.fixture(scope="session")
+def built_mind(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("index-compaction-mind")
+    apply_batch(MIND, [Change.upsert(doc(n)) for n in range(120)], root)
+    return root
+
+
 @pytest.fixture(name="folder")
-def folder_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A mind of 120 memories, compacted after every batch, whose retired bases pass their grace
-    period as soon as they are retired, and are reused whatever their size."""
-    apply_batch(MIND, [Change.upsert(doc(n)) for n in range(120)], tmp_path)
+def folder_fixture(built_mind: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A mind of 120 memories (built once, a copy for each test), compacted after every batch, whose
+    retired bases pass their grace period as soon as they are retired, and are reused whatever their
+    size."""
+    copy_of(built_mind, tmp_path)
     monkeypatch.setattr(generations, "COMPACT_MIN_BYTES", 0)
     monkeypatch.setattr(generations, "COMPACT_SCALE_BYTES", 0)
     monkeypatch.setattr(generations, "GRACE_SECONDS", -1.0)

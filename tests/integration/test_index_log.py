@@ -15,7 +15,7 @@ from synapse.search.filters import SearchFilters
 from synapse.search.query import parse_query
 from synapse.search.ranking import Hit, index_hits
 
-from tests.support.indexing import apply_batch, live_rows
+from tests.support.indexing import apply_batch, copy_of, live_rows
 
 MIND = "m_logTest000000000000000"
 NOW = "2026-11-30T12:00:00.000Z"
@@ -59,11 +59,17 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.fixture(scope="session")
+def built_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("index-log-base")
+    apply_batch(MIND, [Change.upsert(doc(n, text(n))) for n in range(200)], root)
+    return root
+
+
 @pytest.fixture(name="base")
-def base_fixture(tmp_path: Path) -> Path:
-    """A mind whose base generation holds 200 memories."""
-    apply_batch(MIND, [Change.upsert(doc(n, text(n))) for n in range(200)], tmp_path)
-    return tmp_path
+def base_fixture(built_base: Path, tmp_path: Path) -> Path:
+    """A mind whose base generation holds 200 memories (built once, a copy for each test)."""
+    return copy_of(built_base, tmp_path)
 
 
 def test_a_batch_is_appended_to_the_log_and_leaves_the_base_untouched(base: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from synapse.core import clock
 from synapse.index import readers
-from synapse.memory import expiry, sweep
+from synapse.memory import expiry, history, sweep
 from synapse.minds import heads, minds
 from synapse.recall import reads, text
 from synapse.recall.query import RecallQuery
@@ -22,10 +22,10 @@ from synapse.storage import tables
 
 from infra.stream_pump import Pump
 from tests.integration.test_template import _dynamodb_calls, _not_granted
-from tests.support import recall_matrix
+from tests.support import moto_tables, recall_matrix
 from tests.support.api import Api, MindHandle
 from tests.support.calls import counted_calls
-from tests.support.clock import MovableClock
+from tests.support.clock import EXPIRY_START, MovableClock
 from tests.support.clock import moved_fixture as moved_fixture
 from tests.support.index import index_root_fixture as index_root_fixture
 from tests.support.index import pump_fixture as pump_fixture
@@ -60,11 +60,24 @@ def _recall_calls(mind_id: str, **query: Any) -> tuple[Counter[str], int, text.R
 
 
 DEFAULT_CALLS = {"Query": 1, "Query:mind_expiring": 1, "Query:recall": 1}
+_typical: dict[str, Any] = {}  # the typical mind and moto's tables just after it, once per process
 
 
-def test_a_default_recall_of_a_typical_mind_makes_three_calls(api: Api, moved: MovableClock) -> None:
+@pytest.fixture
+def typical(api: Api, moved: MovableClock, monkeypatch: pytest.MonkeyPatch) -> MindHandle:
+    """`recall_matrix.typical_mind`, stored through the API by the first test of the process; each
+    later one starts from a deep copy of the tables as they were just after (no recall had healed or
+    written anything yet), its clock where typical_mind leaves it, and history's per-mind cache
+    empty (the mind's id is the same in every test)."""
+    monkeypatch.setattr(history, "_retention_cache", {})
+    mind = moto_tables.built_once(_typical, lambda: recall_matrix.typical_mind(api, moved))
+    moved.at = EXPIRY_START + timedelta(days=1)
+    return mind
+
+
+def test_a_default_recall_of_a_typical_mind_makes_three_calls(typical: MindHandle) -> None:
     # Given a mind of 100 memories: six categories, low ones, 20 expired the sweep has not taken out
-    mind = recall_matrix.typical_mind(api, moved)
+    mind = typical
     # When an agent recalls it without filters
     calls, read, answer = _recall_calls(mind.id)
     # Then it takes three calls (before: ten): head and counters, the expired not swept, one page of
@@ -86,10 +99,10 @@ def test_a_default_recall_of_a_typical_mind_makes_three_calls(api: Api, moved: M
     ids=["one-category", "two-categories", "tag", "tag-and-category"],
 )
 def test_a_filtered_recall_of_a_typical_mind_makes_one_call_per_stream_beside_the_header(
-    api: Api, moved: MovableClock, query: dict[str, Any], expected: dict[str, int]
+    typical: MindHandle, query: dict[str, Any], expected: dict[str, int]
 ) -> None:
     # Given the typical mind
-    mind = recall_matrix.typical_mind(api, moved)
+    mind = typical
     # When it is recalled for categories or a tag
     calls, _, _ = _recall_calls(mind.id, **query)
     # Then a category costs one read of its index (critical to low); a tag, whose counters do not sit
@@ -121,11 +134,9 @@ def test_a_recall_for_q_searches_beside_the_other_calls(
     assert len(opened) == 1
 
 
-def test_the_header_the_expired_and_the_first_page_are_read_at_the_same_time(
-    api: Api, moved: MovableClock
-) -> None:
+def test_the_header_the_expired_and_the_first_page_are_read_at_the_same_time(typical: MindHandle) -> None:
     # Given the typical mind, and DynamoDB answering no read before three are in flight together
-    mind = recall_matrix.typical_mind(api, moved)
+    mind = typical
     together = threading.Barrier(3, timeout=30)
 
     def wait_for_the_others(**_: Any) -> None:

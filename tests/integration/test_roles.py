@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 from synapse.api.routes import MARKERS, ROUTE_ROLES
+from synapse.memory import history
 
 from infra import template
 from infra.gateway import HttpResponse
+from tests.support import moto_tables
 from tests.support.api import Api, jwt_for, memory_body
 from tests.support.checks import assert_error
 from tests.support.settings import Configure
@@ -181,12 +183,24 @@ def loopback(configure: Configure, dynamo: Any) -> None:
     configure(SYNAPSE_WEBHOOKS_ALLOW_LOOPBACK="true")
 
 
+_built: dict[str, Any] = {}  # the World and moto's tables just after it was built, once per process
+
+
+@pytest.fixture
+def world(api: Api, loopback: None, monkeypatch: pytest.MonkeyPatch) -> World:
+    """The World, built through the API by the first test of the process; each later test starts
+    from a deep copy of the tables as they were just after (tests/support/moto_tables.saved), not
+    from its ~70 calls again (most of a route's test). The mind's id is then the same in every test,
+    so the one per-mind cache of the layer (history's retention) starts empty in each, as it did."""
+    monkeypatch.setattr(history, "_retention_cache", {})
+    built = moto_tables.built_once(_built, lambda: World(api))
+    built.api = api
+    return built
+
+
 @pytest.mark.parametrize("route", _person_routes(), ids=lambda r: r.route_key)
-def test_each_caller_gets_what_the_route_table_documents(
-    api: Api, loopback: None, route: template.Route
-) -> None:
+def test_each_caller_gets_what_the_route_table_documents(world: World, route: template.Route) -> None:
     # Given a team mind with a member of each role, a stranger, and the mind's Mind Key
-    world = World(api)
     needed = STRICTER.get(route.route_key, ROUTE_ROLES[route.route_key])
     for caller in CALLERS:
         # When each calls the route (the owner last)

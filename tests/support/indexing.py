@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,6 +18,13 @@ def apply_batch(mind_id: str, changes: Iterable[Change], base: Path | None = Non
         for change in changes:
             writer.apply(change)
         return writer.publish()
+
+
+def copy_of(built: Path, into: Path) -> Path:
+    """`into` holding a copy of the index folders under `built` (files written now, as a fresh build's
+    are): a mind built once per session and copied for each test, rather than embedded again."""
+    shutil.copytree(built, into, dirs_exist_ok=True, copy_function=shutil.copyfile)
+    return into
 
 
 class LiveRow(NamedTuple):

@@ -20,7 +20,8 @@ Then moto writes each answer out through its generic, shape-driven serializer, w
 member of every attribute value up through six alias rules: ~15 calls per member, the other half of
 those tests' time. An attribute value that is plain JSON (strings, numbers, sets of them, maps,
 lists, booleans, null) is written as the serializer would write it, directly; anything else (binary,
-which it encodes, or a value of another kind) still goes through the serializer.
+which it encodes, or a value of another kind) still goes through the serializer. And the list of a
+response class's methods, which moto makes again for every request, is made once per class.
 tests/integration/test_moto_speed.py holds that Query, Scan and the other reads and writes answer
 byte for byte as moto's own code does.
 """
@@ -32,6 +33,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from moto.core import responses as moto_responses
+from moto.core import utils as moto_utils
 from moto.core.serialize import BaseJSONSerializer
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import Table
@@ -46,6 +49,7 @@ _moto_all_items = Table.all_items
 _moto_sorted_items = Table.sorted_items
 _query_signature = inspect.signature(_moto_query)
 _moto_serialize_structure = BaseJSONSerializer._serialize_type_structure
+_moto_method_names = moto_utils.method_names_from_class  # what moto.core.responses imported
 
 
 def _cannot_match(value: DynamoType | None, wanted: DynamoType) -> bool:
@@ -178,10 +182,25 @@ def _serialize_type_structure(
     _moto_serialize_structure(self, serialized, value, shape, key)
 
 
+_method_names: dict[Any, tuple[tuple[int, ...], list[str]]] = {}
+
+
+def method_names_from_class(clazz: Any) -> list[str]:
+    """moto's list of a response class's function names, which it makes again on every request
+    (`inspect.getmembers`: a `dir` and a `getattr` of ~100 names, ~7 % of a call): made once per
+    class, and again if a class of its MRO gains or loses an attribute."""
+    shape = tuple(len(vars(kind)) for kind in clazz.__mro__)
+    known = _method_names.get(clazz)
+    if known is None or known[0] != shape:
+        known = _method_names[clazz] = (shape, _moto_method_names(clazz))
+    return list(known[1])
+
+
 # moto's own methods, for the test that compares the two.
-MOTOS_OWN: dict[type, dict[str, Any]] = {
+MOTOS_OWN: dict[Any, dict[str, Any]] = {
     Table: {"query": _moto_query, "all_items": _moto_all_items, "sorted_items": _moto_sorted_items},
     BaseJSONSerializer: {"_serialize_type_structure": _moto_serialize_structure},
+    moto_responses: {"method_names_from_class": _moto_method_names},
 }
 
 
@@ -195,3 +214,4 @@ def apply() -> None:
     Table.all_items = all_items  # type: ignore[method-assign]
     Table.sorted_items = sorted_items  # type: ignore[method-assign]
     BaseJSONSerializer._serialize_type_structure = _serialize_type_structure  # type: ignore[method-assign]
+    setattr(moto_responses, "method_names_from_class", method_names_from_class)  # noqa: B010 - not exported

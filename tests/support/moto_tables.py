@@ -9,6 +9,8 @@ tables made this way describe exactly as the ones CreateTable makes.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from typing import Any
 
 from moto.core.models import DEFAULT_ACCOUNT_ID
@@ -37,6 +39,31 @@ def create_tables(names: dict[str, str], region: str = REGION) -> None:
             deletion_protection_enabled=definition.get("DeletionProtectionEnabled", False),
             warm_throughput=None,
         )
+
+
+def saved(region: str = REGION) -> dict[str, Any]:
+    """A deep copy of every table of the running mock_aws (items, indexes, stream records), for
+    `put_back` to make a later test's tables exactly these: a state built through the API once per
+    process instead of once per test."""
+    return copy.deepcopy(dynamodb_backends[DEFAULT_ACCOUNT_ID][region].tables)
+
+
+def put_back(tables: dict[str, Any], region: str = REGION) -> None:
+    """The running mock_aws's tables made a fresh deep copy of what `saved` returned."""
+    backend = dynamodb_backends[DEFAULT_ACCOUNT_ID][region]
+    backend.tables.clear()
+    backend.tables.update(copy.deepcopy(tables))
+
+
+def built_once[T](kept: dict[str, Any], build: Callable[[], T]) -> T:
+    """`build()` made through the API by the first test of the process, its result and the tables
+    just after it `kept`; each later test gets the tables put back exactly so, and the same result."""
+    if "tables" in kept:
+        put_back(kept["tables"])
+    else:
+        kept.update(built=build(), tables=saved())
+    built: T = kept["built"]
+    return built
 
 
 def described(client: Any, name: str) -> dict[str, Any]:
