@@ -49,8 +49,11 @@ def test_make_client_installs_the_client_alone_with_every_package_pinned_by_dev_
         text=True,
         check=True,
     ).stdout
-    installs = [line for line in planned.splitlines() if "pip install" in line]
-    # Then it installs the client's requirements constrained by dev.txt, then the client without deps
+    tool = [line for line in planned.splitlines() if "/pip install" in line]
+    installs = [line for line in planned.splitlines() if "/uv pip install" in line]
+    # Then the venv's pip installs the pinned uv and nothing else
+    assert len(tool) == 1 and re.search(r" uv==\d+\.\d+\.\d+$", tool[0]), planned
+    # And uv installs the client's requirements constrained by dev.txt, then the client without deps
     assert len(installs) == 2, planned
     assert f"-r {venv}/client.in" in installs[0] and "-c requirements/dev.txt" in installs[0]
     assert "--no-deps" in installs[1] and "-e ./clients/python" in installs[1]
