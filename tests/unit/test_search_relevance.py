@@ -8,6 +8,7 @@ question sets of bench/questions.py --meaning-only measure them."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,14 @@ def doc(memory_id: str, content: str) -> Doc:
     )
 
 
+def indexed(tmp_path: Path, docs: list[Doc]) -> sqlite3.Connection:
+    """The mind's index holding `docs`, open for reading."""
+    apply_batch(MIND, [Change.upsert(d) for d in docs], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    return db
+
+
 def test_a_shared_rare_word_counts_more_than_a_shared_ordinary_one() -> None:
     # Given two clauses lexical search weighs alike, the first in fewer memories (a higher IDF)
     weights = Weights([1000, 1000])
@@ -54,9 +63,7 @@ def test_of_two_turns_sharing_as_many_words_the_rarer_word_ranks_first(
     answer = doc("mem_answer", "physiotherapist said rest")
     neighbours = [doc("mem_sore", "knee sore"), doc("mem_brace", "knee brace")]
     others = [doc(f"mem_other{n}", f"groceries list number{n}") for n in range(20)]
-    apply_batch(MIND, [Change.upsert(d) for d in [answer, *neighbours, *others]], tmp_path)
-    db = readers.reader(MIND, tmp_path)
-    assert db is not None
+    db = indexed(tmp_path, [answer, *neighbours, *others])
     q = fake_embedder.embed(["physiotherapist knee"])[0]
     # When asked
     found, _ = fusion.hybrid_hits(
@@ -86,9 +93,7 @@ def test_a_shared_word_is_strong_only_where_meaning_backs_it(
     backed = doc("mem_backed", "surgery knee replaced monday")
     other = doc("mem_other", "dad jokes")
     fillers = [doc(f"mem_filler{n}", f"groceries list number{n}") for n in range(10)]
-    apply_batch(MIND, [Change.upsert(d) for d in [backed, other, *fillers]], tmp_path)
-    db = readers.reader(MIND, tmp_path)
-    assert db is not None
+    db = indexed(tmp_path, [backed, other, *fillers])
     q = fake_embedder.embed(["surgery knee dad"])[0]
     # When asked
     found, _ = fusion.hybrid_hits(db, parse_query("surgery dad"), q, SearchFilters(), 5, 0, NOW, Mode.HYBRID)
@@ -142,9 +147,7 @@ def test_a_memory_close_to_any_question_of_its_shape_is_not_an_answer(
     answer = doc("mem_answer", "owns a golden retriever named biscuit")
     hub = doc("mem_hub", "he does have plenty of friends nearby and always calls them every week")
     others = [doc(f"mem_other{n}", f"groceries list number{n}") for n in range(10)]
-    apply_batch(MIND, [Change.upsert(d) for d in [answer, hub, *others]], tmp_path)
-    db = readers.reader(MIND, tmp_path)
-    assert db is not None
+    db = indexed(tmp_path, [answer, hub, *others])
 
     def bands(asked: str) -> dict[str, tuple[str, float, float | None]]:
         q = fake_embedder.embed([asked])[0]
