@@ -51,8 +51,11 @@ temp folder for the run. Then:
     shipped model (the rate, memories/s with embedding, is printed), then the 200 best-match queries
     of (b) in those words, one thread, interleaved: lexical (`mode=lexical`: parse, `index_hits`)
     against hybrid (parse, the query's embedding with the model's cache cleared so every query is
-    new, the fused ranking `fusion.hybrid_hits` over the generation's cached vector matrix); then
-    both through the search handler end to end (hydrated from moto). And the query embedding alone.
+    new, the fused ranking `fusion.hybrid_hits` over the generation's cached vector matrix, with
+    relevance's dependence check, which re-embeds the question without each word for a hit found by
+    meaning alone), and the same hybrid without that check (the question's text not passed); then
+    lexical and hybrid through the search handler end to end (hydrated from moto). And the query
+    embedding alone.
 (g) Once, after the sizes (`--upgrade-size`, default 10,000; 0 skips it): the in-place upgrade. A
     schema-"2" generation of that many memories, the same memories in the table (moto), one `Writer`
     batch of 100 changes: the writer upgrades the generation in place (`schema.IN_PLACE_UPGRADES`:
@@ -906,20 +909,25 @@ def hybrid_report(size: int, repeats: int) -> None:
         def lexical(text: str, tag: str | None) -> Any:
             return index_hits(db, parse_query(text), SearchFilters(tag=tag), 20, 0, QUERY_NOW)
 
-        def hybrid(text: str, tag: str | None) -> Any:
+        def hybrid(text: str, tag: str | None, asked: str | None = None) -> Any:
             embed_query.cache_clear()
             query = parse_query(text)
             serves = fusion.semantic_applies(query, text, Mode.HYBRID)
             question = vectors.question_vector(text) if serves else None
             filters = SearchFilters(tag=tag)
-            return fusion.hybrid_hits(db, query, question, filters, 20, 0, QUERY_NOW, Mode.HYBRID, None, text)
+            said = text if asked is None else asked
+            return fusion.hybrid_hits(db, query, question, filters, 20, 0, QUERY_NOW, Mode.HYBRID, None, said)
+
+        def unchecked(text: str, tag: str | None) -> Any:
+            return hybrid(text, tag, asked="")  # no text: relevance's dependence check is off
 
         def embedding(text: str, tag: str | None) -> Any:
             embed_query.cache_clear()
             return embed_query(text)
 
-        stats = timed({"lexical": lexical, "hybrid": hybrid}, list(queries), repeats)
+        stats = timed({"lexical": lexical, "hybrid": hybrid, "unchecked": unchecked}, list(queries), repeats)
         print_paths("(h) module", stats, "hybrid", "lexical", ("hybrid", "lexical"))
+        print_paths("(h) module", stats, "unchecked", "lexical", ("hybrid without the check", "lexical"))
 
         def as_stored(text: str, tag: str | None) -> Any:
             return default_embedder().embed([text])[0]
