@@ -42,6 +42,17 @@ def indexed(tmp_path: Path, docs: list[Doc]) -> sqlite3.Connection:
     return db
 
 
+def banded(
+    db: sqlite3.Connection, text: str, question: object, asked: str = ""
+) -> dict[str, tuple[str, float, float | None]]:
+    """Each of the first 5 hits' relevance, score and similarity for the query `text` whose vector is
+    `question` (`asked`: the question's text, which the dependence check reads; "" leaves it off)."""
+    found, _ = fusion.hybrid_hits(
+        db, parse_query(text), question, SearchFilters(), 5, 0, NOW, Mode.HYBRID, None, asked
+    )
+    return {s.hit.id: (s.relevance, s.score, s.similarity) for s in found}
+
+
 def test_a_shared_rare_word_counts_more_than_a_shared_ordinary_one() -> None:
     # Given two clauses lexical search weighs alike, the first in fewer memories (a higher IDF)
     weights = Weights([1000, 1000])
@@ -94,10 +105,8 @@ def test_a_shared_word_is_strong_only_where_meaning_backs_it(
     other = doc("mem_other", "dad jokes")
     fillers = [doc(f"mem_filler{n}", f"groceries list number{n}") for n in range(10)]
     db = indexed(tmp_path, [backed, other, *fillers])
-    q = fake_embedder.embed(["surgery knee dad"])[0]
     # When asked
-    found, _ = fusion.hybrid_hits(db, parse_query("surgery dad"), q, SearchFilters(), 5, 0, NOW, Mode.HYBRID)
-    bands = {s.hit.id: (s.relevance, s.score, s.similarity) for s in found}
+    bands = banded(db, "surgery dad", fake_embedder.embed(["surgery knee dad"])[0])
     # Then the backed one is strong though it scores under STRONG_SCORE, the other weak
     assert bands["mem_backed"][0] == relevance.STRONG and bands["mem_backed"][1] < relevance.STRONG_SCORE, (
         bands
@@ -150,11 +159,7 @@ def test_a_memory_close_to_any_question_of_its_shape_is_not_an_answer(
     db = indexed(tmp_path, [answer, hub, *others])
 
     def bands(asked: str) -> dict[str, tuple[str, float, float | None]]:
-        q = fake_embedder.embed([asked])[0]
-        found, _ = fusion.hybrid_hits(
-            db, parse_query(asked), q, SearchFilters(), 5, 0, NOW, Mode.HYBRID, None, asked
-        )
-        return {s.hit.id: (s.relevance, s.score, s.similarity) for s in found}
+        return banded(db, asked, fake_embedder.embed([asked])[0], asked)
 
     # When asked about a dog, and about a boat (nothing in the mind)
     dog, boat = bands("does he have a dog"), bands("does he have a boat")
