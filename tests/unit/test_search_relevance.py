@@ -127,11 +127,27 @@ def test_a_hit_by_meaning_alone_that_does_not_depend_on_the_question_is_weak() -
     assert relevance.band(score) == relevance.STRONG
     # And one not checked (beyond the ranking's first CHECKED_HITS) is weak
     assert relevance.band(score, drop=relevance.unchecked()) == relevance.WEAK
-    # And only hits found by meaning alone, strong by score and under SURE_SCORE, are checked
-    assert relevance.needs_check(score, by_meaning_only=True)
-    assert not relevance.needs_check(score, by_meaning_only=False)
-    assert not relevance.needs_check(relevance.STRONG_SCORE - 0.01, by_meaning_only=True)
-    assert not relevance.needs_check(relevance.SURE_SCORE, by_meaning_only=True)
+    # And only hits found by meaning alone, MEANT_AT close to the question and under SURE_SCORE, are checked
+    close = relevance.MEANT_AT
+    assert relevance.needs_check(score, close, by_meaning_only=True)
+    assert not relevance.needs_check(score, close, by_meaning_only=False)
+    assert not relevance.needs_check(score, close - 0.01, by_meaning_only=True)
+    assert not relevance.needs_check(score, None, by_meaning_only=True)
+    assert not relevance.needs_check(relevance.SURE_SCORE, close, by_meaning_only=True)
+
+
+def test_a_hit_by_meaning_alone_ranked_low_by_a_close_lexical_hit_is_strong_if_it_depends() -> None:
+    # Given a memory found by meaning alone, close to the question, whose score a lexical hit as
+    # close to it faded under STRONG_SCORE
+    faded = relevance.STRONG_SCORE - 0.3
+    # When it is checked
+    # Then it needs the check, and is strong if its similarity falls without a word of the question
+    assert relevance.needs_check(faded, relevance.MEANT_AT + 0.05, by_meaning_only=True)
+    assert relevance.band(faded, drop=relevance.DEPENDS_AT) == relevance.STRONG
+    # And weak if it does not
+    assert relevance.band(faded, drop=relevance.DEPENDS_AT - 0.01) == relevance.WEAK
+    # And a hit that is not checked keeps the score's verdict
+    assert relevance.band(faded) == relevance.WEAK
 
 
 def test_the_question_is_read_without_each_of_its_words_as_typed() -> None:
@@ -201,3 +217,20 @@ def test_the_question_is_embedded_without_its_words_only_as_far_as_a_hit_needs(
     assert len(embedded) == 3
     # And a memory without a vector is not checked
     assert checks.drop("mem_gone", 0.05) is None
+
+
+def test_an_answer_by_meaning_a_lexical_hit_ranks_lower_is_still_strong(
+    tmp_path: Path, fake_embedder: FakeEmbedder
+) -> None:
+    # Given a memory answering "dog name" by meaning alone (a retriever: the fake's `pet`), and one
+    # holding the word "name" about as close to the question, which fades the first one's score
+    answer = doc("mem_answer", "retriever biscuit")
+    lexical = doc("mem_lexical", "name")
+    others = [doc(f"mem_other{n}", f"groceries list number{n}") for n in range(10)]
+    db = indexed(tmp_path, [answer, lexical, *others])
+    # When asked
+    bands = banded(db, "dog name", fake_embedder.embed(["dog name"])[0], "dog name")
+    # Then the answer scores under STRONG_SCORE but is strong: it depends on "dog"
+    relevance_of, score, similarity = bands["mem_answer"]
+    assert score < relevance.STRONG_SCORE and (similarity or 0.0) >= relevance.MEANT_AT, bands
+    assert relevance_of == relevance.STRONG, bands

@@ -389,11 +389,11 @@ def _band(hit: Hit, c: Candidate, scores: tuple[float, float], depends: Dependen
     """Whether the hit (at position `at` of the ranking) answers (`relevance.band`, its `scores`: its
     own and the ranking's best): its words count as backed by meaning when it shares some with the
     question and is SUPPORTED_AT close to it; one found by meaning alone is asked how much it
-    `depends` on the question's words when its score leaves it open (`needs_check`), among the
+    `depends` on the question's words when its similarity leaves it open (`needs_check`), among the
     ranking's first CHECKED_HITS (further down it is weak: `relevance.unchecked`)."""
     score, best = scores
     backed = hit.coverage > 0 and (c.similarity or 0.0) >= SUPPORTED_AT
     drop = None
-    if depends is not None and needs_check(score, hit.coverage == 0 and c.similarity is not None):
+    if depends is not None and needs_check(score, c.similarity, hit.coverage == 0):
         drop = depends.drop(hit.id, DEPENDS_AT) if at < CHECKED_HITS else unchecked()
     return band(score, best, backed, drop)
