@@ -40,13 +40,20 @@ class Candidate(NamedTuple):
     similarity: float | None
 
 
+_new_tuple = tuple.__new__
+
+
+def _by_similarity_then_id(pair: tuple[Row, float]) -> tuple[float, str]:
+    return -pair[1], pair[0][1]
+
+
 def _snippet(content: str) -> str:
     text = " ".join(content.split())
     return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
 
 
 def lexical_row(found: Any) -> Row:
-    return Row(found[6], found[3], found[4], found[5], found[2], -found[0], found[7], found)
+    return _new_tuple(Row, (found[6], found[3], found[4], found[5], found[2], -found[0], found[7], found))
 
 
 def semantic_rows(
@@ -76,15 +83,16 @@ def semantic_rows(
         else:
             top = np.arange(len(sims))
         top = top[sims[top] > floor]
-        rowids = [int(r) for r in matrix.rowids[top]]
+        rowids: list[int] = matrix.rowids[top].tolist()
         sql = _DOCS_SQL.format(marks=", ".join("?" * len(rowids)), filters=where)
         rows = {row[0]: row for row in db.execute(sql, [*rowids, *params])}
+        # tuple.__new__ directly and the similarities as one list: this runs per candidate
         found = [
-            (Row(r, rows[r][1], rows[r][2], rows[r][3], rows[r][4], 0.0, 0, None), float(sims[i]))
-            for r, i in zip(rowids, top, strict=True)
+            (_new_tuple(Row, (*rows[r], 0.0, 0, None)), similarity)
+            for r, similarity in zip(rowids, sims[top].tolist(), strict=True)
             if r in rows
         ]
-        found.sort(key=lambda pair: (-pair[1], pair[0].id))
+        found.sort(key=_by_similarity_then_id)
         if len(found) >= wanted or take >= over:
             return found[:wanted]
         take = min(over, take * 4)

@@ -231,7 +231,9 @@ def may_say_update(content: str) -> bool:
     """Whether `content` could say it is a new value of anything (`says_update` for some subject):
     a search's hits none of which could are left in their order without weighing a pair."""
     text = content.casefold()
-    return _SAYS_UPDATE.search(text) is not None or _NEW_OF.search(text) is not None
+    if _SAYS_UPDATE.search(text) is not None:
+        return True
+    return "new" in text and _NEW_OF.search(text) is not None  # the substring first: a search's hits
 
 
 def says_update(content: str, about: frozenset[str] = frozenset()) -> bool:
