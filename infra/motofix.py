@@ -9,6 +9,11 @@
    record, 90 % of what indexing a batch cost the local runner (whose stream pump reads every
    item's record: memory, pointer, tags, revision). The records are already DynamoDB JSON, so they
    are written out as JSON directly (the same answer, ~100x cheaper).
+4. moto parses a request's condition expression up to three times (its request validation, our
+   transaction pre-check of point 2, its backend) and its update expression twice, ~15 % of an
+   in-process DynamoDB call. A parse depends only on the expression's text and its attribute names
+   and values, and what it makes is never changed afterwards (the update validator works on a deep
+   copy), so each parse is kept, keyed by that text: the same answer, parsed once.
 All are test/local-stack fixes for the pinned moto version; the service code never imports this.
 
 `table_items` reads an in-process moto table's items for the local runner's snapshot saver, which
@@ -29,16 +34,23 @@ from collections.abc import Iterator
 from typing import Any
 
 from moto.dynamodb import models as dynamo_models
-from moto.dynamodb.comparisons import get_filter_expression
+from moto.dynamodb.comparisons import ConditionExpressionParser, get_filter_expression
 from moto.dynamodb.exceptions import TransactionCanceledException
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.models.table import Table
+from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
 from moto.dynamodb.responses import DynamoHandler
 from moto.dynamodbstreams.models import dynamodbstreams_backends
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 
 _LOCK = threading.RLock()
 _applied = False
+# Parses kept (point 4); emptied when full, so a long-running runner's memory stays bounded.
+_PARSES_KEPT = 4096
+_conditions: dict[str, tuple[Any, list[str], list[str]]] = {}
+_updates: dict[str, Any] = {}
+_moto_condition_parse = ConditionExpressionParser.parse
+_moto_update_parse = UpdateExpressionParser.make
 
 
 def _key_of(backend: Any, op_type: str, op: dict[str, Any]) -> dict[str, Any]:
@@ -180,6 +192,40 @@ class InProcessStreams:
         return answer
 
 
+def _parse_condition(self: ConditionExpressionParser) -> Any:
+    """moto's `ConditionExpressionParser.parse`, once per expression, names and values: the tree it
+    makes holds its own copy of the values (parsed from the key) and no state of an evaluation."""
+    try:
+        key = json.dumps(
+            [self.condition_expression, self.expression_attribute_names, self.expression_attribute_values]
+        )
+    except TypeError:  # a value JSON has not (bytes): parsed as moto does
+        return _moto_condition_parse(self)
+    kept = _conditions.get(key)
+    if kept is None:
+        fresh = ConditionExpressionParser(*json.loads(key))
+        kept = (_moto_condition_parse(fresh), fresh.expr_attr_names_found, fresh.expr_attr_values_found)
+        if len(_conditions) >= _PARSES_KEPT:
+            _conditions.clear()
+        _conditions[key] = kept
+    op, names, values = kept
+    self.expr_attr_names_found.extend(names)
+    self.expr_attr_values_found.extend(values)
+    return op
+
+
+def _parse_update(cls: Any, expression: str) -> Any:
+    """moto's `UpdateExpressionParser.make`, once per expression text: its readers only look for
+    clauses, and its validator works on a deep copy."""
+    kept = _updates.get(expression)
+    if kept is None:
+        kept = _moto_update_parse(expression)
+        if len(_updates) >= _PARSES_KEPT:
+            _updates.clear()
+        _updates[expression] = kept
+    return kept
+
+
 def apply() -> None:
     global _applied
     if _applied:
@@ -207,5 +253,7 @@ def apply() -> None:
                 dynamo_models.copy = real_copy  # type: ignore[attr-defined]
 
     DynamoHandler.call_action = call_action  # type: ignore[method-assign]
+    ConditionExpressionParser.parse = _parse_condition  # type: ignore[method-assign]
+    UpdateExpressionParser.make = classmethod(_parse_update)
     DynamoDBStreamsHandler.get_records = _get_records  # type: ignore[method-assign,assignment]
     dynamo_models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]

@@ -102,13 +102,20 @@ def shared_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSto
 @pytest.fixture(scope="session")
 def shared_runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
     """The runner on its default settings, one per test process (xdist worker), stopped cleanly at the
-    end: none of the requests it served may have been answered with a 5xx."""
+    end: none of the requests it served may have been answered with a 5xx. Its store is its own (the
+    default, DynamoDB Local in CI): tests lock its data dir and rebuild from the store it prints."""
     with running(tmp_path_factory, "runner", SHARED, timeout=STARTUP) as service:
         yield service
 
 
 @pytest.fixture(scope="session")
-def loopback_runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
-    """The runner that may deliver webhooks to receivers on this machine, one per test process."""
-    with running(tmp_path_factory, "loopback-runner", SHARED | LOOPBACK, timeout=STARTUP) as service:
+def loopback_runner(
+    tmp_path_factory: pytest.TempPathFactory, shared_store: SharedStore
+) -> Iterator[RunningService]:
+    """The runner that may deliver webhooks to receivers on this machine, one per test process. Its
+    tables are in the process's shared DynamoDB Local (no JVM start of its own); `shared_runner` keeps
+    a store of its own, for the tests of what it locks and prints about it (test_persistence.py's
+    second runner on its data dir, test_search_e2e.py's README rebuild)."""
+    environment = SHARED | LOOPBACK | shared_store.env("loopback")
+    with running(tmp_path_factory, "loopback-runner", environment, timeout=STARTUP) as service:
         yield service
