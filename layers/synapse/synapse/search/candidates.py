@@ -40,9 +40,6 @@ class Candidate(NamedTuple):
     similarity: float | None
 
 
-_new_tuple = tuple.__new__
-
-
 def _by_similarity_then_id(pair: tuple[Row, float]) -> tuple[float, str]:
     return -pair[1], pair[0][1]
 
@@ -53,7 +50,7 @@ def _snippet(content: str) -> str:
 
 
 def lexical_row(found: Any) -> Row:
-    return _new_tuple(Row, (found[6], found[3], found[4], found[5], found[2], -found[0], found[7], found))
+    return Row(found[6], found[3], found[4], found[5], found[2], -found[0], found[7], found)
 
 
 def semantic_rows(
@@ -86,9 +83,9 @@ def semantic_rows(
         rowids: list[int] = matrix.rowids[top].tolist()
         sql = _DOCS_SQL.format(marks=", ".join("?" * len(rowids)), filters=where)
         rows = {row[0]: row for row in db.execute(sql, [*rowids, *params])}
-        # tuple.__new__ directly and the similarities as one list: this runs per candidate
+        # the rowids and similarities as lists, not numpy scalars one by one: this runs per candidate
         found = [
-            (_new_tuple(Row, (*rows[r], 0.0, 0, None)), similarity)
+            (Row(r, rows[r][1], rows[r][2], rows[r][3], rows[r][4], 0.0, 0, None), similarity)
             for r, similarity in zip(rowids, sims[top].tolist(), strict=True)
             if r in rows
         ]
