@@ -34,9 +34,10 @@ def doc(memory_id: str, content: str) -> Doc:
     )
 
 
-def indexed(tmp_path: Path, docs: list[Doc]) -> sqlite3.Connection:
-    """The mind's index holding `docs`, open for reading."""
-    apply_batch(MIND, [Change.upsert(d) for d in docs], tmp_path)
+def indexed(tmp_path: Path, docs: list[Doc], others: int = 10) -> sqlite3.Connection:
+    """The mind's index holding `docs` and `others` unrelated memories, open for reading."""
+    unrelated = [doc(f"mem_other{n}", f"groceries list number{n}") for n in range(others)]
+    apply_batch(MIND, [Change.upsert(d) for d in [*docs, *unrelated]], tmp_path)
     db = readers.reader(MIND, tmp_path)
     assert db is not None
     return db
@@ -73,8 +74,7 @@ def test_of_two_turns_sharing_as_many_words_the_rarer_word_ranks_first(
     # meaning to the question), and other turns
     answer = doc("mem_answer", "physiotherapist said rest")
     neighbours = [doc("mem_sore", "knee sore"), doc("mem_brace", "knee brace")]
-    others = [doc(f"mem_other{n}", f"groceries list number{n}") for n in range(20)]
-    db = indexed(tmp_path, [answer, *neighbours, *others])
+    db = indexed(tmp_path, [answer, *neighbours], others=20)
     q = fake_embedder.embed(["physiotherapist knee"])[0]
     # When asked
     found, _ = fusion.hybrid_hits(
@@ -103,8 +103,7 @@ def test_a_shared_word_is_strong_only_where_meaning_backs_it(
     # the other half in another sense
     backed = doc("mem_backed", "surgery knee replaced monday")
     other = doc("mem_other", "dad jokes")
-    fillers = [doc(f"mem_filler{n}", f"groceries list number{n}") for n in range(10)]
-    db = indexed(tmp_path, [backed, other, *fillers])
+    db = indexed(tmp_path, [backed, other])
     # When asked
     bands = banded(db, "surgery dad", fake_embedder.embed(["surgery knee dad"])[0])
     # Then the backed one is strong though it scores under STRONG_SCORE, the other weak
@@ -171,8 +170,7 @@ def test_a_memory_close_to_any_question_of_its_shape_is_not_an_answer(
     # and one close to every "does he have a ..." question for its words alone (a hub)
     answer = doc("mem_answer", "owns a golden retriever named biscuit")
     hub = doc("mem_hub", "he does have plenty of friends nearby and always calls them every week")
-    others = [doc(f"mem_other{n}", f"groceries list number{n}") for n in range(10)]
-    db = indexed(tmp_path, [answer, hub, *others])
+    db = indexed(tmp_path, [answer, hub])
 
     def bands(asked: str) -> dict[str, tuple[str, float, float | None]]:
         return banded(db, asked, fake_embedder.embed([asked])[0], asked)
@@ -226,8 +224,7 @@ def test_an_answer_by_meaning_a_lexical_hit_ranks_lower_is_still_strong(
     # holding the word "name" about as close to the question, which fades the first one's score
     answer = doc("mem_answer", "retriever biscuit")
     lexical = doc("mem_lexical", "name")
-    others = [doc(f"mem_other{n}", f"groceries list number{n}") for n in range(10)]
-    db = indexed(tmp_path, [answer, lexical, *others])
+    db = indexed(tmp_path, [answer, lexical])
     # When asked
     bands = banded(db, "dog name", fake_embedder.embed(["dog name"])[0], "dog name")
     # Then the answer scores under STRONG_SCORE but is strong: it depends on "dog"
