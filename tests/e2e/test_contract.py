@@ -271,6 +271,14 @@ def test_every_operation_keeps_its_contract_under_generated_requests(
     assert result.returncode == 0, report
     assert "Tested:" in result.stdout and "passed" in result.stdout, report
     assert service.server_errors() == [], service.output()[-8_000:]
+    # And after every generated request (the /mcp ones carried lone surrogates too: contract_hooks.py)
+    # each of the person's minds still reads: recall, lists and backup answer. Checked here, not in a
+    # test of its own, which a pytest-xdist worker could run without this run before it.
+    owner = {"Authorization": f"Bearer {service.jwt}"}
+    minds = requests.get(service.url + "/minds", headers=owner, timeout=30).json()["minds"]
+    assert seeded["mind"] in {m["id"] for m in minds}
+    unreadable = {m["id"]: _readable(service, m["id"]) for m in minds}
+    assert {k: v for k, v in unreadable.items() if set(v.values()) != {200}} == {}
 
 
 # ---------------------------------------------------------------- /mcp: not text, not finite, too large
@@ -355,17 +363,6 @@ def test_mcp_answers_what_is_not_text_or_too_large_without_a_server_error_and_th
         service.url + "/memory", headers={"Authorization": f"Bearer {key}"}, timeout=30
     ).json()["memories"]
     assert listed == []  # remember_many too: a message with a lone surrogate is refused whole
-    assert service.server_errors() == [], service.output()[-8_000:]
-
-
-def test_after_every_generated_request_each_mind_of_the_run_still_reads(service: RunningService) -> None:
-    # Given the run above (its /mcp requests carried lone surrogates too: contract_hooks.py)
-    owner = {"Authorization": f"Bearer {service.jwt}"}
-    minds = requests.get(service.url + "/minds", headers=owner, timeout=30).json()["minds"]
-    # When each of the person's minds is read, Then recall, lists and backup answer
-    assert minds
-    unreadable = {m["id"]: _readable(service, m["id"]) for m in minds}
-    assert {k: v for k, v in unreadable.items() if set(v.values()) != {200}} == {}
     assert service.server_errors() == [], service.output()[-8_000:]
 
 
