@@ -165,10 +165,12 @@ class JsonErrorTask(ErrorTask):  # type: ignore[misc]
         self.response_headers.extend(answer.headers.items())
         self.set_close_on_finish()
         self.content_length = len(answer.body)
-        self.write(answer.body)
+        # Logged before the answer is written: once written, the client may be done (and a test's
+        # captured output closed) before this thread gets to the line.
         method = getattr(self.request, "command", "") or "-"
         path = getattr(self.request, "path", "") or "-"
         access_line(method, path.split("?")[0][:200], status, started)
+        self.write(answer.body)
 
 
 class FrontChannel(HTTPChannel):  # type: ignore[misc]
