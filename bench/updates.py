@@ -16,7 +16,8 @@ Printed side by side, "before" (the `similar` flag of cosine >= 0.6 alone; searc
   newer is written), precision (of everything named `related`/similar for those writes, the share
   that is the older value), and unrelated writes that get any `related` (before: any `similar`).
 Then, with `supersedes` passed: the older values leave search (share of questions where the older
-value is absent).
+value is absent) and the newer ones stay found (share where the newer value is among the hits: a
+question in the older value's words finds it through the memory it replaced, `search.replaced`).
 """
 
 from __future__ import annotations
@@ -153,11 +154,12 @@ def run(base: Path, name: str, data: dict[str, Any], supersede: bool = False) ->
     )
     mind.index()
     above: list[bool] = []
-    gone = 0
+    gone = current = 0
     for pair, old, new in zip(data["pairs"], olds, news, strict=True):
         ids = mind.search(pair["question"])
         above.append(_rank(ids, new) < _rank(ids, old))
         gone += old not in ids
+        current += new in ids
     pairs = len(data["pairs"])
     return {
         "newer above older": sum(above) / pairs,
@@ -167,6 +169,7 @@ def run(base: Path, name: str, data: dict[str, Any], supersede: bool = False) ->
         "named precision": right / named if named else 1.0,
         "unrelated related": unrelated / len(data["unrelated"]),
         "older out of search": gone / pairs,
+        "newer in search": current / pairs,
     }
 
 
@@ -201,7 +204,8 @@ def main() -> int:
         sign = "<=" if name == "unrelated related" else ">="
         print(f"{name:28}{old[name]:8.2f}{new[name]:8.2f}   {sign} {target}")
     print(f"\nwith `supersedes` passed: older value out of search {passed['older out of search']:.2f}"
-          f" (before passing it: {new['older out of search']:.2f})")  # fmt: skip
+          f" (before passing it: {new['older out of search']:.2f}); newer value in search"
+          f" {passed['newer in search']:.2f} (before passing it: {new['newer in search']:.2f})")  # fmt: skip
     return 0
 
 

@@ -119,6 +119,8 @@ def _index_days(db: sqlite3.Connection, rowid: int, days: Sequence[tuple[str, bo
 # Tombstones by age, so dropping the old ones reads only tombstones, not every doc (28 ms a batch at
 # 100k memories without it). Created on bases from before it by the first batch that finds none.
 _TOMBSTONES_INDEX = "CREATE INDEX IF NOT EXISTS docs_tombstones ON docs (updated_at) WHERE deleted = 1"
+# The replaced memories, so a search learns whether there are any without reading every doc.
+_REPLACED_INDEX = "CREATE INDEX IF NOT EXISTS docs_replaced ON docs (id) WHERE superseded_by IS NOT NULL"
 
 
 class _Indexed(NamedTuple):
@@ -248,6 +250,7 @@ def create_schema(db: sqlite3.Connection, mind_id: str) -> None:
     db.execute(DOC_DATES)
     db.execute(_DOC_DATES_BY_DOC)
     db.execute(_TOMBSTONES_INDEX)
+    db.execute(_REPLACED_INDEX)
     create_vector_table(db)
     db.executemany(
         "INSERT INTO meta (name, value) VALUES (?, ?)",
@@ -275,6 +278,7 @@ def drop_old_tombstones(db: sqlite3.Connection) -> int:
     """Remove tombstones older than TOMBSTONE_SECONDS (no stream record can contradict them)."""
     cutoff = clock.to_iso(clock.now() - timedelta(seconds=TOMBSTONE_SECONDS))
     db.execute(_TOMBSTONES_INDEX)
+    db.execute(_REPLACED_INDEX)
     found = db.execute(
         "DELETE FROM docs WHERE deleted = 1 AND (updated_at IS NULL OR updated_at < ?)", (cutoff,)
     )

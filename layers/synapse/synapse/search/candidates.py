@@ -31,6 +31,11 @@ class Row(NamedTuple):
     lexical: Any  # its `ranking.coverage_rows` row (None: found by meaning only)
 
 
+# How many lexical candidates a ranking pools (`fusion.LEXICAL_POOL`): a memory the words did not
+# find (a rescue by meaning, a memory dated in the question's window) takes this place in their order.
+AFTER_THE_WORDS = 100
+
+
 class Candidate(NamedTuple):
     """A pooled memory as `fusion` ranks it: its fused score, where words placed it, its row."""
 

@@ -45,7 +45,7 @@ from itertools import accumulate
 from typing import Any, NamedTuple
 
 from synapse.index import vectors
-from synapse.search import candidates, in_time, recency
+from synapse.search import candidates, in_time, recency, replaced
 from synapse.search.candidates import Candidate
 from synapse.search.depends import Dependence
 from synapse.search.filters import Mode, SearchFilters
@@ -60,7 +60,7 @@ from synapse.when.window import Window
 # beyond LEXICAL_POOL continues with the lexical matches in lexical order. 50 lexical candidates
 # cost the conversation log 0.07 of MRR (its answering turns share the speakers' names with most
 # turns: bench/questions.py --meaning-only), for ~0.7 ms less at 10,000 memories.
-LEXICAL_POOL = 100
+LEXICAL_POOL = candidates.AFTER_THE_WORDS
 SEMANTIC_POOL = 50
 BM25_WEIGHT = 0.1
 COVERAGE_POWER = 2.0  # a lexical hit's words count coverage ** this (partial matches count less)
@@ -171,31 +171,21 @@ def _closing_coverage(supported: list[tuple[float, float]]) -> Callable[[float],
     return closing
 
 
-def _favour_window(
-    db: sqlite3.Connection,
-    asked: tuple[Window, SearchFilters, str],
-    pool: dict[str, Candidate],
-    meaning: tuple[vectors.Matrix, Any] | None,
-    score_of: Callable[[float], float],
-) -> None:
-    """The memories dated in the question's window (`asked`: the window, the filters, now) join the
-    pool, scored by their meaning (`score_of` their similarity, with the `meaning`'s matrix and the
-    question's similarities; none without it), and every pooled memory in the window ranks up by
-    `in_time.favoured`: a soft window, never a filter."""
-    window, filters, now = asked
-    inside = set()
-    for dated in in_time.window_rows(db, window, filters, now):
-        inside.add(dated.id)
-        if dated.id in pool:
-            continue
-        similarity = None
-        if meaning is not None:
-            at = meaning[0].row_of(dated.id)
-            similarity = 0.0 if at is None else float(meaning[1][at])
-        row = candidates.Row(dated.rowid, dated.id, dated.category, dated.key, dated.updated_at, 0.0, 0, None)
-        pool[dated.id] = Candidate(score_of(similarity or 0.0), LEXICAL_POOL, row, similarity)
-    for memory_id in inside:
-        pool[memory_id] = pool[memory_id]._replace(fused=in_time.favoured(pool[memory_id].fused, True))
+def _similarity(matrix: vectors.Matrix, sims: Any, memory_id: str) -> float:
+    at = matrix.row_of(memory_id)
+    return 0.0 if at is None else float(sims[at])
+
+
+def _scored_as_hit(weights: list[int], matrix: vectors.Matrix | None, sims: Any) -> Callable[[Any], float]:
+    """A lexical row's score as the pool's lexical hits get theirs (for a replaced memory)."""
+
+    def score(row: Any) -> float:
+        if matrix is None or sims is None:
+            return words_score(coverage_of(weights, row.mask), row.score)
+        coverage = informative_coverage(weights, row.mask, FULL_IDF_SHARE)
+        return fused_score(coverage, row.score, _similarity(matrix, sims, row.id))
+
+    return score
 
 
 def _non_increasing(ranked: list[Candidate], ceiling: float) -> list[float]:
@@ -253,7 +243,9 @@ def _hybrid_pool(
                 rescued_score(similarity, closing(similarity)), LEXICAL_POOL, row, similarity
             )
     if window is not None:
-        _favour_window(db, (window, filters, now), pool, meaning, lambda s: rescued_score(s, closing(s)))
+        in_time.favour_window(
+            db, (window, filters, now), pool, meaning, lambda s: rescued_score(s, closing(s))
+        )
 
 
 def _rank(
@@ -267,7 +259,7 @@ def _rank(
     window: Window | None = None,
 ) -> Ranking:
     """Every candidate of the pool, fused and ranked, adjusted once (`recency.after_fusion`); the memories
-    dated in the question's `window` join the pool and rank up (`_favour_window`)."""
+    dated in the question's `window` join the pool and rank up (`in_time.favour_window`)."""
     matrix = vectors.matrix_of(db) if question is not None else None
     if matrix is not None and not len(matrix.rowids):
         matrix = None
@@ -276,7 +268,7 @@ def _rank(
         found = candidates.semantic_rows(db, matrix, sims, filters, wanted, now, SIMILARITY_FLOOR)
         chosen = {row.id: Candidate(meaning_score(s), LEXICAL_POOL, row, s) for row, s in found}
         if window is not None:
-            _favour_window(db, (window, filters, now), chosen, (matrix, sims), meaning_score)
+            in_time.favour_window(db, (window, filters, now), chosen, (matrix, sims), meaning_score)
         ranked = sorted(chosen.values(), key=lambda c: (-c.fused, -(c.similarity or 0.0), c.row.id))
         return Ranking(ranked, [c.fused for c in ranked], [], None, sims, matrix)
     lexical: list[Any] = []
@@ -296,8 +288,10 @@ def _rank(
             pool[row.id] = Candidate(words_score(coverage, row.score), at, row, None)
     else:
         _hybrid_pool(db, (lexical, weights), (matrix, sims), filters, now, window, pool)
+    standing = replaced.stand_ins(db, query, filters, now, _scored_as_hit(weights, matrix, sims))
+    replaced.join(pool, standing, lambda i: None if matrix is None else _similarity(matrix, sims, i))
     if (matrix is None or sims is None) and window is not None:
-        _favour_window(db, (window, filters, now), pool, None, lambda _: 0.0)
+        in_time.favour_window(db, (window, filters, now), pool, None, lambda _: 0.0)
     ranked = sorted(pool.values(), key=lambda c: (-c.fused, c.lexical_at, c.row.id))
     ranked = recency.after_fusion(ranked, matrix, db)
     scores = _non_increasing(ranked, ranked[0].fused if ranked else 0.0)

@@ -9,11 +9,16 @@ candidates whatever words they share, and rank up by WINDOW_BOOST after fusion (
 window, never a filter, so a question whose answer is undated still finds it.
 """
 
+import sqlite3
+from collections.abc import Callable
 from datetime import datetime, tzinfo
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from synapse.core.errors import BadRequest
+from synapse.index import vectors
+from synapse.search.candidates import AFTER_THE_WORDS, Candidate, Row
 from synapse.search.dated import window_rows as window_rows
+from synapse.search.filters import SearchFilters
 from synapse.search.query import Query, parse_query
 from synapse.when.window import Window
 from synapse.when.words import may_name_time
@@ -61,3 +66,30 @@ def _only_function_words(query: Query, label: str) -> bool:
 def favoured(score: float, in_window: bool) -> float:
     """A candidate's score once the question's window is counted: the one place it is."""
     return score + WINDOW_BOOST if in_window else score
+
+
+def favour_window(
+    db: sqlite3.Connection,
+    asked: tuple[Window, SearchFilters, str],
+    pool: dict[str, Candidate],
+    meaning: tuple[vectors.Matrix, Any] | None,
+    score_of: Callable[[float], float],
+) -> None:
+    """The memories dated in the question's window (`asked`: the window, the filters, now) join the
+    pool, scored by their meaning (`score_of` their similarity, with the `meaning`'s matrix and the
+    question's similarities; none without it), and every pooled memory in the window ranks up by
+    `favoured`: a soft window, never a filter."""
+    window, filters, now = asked
+    inside = set()
+    for dated in window_rows(db, window, filters, now):
+        inside.add(dated.id)
+        if dated.id in pool:
+            continue
+        similarity = None
+        if meaning is not None:
+            at = meaning[0].row_of(dated.id)
+            similarity = 0.0 if at is None else float(meaning[1][at])
+        row = Row(dated.rowid, dated.id, dated.category, dated.key, dated.updated_at, 0.0, 0, None)
+        pool[dated.id] = Candidate(score_of(similarity or 0.0), AFTER_THE_WORDS, row, similarity)
+    for memory_id in inside:
+        pool[memory_id] = pool[memory_id]._replace(fused=favoured(pool[memory_id].fused, True))
