@@ -3,12 +3,13 @@ replaced memories out, and a question in the old value's words gets the current 
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 from synapse.index import readers
 from synapse.index.documents import Change, Doc
-from synapse.search import fusion
+from synapse.search import fusion, replaced
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import parse_query
 
@@ -80,3 +81,33 @@ def test_a_mind_without_replaced_memories_ranks_as_before(
     docs = [doc("mem_a", "lives elm street"), doc("mem_b", "moved harbour road")]
     # When asked, Then only the words' hit is found
     assert found(tmp_path, docs, "live", Mode.LEXICAL, SearchFilters()) == ["mem_a"]
+
+
+def test_a_current_memory_found_by_its_own_words_ranks_by_what_it_stands_for(
+    tmp_path: Path, fake_embedder: FakeEmbedder
+) -> None:
+    # Given an address replaced by a move that holds one of the question's words, and another
+    # memory holding that word more often
+    old = doc("mem_old", "lives elm street", superseded_by="mem_move")
+    move = doc("mem_move", "moved harbour street")
+    other = doc("mem_street", "street food street market street")
+    # When asked in the old value's words
+    ids = found(tmp_path, [old, move, other], "live street", Mode.LEXICAL, SearchFilters())
+    # Then the move ranks by the old value's score (both words), above the other memory
+    assert ids[:2] == ["mem_move", "mem_street"], ids
+
+
+def test_whether_a_generation_holds_a_replaced_memory_is_read_from_its_partial_index(
+    tmp_path: Path,
+) -> None:
+    # Given a generation from before the index (it is dropped), then one more batch
+    base = apply_batch(MIND, [Change.upsert(doc("mem_a", "lives elm street"))], tmp_path)
+    assert base is not None
+    with sqlite3.connect(base) as old:
+        old.execute("DROP INDEX docs_replaced")
+    apply_batch(MIND, [Change.upsert(doc("mem_b", "moved harbour road"))], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    # When the search asks whether any memory is replaced, Then the batch made the index it reads
+    plan = " ".join(str(step[-1]) for step in db.execute(f"EXPLAIN QUERY PLAN {replaced._ANY_SQL}"))
+    assert "docs_replaced" in plan, plan

@@ -86,6 +86,11 @@ class Matrix:
             self._rows = {memory_id: at for at, memory_id in enumerate(self.ids)}
         return self._rows.get(memory_id)
 
+    def similarity_of(self, sims: Any, memory_id: str) -> float:
+        """A memory's entry of `sims` (the question's `similarities`); 0 for one without a row."""
+        at = self.row_of(memory_id)
+        return 0.0 if at is None else float(sims[at])
+
     def similarities(self, query: Any) -> Any:
         import numpy as np
 

@@ -171,11 +171,6 @@ def _closing_coverage(supported: list[tuple[float, float]]) -> Callable[[float],
     return closing
 
 
-def _similarity(matrix: vectors.Matrix, sims: Any, memory_id: str) -> float:
-    at = matrix.row_of(memory_id)
-    return 0.0 if at is None else float(sims[at])
-
-
 def _scored_as_hit(weights: list[int], matrix: vectors.Matrix | None, sims: Any) -> Callable[[Any], float]:
     """A lexical row's score as the pool's lexical hits get theirs (for a replaced memory)."""
 
@@ -183,7 +178,7 @@ def _scored_as_hit(weights: list[int], matrix: vectors.Matrix | None, sims: Any)
         if matrix is None or sims is None:
             return words_score(coverage_of(weights, row.mask), row.score)
         coverage = informative_coverage(weights, row.mask, FULL_IDF_SHARE)
-        return fused_score(coverage, row.score, _similarity(matrix, sims, row.id))
+        return fused_score(coverage, row.score, matrix.similarity_of(sims, row.id))
 
     return score
 
@@ -289,7 +284,7 @@ def _rank(
     else:
         _hybrid_pool(db, (lexical, weights), (matrix, sims), filters, now, window, pool)
     standing = replaced.stand_ins(db, query, filters, now, _scored_as_hit(weights, matrix, sims))
-    replaced.join(pool, standing, lambda i: None if matrix is None else _similarity(matrix, sims, i))
+    replaced.join(pool, standing, lambda i: None if matrix is None else matrix.similarity_of(sims, i))
     if (matrix is None or sims is None) and window is not None:
         in_time.favour_window(db, (window, filters, now), pool, None, lambda _: 0.0)
     ranked = sorted(pool.values(), key=lambda c: (-c.fused, c.lexical_at, c.row.id))
@@ -324,8 +319,7 @@ def _tail(
         if coverage is None:
             coverage = coverages[row.mask] = coverage_of(ranking.weights, row.mask)
         if ranking.sims is not None and ranking.matrix is not None:
-            matrix_row = ranking.matrix.row_of(row.id)
-            similarity: float | None = 0.0 if matrix_row is None else float(ranking.sims[matrix_row])
+            similarity: float | None = ranking.matrix.similarity_of(ranking.sims, row.id)
             informative = informative_coverage(ranking.weights, row.mask, FULL_IDF_SHARE)
             fused = fused_score(informative, row.score, similarity or 0.0)
         else:

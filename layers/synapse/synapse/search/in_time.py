@@ -85,10 +85,7 @@ def favour_window(
         inside.add(dated.id)
         if dated.id in pool:
             continue
-        similarity = None
-        if meaning is not None:
-            at = meaning[0].row_of(dated.id)
-            similarity = 0.0 if at is None else float(meaning[1][at])
+        similarity = None if meaning is None else meaning[0].similarity_of(meaning[1], dated.id)
         row = Row(dated.rowid, dated.id, dated.category, dated.key, dated.updated_at, 0.0, 0, None)
         pool[dated.id] = Candidate(score_of(similarity or 0.0), AFTER_THE_WORDS, row, similarity)
     for memory_id in inside:
