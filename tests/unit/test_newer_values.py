@@ -58,6 +58,23 @@ def test_a_near_tie_with_a_third_hit_pairs_nothing() -> None:
     assert recency.newer_values(hits, tie) == {}
 
 
+def test_an_update_as_related_to_two_hits_goes_with_the_one_the_question_ranks_higher() -> None:
+    # Given "Weighs 92 kg" ranked first, a run ranked lower, and "Down to 85 kg after the running
+    # programme" as related to both (within CLEAR_MARGIN: "kg" with one, "running" with the other)
+    weight = Written("weight", "Weighs 92 kg", "2026-01-05T09:00:00Z")
+    runs = Written("runs_10_km_three_times_8d3541", "Runs 10 km three times a week", "2026-01-06T09:00:00Z")
+    down = Written(
+        "down_85_kg_after_running_0b7403", "Down to 85 kg after the running programme", "2026-03-20T09:00:00Z"
+    )
+    near = cosines({(0, 2): 0.479, (1, 2): 0.481}, 3)
+    # When the pairs are read
+    pairs = recency.newer_values([weight, runs, down], near)
+    # Then the update goes with the weight, which the question is about, and that has no other partner
+    assert pairs == {2: 0}
+    # And ranked the other way round it goes with the run, whose clear partner it is too
+    assert recency.newer_values([runs, weight, down], near) == {2: 0}
+
+
 def test_a_pair_below_the_score_is_not_paired_and_equal_times_say_nothing() -> None:
     weak = NEWER._replace(key="new_role", content="Now manages a team of seven")
     assert recency.newer_values([OLDER._replace(key="office"), weak], cosines({(0, 1): 0.2}, 2)) == {}
@@ -70,6 +87,7 @@ def test_says_update_reads_a_change_not_a_state_or_an_event() -> None:
 
     assert says_update("Now works at Globex") and says_update("Rent went up to 1,950 a month")
     assert says_update("Down to 85 kg after the running programme")
+    assert says_update("Went fully vegan in October") and not says_update("Went to Lisbon in October")
     assert not says_update("Currently reading a novel") and not says_update("Grew up in Riga")
     assert not says_update("Got married in 2016") and not says_update("Picks Mark up from the Kita")
     # And "new" says so only of what the older one is about

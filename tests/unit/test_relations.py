@@ -43,3 +43,19 @@ def test_the_search_score_is_the_write_time_score() -> None:
         older.similarity,
     )
     assert pair == relations.score("coffee_order", "Switched to oat milk flat whites", older) > 0.29
+
+
+def test_a_memory_that_says_every_word_of_a_named_key_is_about_that_key() -> None:
+    # Given a deadline under the key an agent chose, and an update in other words naming the key whole
+    deadline = relations.subject_of("atlas_deadline", "Project Atlas is due on June 30")
+    pushed = relations.subject_of("atlas_deadline_a1b2c3", "Atlas deadline pushed back to August 15")
+    lead = relations.subject_of("atlas_lead", "Maria leads Project Atlas")
+    # Then the key counts for the update as it does for another key sharing a word with it
+    assert relations.pair_score(pushed, deadline, 0.5) == relations.pair_score(lead, deadline, 0.5)
+    assert relations.pair_score(pushed, deadline, 0.5) >= 0.5 + relations.KEY_WEIGHT
+    # And a key of one word said in passing is a shared word, not the subject
+    coffee = relations.subject_of("coffee", "Drinks his coffee black, no sugar")
+    yoga = relations.subject_of(
+        "changed_morning_routine_yoga_4f2a9c", "Changed his morning routine to yoga before coffee"
+    )
+    assert relations.pair_score(yoga, coffee, 0.5) == 0.5 + relations.WORD_WEIGHT / 2

@@ -194,9 +194,16 @@ def subject_of(key: str, content: str) -> Subject:
     return Subject(_named_key_words(key), subject_words(f"{content} {key.replace('_', ' ')}"))
 
 
+def _names(one: Subject, other: Subject) -> bool:
+    """Whether `one`'s named key is `other`'s subject: the keys share a word, or `other` says every
+    word of a key of two words or more ("Atlas deadline pushed back" names `atlas_deadline`; a key of
+    one word said in passing, "…before coffee" of `coffee`, is a shared word, no more)."""
+    return bool(one.key_words & other.key_words) or (len(one.key_words) > 1 and one.key_words <= other.words)
+
+
 def pair_score(one: Subject, other: Subject, similarity: float) -> float:
     """How strongly two memories look like the same subject: their cosine, with the words they share."""
-    keys_share = bool(one.key_words & other.key_words)
+    keys_share = _names(one, other) or _names(other, one)
     shared = len(one.words & other.words)
     return similarity + KEY_WEIGHT * keys_share + WORD_WEIGHT * min(shared, 2) / 2
 
@@ -217,7 +224,7 @@ def score(key: str, content: str, candidate: Candidate) -> float:
 _SAYS_UPDATE = re.compile(
     r"\b(?:now(?! that)|nowadays|these days|latest|no longer|anymore|instead|changed"
     r"|switched|swapped|moved|replaced|became|turned out|sold|cancell?ed|dropped|quit|stopped|gave up"
-    r"|grew(?! up)|rose|fell|increased|decreased|raised?|went (?:up|down)"
+    r"|grew(?! up)|rose|fell|increased|decreased|raised?|went (?:up|down|fully|completely|totally)"
     r"|(?:up|down) from(?= \d)|down to(?= \d)"
     r"|pushed back|postponed|rescheduled|delayed|brought forward|upgraded|downgraded|promoted"
     r"|took over|taken over|relocated|refinanced|remortgaged|renamed|remarried|renewed)\b"
