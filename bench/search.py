@@ -53,7 +53,8 @@ temp folder for the run. Then:
     against hybrid (parse, the query's embedding with the model's cache cleared so every query is
     new, the fused ranking `fusion.hybrid_hits` over the generation's cached vector matrix, with
     relevance's dependence check, which re-embeds the question without each word for a hit found by
-    meaning alone), and the same hybrid without that check (the question's text not passed); then
+    meaning alone), the same hybrid without that check (the question's text not passed), and
+    hybrid without pulling a first hit's newer value into the ranking (`search.newer`); then
     lexical and hybrid through the search handler end to end (hydrated from moto). And the query
     embedding alone.
 (g) Once, after the sizes (`--upgrade-size`, default 10,000; 0 skips it): the in-place upgrade. A
@@ -881,7 +882,7 @@ def hybrid_report(size: int, repeats: int) -> None:
     from synapse.embedding import default_embedder, embed_query
     from synapse.index import vectors
     from synapse.index.readers import reader
-    from synapse.search import fusion
+    from synapse.search import fusion, newer
     from synapse.search.filters import Mode, SearchFilters
     from synapse.search.query import parse_query
     from synapse.search.ranking import index_hits
@@ -921,13 +922,23 @@ def hybrid_report(size: int, repeats: int) -> None:
         def unchecked(text: str, tag: str | None) -> Any:
             return hybrid(text, tag, asked="")  # no text: relevance's dependence check is off
 
+        def unpulled(text: str, tag: str | None) -> Any:
+            pulling = newer.with_newer_values
+            newer.with_newer_values = lambda db, ranked, *_: ranked  # type: ignore[assignment]
+            try:
+                return hybrid(text, tag)
+            finally:
+                newer.with_newer_values = pulling  # type: ignore[assignment]
+
         def embedding(text: str, tag: str | None) -> Any:
             embed_query.cache_clear()
             return embed_query(text)
 
-        stats = timed({"lexical": lexical, "hybrid": hybrid, "unchecked": unchecked}, list(queries), repeats)
+        paths = {"lexical": lexical, "hybrid": hybrid, "unchecked": unchecked, "unpulled": unpulled}
+        stats = timed(paths, list(queries), repeats)
         print_paths("(h) module", stats, "hybrid", "lexical", ("hybrid", "lexical"))
         print_paths("(h) module", stats, "unchecked", "lexical", ("hybrid without the check", "lexical"))
+        print_paths("(h) module", stats, "hybrid", "unpulled", ("hybrid", "without pulling newer values"))
 
         def as_stored(text: str, tag: str | None) -> Any:
             return default_embedder().embed([text])[0]

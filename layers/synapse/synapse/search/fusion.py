@@ -45,7 +45,7 @@ from itertools import accumulate
 from typing import Any, NamedTuple
 
 from synapse.index import vectors
-from synapse.search import candidates, in_time, recency, replaced
+from synapse.search import candidates, in_time, newer, recency, replaced
 from synapse.search.candidates import Candidate
 from synapse.search.depends import Dependence
 from synapse.search.filters import Mode, SearchFilters
@@ -288,6 +288,10 @@ def _rank(
     if (matrix is None or sims is None) and window is not None:
         in_time.favour_window(db, (window, filters, now), pool, None, lambda _: 0.0)
     ranked = sorted(pool.values(), key=lambda c: (-c.fused, c.lexical_at, c.row.id))
+    if matrix is not None:
+        ranked = newer.with_newer_values(
+            db, ranked, matrix, (filters, now), lambda i: matrix.similarity_of(sims, i)
+        )
     ranked = recency.after_fusion(ranked, matrix, db)
     scores = _non_increasing(ranked, ranked[0].fused if ranked else 0.0)
     return Ranking(ranked, scores, weights, tail_from, sims, matrix)

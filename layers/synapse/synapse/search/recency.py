@@ -115,10 +115,14 @@ _WRITTEN_SQL = (
 )
 
 
+def since_sql(db: sqlite3.Connection) -> str:
+    """The SQL of `Written.since` over `docs d` (an index from before event times has updated_at only)."""
+    return "coalesce(d.occurred_at, d.created_at, d.updated_at)" if has_event_times(db) else "d.updated_at"
+
+
 def written(db: sqlite3.Connection, rowids: list[int]) -> dict[int, Written]:
     """The hits' keys, contents and times, by docs rowid (one statement)."""
-    since = "coalesce(d.occurred_at, d.created_at, d.updated_at)" if has_event_times(db) else "d.updated_at"
-    sql = _WRITTEN_SQL.format(since=since, marks=", ".join("?" * len(rowids)))
+    sql = _WRITTEN_SQL.format(since=since_sql(db), marks=", ".join("?" * len(rowids)))
     return {row[0]: Written(row[1] or "", row[2] or "", row[3] or "") for row in db.execute(sql, rowids)}
 
 
