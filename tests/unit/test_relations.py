@@ -59,3 +59,16 @@ def test_a_memory_that_says_every_word_of_a_named_key_is_about_that_key() -> Non
         "changed_morning_routine_yoga_4f2a9c", "Changed his morning routine to yoga before coffee"
     )
     assert relations.pair_score(yoga, coffee, 0.5) == 0.5 + relations.WORD_WEIGHT / 2
+
+
+def test_a_move_lends_the_words_of_where_one_lives_and_names_the_address_it_replaces() -> None:
+    # Given an address under the key an agent chose, and a later move that shares no word with it
+    address = Candidate("mem_a", "home_address", "Lives at 14 Elm Street, Portland", 0.41)
+    # When the move is labelled
+    labels = relations.labelled(
+        "moved_harbour_3f9a2c", "Moved to 22 Harbour Road, Seattle last month", [address], 3
+    )
+    # Then the address is named as what it may replace
+    assert [(s["id"], s["relation"]) for s in labels] == [("mem_a", "related")]
+    # And a move of something else lends nothing ("moved up" a school year)
+    assert relations.subject_of("x_3f9a2c", "Maya moved up to year 4").words == frozenset({"maya"})

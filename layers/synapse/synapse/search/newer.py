@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from synapse.index import readers, vectors
+from synapse.index import readers
 from synapse.index.vectors import Matrix
 from synapse.search import recency, relations
 from synapse.search.candidates import AFTER_THE_WORDS, Candidate, Row
@@ -54,7 +54,7 @@ def with_newer_values(
 ) -> list[Candidate]:
     """`ranked` (fused, in order) with the newer values of its first hits that it did not hold, each
     placed right after the hit it updates, with its score."""
-    events: _Events = readers.derived(db, "life_events", _life_events)
+    events: _Events = readers.derived(db, "life_events", lambda _: _life_events(db, matrix))
     heads = [(c, at) for c in ranked[:PULL_FROM] if (at := matrix.row_of(c.row.id)) is not None]
     if not events.rows or not heads:
         return ranked
@@ -91,21 +91,18 @@ def with_newer_values(
     return sorted([*ranked, *pulled], key=lambda c: (-c.fused, c.lexical_at, c.row.id))
 
 
-def _life_events(db: sqlite3.Connection) -> _Events:
+def _life_events(db: sqlite3.Connection, matrix: Matrix) -> _Events:
     """The generation's memories that tell a life event as a change (`relations.tells_event` and
     `may_say_update`: "Moved to…", "Relocated to…"), the ones `recency.newer_values` can pair as
-    newer: what can be pulled. Read once per opened generation, after its vector matrix."""
-    matrix = vectors.matrix_of(db)
-    found = db.execute(_EVENTS_SQL, [relations.EVENT_TERMS]) if matrix is not None else []
+    newer: what can be pulled. Read once per opened generation, with its vector matrix."""
     rows = [
         at
-        for memory_id, content in found
+        for memory_id, content in db.execute(_EVENTS_SQL, [relations.EVENT_TERMS])
         if relations.tells_event(content or "")
         and relations.may_say_update(content or "")
-        and matrix is not None
         and (at := matrix.row_of(memory_id)) is not None
     ]
-    return _Events(rows, matrix.vectors[rows] if matrix is not None else None)
+    return _Events(rows, matrix.vectors[rows])
 
 
 def _read(
