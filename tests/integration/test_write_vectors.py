@@ -6,7 +6,7 @@ stream fed to the real indexer) with the deterministic fake model, which counts 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -86,11 +86,32 @@ def test_a_minds_first_write_is_embedded_by_the_indexer_alone(
     assert fake_embedder.embedded == ["car\nDrives a Tesla"]
 
 
-def test_a_batch_is_embedded_while_its_transactions_run(
-    api: Api, mind: MindHandle, pump: Pump, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+NEW_CAR = {"category": "fact", "key": "new_car", "content": "Drives a red BMW now, sold the old Tesla"}
+
+
+def stored_alone(api: Api, mind: MindHandle) -> dict[str, Any]:
+    answer = api.call("POST", "/memory", json_body=NEW_CAR, **as_agent(mind))
+    assert answer.status == 201, answer.text
+    return dict(answer.json())
+
+
+def stored_in_a_batch(api: Api, mind: MindHandle) -> dict[str, Any]:
+    answer = api.call("POST", "/memory/batch", json_body={"memories": [NEW_CAR]}, **as_agent(mind))
+    assert answer.status == 200, answer.text
+    return dict(answer.json()["results"][0])
+
+
+@pytest.mark.parametrize("door", [stored_alone, stored_in_a_batch], ids=["alone", "in a batch"])
+def test_a_write_is_embedded_while_its_transaction_runs(
+    api: Api,
+    mind: MindHandle,
+    pump: Pump,
+    fake_embedder: FakeEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+    door: Callable[[Api, MindHandle], dict[str, Any]],
 ) -> None:
     # Given a mind with an index, and a store whose transactions wait (a while at most) for the
-    # batch's texts to be embedding
+    # write's text to be embedding
     api.store(mind, category="fact", key="car", content="Drives a Tesla")
     pump.run_once()
     fake_embedder.embedded.clear()
@@ -110,16 +131,11 @@ def test_a_batch_is_embedded_while_its_transactions_run(
         return commit(*args, **kwargs)
 
     monkeypatch.setattr(writes, "commit", waiting)
-    body = {
-        "memories": [
-            {"category": "fact", "key": "new_car", "content": "Drives a red BMW now, sold the old Tesla"}
-        ]
-    }
-    # When a batch is stored (a text of its own: the process keeps what it embedded a moment ago)
-    answer = api.call("POST", "/memory/batch", json_body=body, **as_agent(mind))
-    # Then its texts were being embedded before its transaction ran, once, and its answer names the
+    # When it is stored, alone or in a batch (a text of its own: the process keeps what it embedded
+    # a moment ago)
+    answer = door(api, mind)
+    # Then its text was being embedded before its transaction ran, once, and its answer names the
     # memory it repeats as before
-    assert answer.status == 200, answer.text
     assert waited == [True]
     assert fake_embedder.embedded == ["new car\nDrives a red BMW now, sold the old Tesla"]
-    assert [s["key"] for s in answer.json()["results"][0]["similar"]] == ["car"]
+    assert [s["key"] for s in answer["similar"]] == ["car"]

@@ -159,14 +159,18 @@ def store(
     """Create, or replace by (category, key). Never creates a duplicate, whatever the race.
 
     The one per-item apply of POST /memory, and of a batch's item whose shared write failed
-    (`store_many`). With `similar`, the answer names the memories the write repeats."""
+    (`store_many`). With `similar`, the answer names the memories the write repeats: its text is
+    embedded while the write's read and transaction run, as a batch's are."""
     request = Request(mind_id, write, source, changed_by, vouches)
 
     def attempt() -> Stored:
         current = writes.read_by_key(mind_id, write.category.value, write.key)
         return _committed(_stored_over(request, current, at or clock.now()))
 
-    stored: Stored = repeats.with_similar(mind_id, [writes.retrying(attempt)], similar)[0]
+    embedded = repeats.started_ahead(similar, mind_id, [write])
+    outcome = writes.retrying(attempt)
+    embedded()
+    stored: Stored = repeats.with_similar(mind_id, [outcome], similar)[0]
     return stored
 
 
