@@ -193,24 +193,41 @@ def configure_logs() -> str:
 
 
 class EmbeddedDynamo:
-    """moto's DynamoDB on a free loopback port, made atomic by infra.motofix."""
+    """moto's DynamoDB on a free loopback port, made atomic by infra.motofix.
+
+    Served by waitress, not moto's own werkzeug server: werkzeug closes the connection after every
+    answer and starts a thread per connection, so each DynamoDB call paid a TCP connect and a thread
+    start: 6.0 ms a call in a loop of PutItem and GetItem, 4.8 ms served by waitress, which keeps
+    botocore's connections alive and answers from a pool (`THREADS`: the runner's callers at once)."""
+
+    THREADS = 8
 
     def __init__(self) -> None:
         import logging
 
-        from moto.server import ThreadedMotoServer
+        import waitress  # type: ignore[import-untyped]  # no stubs pinned
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
         from infra import motofix
 
         motofix.apply()
-        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access log per DynamoDB call
-        self.server = ThreadedMotoServer(ip_address=HOST, port=0, verbose=False)
-        self.server.start()
-        host, port = self.server.get_host_and_port()
-        self.endpoint_url = f"http://{host}:{port}"
+        logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "queue depth" under bursts
+        app = DomainDispatcherApplication(create_backend_app)
+        self.server = waitress.create_server(
+            app,
+            map={},
+            host=HOST,
+            port=0,
+            threads=self.THREADS,
+            ident="moto",
+            clear_untrusted_proxy_headers=False,  # none: only this process calls it
+        )
+        self.endpoint_url = f"http://{HOST}:{self.server.effective_port}"
+        self.thread = threading.Thread(target=self.server.run, name="synapse-moto", daemon=True)
+        self.thread.start()
 
     def stop(self) -> None:
-        self.server.stop()
+        self.server.close()
 
 
 def moto_snapshot(data_dir: Path, client: Any) -> TableSnapshot:
