@@ -198,7 +198,9 @@ class EmbeddedDynamo:
     Served by waitress, not moto's own werkzeug server: werkzeug closes the connection after every
     answer and starts a thread per connection, so each DynamoDB call paid a TCP connect and a thread
     start: 6.0 ms a call in a loop of PutItem and GetItem, 4.8 ms served by waitress, which keeps
-    botocore's connections alive and answers from a pool (`THREADS`: the runner's callers at once)."""
+    botocore's connections alive and answers from a pool (`THREADS`: the runner's callers at once).
+    Through the runner a store moves by less than its noise: the GIL the calls share costs more
+    (docs/benchmarks.md, "A single store")."""
 
     THREADS = 8
 
@@ -223,8 +225,7 @@ class EmbeddedDynamo:
             clear_untrusted_proxy_headers=False,  # none: only this process calls it
         )
         self.endpoint_url = f"http://{HOST}:{self.server.effective_port}"
-        self.thread = threading.Thread(target=self.server.run, name="synapse-moto", daemon=True)
-        self.thread.start()
+        threading.Thread(target=self.server.run, name="synapse-moto", daemon=True).start()
 
     def stop(self) -> None:
         self.server.close()
