@@ -833,7 +833,7 @@ def stored_by_meaning(base: Path) -> dict[str, tuple[str, list[Any]]]:
 
     return {
         "paraphrase (no shared word)": meaning.stored_set(
-            "paraphrase", store_mind, index, lambda q: q["domain"]
+            meaning.PARAPHRASE, store_mind, index, lambda q: q["domain"]
         ),
         "conversation log": meaning.stored_set("conversation", store_mind, index, lambda q: "turns"),
     }
