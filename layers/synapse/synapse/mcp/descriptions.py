@@ -59,7 +59,9 @@ Questions match by meaning too ("who is his partner?" finds "Wife is Anna"). Eac
 has a snippet of its content (matches in **bold**), `relevance` (strong: an answer to act on; weak:
 related at best), `score`, `matched` (which of the query's `terms` it matched), `coverage` (0-1,
 their share), `similarity` and `updated_at`. If no hit is strong, a weak match at best, the memories
-most likely do not hold the answer: say "I don't know" rather than guess. Of two hits saying
+most likely do not hold the answer: say "I don't know" rather than guess. Strong means about
+what was asked, not that it holds the answer: answer only from what a hit says ("How old is
+Erik?" can find memories of Erik that never give his age). Of two hits saying
 nearly the same, the newer (the current fact) comes first. Filter by tag or category, or by time
 with after/before (dates or timestamps, on occurred_at, else when stored: "what did we discuss this
 week?"); mode=lexical for words only. Time words in the question ("next week", "on Friday") favour
