@@ -366,12 +366,26 @@ def _headers_of(environ: dict[str, Any]) -> dict[str, str]:
 # ---------------------------------------------------------------- the server the runner starts
 
 
+def bound_listener(port: int, host: str = HOST) -> socket.socket:
+    """The API's socket, bound but not yet listening. The runner binds it before it starts its store:
+    the store's clients take ephemeral source ports from the range a free port was picked from, and
+    one of them could otherwise hold the port by the time the API binds it."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+    except OSError:
+        listener.close()
+        raise
+    return listener
+
+
 class HttpFront:
     """The runner's server: `serve_forever` on a thread, then `shutdown`, `drain`, `server_close`."""
 
     def __init__(
         self,
-        port: int,
+        port: int | socket.socket,
         gateway: Gateway,
         on_write: Callable[[], None] = lambda: None,
         cors_origins: Iterable[str] | None = None,
@@ -384,11 +398,13 @@ class HttpFront:
             hosts = os.environ.get("SYNAPSE_ALLOWED_HOSTS", "")
         self.app = FrontApp(gateway, on_write, cors_origins, allowed_hosts(hosts))
         self._map: dict[int, Any] = {}
+        listener = port if isinstance(port, socket.socket) else bound_listener(port, host)
         self.server = FrontServer(
             self.app,
             map=self._map,
-            host=host,
-            port=port,
+            _sock=listener,
+            bind_socket=False,
+            sockinfo=(listener.family, listener.type, listener.proto, listener.getsockname()),
             threads=THREADS,
             backlog=128,
             connection_limit=256,
@@ -401,7 +417,7 @@ class HttpFront:
             log_socket_errors=False,
             clear_untrusted_proxy_headers=False,
         )
-        self.server_address = (host, int(self.server.effective_port))
+        self.server_address = (listener.getsockname()[0], int(self.server.effective_port))
         self._stopping = threading.Event()
         self._stopped = threading.Event()
         self._serving = False

@@ -378,14 +378,19 @@ def main() -> int:
     if not raw_port.isdigit() or int(raw_port) > 65535:
         print(f"synapse-local: PORT must be a port number, not {raw_port!r}", file=sys.stderr)
         return 2
-    port = int(raw_port)
+    from infra.http_front import HttpFront, bound_listener
+
+    try:  # before the store starts: its clients' source ports come from the same range
+        listener = bound_listener(int(raw_port))
+    except OSError as error:
+        print(f"synapse-local: cannot listen on {HOST}:{raw_port}: {error} (set PORT)", file=sys.stderr)
+        return 2
     stop = threading.Event()  # set by the main thread only: background services stop on it
     signals = StopSignals()
     signals.install()
 
     from infra import template
     from infra.gateway import Gateway, load_handler
-    from infra.http_front import HttpFront
     from infra.local_dynamo import StoreError
     from infra.local_snapshot import SnapshotError, TableSnapshot
 
@@ -416,11 +421,7 @@ def main() -> int:
         gateway = Gateway()
         for route in gateway.routes:  # import every handler now: a broken one fails at start
             load_handler(route.code_dir, route.handler)
-        try:
-            server = HttpFront(port, gateway, snapshot.mark_dirty if snapshot else lambda: None)
-        except OSError as error:
-            print(f"synapse-local: cannot listen on {HOST}:{port}: {error} (set PORT)", file=sys.stderr)
-            return 2
+        server = HttpFront(listener, gateway, snapshot.mark_dirty if snapshot else lambda: None)
         threads = start_background_services(endpoint_url, stop, snapshot, moto)
         token = dev_token()
         if token is not None:  # the console's one-click sign-in (synapse.api.console), local only

@@ -6,6 +6,7 @@ cost seconds, and neither setting touches what the other checks)."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import jwt
@@ -55,6 +56,23 @@ def test_a_bad_port_is_refused_with_a_message(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="PORT must be a port number") as refused:
         start_runner(tmp_path / "data", tmp_path / "runner.log", env={"PORT": "http"})
     assert "exited with 2" in str(refused.value)
+
+
+def test_a_port_in_use_is_refused_before_the_store_starts(tmp_path: Path) -> None:
+    # Given a port something else listens on
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        # When a runner is told to serve there
+        with pytest.raises(RuntimeError, match=f"cannot listen on 127.0.0.1:{port}") as refused:
+            start_runner(tmp_path / "data", tmp_path / "runner.log", env={"PORT": str(port)})
+    # Then it says so and exits 2 before it starts a store: the port is the API's from its first
+    # step, so nothing the runner connects to while it starts can take it (the store's clients use
+    # ephemeral source ports from the range a test's free port came from)
+    assert "exited with 2" in str(refused.value)
+    assert "Imported" not in str(refused.value) and "DynamoDB Local" not in str(refused.value)
+    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())
 
 
 def test_an_unknown_local_store_is_refused_with_a_message(tmp_path: Path) -> None:
