@@ -275,6 +275,8 @@ def relevance_report(sets: dict[str, tuple[str, list[Asked]]], k: int) -> None:
                 if bands:
                     found += 1
                     strong += bands[0] == "strong"
+                    if bands[0] != "strong" and split is None and os.environ.get("BENCH_WHY"):
+                        explain(mind_id, question.q, k, question.answers)
             label = split or "all"
             print(f"  {title:30} {label:8} answer strong {strong}/{found} = {strong / max(found, 1):.2f};"
                   f" other hits strong {others / max(len(picked), 1):.2f} a question")  # fmt: skip
@@ -286,6 +288,8 @@ def relevance_report(sets: dict[str, tuple[str, list[Asked]]], k: int) -> None:
                 for question in picked:
                     hits = scored(mind_id, question["q"], k)
                     quiet += not any(band == "strong" for _, _, band in hits)
+                    if split is None and os.environ.get("BENCH_WHY"):
+                        explain(mind_id, question["q"], k)
                     if split is None and os.environ.get("BENCH_CALIBRATE"):
                         print(f"      {question['q']!r}: {[(round(sc, 3), b) for _, sc, b in hits[:3]]}")
                 label = split or "all"
@@ -296,6 +300,21 @@ def relevance_report(sets: dict[str, tuple[str, list[Asked]]], k: int) -> None:
             print(f"  recall q on {title}: answer in `relevant` {in_relevant}/{len(asked)}"
                   f" = {in_relevant / len(asked):.2f}; no-answer questions with `relevant` empty"
                   f" {empty}/{len(none)}")  # fmt: skip
+
+
+def explain(mind_id: str, text: str, k: int, answers: frozenset[str] | None = None) -> None:
+    """BENCH_WHY=1: what a relevance rule has to tell apart. The answer's hit of a question whose
+    answer came back weak (`answers`), or every strong hit of a question with no answer in the mind
+    (None): its score, similarity, coverage and the question's words it matched."""
+    from synapse.search.filters import Mode, SearchFilters
+    from synapse.search.service import search
+
+    page = search(mind_id, text, SearchFilters(), limit=k, mode=Mode.HYBRID)
+    kind = "weak answer" if answers is not None else "strong, no answer"
+    for r in page.results:
+        if r.memory.id in answers if answers is not None else r.relevance == "strong":
+            print(f"      {kind} {text!r} -> {r.memory.content[:60]!r} score {r.score:.3f}"
+                  f" similarity {r.similarity} coverage {r.coverage} matched {r.matched}")  # fmt: skip
 
 
 def score_samples(sets: dict[str, tuple[str, list[Asked]]], k: int, split: str) -> None:
