@@ -13,6 +13,7 @@ from synapse.memory import keys, reads
 from synapse.storage import tables
 
 from tests.support.api import Api, MindHandle, memory_body
+from tests.support.calls import counted_calls
 from tests.support.checks import as_agent, as_user, assert_error
 from tests.support.clock import START, MovableClock
 from tests.support.clock import frozen_clock_fixture as frozen_clock_fixture
@@ -138,6 +139,31 @@ def test_content_alone_is_a_note_keyed_by_its_content_and_stored_again_it_replac
     # And a chosen key is not a derived one
     chosen = api.call("POST", "/memory", json_body={"content": "Tea", "key": "drink"}, **as_user(mind)).json()
     assert (chosen["category"], chosen["key"], chosen["key_derived"]) == ("note", "drink", False)
+
+
+def test_a_content_only_write_is_created_without_a_read_and_its_text_again_still_replaces(
+    api: Api, mind: MindHandle
+) -> None:
+    # Given the DynamoDB calls a write makes on the memories table
+    memories = f"GetItem:{tables.memories_table()}"
+    # When content alone is stored: its derived key ends in a digest of the text
+    with counted_calls() as calls:
+        first = api.call("POST", "/memory", json_body={"content": "Takes the 7:40 train"}, **as_user(mind))
+    # Then it is created by one transaction, with no read of the key before it
+    assert first.status == 201, first.text
+    assert (calls[memories], calls["TransactWriteItems"]) == (0, 1), calls
+    # When the same text comes again: the unread create finds its key taken
+    with counted_calls() as calls:
+        again = api.call("POST", "/memory", json_body={"content": "takes the 7:40 train"}, **as_user(mind))
+    # Then it reads and replaces, as any write of a taken key: one memory, version 2
+    assert again.status == 200, again.text
+    assert (again.json()["id"], again.json()["version"]) == (first.json()["id"], 2)
+    assert (calls[memories], calls["TransactWriteItems"]) == (1, 2), calls
+    # And a key the client chose is read before its write, as an update is the likelier
+    with counted_calls() as calls:
+        chosen = api.call("POST", "/memory", json_body={"content": "Tea", "key": "drink"}, **as_user(mind))
+    assert chosen.status == 201 and (calls[memories], calls["TransactWriteItems"]) == (1, 1), calls
+    assert sorted(m["version"] for m in listed(api, mind)) == [1, 2]
 
 
 def test_a_null_category_or_key_is_refused_naming_it(api: Api, mind: MindHandle) -> None:

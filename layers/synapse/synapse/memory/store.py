@@ -9,7 +9,7 @@ becomes a proposal instead, and so may an agent's write of critical priority (`p
 """
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -163,15 +163,26 @@ def store(
     embedded while the write's read and transaction run, as a batch's are."""
     request = Request(mind_id, write, source, changed_by, vouches)
 
-    def attempt() -> Stored:
-        current = writes.read_by_key(mind_id, write.category.value, write.key)
+    def attempt(read: bool = True) -> Stored:
+        current = writes.read_by_key(mind_id, write.category.value, write.key) if read else None
         return _committed(_stored_over(request, current, at or clock.now()))
 
     embedded = repeats.started_ahead(similar, mind_id, [write])
-    outcome = writes.retrying(attempt)
+    outcome = (_created_unread(attempt) if write.key_derived else None) or writes.retrying(attempt)
     embedded()
     stored: Stored = repeats.with_similar(mind_id, [outcome], similar)[0]
     return stored
+
+
+def _created_unread(attempt: Callable[[bool], Stored]) -> Stored | None:
+    """A write whose key Synapse derived from its content, created without reading first: the key
+    ends in a digest of the text, so it is taken only when the same text comes again (a retry). The
+    create's condition (the key free) makes that safe; then None, and the write reads and replaces
+    as any other. Saves a content-only write (MCP `remember`'s usual call) one read of its round trips."""
+    try:
+        return attempt(False)
+    except writes.Retry:
+        return None
 
 
 Outcome = Stored | Exception
