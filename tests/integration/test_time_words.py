@@ -77,6 +77,25 @@ def test_next_week_finds_what_is_dated_next_week_not_next_summer(
     assert found.index("renovation") > 2 if "renovation" in found else True
 
 
+def test_a_season_or_a_holiday_reads_as_its_days_and_stays_a_word(
+    api: Api, mind: MindHandle, dated: dict[str, str], pump: Pump
+) -> None:
+    # Given memories dated in July 2027 and on Christmas Day 2025 that name neither season nor holiday
+    for key, content in [
+        ("crete", "Flights to Crete on July 14, 2027"),
+        ("lunch", "Lunch at Anna's on 2025-12-25"),
+    ]:
+        assert api.store(mind, category="note", key=key, content=content).status == 201
+    pump.run_once()
+    # When an agent asks about next summer (now: Monday 30 November 2026)
+    summer = search(api, mind, "What are we doing next summer?")
+    # Then the flights (in June-August 2027) and the renovation (the word "summer") come first
+    assert set(keys(summer)[:2]) == {"crete", "renovation"}, keys(summer)
+    assert "summer" in summer.json()["terms"] and "next" not in summer.json()["terms"]
+    # And last Christmas is the 25th of December 2025
+    assert keys(search(api, mind, "What did we do last Christmas?"))[0] == "lunch"
+
+
 def test_the_window_is_soft_a_question_still_finds_its_undated_answer(
     api: Api, mind: MindHandle, dated: dict[str, str]
 ) -> None:

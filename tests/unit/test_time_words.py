@@ -69,6 +69,27 @@ WINDOWS = [
     ("upcoming appointments", "2026-12-03", "2026-12-17"),
     # several: the days both name
     ("What is coming up next week?", "2026-12-07", "2026-12-13"),
+    ("What did we do for Christmas last year?", "2025-12-25", "2025-12-25"),
+    # one before the last, fortnights
+    ("What did I do the week before last?", "2026-11-16", "2026-11-22"),
+    ("the weekend before last", "2026-11-21", "2026-11-22"),
+    ("the month before last", "2026-10-01", "2026-10-31"),
+    ("a fortnight ago", "2026-11-16", "2026-11-22"),
+    ("over the past fortnight", "2026-11-19", "2026-12-03"),
+    # seasons (northern, whole months; winter by the year it starts in) and holidays
+    ("Kitchen renovation planned for next summer", "2027-06-01", "2027-08-31"),
+    ("What did we do last summer?", "2026-06-01", "2026-08-31"),
+    ("this past summer", "2026-06-01", "2026-08-31"),
+    ("Where are we going this winter?", "2026-12-01", "2027-02-28"),
+    ("in the fall", "2027-09-01", "2027-11-30"),
+    ("the summer of 2025", "2025-06-01", "2025-08-31"),
+    ("winter 2025", "2025-12-01", "2026-02-28"),
+    ("plans for Christmas", "2026-12-25", "2026-12-25"),
+    ("We spent Christmas at mum's", "2025-12-25", "2025-12-25"),
+    ("New Year\u2019s Eve", "2026-12-31", "2026-12-31"),
+    ("What did we do at Easter?", "2026-04-05", "2026-04-05"),
+    ("Thanksgiving 2025", "2025-11-27", "2025-11-27"),
+    ("next Thanksgiving", "2027-11-25", "2027-11-25"),
 ]
 
 
@@ -85,7 +106,9 @@ def test_a_time_expression_reads_as_a_window_of_days(question: str, start: str, 
 @pytest.mark.parametrize(
     "question",
     [
-        "Kitchen renovation planned for next summer",
+        "Did he fall?",
+        "spring cleaning",
+        "the fall of Rome",
         "Where does he live now?",
         "What may he eat?",
         "Is march madness on?",
@@ -106,6 +129,13 @@ def test_the_time_words_leave_the_question_and_the_rest_is_searched() -> None:
     # And the names of months and weekdays stay words too ("every March" matches them as written)
     named = in_time.read("dentist in March", parse_query("dentist in March"), NOW, UTC)
     assert named.query.terms == ["dentist", "march"] and named.window is not None
+    # And so do seasons and holidays ("Christmas at Anna's" matches "Christmas"), not "next" or "eve"
+    for asked, words in [
+        ("trip next summer", ["trip", "summer"]),
+        ("Christmas Eve dinner", ["christmas", "dinner"]),
+    ]:
+        season = in_time.read(asked, parse_query(asked), NOW, UTC)
+        assert season.query.terms == words and season.window is not None, asked
     # And a question of time and function words only has no words left to search
     only_time = in_time.read("What is coming up next week?", parse_query("x"), NOW, UTC)
     assert only_time.query.terms == [] and only_time.window is not None
@@ -141,6 +171,8 @@ def test_dates_in_content_are_read_relative_to_when_it_was_written() -> None:
     # Vague words and whole years say nothing about a day
     assert content_days("Recently started Portuguese; planned for 2027", written) == []
     assert content_days("Kitchen renovation planned for next summer", written) == []
+    # And a season or a holiday in a memory dates nothing: "the Christmas tree" names a thing
+    assert content_days("The Christmas tree and the Easter eggs are in the attic", written) == []
 
 
 def test_a_memory_is_about_its_occurred_at_day_and_its_contents_dates() -> None:
@@ -187,8 +219,9 @@ _PIECES = [
     "tonight", "tomorrow", "yesterday", "morning", "afternoon", "evening", "night", "ago", "in", "on",
     "the", "of", "next", "last", "this", "past", "coming", "up", "upcoming", "recently", "lately",
     "soon", "future", "near", "ahead", "few", "other", "these", "since", "until", "early", "mid",
-    "late", "end", "2026-12-14", "9th", "14", "2025", "\u0663", "dentist", "coffee", "WEE\u212a",
-    "\u0130", "-", ",", ".", "?",
+    "late", "end", "before", "fortnight", "summer", "fall", "spring", "winter", "christmas", "eve",
+    "new", "year's", "st", "easter", "2026-12-14", "9th", "14", "2025", "\u0663", "dentist", "coffee",
+    "WEE\u212a", "\u0130", "-", ",", ".", "?",
 ]  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from datetime import date, timedelta
 from enum import Enum
 from typing import NamedTuple
 
+from synapse.when import days, named
 from synapse.when.window import Window
 
 
@@ -52,19 +53,23 @@ NUMBERS = {
     "a couple of": 2, "couple of": 2, "several": 3,
 }  # fmt: skip
 VAGUE_DAYS = 14  # "recently" looks this far back, "upcoming" this far ahead
+_DAYS_IN = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
 
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _FULL_MONTH = "|".join(
     m for m in sorted(MONTHS, key=len, reverse=True) if len(m) > 4 or m in {"may", "june", "july"}
 )
 _WEEKDAY = "|".join(WEEKDAYS)
+_SEASON = "|".join(named.SEASONS)
+_HOLIDAY = named.HOLIDAY_PATTERN
 _NUMBER = r"\d{1,3}|" + "|".join(sorted(NUMBERS, key=len, reverse=True))
-_UNIT = r"(day|week|month|year)s?"
+_UNIT = r"(day|week|fortnight|month|year)s?"
 _B = r"(?<![\w-])"  # a word starts here
 _E = r"(?![\w])"  # a word ends here
 _PAST_WORDS = re.compile(
     r"\b(did|was|were|had|went|happened|ago|last|yesterday|past|previously|earlier|used to|said|told"
-    r"|met|visited|discussed|mentioned|bought|moved|talked|spoke|asked|wrote|sent)\b"
+    r"|met|visited|discussed|mentioned|bought|moved|talked|spoke|asked|wrote|sent"
+    r"|spent|celebrated|enjoyed|attended|hosted|stayed|ate|watched|flew|drove|saw)\b"
 )
 
 
@@ -73,69 +78,31 @@ def tense_of(lowered: str) -> Tense:
     return Tense.PAST if _PAST_WORDS.search(lowered) else Tense.FUTURE
 
 
-# ---------------------------------------------------------------- calendar arithmetic
-
-
-def _month_window(year: int, month: int) -> Window:
-    """The month's days (`calendar.monthrange` would import `locale`: 5 ms at cold start)."""
-    first = date(year, month, 1)
-    following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
-    return Window(first, following - timedelta(days=1))
-
-
-def _year_window(year: int) -> Window:
-    return Window(date(year, 1, 1), date(year, 12, 31))
-
-
-def _add_months(day: date, months: int) -> tuple[int, int]:
-    index = day.year * 12 + day.month - 1 + months
-    return index // 12, index % 12 + 1
-
-
-def _week_start(day: date) -> date:
-    return day - timedelta(days=day.weekday())
-
-
-def _one(day: date) -> Window:
-    return Window(day, day)
-
-
-def _around(day: date, spread: int) -> Window:
-    return Window(day - timedelta(days=spread), day + timedelta(days=spread))
-
-
 def _number(text: str) -> int:
     text = " ".join(text.split())
     return int(text) if text.isdigit() else NUMBERS[text]
 
 
-def _date(year: int, month: int, day: int) -> date | None:
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
-
-
 def _month_day(today: date, month: int, day: int, year: str | None, tense: Tense) -> Window | None:
     """A day of a month: in `year`, else the next one (past tense: the last one)."""
     if year:
-        found = _date(int(year), month, day)
-        return None if found is None else _one(found)
-    this_year = _date(today.year, month, day)
+        found = days.valid_date(int(year), month, day)
+        return None if found is None else days.one(found)
+    this_year = days.valid_date(today.year, month, day)
     if tense is Tense.FUTURE:
         if this_year is not None and this_year >= today:
-            return _one(this_year)
-        found = _date(today.year + 1, month, day)
+            return days.one(this_year)
+        found = days.valid_date(today.year + 1, month, day)
     else:
         if this_year is not None and this_year <= today:
-            return _one(this_year)
-        found = _date(today.year - 1, month, day)
-    return None if found is None else _one(found)
+            return days.one(this_year)
+        found = days.valid_date(today.year - 1, month, day)
+    return None if found is None else days.one(found)
 
 
 def _month(today: date, month: int, year: str | None, modifier: str, tense: Tense) -> Window:
     if year:
-        return _month_window(int(year), month)
+        return days.month_window(int(year), month)
     if modifier == "next" or (modifier == "coming" and month == today.month):
         tense, later = Tense.FUTURE, month == today.month
     elif modifier in {"last", "past"}:
@@ -143,7 +110,7 @@ def _month(today: date, month: int, year: str | None, modifier: str, tense: Tens
     else:
         later = False
     if modifier == "this":
-        return _month_window(today.year, month)
+        return days.month_window(today.year, month)
     if tense is Tense.FUTURE:
         year_of = (
             today.year if month > today.month or (month == today.month and not later) else today.year + 1
@@ -152,25 +119,25 @@ def _month(today: date, month: int, year: str | None, modifier: str, tense: Tens
         year_of = (
             today.year if month < today.month or (month == today.month and not later) else today.year - 1
         )
-    return _month_window(year_of, month)
+    return days.month_window(year_of, month)
 
 
 def _weekday(today: date, weekday: int, modifier: str, tense: Tense) -> Window:
     if modifier == "next":
-        return _one(_week_start(today) + timedelta(days=7 + weekday))
+        return days.one(days.week_start(today) + timedelta(days=7 + weekday))
     if modifier == "this":
-        return _one(_week_start(today) + timedelta(days=weekday))
+        return days.one(days.week_start(today) + timedelta(days=weekday))
     if modifier in {"last", "past"} or (modifier in {"", "on"} and tense is Tense.PAST):
         back = (today.weekday() - weekday) % 7 or 7
-        return _one(today - timedelta(days=back))
+        return days.one(today - timedelta(days=back))
     ahead = (weekday - today.weekday()) % 7
     if modifier == "coming" and ahead == 0:
         ahead = 7
-    return _one(today + timedelta(days=ahead))
+    return days.one(today + timedelta(days=ahead))
 
 
 def _weekend(today: date, modifier: str, tense: Tense) -> Window:
-    monday = _week_start(today)
+    monday = days.week_start(today)
     if modifier == "next":
         saturday = monday + timedelta(days=12)
     elif modifier in {"last", "past"} or (tense is Tense.PAST and modifier != "this" and today.weekday() < 5):
@@ -182,18 +149,18 @@ def _weekend(today: date, modifier: str, tense: Tense) -> Window:
 
 def _period(today: date, modifier: str, unit: str) -> Window:
     """this/next/last/past/coming week, month or year."""
-    if modifier in {"past", "coming"}:  # rolling: the last or next 7 days, month, year
-        length = {"week": 7, "month": 30, "year": 365}[unit]
-        if modifier == "past":
+    if modifier in {"past", "coming"} or unit == "fortnight":  # rolling: the last or next 7 days, …
+        length = _DAYS_IN[unit]
+        if modifier in {"past", "last", "previous"}:
             return Window(today - timedelta(days=length), today)
         return Window(today, today + timedelta(days=length))
     step = {"this": 0, "next": 1, "last": -1, "previous": -1}[modifier]
     if unit == "week":
-        monday = _week_start(today) + timedelta(days=7 * step)
+        monday = days.week_start(today) + timedelta(days=7 * step)
         return Window(monday, monday + timedelta(days=6))
     if unit == "month":
-        return _month_window(*_add_months(today, step))
-    return _year_window(today.year + step)
+        return days.month_window(*days.add_months(today, step))
+    return days.year_window(today.year + step)
 
 
 def _within(window: Window, part: str, today: date) -> Window:
@@ -221,26 +188,26 @@ def _rule(
 
 
 def _iso(m: re.Match[str], today: date, tense: Tense) -> Window | None:
-    found = _date(int(m["y"]), int(m["m"]), int(m["d"]))
-    return None if found is None else _one(found)
+    found = days.valid_date(int(m["y"]), int(m["m"]), int(m["d"]))
+    return None if found is None else days.one(found)
 
 
 def _ago(m: re.Match[str], today: date, tense: Tense) -> Window | None:
     n, unit = _number(m["n"]), m["unit"]
     sign = -1 if m["ago"] else 1
     if unit == "day":
-        return _around(today + timedelta(days=sign * n), 0 if n <= 1 else 1)
-    if unit == "week":
-        return _around(today + timedelta(days=sign * 7 * n), 3)
+        return days.around(today + timedelta(days=sign * n), 0 if n <= 1 else 1)
+    if unit in {"week", "fortnight"}:
+        return days.around(today + timedelta(days=sign * _DAYS_IN[unit] * n), 3)
     if unit == "month":
-        return _month_window(*_add_months(today, sign * n))
-    return _year_window(today.year + sign * n)
+        return days.month_window(*days.add_months(today, sign * n))
+    return days.year_window(today.year + sign * n)
 
 
 def _span(m: re.Match[str], today: date, tense: Tense) -> Window | None:
     """the past 3 days, the next two weeks, within 10 days."""
     n, unit = _number(m["n"]), m["unit"]
-    length = timedelta(days=n * {"day": 1, "week": 7, "month": 30, "year": 365}[unit])
+    length = timedelta(days=n * _DAYS_IN[unit])
     if m["dir"] in {"past", "last"}:
         return Window(today - length, today)
     return Window(today, today + length)
@@ -251,10 +218,36 @@ def _nth(m: re.Match[str], today: date, tense: Tense) -> Window | None:
     day = int(m["d"])
     for step in range(3):
         shift = step if tense is Tense.FUTURE else -step
-        found = _date(*_add_months(today, shift), day)
+        found = days.valid_date(*days.add_months(today, shift), day)
         if found is not None and (found >= today if tense is Tense.FUTURE else found <= today):
-            return _one(found)
+            return days.one(found)
     return None
+
+
+def _before_last(m: re.Match[str], today: date, tense: Tense) -> Window | None:
+    """the week, weekend, month or year before last: one before the last one."""
+    unit = m["unit"]
+    if unit == "weekend":
+        last = _weekend(today, "last", Tense.PAST)
+        return Window(last.start - timedelta(days=7), last.end - timedelta(days=7))
+    if unit == "week":
+        monday = days.week_start(today) - timedelta(days=14)
+        return Window(monday, monday + timedelta(days=6))
+    if unit == "month":
+        return days.month_window(*days.add_months(today, -2))
+    return days.year_window(today.year - 2)
+
+
+def _named(m: re.Match[str], today: date, tense: Tense) -> Window | None:
+    """A season or a holiday (`named`): "this past summer" is the last one."""
+    modifier = " ".join((m["mod"] or "").split())
+    modifier = "last" if modifier == "this past" else modifier
+    if m["season"]:
+        name = m["season"]
+        if name in named.WORDLIKE_SEASONS and not (modifier or m["prep"] or m["year"]):
+            return None
+        return named.season(today, name, modifier, m["year"], tense is Tense.PAST)
+    return named.holiday(today, m["holiday"], modifier, m["year"], tense is Tense.PAST)
 
 
 def _month_rule(m: re.Match[str], today: date, tense: Tense) -> Window | None:
@@ -284,16 +277,17 @@ _RULES: list[_Rule] = [
         lambda m, t, s: _month_day(t, MONTHS[m["month"]], int(m["d"]), m["year"], s),
     ),
     _rule(r"(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)", _nth),
-    _rule(r"(?:the\s+)?day\s+after\s+tomorrow", lambda m, t, s: _one(t + timedelta(days=2))),
-    _rule(r"(?:the\s+)?day\s+before\s+yesterday", lambda m, t, s: _one(t - timedelta(days=2))),
-    _rule(r"today|tonight|this\s+(?:morning|afternoon|evening)", lambda m, t, s: _one(t)),
+    _rule(r"(?:the\s+)?day\s+after\s+tomorrow", lambda m, t, s: days.one(t + timedelta(days=2))),
+    _rule(r"(?:the\s+)?day\s+before\s+yesterday", lambda m, t, s: days.one(t - timedelta(days=2))),
+    _rule(r"today|tonight|this\s+(?:morning|afternoon|evening)", lambda m, t, s: days.one(t)),
     _rule(
-        r"tomorrow(?:\s+(?:morning|afternoon|evening|night))?", lambda m, t, s: _one(t + timedelta(days=1))
+        r"tomorrow(?:\s+(?:morning|afternoon|evening|night))?",
+        lambda m, t, s: days.one(t + timedelta(days=1)),
     ),
-    _rule(r"yesterday|last\s+night", lambda m, t, s: _one(t - timedelta(days=1))),
+    _rule(r"yesterday|last\s+night", lambda m, t, s: days.one(t - timedelta(days=1))),
     _rule(
         r"(?:(?P<part>earlier|later)\s+)?(?:the\s+)?(?P<mod>this|next|last|past|previous|coming)\s+"
-        r"(?P<unit>week|month|year)",
+        r"(?P<unit>week|fortnight|month|year)",
         lambda m, t, s: _within(_period(t, m["mod"], m["unit"]), m["part"] or "", t),
     ),
     _rule(
@@ -309,6 +303,14 @@ _RULES: list[_Rule] = [
         rf"(?:(?P<mod>this|next|last|past|coming)\s+)?(?P<month>{_FULL_MONTH})(?:,?\s+(?P<year>\d{{4}}))?",
         _month_rule,
     ),
+    _rule(r"(?:the\s+)?(?P<unit>week|weekend|month|year)\s+before\s+last", _before_last),
+    _rule(
+        r"(?:(?P<prep>in|during|over|for|around|at|on)\s+)?(?:the\s+)?"
+        r"(?:(?P<mod>this\s+past|this|next|last|past|coming)\s+)?"
+        rf"(?:(?P<season>{_SEASON})|(?P<holiday>{_HOLIDAY}))(?:\s+(?:of\s+)?(?P<year>\d{{4}}))?",
+        _named,
+        vague=True,  # in a memory, "the Christmas tree", "Easter eggs" name things as often as days
+    ),
     _rule(r"(?P<n>" + _NUMBER + r")\s+" + _UNIT.replace("(", "(?P<unit>", 1) + r"\s+(?P<ago>ago)", _ago),
     _rule(r"in\s+(?P<n>" + _NUMBER + r")\s+" + _UNIT.replace("(", "(?P<unit>", 1) + r"(?P<ago>)", _ago),
     _rule(
@@ -320,7 +322,7 @@ _RULES: list[_Rule] = [
     ),
     _rule(
         r"(?:(?:in|during|of|since|by)\s+(?:the\s+year\s+)?|the\s+year\s+)(?P<y>(?:19|20)\d{2})",
-        lambda m, t, s: _year_window(int(m["y"])),
+        lambda m, t, s: days.year_window(int(m["y"])),
         vague=True,
     ),
     _rule(

@@ -3,8 +3,9 @@ its patterns at import, a cost search's cold start does without).
 
 Every rule of the grammar needs one of these in the text it reads: a digit; a month's first three
 letters; "day" (a weekday, "today", "yesterday", "days"); "week", "month" or "year"; "tomorrow";
-"morning", "afternoon", "evening" or "night" ("tonight", "last night"); or a word of the vague
-rules: "recent", "lately", "coming" ("upcoming", "coming up"), "soon", "future". A text without any
+"morning", "afternoon", "evening" or "night" ("tonight", "last night"); a word of the vague
+rules: "recent", "lately", "coming" ("upcoming", "coming up"), "soon", "future"; a season, a
+holiday's word ("christmas", "eve", "easter", …) or "fortnight". A text without any
 names no time and the grammar need not read it; one with them is read by the grammar, which decides
 ("What may he eat?" loads it and reads no time). Substrings, ignoring case as the grammar lowers its
 text: looser than the grammar, never stricter (tests/unit/test_time_words.py holds it to the grammar
@@ -16,7 +17,11 @@ import re
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _OTHERS = ("day", "week", "month", "year", "night", "tomorrow", "morning", "afternoon", "evening")
 _VAGUE = ("recent", "lately", "coming", "soon", "future")
-_MAY_NAME_TIME = re.compile(r"\d|" + "|".join((*_MONTHS, *_OTHERS, *_VAGUE)), re.IGNORECASE)
+_NAMED = ("spring", "summer", "autumn", "fall", "winter", "christmas", "xmas", "eve", "halloween")
+_NAMED_TOO = ("valentine", "patrick", "easter", "thanksgiving", "fortnight")
+_MAY_NAME_TIME = re.compile(
+    r"\d|" + "|".join((*_MONTHS, *_OTHERS, *_VAGUE, *_NAMED, *_NAMED_TOO)), re.IGNORECASE
+)
 
 
 def may_name_time(text: str) -> bool:
