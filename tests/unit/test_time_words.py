@@ -70,10 +70,17 @@ WINDOWS = [
     # several: the days both name
     ("What is coming up next week?", "2026-12-07", "2026-12-13"),
     ("What did we do for Christmas last year?", "2025-12-25", "2025-12-25"),
+    # a direction gives way to a precise time it shares no day with
+    ("Anything coming up in October?", "2027-10-01", "2027-10-31"),
+    # numeric dates where the order is plain; dots are day first
+    ("check-up on 13/05/27", "2027-05-13", "2027-05-13"),
+    ("due 12/24/2026", "2026-12-24", "2026-12-24"),
+    ("Termin am 14.12.2026", "2026-12-14", "2026-12-14"),
     # one before the last, fortnights
     ("What did I do the week before last?", "2026-11-16", "2026-11-22"),
     ("the weekend before last", "2026-11-21", "2026-11-22"),
     ("the month before last", "2026-10-01", "2026-10-31"),
+    ("Where was I on the Saturday before last?", "2026-11-21", "2026-11-21"),
     ("a fortnight ago", "2026-11-16", "2026-11-22"),
     ("over the past fortnight", "2026-11-19", "2026-12-03"),
     # seasons (northern, whole months; winter by the year it starts in) and holidays
@@ -107,6 +114,8 @@ def test_a_time_expression_reads_as_a_window_of_days(question: str, start: str, 
     "question",
     [
         "Did he fall?",
+        "Invoice 03/12/2026",
+        "upgrade to 1.2.10",
         "spring cleaning",
         "the fall of Rome",
         "Where does he live now?",

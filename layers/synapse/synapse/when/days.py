@@ -41,3 +41,20 @@ def valid_date(year: int, month: int, day: int) -> date | None:
         return date(year, month, day)
     except ValueError:
         return None
+
+
+def shifted(window: Window, by: int) -> Window:
+    return Window(window.start + timedelta(days=by), window.end + timedelta(days=by))
+
+
+def numeric(first: int, second: int, year: int, day_first: bool) -> Window | None:
+    """13/05/27 or 5/13/2027: read only where the order is plain (one part over 12), unless it is
+    `day_first` (13.05.2027: as written where dots are used). A two-digit year is this century's."""
+    year += 2000 if year < 100 else 0
+    if day_first or first > 12 >= second:
+        found = valid_date(year, second, first)
+    elif second > 12 >= first:
+        found = valid_date(year, first, second)
+    else:
+        return None
+    return None if found is None else one(found)

@@ -28,13 +28,15 @@ class Tense(Enum):
 
 
 class Found(NamedTuple):
-    """An expression found in a text: its span, what it reads as, and whether it names days a memory
-    can be about (`vague`: "recently", "upcoming", a whole year are a question's, not a date's)."""
+    """An expression found in a text: its span, what it reads as, whether it is `vague` (a direction
+    or a whole year: "recently", "upcoming", "in 2025") and whether it dates a memory whose content
+    says it (`in_content`: a holiday's name there names a thing as often as a day)."""
 
     start: int
     end: int
     window: Window
     vague: bool = False
+    in_content: bool = True
 
 
 MONTHS = {
@@ -179,12 +181,16 @@ class _Rule(NamedTuple):
     pattern: re.Pattern[str]
     resolve: Callable[[re.Match[str], date, Tense], Window | None]
     vague: bool = False
+    in_content: bool = True
 
 
 def _rule(
-    pattern: str, resolve: Callable[[re.Match[str], date, Tense], Window | None], vague: bool = False
+    pattern: str,
+    resolve: Callable[[re.Match[str], date, Tense], Window | None],
+    vague: bool = False,
+    in_content: bool = True,
 ) -> _Rule:
-    return _Rule(re.compile(_B + pattern + _E), resolve, vague)
+    return _Rule(re.compile(_B + pattern + _E), resolve, vague, in_content)
 
 
 def _iso(m: re.Match[str], today: date, tense: Tense) -> Window | None:
@@ -228,8 +234,7 @@ def _before_last(m: re.Match[str], today: date, tense: Tense) -> Window | None:
     """the week, weekend, month or year before last: one before the last one."""
     unit = m["unit"]
     if unit == "weekend":
-        last = _weekend(today, "last", Tense.PAST)
-        return Window(last.start - timedelta(days=7), last.end - timedelta(days=7))
+        return days.shifted(_weekend(today, "last", Tense.PAST), -7)
     if unit == "week":
         monday = days.week_start(today) - timedelta(days=14)
         return Window(monday, monday + timedelta(days=6))
@@ -266,6 +271,14 @@ def _month_rule(m: re.Match[str], today: date, tense: Tense) -> Window | None:
 
 
 _RULES: list[_Rule] = [
+    _rule(
+        r"(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4}|\d{2})(?![/\d])",
+        lambda m, t, s: days.numeric(int(m["a"]), int(m["b"]), int(m["y"]), day_first=False),
+    ),
+    _rule(
+        r"(?P<a>\d{1,2})\.(?P<b>\d{1,2})\.(?P<y>\d{4})",
+        lambda m, t, s: days.numeric(int(m["a"]), int(m["b"]), int(m["y"]), day_first=True),
+    ),
     _rule(r"(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})(?:t[\d:.]+(?:z|[+-]\d{2}:?\d{2})?)?", _iso),
     _rule(
         rf"(?:on\s+)?(?P<month>{_MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{{4}}))?",
@@ -305,11 +318,15 @@ _RULES: list[_Rule] = [
     ),
     _rule(r"(?:the\s+)?(?P<unit>week|weekend|month|year)\s+before\s+last", _before_last),
     _rule(
+        rf"(?:on\s+)?(?:the\s+)?(?P<day>{_WEEKDAY})\s+before\s+last",
+        lambda m, t, s: days.shifted(_weekday(t, WEEKDAYS[m["day"]], "last", Tense.PAST), -7),
+    ),
+    _rule(
         r"(?:(?P<prep>in|during|over|for|around|at|on)\s+)?(?:the\s+)?"
         r"(?:(?P<mod>this\s+past|this|next|last|past|coming)\s+)?"
         rf"(?:(?P<season>{_SEASON})|(?P<holiday>{_HOLIDAY}))(?:\s+(?:of\s+)?(?P<year>\d{{4}}))?",
         _named,
-        vague=True,  # in a memory, "the Christmas tree", "Easter eggs" name things as often as days
+        in_content=False,  # in a memory, "the Christmas tree", "Easter eggs" name things as often as days
     ),
     _rule(r"(?P<n>" + _NUMBER + r")\s+" + _UNIT.replace("(", "(?P<unit>", 1) + r"\s+(?P<ago>ago)", _ago),
     _rule(r"in\s+(?P<n>" + _NUMBER + r")\s+" + _UNIT.replace("(", "(?P<unit>", 1) + r"(?P<ago>)", _ago),
@@ -372,6 +389,6 @@ def find(text: str, today: date, tense: Tense | None = None) -> list[Found]:
             window, start = Window(window.start, today), start - len(since[0])
         elif until is not None and window.end >= today:
             window, start = Window(today, window.end), start - len(until[0])
-        found.append(Found(start, end, window, rule.vague))
+        found.append(Found(start, end, window, rule.vague, rule.in_content))
         reached = end
     return found

@@ -38,12 +38,19 @@ class QuestionTime(NamedTuple):
     expressions: tuple[str, ...] = ()  # as written, in order
 
 
-def combined(windows: list[Window]) -> Window:
-    """The days every window names; if they share none, from the first start to the last end."""
+def _shared(windows: list[Window]) -> Window | None:
     start, end = max(w.start for w in windows), min(w.end for w in windows)
-    if start <= end:
-        return Window(start, end)
-    return Window(min(w.start for w in windows), max(w.end for w in windows))
+    return Window(start, end) if start <= end else None
+
+
+def combined(found: list[Found]) -> Window:
+    """The days every expression names; if they share none, the days the precise ones share (a
+    direction gives way: "coming up in October" is October); else from the first start to the last
+    end ("yesterday or tomorrow")."""
+    windows = [f.window for f in found]
+    precise = [f.window for f in found if not f.vague] or windows
+    shared = _shared(windows) or _shared(precise)
+    return shared or Window(min(w.start for w in precise), max(w.end for w in precise))
 
 
 def read_question(text: str, now: datetime, zone: tzinfo) -> QuestionTime:
@@ -62,4 +69,4 @@ def read_question(text: str, now: datetime, zone: tzinfo) -> QuestionTime:
             blank[name.start() - expression.start : name.end() - expression.start] = list(name[0])
         rest[expression.start : expression.end] = blank
     written = tuple(text[f.start : f.end] for f in found)
-    return QuestionTime(combined([f.window for f in found]), "".join(rest), written)
+    return QuestionTime(combined(found), "".join(rest), written)
