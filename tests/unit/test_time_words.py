@@ -81,6 +81,12 @@ WINDOWS = [
     ("the weekend before last", "2026-11-21", "2026-11-22"),
     ("the month before last", "2026-10-01", "2026-10-31"),
     ("Where was I on the Saturday before last?", "2026-11-21", "2026-11-21"),
+    ("the week after next", "2026-12-14", "2026-12-20"),
+    ("the weekend after next", "2026-12-19", "2026-12-20"),
+    ("What was I doing around this time last year?", "2025-11-26", "2025-12-10"),
+    ("Is the review still a week today?", "2026-12-10", "2026-12-10"),  # "still" is not "till"
+    ("my hobby on Friday", "2026-12-04", "2026-12-04"),  # nor "hobby" "by"
+    ("a fortnight tomorrow", "2026-12-18", "2026-12-18"),
     ("a fortnight ago", "2026-11-16", "2026-11-22"),
     ("over the past fortnight", "2026-11-19", "2026-12-03"),
     # seasons (northern, whole months; winter by the year it starts in) and holidays

@@ -58,3 +58,18 @@ def numeric(first: int, second: int, year: int, day_first: bool) -> Window | Non
     else:
         return None
     return None if found is None else one(found)
+
+
+def unit_window(today: date, unit: str, steps: int) -> Window:
+    """The week (Monday to Sunday), weekend, month or year `steps` from today's (-1: the last one)."""
+    if unit in {"week", "weekend"}:
+        monday = week_start(today) + timedelta(days=7 * steps)
+        return Window(monday + timedelta(days=5 if unit == "weekend" else 0), monday + timedelta(days=6))
+    if unit == "month":
+        return month_window(*add_months(today, steps))
+    return year_window(today.year + steps)
+
+
+def a_year_before(day: date) -> date:
+    """The same day a year earlier (29 February: the 28th)."""
+    return valid_date(day.year - 1, day.month, day.day) or date(day.year - 1, 2, 28)

@@ -56,6 +56,7 @@ NUMBERS = {
 }  # fmt: skip
 VAGUE_DAYS = 14  # "recently" looks this far back, "upcoming" this far ahead
 _DAYS_IN = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
+_WEEKS_ON = {"a week": 7, "a fortnight": 14, "two weeks": 14}
 
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _FULL_MONTH = "|".join(
@@ -156,13 +157,7 @@ def _period(today: date, modifier: str, unit: str) -> Window:
         if modifier in {"past", "last", "previous"}:
             return Window(today - timedelta(days=length), today)
         return Window(today, today + timedelta(days=length))
-    step = {"this": 0, "next": 1, "last": -1, "previous": -1}[modifier]
-    if unit == "week":
-        monday = days.week_start(today) + timedelta(days=7 * step)
-        return Window(monday, monday + timedelta(days=6))
-    if unit == "month":
-        return days.month_window(*days.add_months(today, step))
-    return days.year_window(today.year + step)
+    return days.unit_window(today, unit, {"this": 0, "next": 1, "last": -1, "previous": -1}[modifier])
 
 
 def _within(window: Window, part: str, today: date) -> Window:
@@ -228,19 +223,6 @@ def _nth(m: re.Match[str], today: date, tense: Tense) -> Window | None:
         if found is not None and (found >= today if tense is Tense.FUTURE else found <= today):
             return days.one(found)
     return None
-
-
-def _before_last(m: re.Match[str], today: date, tense: Tense) -> Window | None:
-    """the week, weekend, month or year before last: one before the last one."""
-    unit = m["unit"]
-    if unit == "weekend":
-        return days.shifted(_weekend(today, "last", Tense.PAST), -7)
-    if unit == "week":
-        monday = days.week_start(today) - timedelta(days=14)
-        return Window(monday, monday + timedelta(days=6))
-    if unit == "month":
-        return days.month_window(*days.add_months(today, -2))
-    return days.year_window(today.year - 2)
 
 
 def _named(m: re.Match[str], today: date, tense: Tense) -> Window | None:
@@ -316,7 +298,20 @@ _RULES: list[_Rule] = [
         rf"(?:(?P<mod>this|next|last|past|coming)\s+)?(?P<month>{_FULL_MONTH})(?:,?\s+(?P<year>\d{{4}}))?",
         _month_rule,
     ),
-    _rule(r"(?:the\s+)?(?P<unit>week|weekend|month|year)\s+before\s+last", _before_last),
+    _rule(
+        r"(?:the\s+)?(?P<unit>week|weekend|month|year)\s+(?P<way>before\s+last|after\s+next)",
+        lambda m, t, s: days.unit_window(t, m["unit"], -2 if m["way"].startswith("before") else 2),
+    ),
+    _rule(
+        r"(?:(?:around|about)\s+)?this\s+time\s+last\s+year",
+        lambda m, t, s: days.around(days.a_year_before(t), 7),
+    ),
+    _rule(
+        r"(?P<n>a\s+week|a\s+fortnight|two\s+weeks)\s+(?P<from>today|tomorrow)",  # "a week today"
+        lambda m, t, s: days.one(
+            t + timedelta(days=_WEEKS_ON[" ".join(m["n"].split())] + (m["from"] != "today"))
+        ),
+    ),
     _rule(
         rf"(?:on\s+)?(?:the\s+)?(?P<day>{_WEEKDAY})\s+before\s+last",
         lambda m, t, s: days.shifted(_weekday(t, WEEKDAYS[m["day"]], "last", Tense.PAST), -7),
@@ -353,8 +348,8 @@ _RULES: list[_Rule] = [
         vague=True,
     ),
 ]
-_SINCE = re.compile(r"(?:since|from)\s+$")
-_UNTIL = re.compile(r"(?:until|till|by|before)\s+$")
+_SINCE = re.compile(r"\b(?:since|from)\s+$")  # whole words: "still a week", "hobby Friday" are not
+_UNTIL = re.compile(r"\b(?:until|till|by|before)\s+$")
 
 
 def _lowered(text: str) -> str:
