@@ -140,14 +140,11 @@ def _weekday(today: date, weekday: int, modifier: str, tense: Tense) -> Window:
 
 
 def _weekend(today: date, modifier: str, tense: Tense) -> Window:
-    monday = days.week_start(today)
     if modifier == "next":
-        saturday = monday + timedelta(days=12)
-    elif modifier in {"last", "past"} or (tense is Tense.PAST and modifier != "this" and today.weekday() < 5):
-        saturday = monday - timedelta(days=2)
-    else:
-        saturday = monday + timedelta(days=5)
-    return Window(saturday, saturday + timedelta(days=1))
+        return days.unit_window(today, "weekend", 1)
+    if modifier in {"last", "past"} or (tense is Tense.PAST and modifier != "this" and today.weekday() < 5):
+        return days.unit_window(today, "weekend", -1)
+    return days.unit_window(today, "weekend", 0)
 
 
 def _period(today: date, modifier: str, unit: str) -> Window:

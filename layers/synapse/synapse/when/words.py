@@ -17,11 +17,11 @@ import re
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _OTHERS = ("day", "week", "month", "year", "night", "tomorrow", "morning", "afternoon", "evening")
 _VAGUE = ("recent", "lately", "coming", "soon", "future")
-_NAMED = ("spring", "summer", "autumn", "fall", "winter", "christmas", "xmas", "eve", "halloween")
-_NAMED_TOO = ("valentine", "patrick", "easter", "thanksgiving", "fortnight")
-_MAY_NAME_TIME = re.compile(
-    r"\d|" + "|".join((*_MONTHS, *_OTHERS, *_VAGUE, *_NAMED, *_NAMED_TOO)), re.IGNORECASE
+_NAMED = (
+    *("spring", "summer", "autumn", "fall", "winter", "fortnight"),
+    *("christmas", "xmas", "eve", "halloween", "valentine", "patrick", "easter", "thanksgiving"),
 )
+_MAY_NAME_TIME = re.compile(r"\d|" + "|".join((*_MONTHS, *_OTHERS, *_VAGUE, *_NAMED)), re.IGNORECASE)
 
 
 def may_name_time(text: str) -> bool:
