@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from synapse.search import in_time
 from synapse.search.query import parse_query
 from synapse.when import zones
-from synapse.when.content import content_days, days_about
+from synapse.when.content import DayAbout, content_days, days_about
 from synapse.when.grammar import MONTHS, NUMBERS, WEEKDAYS, find
 from synapse.when.questions import read_question
 from synapse.when.words import may_name_time
@@ -144,10 +144,11 @@ def test_the_time_words_leave_the_question_and_the_rest_is_searched() -> None:
     # And the names of months and weekdays stay words too ("every March" matches them as written)
     named = in_time.read("dentist in March", parse_query("dentist in March"), NOW, UTC)
     assert named.query.terms == ["dentist", "march"] and named.window is not None
-    # And so do seasons and holidays ("Christmas at Anna's" matches "Christmas"), not "next" or "eve"
+    # And so do seasons and holidays, whole ("New Year's Eve" matches as written), not "next"
     for asked, words in [
         ("trip next summer", ["trip", "summer"]),
-        ("Christmas Eve dinner", ["christmas", "dinner"]),
+        ("Christmas Eve dinner", ["christmas", "eve", "dinner"]),
+        ("Where did Nadia spend New Year's Eve?", ["nadia", "spend", "new", "year", "eve"]),
     ]:
         season = in_time.read(asked, parse_query(asked), NOW, UTC)
         assert season.query.terms == words and season.window is not None, asked
@@ -186,8 +187,12 @@ def test_dates_in_content_are_read_relative_to_when_it_was_written() -> None:
     # Vague words and whole years say nothing about a day
     assert content_days("Recently started Portuguese; planned for 2027", written) == []
     assert content_days("Kitchen renovation planned for next summer", written) == []
-    # And a season or a holiday in a memory dates nothing: "the Christmas tree" names a thing
-    assert content_days("The Christmas tree and the Easter eggs are in the attic", written) == []
+    # And a holiday in a memory places it on that day but is not due then ("the Christmas tree"
+    # names a thing as often as a day); a season is longer than a month: it places nothing
+    assert days_about("The Christmas tree is in the attic", "2026-12-01T09:00:00Z", None) == [
+        DayAbout("2026-12-25", False)
+    ]
+    assert content_days("Cottage booked for next summer", written) == []
 
 
 def test_a_memory_is_about_its_occurred_at_day_and_its_contents_dates() -> None:

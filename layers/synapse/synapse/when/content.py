@@ -74,9 +74,9 @@ def _dated(content: str, written: date) -> dict[date, bool]:
     except (ValueError, OverflowError):  # a date past the calendar's ends: none read (never a poison record)
         return {}
     for found in expressions:
-        if found.vague or not found.in_content or found.window.days > MAX_SPAN_DAYS:
+        if found.vague or found.window.days > MAX_SPAN_DAYS:
             continue
-        due = found.window.days <= MAX_DUE_SPAN_DAYS
+        due = found.may_be_due and found.window.days <= MAX_DUE_SPAN_DAYS
         for offset in range(found.window.days):
             day = found.window.start + timedelta(days=offset)
             if day not in days and len(days) >= MAX_DAYS:

@@ -29,14 +29,14 @@ class Tense(Enum):
 
 class Found(NamedTuple):
     """An expression found in a text: its span, what it reads as, whether it is `vague` (a direction
-    or a whole year: "recently", "upcoming", "in 2025") and whether it dates a memory whose content
-    says it (`in_content`: a holiday's name there names a thing as often as a day)."""
+    or a whole year: "recently", "upcoming", "in 2025") and whether a memory whose content says it
+    is due that day (`may_be_due`: a holiday's name there names a thing as often as a day)."""
 
     start: int
     end: int
     window: Window
     vague: bool = False
-    in_content: bool = True
+    may_be_due: bool = True
 
 
 MONTHS = {
@@ -173,16 +173,16 @@ class _Rule(NamedTuple):
     pattern: re.Pattern[str]
     resolve: Callable[[re.Match[str], date, Tense], Window | None]
     vague: bool = False
-    in_content: bool = True
+    may_be_due: bool = True
 
 
 def _rule(
     pattern: str,
     resolve: Callable[[re.Match[str], date, Tense], Window | None],
     vague: bool = False,
-    in_content: bool = True,
+    may_be_due: bool = True,
 ) -> _Rule:
-    return _Rule(re.compile(_B + pattern + _E), resolve, vague, in_content)
+    return _Rule(re.compile(_B + pattern + _E), resolve, vague, may_be_due)
 
 
 def _iso(m: re.Match[str], today: date, tense: Tense) -> Window | None:
@@ -318,7 +318,7 @@ _RULES: list[_Rule] = [
         r"(?:(?P<mod>this\s+past|this|next|last|past|coming)\s+)?"
         rf"(?:(?P<season>{_SEASON})|(?P<holiday>{_HOLIDAY}))(?:\s+(?:of\s+)?(?P<year>\d{{4}}))?",
         _named,
-        in_content=False,  # in a memory, "the Christmas tree", "Easter eggs" name things as often as days
+        may_be_due=False,  # "the Christmas tree is in the attic" places a memory, is not due then
     ),
     _rule(r"(?P<n>" + _NUMBER + r")\s+" + _UNIT.replace("(", "(?P<unit>", 1) + r"\s+(?P<ago>ago)", _ago),
     _rule(r"in\s+(?P<n>" + _NUMBER + r")\s+" + _UNIT.replace("(", "(?P<unit>", 1) + r"(?P<ago>)", _ago),
@@ -381,6 +381,6 @@ def find(text: str, today: date, tense: Tense | None = None) -> list[Found]:
             window, start = Window(window.start, today), start - len(since[0])
         elif until is not None and window.end >= today:
             window, start = Window(today, window.end), start - len(until[0])
-        found.append(Found(start, end, window, rule.vague, rule.in_content))
+        found.append(Found(start, end, window, rule.vague, rule.may_be_due))
         reached = end
     return found

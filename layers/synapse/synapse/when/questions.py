@@ -13,21 +13,18 @@ from datetime import datetime, tzinfo
 from typing import NamedTuple
 
 from synapse.when.grammar import MONTHS, WEEKDAYS, Found, find
-from synapse.when.named import SEASONS
+from synapse.when.named import HOLIDAY_PATTERN, SEASONS
 from synapse.when.window import Window
 
 # Names of months, weekdays, seasons and holidays stay words too: a memory saying "every March",
-# "never on Fridays" or "Christmas at Anna's" matches them as written; the relative words around
-# them ("next", "last", "week", "ago") do not.
-_HOLIDAY_WORDS = ("christmas", "xmas", "halloween", "valentine", "patrick", "easter", "thanksgiving")
+# "never on Fridays" or "New Year's Eve at Anna's" matches them as written; the relative words
+# around them ("next", "last", "week", "ago") do not.
 _NAMES = re.compile(
     r"\b(?:"
-    + "|".join(
-        sorted(
-            {*(m for m in MONTHS if len(m) > 3), *WEEKDAYS, *SEASONS, *_HOLIDAY_WORDS}, key=len, reverse=True
-        )
-    )
-    + r")s?\b",
+    + "|".join(sorted({*(m for m in MONTHS if len(m) > 3), *WEEKDAYS, *SEASONS}, key=len, reverse=True))
+    + r")s?\b|\b(?:"
+    + HOLIDAY_PATTERN
+    + r")\b",
     re.IGNORECASE,
 )
 
