@@ -239,6 +239,23 @@ def test_only_each_others_closest_near_duplicates_trade_places(
     assert order == [0, 2, 1]
 
 
+def test_near_duplicates_that_tie_as_each_others_closest_keep_their_places(
+    tmp_path: Path, fake_embedder: FakeEmbedder
+) -> None:
+    # Given three memories written alike, each as close to the other two (a cluster, where which
+    # one is "closest" is the float arithmetic's pick, and so the CPU's)
+    same = "docker deployment memory line two"
+    cluster = [doc(f"mem_{n}", same, key=f"k{n}", at=f"2026-0{n}-01T00:00:00Z") for n in (1, 2, 3)]
+    apply_batch(MIND, [Change.upsert(m) for m in cluster], tmp_path)
+    db = readers.reader(MIND, tmp_path)
+    assert db is not None
+    ids, updated = [m.id for m in cluster], [m.updated_at for m in cluster]
+    # When the oldest ranks first, all matching alike
+    order = recency.newer_first(ids, updated, [2, 2, 2], [0.50, 0.50, 0.50], vectors.matrix_of(db))
+    # Then no pair trades places: the ranking is the same on every machine
+    assert order == [0, 1, 2]
+
+
 def test_a_word_shared_in_another_sense_does_not_bury_what_meaning_finds(
     tmp_path: Path, fake_embedder: FakeEmbedder
 ) -> None:

@@ -13,7 +13,7 @@
 
 import sqlite3
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from synapse.index import vectors
 from synapse.index.schema import has_event_times
@@ -30,6 +30,14 @@ DUPLICATE_SIMILARITY = vectors.REPEAT_SIMILARITY
 # two turns of one conversation on a topic are near each other too, but the one that answers is
 # clearly closer to the question (0.69 against 0.57, 0.75 against 0.48: bench/data/conversation.json).
 AS_CLOSE = 0.1
+# Each other's best by this much at least: a near tie is no best. Two turns of one conversation
+# tie with a third (0.909 / 0.905); the update pairs lead by 0.015 (the least) to 0.76. Of
+# near-duplicates, a cluster ("Memory 12 / 16 / 20 about docker deployment", 0.97 to each other)
+# has no closest pair but the one float rounding picks, which differs between CPUs. Of a newer
+# value (`newer_values`), only the newer's own near tie is settled, by rank ("Down to 85 kg after
+# the running programme": 0.579 to "Weighs 92 kg", 0.581 to "Runs 10 km"; the question says which
+# it is about), and the hit it settles on must still have it as its clear best.
+CLEAR_MARGIN = 0.01
 
 
 def newer_first(
@@ -61,17 +69,29 @@ def newer_first(
     cosines = block @ block.T
     cosines[range(len(present)), range(len(present))] = -1.0  # a hit is not its own closest
     closest = cosines.argmax(axis=1).tolist()
+    ahead = _lead(cosines)
     for at, first in enumerate(present):
         partner = closest[at]
         second = present[partner]
         if second <= first or closest[partner] != at or cosines[at, partner] < DUPLICATE_SIMILARITY:
             continue  # counted once, from the better placed of a pair of each other's closest
+        if min(ahead[at], ahead[partner]) < CLEAR_MARGIN:
+            continue  # one of a cluster: which is closest is the float arithmetic's choice, not the texts'
         same_evidence = (
             matched[first] == matched[second] and similarity[second] >= similarity[first] - AS_CLOSE
         )
         if same_evidence and updated[second] > updated[first]:
             order[first], order[second] = second, first
     return order
+
+
+def _lead(cosines: Any) -> list[float]:
+    """For each row, by how much its closest beats its second closest (a row of two: by all)."""
+    if cosines.shape[1] < 3:
+        return [1.0] * cosines.shape[0]
+    ordered = cosines.copy()
+    ordered.sort(axis=1)
+    return (ordered[:, -1] - ordered[:, -2]).tolist()  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------- a newer value of one subject
@@ -84,12 +104,6 @@ NEWER_VALUE_POOL = 20
 # Street" / "Moved to 22 Harbour Road", which share no subject word). Being each other's best
 # partner among the pool is what keeps a conversation's turns and a person's facts in place.
 NEWER_VALUE_SCORE = 0.4
-# Each other's best by this much at least: a near tie is no best. Two turns of one conversation
-# tie with a third (0.909 / 0.905); the update pairs lead by 0.015 (the least) to 0.76. Only the
-# newer's own near tie is settled, by rank ("Down to 85 kg after the running programme": 0.579 to
-# "Weighs 92 kg", 0.581 to "Runs 10 km"; the question says which it is about), and the hit it
-# settles on must still have it as its clear best.
-CLEAR_MARGIN = 0.01
 
 
 class _Row(Protocol):
