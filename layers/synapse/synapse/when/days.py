@@ -61,7 +61,10 @@ def numeric(first: int, second: int, year: int, day_first: bool) -> Window | Non
 
 
 def unit_window(today: date, unit: str, steps: int) -> Window:
-    """The week (Monday to Sunday), weekend, month or year `steps` from today's (-1: the last one)."""
+    """The week (Monday to Sunday), weekend, month or year `steps` from today's (-1: the last one);
+    "today": the day `steps` days on."""
+    if unit == "today":
+        return one(today + timedelta(days=steps))
     if unit in {"week", "weekend"}:
         monday = week_start(today) + timedelta(days=7 * steps)
         return Window(monday + timedelta(days=5 if unit == "weekend" else 0), monday + timedelta(days=6))
@@ -72,4 +75,9 @@ def unit_window(today: date, unit: str, steps: int) -> Window:
 
 def a_year_before(day: date) -> date:
     """The same day a year earlier (29 February: the 28th)."""
-    return valid_date(day.year - 1, day.month, day.day) or date(day.year - 1, 2, 28)
+    return years_before(day, 1)
+
+
+def years_before(day: date, years: int) -> date:
+    """The same day `years` earlier (29 February: the 28th)."""
+    return valid_date(day.year - years, day.month, day.day) or date(day.year - years, 2, 28)

@@ -228,7 +228,7 @@ def _named(m: re.Match[str], today: date, tense: Tense) -> Window | None:
     modifier = "last" if modifier == "this past" else modifier
     if m["season"]:
         name = m["season"]
-        if name in named.WORDLIKE_SEASONS and not (modifier or m["prep"] or m["year"]):
+        if not (modifier or m["prep"] or m["year"]):
             return None
         return named.season(today, name, modifier, m["year"], tense is Tense.PAST)
     return named.holiday(today, m["holiday"], modifier, m["year"], tense is Tense.PAST)
@@ -273,6 +273,15 @@ _RULES: list[_Rule] = [
     _rule(r"(?:the\s+)?day\s+before\s+yesterday", lambda m, t, s: days.one(t - timedelta(days=2))),
     _rule(r"today|tonight|this\s+(?:morning|afternoon|evening)", lambda m, t, s: days.one(t)),
     _rule(
+        r"after\s+today",  # a direction: "later this week, after today" is tomorrow to Sunday
+        lambda m, t, s: Window(t + timedelta(days=1), t + timedelta(days=VAGUE_DAYS)),
+        vague=True,
+    ),
+    _rule(  # "a year ago this week", "two years ago today": that day, week or month, years back
+        rf"(?P<n>{_NUMBER})\s+years?\s+ago\s+(?:this\s+)?(?P<unit>today|week|month)",
+        lambda m, t, s: days.unit_window(days.years_before(t, _number(m["n"])), m["unit"], 0),
+    ),
+    _rule(
         r"tomorrow(?:\s+(?:morning|afternoon|evening|night))?",
         lambda m, t, s: days.one(t + timedelta(days=1)),
     ),
@@ -316,7 +325,8 @@ _RULES: list[_Rule] = [
     _rule(
         r"(?:(?P<prep>in|during|over|for|around|at|on)\s+)?(?:the\s+)?"
         r"(?:(?P<mod>this\s+past|this|next|last|past|coming)\s+)?"
-        rf"(?:(?P<season>{_SEASON})|(?P<holiday>{_HOLIDAY}))(?:\s+(?:of\s+)?(?P<year>\d{{4}}))?",
+        rf"(?:(?P<season>{_SEASON})(?!\s+(?:{named.SEASON_NOUNS}){_E})|(?P<holiday>{_HOLIDAY}))"
+        r"(?:\s+(?:of\s+)?(?P<year>\d{4}))?",
         _named,
         may_be_due=False,  # "the Christmas tree is in the attic" places a memory, is not due then
     ),

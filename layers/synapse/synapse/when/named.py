@@ -18,8 +18,15 @@ from datetime import date, timedelta
 from synapse.when.window import Window
 
 SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}  # the month each starts
-# Season names that are everyday words: read only with a modifier, a preposition or a year.
-WORDLIKE_SEASONS = frozenset({"spring", "fall"})
+# A season names its months only with a modifier, a preposition or a year ("last summer", "in the
+# fall", "winter 2025"): alone it is mostly a word ("Did he fall?", "my winter coat"). Before one of
+# these nouns it names a thing, not three months: "over spring break" is a week nobody dated, and a
+# question about it must not favour whatever was written from March to May.
+SEASON_NOUNS = (
+    "break|breaks|semester|term|quarter|session|school|camp|job|jobs|internship|intern|cleaning|clean"
+    "|roll|rolls|solstice|equinox|league|sale|sales|collection|clothes|coat|coats|jacket|tires|tyres"
+    "|wardrobe|menu|squash|reading|festival|olympics|games|house|home|cottage|residence|schedule|hours"
+)
 
 
 def _easter(year: int) -> date:
