@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import random
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -55,3 +58,18 @@ def index_module(name: str) -> Any:
         return importlib.import_module(f"synapse.index.{name}")
     except ModuleNotFoundError:
         return importlib.import_module(f"synapse.search.{name}")
+
+
+def seeded_ids(seed: int) -> None:
+    """The service's ids (`core.ids.new_id`) drawn from a seeded generator, for this process: equal
+    scores are ordered by id, so random ids moved a tied answer between ranks from one run to the
+    next (bench/questions.py: between 2 and 5; bench/updates.py: a pair's newer above its older or
+    not, 0.53 or 0.56 on one set). Benchmark-side only."""
+    from synapse.core import ids
+
+    drawn = random.Random(seed)
+
+    def token_urlsafe(nbytes: int) -> str:
+        return base64.urlsafe_b64encode(drawn.randbytes(nbytes)).rstrip(b"=").decode()
+
+    ids.secrets = types.SimpleNamespace(token_urlsafe=token_urlsafe)  # type: ignore[assignment]

@@ -57,7 +57,6 @@ working tree's modules for the variant only:
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import importlib.util
 import io
@@ -79,7 +78,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
 
-from bench_env import BENCH_ENV
+from bench_env import BENCH_ENV, seeded_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
@@ -252,20 +251,6 @@ def _write_flags(flags: dict[str, bool]) -> None:
 
 
 # ---------------------------------------------------------------- the mind, stored and indexed
-
-
-def seeded_ids() -> None:
-    """The service's ids (`core.ids.new_id`) drawn from a seeded generator, for this process: equal
-    scores are ordered by id, so random ids moved a tied answer between ranks 2 and 5 from one run
-    to the next (a rescue faded to 0 by a lexical hit holding every word). Benchmark-side only."""
-    from synapse.core import ids
-
-    drawn = random.Random(SEED)
-
-    def token_urlsafe(nbytes: int) -> str:
-        return base64.urlsafe_b64encode(drawn.randbytes(nbytes)).rstrip(b"=").decode()
-
-    ids.secrets = types.SimpleNamespace(token_urlsafe=token_urlsafe)  # type: ignore[assignment]
 
 
 def store_mind(name: str, memories: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
@@ -709,7 +694,7 @@ def main() -> int:
         print(f"  shares_stem: {stale} stored flags differ from the computed ones; computed used, {note}")
 
     motofix.apply()
-    seeded_ids()
+    seeded_ids(SEED)
     with mock_aws(), tempfile.TemporaryDirectory(prefix="synapse-questions-") as folder:
         template.create_tables(
             boto3.client("dynamodb", region_name="us-east-1"),

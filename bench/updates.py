@@ -40,7 +40,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench_env import BENCH_ENV
+from bench_env import BENCH_ENV, seeded_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "synapse"), str(ROOT)]
@@ -149,7 +149,8 @@ def run(base: Path, name: str, data: dict[str, Any], supersede: bool = False) ->
     found = named = right = 0
     news = []
     for pair, old in zip(data["pairs"], olds, strict=True):
-        stored = mind.store(pair["new"], [old] if supersede else None, similar=repeats.similar_to)
+        replaces = supersede and not _same_slot(pair["old"], pair["new"])  # by key: the same memory
+        stored = mind.store(pair["new"], [old] if replaces else None, similar=repeats.similar_to)
         news.append(stored.memory.id)
         related = [s for s in stored.similar if s["relation"] == "related" or s["id"] == old]
         found += any(s["id"] == old for s in stored.similar)
@@ -181,6 +182,12 @@ def run(base: Path, name: str, data: dict[str, Any], supersede: bool = False) ->
     }
 
 
+def _same_slot(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether `new` replaces `old` by (category, key), as an agent reusing the slot does."""
+    slot = (body(old)["category"], body(old)["key"])
+    return bool(new.get("key")) and slot == (body(new)["category"], new["key"])
+
+
 def _rank(ids: list[str], memory_id: str) -> int:
     return ids.index(memory_id) if memory_id in ids else len(ids) + 1
 
@@ -192,6 +199,7 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=DATA, help="the set (default bench/data/updates.json)")
     data = json.loads(parser.parse_args().data.read_text())
     motofix.apply()
+    seeded_ids(20261208)
     with mock_aws(), tempfile.TemporaryDirectory(prefix="synapse-updates-") as folder:
         template.create_tables(
             boto3.client("dynamodb", region_name="us-east-1"),

@@ -271,7 +271,12 @@ _SAYS_UPDATE = re.compile(
     r"|grew(?! up)|rose|fell|increased|decreased|raised?|went (?:up|down|fully|completely|totally)"
     r"|(?:up|down) from(?= \d)|down to(?= \d)"
     r"|pushed back|postponed|rescheduled|delayed|brought forward|upgraded|downgraded|promoted"
-    r"|took over|taken over|relocated|refinanced|remortgaged|renamed|remarried|renewed)\b"
+    r"|took over|taken over|relocated|refinanced|remortgaged|renamed|remarried|renewed"
+    # a value that holds from a moment on ("since October", "From next sprint stand-up is 10:00"),
+    # or an event that sets one ("Started at…", "Joined…", "Bought…", "Registered with…")
+    r"|since|as of|from (?:next|now on)"
+    r"|started (?:at|as|with|on|a|her|his|my)|joined|bought|signed (?:up|with|the|a)"
+    r"|registered (?:with|at)|enrolled|took (?:up|on))\b"
 )
 # "New mobile number", "New GP:", "a new work laptop": new of what the older one is about (one of
 # the next two words); "starting a new thing" updates nothing.
