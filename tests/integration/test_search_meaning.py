@@ -187,6 +187,9 @@ def test_mcp_remember_says_which_memory_a_write_repeats(api: Api, mind: MindHand
         f"This may replace memories the mind already holds: key {first['key']} (id {first['id']}, related"
     )
     assert "passing that id in `supersedes`" in again["note"]
+    # with the older memory's own words, which the model needs to judge a guessed relation
+    assert again["similar"][0]["content"] == "Drives a 2019 Tesla Model 3"
+    assert ': "Drives a 2019 Tesla Model 3"' in again["note"]
     assert again["updated_at"]
     # And search hits show their date and similarity
     pump.run_once()

@@ -11,7 +11,15 @@ def test_a_key_an_agent_chose_that_shares_a_word_makes_a_weak_cosine_related() -
     # When the newer one is labelled
     labels = relations.labelled("coffee_order", "Switched to oat milk flat whites", [older], 3)
     # Then the older is named as related
-    assert labels == [{"id": "mem_a", "key": "coffee", "similarity": 0.29, "relation": "related"}]
+    assert labels == [
+        {
+            "id": "mem_a",
+            "key": "coffee",
+            "similarity": 0.29,
+            "relation": "related",
+            "content": "Drinks his coffee black, no sugar",
+        }
+    ]
 
 
 def test_a_derived_key_shares_nothing_and_function_words_do_not_count() -> None:
@@ -27,6 +35,18 @@ def test_only_the_best_related_is_named_and_near_identical_is_a_repeat() -> None
     other = Candidate("mem_other", "city_trip", "Visited Berlin in May", 0.55)
     labels = relations.labelled("home_city_now", "Lives in Berlin", [same, older, other], 3)
     assert [(s["id"], s["relation"]) for s in labels] == [("mem_same", "repeat"), ("mem_old", "related")]
+
+
+def test_a_named_memory_is_quoted_and_a_long_one_clipped() -> None:
+    # Given an older memory of the subject, and one far longer than a note can quote
+    older = Candidate("mem_old", "home_city", "Lives in Berlin Mitte", 0.6)
+    long = Candidate("mem_long", "home", "Lives in Berlin " + "and more " * 40, 0.95)
+    # When a write names them
+    labels = relations.labelled("home_city_now", "Lives in Berlin", [older, long], 3)
+    # Then each carries its words for the agent to judge, a long one clipped
+    quoted = {s["id"]: s["content"] for s in labels}
+    assert quoted["mem_old"] == "Lives in Berlin Mitte"
+    assert len(quoted["mem_long"]) == relations.SHOWN_CHARS and quoted["mem_long"].endswith("…")
 
 
 def test_stems_join_running_and_runs() -> None:

@@ -2398,6 +2398,12 @@ export interface components {
              * @enum {string}
              */
             relation: "repeat" | "related";
+            /**
+             * Content
+             * @description The memory's text (its first 200 characters, then …): the relation is a guess from meaning and shared words, so read it before passing `supersedes`.
+             * @default null
+             */
+            content: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -2440,6 +2446,12 @@ export interface components {
              * @enum {string}
              */
             relation: "repeat" | "related";
+            /**
+             * Content
+             * @description The memory's text (its first 200 characters, then …): the relation is a guess from meaning and shared words, so read it before passing `supersedes`.
+             * @default null
+             */
+            content: string | null;
             /** @description The memory as it is now (current: not deleted, not replaced). */
             memory: components["schemas"]["Memory"];
         } & {

@@ -38,13 +38,15 @@ def similar_note(similar: list[dict[str, Any]]) -> str:
     """What the model reads when a write may replace memories (as /mcp says it: synapse.mcp.calls)."""
     named = "; ".join(
         f"key {s['key']} (id {s['id']}, {s.get('relation', 'repeat')}, similarity {s['similarity']})"
+        + (f': "{s["content"]}"' if s.get("content") else "")
         for s in similar
     )
     return (
-        f"This may replace memories the mind already holds: {named}. If one says the same, update "
-        "that memory instead (`update` with its id, or remember with its category and key) and forget "
-        "the one just stored; if one is an older value of this fact, call `update` on the memory just "
-        "stored, passing that id in `supersedes`, so only the current value is recalled."
+        f"This may replace memories the mind already holds: {named}. Read them: if one says the same, "
+        "update that memory instead (`update` with its id, or remember with its category and key) and "
+        "forget the one just stored; if one is an older value of this fact, call `update` on the memory "
+        "just stored, passing that id in `supersedes`, so only the current value is recalled; if it is "
+        "about something else (another person, another project), leave both."
     )
 
 

@@ -20,6 +20,11 @@ class SimilarMemory(_Answer):
         description="repeat: says the same; related: the same subject, perhaps an older value of it "
         "(pass its id in `supersedes` when the new memory replaces it)."
     )
+    content: str | None = Field(
+        default=None,
+        description="The memory's text (its first 200 characters, then …): the relation is a guess "
+        "from meaning and shared words, so read it before passing `supersedes`.",
+    )
 
 
 class SupersedeOutcome(_Answer):

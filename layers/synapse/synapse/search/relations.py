@@ -27,6 +27,7 @@ KEY_WEIGHT = 0.25
 WORD_WEIGHT = 0.2
 RELATED_SCORE = 0.5
 MAX_RELATED = 1
+SHOWN_CHARS = 200
 
 _WORD = re.compile(r"[a-z][a-z']+")  # two letters at least: gp, dr, kg and km name things
 _STOP = frozenset(
@@ -302,7 +303,7 @@ def says_update(content: str, about: frozenset[str] = frozenset()) -> bool:
 
 
 def labelled(key: str, content: str, candidates: Sequence[Candidate], limit: int) -> list[dict[str, Any]]:
-    """The candidates worth naming, `{id, key, similarity, relation}`, most similar first: every
+    """The candidates worth naming, `{id, key, similarity, relation, content}`, most similar first: every
     `repeat`, and the best-scoring `related` ones (at most MAX_RELATED)."""
     named: dict[str, str] = {}
     for candidate in candidates:
@@ -315,8 +316,22 @@ def labelled(key: str, content: str, candidates: Sequence[Candidate], limit: int
         if value >= RELATED_SCORE:
             named[candidate.id] = "related"
     shown = [
-        {"id": c.id, "key": c.key, "similarity": round(c.similarity, 3), "relation": named[c.id]}
+        {
+            "id": c.id,
+            "key": c.key,
+            "similarity": round(c.similarity, 3),
+            "relation": named[c.id],
+            "content": shown_text(c.content),
+        }
         for c in sorted(candidates, key=lambda c: -c.similarity)
         if c.id in named
     ]
     return shown[:limit]
+
+
+def shown_text(content: str) -> str:
+    """What a write's answer quotes of a memory it names: its first SHOWN_CHARS characters. The
+    labels are a guess from meaning and shared words (on sets written blind to them, most writes on a
+    neighbouring subject get a `related`: bench/updates.py), so the agent that decides whether to
+    pass `supersedes` reads the older memory's words, not its key alone."""
+    return content if len(content) <= SHOWN_CHARS else content[: SHOWN_CHARS - 1].rstrip() + "…"
