@@ -110,6 +110,19 @@ def test_words_and_window_together(api: Api, mind: MindHandle, dated: dict[str, 
     assert found[0] == "dentist", found
 
 
+def test_a_memory_found_by_the_window_alone_answers_a_question_of_time_alone(
+    api: Api, mind: MindHandle, dated: dict[str, str]
+) -> None:
+    # When a question asks only for a time, its dated memories are its answers
+    only_time = {r["memory"]["key"]: r["relevance"] for r in search(api, mind, "next week").json()["results"]}
+    assert only_time["dentist"] == "strong", only_time
+    # But when it also asks about something the mind does not hold, a memory that is merely in the
+    # window says nothing of it: weak ("Does he ski next week?" is not answered by the dentist)
+    asked = search(api, mind, "Does he ski next week?").json()["results"]
+    assert [r["memory"]["key"] for r in asked if r["relevance"] == "strong"] == [], asked
+    assert "dentist" in [r["memory"]["key"] for r in asked]  # still found: the window is soft
+
+
 def test_now_replays_another_moment_and_tz_decides_the_day(
     api: Api, mind: MindHandle, dated: dict[str, str]
 ) -> None:

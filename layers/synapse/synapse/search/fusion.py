@@ -51,7 +51,7 @@ from synapse.search.depends import Dependence
 from synapse.search.filters import Mode, SearchFilters
 from synapse.search.query import Query
 from synapse.search.ranking import Hit, coverage_of, coverage_rows, index_hits, informative_coverage
-from synapse.search.relevance import CHECKED_HITS, DEPENDS_AT, band, needs_check, unchecked
+from synapse.search.relevance import CHECKED_HITS, DEPENDS_AT, MEANT_AT, band, needs_check, unchecked
 from synapse.search.relevance import STRONG as STRONG
 from synapse.search.relevance import WEAK as WEAK
 from synapse.when.window import Window
@@ -364,11 +364,17 @@ def hybrid_hits(
         page, scores = page + rest, scores + rest_scores
     hits = candidates.page_hits(db, query, [c.row for c in page], ranking.weights)
     best = ranking.scores[0] if ranking.scores else 0.0
+    timed_words = window is not None and bool(query.clauses)
     depends = None
     if question is not None and ranking.matrix is not None:
         depends = Dependence(asked, query.terms, (question, ranking.matrix), vectors.question_vector)
     return [
-        Scored(h, _rounded(c.similarity), score, _band(h, c, (score, best), depends, offset + at))
+        Scored(
+            h,
+            _rounded(c.similarity),
+            score,
+            _band(h, c, (score, best, timed_words), depends, offset + at),
+        )
         for at, (h, c, score) in enumerate(zip(hits, page, scores, strict=True))
     ], more
 
@@ -377,13 +383,16 @@ def _rounded(similarity: float | None) -> float | None:
     return None if similarity is None else round(similarity, 4)
 
 
-def _band(hit: Hit, c: Candidate, scores: tuple[float, float], depends: Dependence | None, at: int) -> str:
-    """Whether the hit (at position `at` of the ranking) answers (`relevance.band`, its `scores`: its
-    own and the ranking's best): its words count as backed by meaning when it shares some with the
-    question and is SUPPORTED_AT close to it; one found by meaning alone is asked how much it
-    `depends` on the question's words when its similarity leaves it open (`needs_check`), among the
-    ranking's first CHECKED_HITS (further down it is weak: `relevance.unchecked`)."""
-    score, best = scores
+def _band(
+    hit: Hit, c: Candidate, asked: tuple[float, float, bool], depends: Dependence | None, at: int
+) -> str:
+    """Whether the hit (at `at`) answers (`relevance.band`; `asked`: its score, the best, whether the
+    question has a time and words beside it): its words are backed by meaning when SUPPORTED_AT close;
+    found by meaning alone, how much it `depends` on the question's words (`needs_check`) in the first
+    CHECKED_HITS (further down: weak, `relevance.unchecked`); by the window alone, it answers time alone."""
+    score, best, timed_words = asked
+    if timed_words and hit.coverage == 0 and (c.similarity or 0.0) < MEANT_AT:
+        return WEAK  # "Does he ski in winter?": a January dentist appointment is in the window, no more
     backed = hit.coverage > 0 and (c.similarity or 0.0) >= SUPPORTED_AT
     drop = None
     if depends is not None and needs_check(score, c.similarity, hit.coverage == 0):
