@@ -83,6 +83,8 @@ WINDOWS = [
     ("Where was I on the Saturday before last?", "2026-11-21", "2026-11-21"),
     ("the week after next", "2026-12-14", "2026-12-20"),
     ("the weekend after next", "2026-12-19", "2026-12-20"),
+    ("What am I doing the weekend after this one?", "2026-12-12", "2026-12-13"),
+    ("the week before this one", "2026-11-23", "2026-11-29"),
     ("What was I doing around this time last year?", "2025-11-26", "2025-12-10"),
     ("Is the review still a week today?", "2026-12-10", "2026-12-10"),  # "still" is not "till"
     ("my hobby on Friday", "2026-12-04", "2026-12-04"),  # nor "hobby" "by"
@@ -105,6 +107,8 @@ WINDOWS = [
     ("New Year\u2019s Eve", "2026-12-31", "2026-12-31"),
     ("What did we do at Easter?", "2026-04-05", "2026-04-05"),
     ("Thanksgiving 2025", "2025-11-27", "2025-11-27"),
+    ("What are we doing over the Christmas holidays?", "2026-12-24", "2027-01-01"),
+    ("the Easter weekend", "2027-03-26", "2027-03-29"),
     ("next Thanksgiving", "2027-11-25", "2027-11-25"),
 ]
 
@@ -130,6 +134,7 @@ def test_a_time_expression_reads_as_a_window_of_days(question: str, start: str, 
         "Where is the family going over spring break?",  # a week nobody dated, not March to May
         "Where is my winter coat?",
         "Is summer camp booked?",
+        "What happened the week after this trip?",  # "this" of a thing, not of a week
         "Where does he live now?",
         "What may he eat?",
         "Is march madness on?",

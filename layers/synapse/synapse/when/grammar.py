@@ -57,6 +57,7 @@ NUMBERS = {
 VAGUE_DAYS = 14  # "recently" looks this far back, "upcoming" this far ahead
 _DAYS_IN = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
 _WEEKS_ON = {"a week": 7, "a fortnight": 14, "two weeks": 14}
+_STEPS = {"before last": -2, "after next": 2, "after this": 1, "before this": -1}
 
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _FULL_MONTH = "|".join(
@@ -305,8 +306,9 @@ _RULES: list[_Rule] = [
         _month_rule,
     ),
     _rule(
-        r"(?:the\s+)?(?P<unit>week|weekend|month|year)\s+(?P<way>before\s+last|after\s+next)",
-        lambda m, t, s: days.unit_window(t, m["unit"], -2 if m["way"].startswith("before") else 2),
+        r"(?:the\s+)?(?P<unit>week|weekend|month|year)\s+(?P<way>before\s+last|after\s+next"
+        r"|(?:after|before)\s+this(?:\s+one|(?!\s+[a-z])))",  # "the weekend after this one": the next
+        lambda m, t, s: days.unit_window(t, m["unit"], _STEPS[" ".join(m["way"].split()[:2])]),
     ),
     _rule(
         r"(?:(?:around|about)\s+)?this\s+time\s+last\s+year",

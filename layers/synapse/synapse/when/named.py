@@ -64,6 +64,19 @@ HOLIDAYS: dict[str, Callable[[int], date]] = {
     "easter": _easter,
     "thanksgiving": _thanksgiving,
 }
+# Holidays that name a stretch of days around their day: (the holiday, days before, days after).
+# "The Christmas holidays" are Christmas Eve to New Year's Day (a question about them wants Boxing
+# Day and New Year's Eve too, not the 25th alone); Easter's school break a week either side.
+PERIODS = {
+    "christmas holidays": ("christmas", 1, 7),
+    "christmas holiday": ("christmas", 1, 7),
+    "christmas break": ("christmas", 1, 7),
+    "christmas period": ("christmas", 1, 7),
+    "easter holidays": ("easter", 7, 7),
+    "easter holiday": ("easter", 7, 7),
+    "easter break": ("easter", 7, 7),
+    "easter weekend": ("easter", 2, 1),
+}
 _APOSTROPHE = "['\u2019]"  # typed, or a word processor's right single quotation mark
 _POSSESSIVES = {w: f"{w[:-1]}{_APOSTROPHE}?s" for w in ("years", "valentines", "patricks")}
 
@@ -74,7 +87,7 @@ def _as_written(name: str) -> str:
 
 
 # The grammar's alternation of every holiday as it may be written, the longest names first.
-HOLIDAY_PATTERN = "|".join(_as_written(name) for name in sorted(HOLIDAYS, key=len, reverse=True))
+HOLIDAY_PATTERN = "|".join(_as_written(name) for name in sorted([*HOLIDAYS, *PERIODS], key=len, reverse=True))
 
 
 def _folded(written: str) -> str:
@@ -111,9 +124,13 @@ def season(today: date, name: str, modifier: str, year: str | None, past: bool) 
 
 
 def holiday(today: date, name: str, modifier: str, year: str | None, past: bool) -> Window:
-    """`name` (a key of HOLIDAYS) as "this/next/last <name>", "<name> <year>" or bare: its day."""
-    day_of = HOLIDAYS[_folded(name)]
-    if year:
-        day = day_of(int(year))
-        return Window(day, day)
-    return _pick(today, lambda y: Window(day_of(y), day_of(y)), modifier, past)
+    """`name` (a key of HOLIDAYS or PERIODS) as "this/next/last <name>", "<name> <year>" or bare: its
+    day, or the days of its stretch."""
+    folded = _folded(name)
+    anchor, before, after = PERIODS.get(folded, (folded, 0, 0))
+    day_of = HOLIDAYS[anchor]
+
+    def of_year(y: int) -> Window:
+        return Window(day_of(y) - timedelta(days=before), day_of(y) + timedelta(days=after))
+
+    return of_year(int(year)) if year else _pick(today, of_year, modifier, past)
