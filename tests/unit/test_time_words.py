@@ -215,6 +215,17 @@ def test_a_memory_is_about_its_occurred_at_day_and_its_contents_dates() -> None:
     assert days_about("No dates here", None, None) == []
 
 
+def test_what_happened_without_a_day_is_about_the_day_it_was_written_a_fact_about_none() -> None:
+    written = "2027-11-09T13:00:00Z"
+    # Given a memory telling, in the past tense, what happened, naming no day: that day, not due
+    assert days_about("Got my flu jab at the health centre", written, None) == [DayAbout("2027-11-09", False)]
+    assert days_about("Blood test results came back fine", written, None) == [DayAbout("2027-11-09", False)]
+    # But a fact, a plan or a need is about no day; nor is a memory that names its own
+    assert days_about("Lives in Porto, near the river", written, None) == []
+    assert days_about("Need a new bed; speed up the move", written, None) == []
+    assert [d.day for d in days_about("Visited Anna on 2027-11-02", written, None)] == ["2027-11-02"]
+
+
 def test_a_day_is_due_when_named_on_its_own_not_as_a_day_of_a_longer_span() -> None:
     # Given a memory written on Monday 30 November
     written = "2026-11-30T08:00:00.000Z"
