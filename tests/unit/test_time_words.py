@@ -17,8 +17,9 @@ from synapse.search import in_time
 from synapse.search.query import parse_query
 from synapse.when import zones
 from synapse.when.content import DayAbout, content_days, days_about
-from synapse.when.grammar import MONTHS, NUMBERS, WEEKDAYS, find
+from synapse.when.grammar import find
 from synapse.when.questions import read_question
+from synapse.when.vocabulary import MONTHS, NUMBERS, WEEKDAYS
 from synapse.when.words import may_name_time
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -213,6 +214,24 @@ def test_a_memory_is_about_its_occurred_at_day_and_its_contents_dates() -> None:
     said = days_about("Call the bank tomorrow", "2026-11-30T08:00:00.000Z", "2026-11-10T09:00:00Z")
     assert [d.day for d in said] == ["2026-11-10", "2026-11-11"]
     assert days_about("No dates here", None, None) == []
+
+
+def test_a_range_of_days_is_each_of_its_days() -> None:
+    written = date(2027, 10, 20)
+    # Given ranges written with a dash, an en dash or words, before or after the month
+    assert content_days("Congress in Lisbon, 25\u201326 November", written) == [
+        date(2027, 11, 25),
+        date(2027, 11, 26),
+    ]
+    assert content_days("Quinta booked for the weekend of 27-28 November", written) == [
+        date(2027, 11, 27),
+        date(2027, 11, 28),
+    ]
+    assert len(content_days("Cottage from 10 to 17 July", written)) == 8
+    assert content_days("Ski week Feb 7 to 9, 2028", written) == [date(2028, 2, d) for d in (7, 8, 9)]
+    # But not numbers that are no days of a month, nor a range running backwards
+    assert content_days("Invoice due in 10-12 days", written) == []
+    assert content_days("Dec 30-2", written) == [date(2027, 12, 30)]
 
 
 def test_what_happened_without_a_day_is_about_the_day_it_was_written_a_fact_about_none() -> None:

@@ -15,16 +15,25 @@ the last Friday before today; "the weekend" is Saturday and Sunday.
 import re
 from collections.abc import Callable
 from datetime import date, timedelta
-from enum import Enum
 from typing import NamedTuple
 
 from synapse.when import days, named
+from synapse.when.vocabulary import (
+    FULL_MONTH,
+    MONTH,
+    MONTHS,
+    NUMBER,
+    UNIT,
+    WEEKDAY,
+    WEEKDAYS,
+    WORD_END,
+    WORD_START,
+    WORDLIKE_MONTHS,
+    Tense,
+    number,
+    tense_of,
+)
 from synapse.when.window import Window
-
-
-class Tense(Enum):
-    PAST = "past"
-    FUTURE = "future"
 
 
 class Found(NamedTuple):
@@ -39,52 +48,13 @@ class Found(NamedTuple):
     may_be_due: bool = True
 
 
-MONTHS = {
-    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
-    "august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
-    "oct": 10, "nov": 11, "dec": 12,
-}  # fmt: skip
-# Month names that are also everyday words or names: a month only with a day, a year or a
-# preposition ("in May", "May 5"), never alone ("may", "march", "june", "august").
-_WORDLIKE_MONTHS = frozenset({"may", "march", "june", "august"})
-WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
-NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a few": 3, "few": 3,
-    "a couple of": 2, "couple of": 2, "several": 3,
-}  # fmt: skip
 VAGUE_DAYS = 14  # "recently" looks this far back, "upcoming" this far ahead
 _DAYS_IN = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
 _WEEKS_ON = {"a week": 7, "a fortnight": 14, "two weeks": 14}
 _STEPS = {"before last": -2, "after next": 2, "after this": 1, "before this": -1}
 
-_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
-_FULL_MONTH = "|".join(
-    m for m in sorted(MONTHS, key=len, reverse=True) if len(m) > 4 or m in {"may", "june", "july"}
-)
-_WEEKDAY = "|".join(WEEKDAYS)
 _SEASON = "|".join(named.SEASONS)
 _HOLIDAY = named.HOLIDAY_PATTERN
-_NUMBER = r"\d{1,3}|" + "|".join(sorted(NUMBERS, key=len, reverse=True))
-_UNIT = r"(day|week|fortnight|month|year)s?"
-_B = r"(?<![\w-])"  # a word starts here
-_E = r"(?![\w])"  # a word ends here
-_PAST_WORDS = re.compile(
-    r"\b(did|was|were|had|went|happened|ago|last|yesterday|past|previously|earlier|used to|said|told"
-    r"|met|visited|discussed|mentioned|bought|moved|talked|spoke|asked|wrote|sent"
-    r"|spent|celebrated|enjoyed|attended|hosted|stayed|ate|watched|flew|drove|saw)\b"
-)
-
-
-def tense_of(lowered: str) -> Tense:
-    """A sentence's tense, guessed from its past-tense words (else the future: plans and due dates)."""
-    return Tense.PAST if _PAST_WORDS.search(lowered) else Tense.FUTURE
-
-
-def _number(text: str) -> int:
-    text = " ".join(text.split())
-    return int(text) if text.isdigit() else NUMBERS[text]
 
 
 def _month_day(today: date, month: int, day: int, year: str | None, tense: Tense) -> Window | None:
@@ -183,7 +153,7 @@ def _rule(
     vague: bool = False,
     may_be_due: bool = True,
 ) -> _Rule:
-    return _Rule(re.compile(_B + pattern + _E), resolve, vague, may_be_due)
+    return _Rule(re.compile(WORD_START + pattern + WORD_END), resolve, vague, may_be_due)
 
 
 def _iso(m: re.Match[str], today: date, tense: Tense) -> Window | None:
@@ -192,7 +162,7 @@ def _iso(m: re.Match[str], today: date, tense: Tense) -> Window | None:
 
 
 def _ago(m: re.Match[str], today: date, tense: Tense) -> Window | None:
-    n, unit = _number(m["n"]), m["unit"]
+    n, unit = number(m["n"]), m["unit"]
     sign = -1 if m["ago"] else 1
     if unit == "day":
         return days.around(today + timedelta(days=sign * n), 0 if n <= 1 else 1)
@@ -205,11 +175,28 @@ def _ago(m: re.Match[str], today: date, tense: Tense) -> Window | None:
 
 def _span(m: re.Match[str], today: date, tense: Tense) -> Window | None:
     """the past 3 days, the next two weeks, within 10 days."""
-    n, unit = _number(m["n"]), m["unit"]
+    n, unit = number(m["n"]), m["unit"]
     length = timedelta(days=n * _DAYS_IN[unit])
     if m["dir"] in {"past", "last"}:
         return Window(today - length, today)
     return Window(today, today + length)
+
+
+_TH = r"(?:st|nd|rd|th)?"
+_TO = r"\s*(?:[-\u2013\u2014]|to|until|till)\s*"  # hyphen, en or em dash, or words
+
+
+def _range(m: re.Match[str], today: date, tense: Tense) -> Window | None:
+    """From the `d`th to the `d2`th of `month` (a month at most): the first day as `_month_day` picks it."""
+    first, length = (
+        _month_day(today, MONTHS[m["month"]], int(m["d"]), m["year"], tense),
+        int(m["d2"]) - int(m["d"]),
+    )
+    return (
+        None
+        if first is None or not 0 < length <= 31
+        else Window(first.start, first.start + timedelta(days=length))
+    )
 
 
 def _nth(m: re.Match[str], today: date, tense: Tense) -> Window | None:
@@ -237,7 +224,7 @@ def _named(m: re.Match[str], today: date, tense: Tense) -> Window | None:
 
 def _month_rule(m: re.Match[str], today: date, tense: Tense) -> Window | None:
     name, modifier = m["month"], m["mod"] or ""
-    if name in _WORDLIKE_MONTHS and not (modifier or m["year"] or m["prep"] or m["part"]):
+    if name in WORDLIKE_MONTHS and not (modifier or m["year"] or m["prep"] or m["part"]):
         return None
     window = _month(today, MONTHS[name], m["year"], modifier, tense)
     part = m["part"]
@@ -261,13 +248,23 @@ _RULES: list[_Rule] = [
     ),
     _rule(r"(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})(?:t[\d:.]+(?:z|[+-]\d{2}:?\d{2})?)?", _iso),
     _rule(
-        rf"(?:on\s+)?(?P<month>{_MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{{4}}))?",
+        rf"(?:on\s+)?(?P<month>{MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{{4}}))?",
         lambda m, t, s: _month_day(t, MONTHS[m["month"]], int(m["d"]), m["year"], s),
     ),
     _rule(
-        rf"(?:on\s+)?(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH})\.?"
+        rf"(?:on\s+)?(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{MONTH})\.?"
         r"(?:,?\s+(?P<year>\d{4}))?",
         lambda m, t, s: _month_day(t, MONTHS[m["month"]], int(m["d"]), m["year"], s),
+    ),
+    _rule(  # "25-26 November", "from the 3rd to 5th of May": the days between, the first chosen as a day is
+        rf"(?:(?:from|on)\s+)?(?:the\s+)?(?P<d>\d{{1,2}}){_TH}{_TO}(?P<d2>\d{{1,2}}){_TH}\s+(?:of\s+)?"
+        rf"(?P<month>{MONTH})\.?(?:,?\s+(?P<year>\d{{4}}))?",
+        _range,
+    ),
+    _rule(  # "July 10-17", "Feb 3 to 7, 2028"
+        rf"(?:from\s+)?(?P<month>{MONTH})\.?\s+(?P<d>\d{{1,2}}){_TH}{_TO}(?P<d2>\d{{1,2}}){_TH}"
+        r"(?:,?\s+(?P<year>\d{4}))?",
+        _range,
     ),
     _rule(r"(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)", _nth),
     _rule(r"(?:the\s+)?day\s+after\s+tomorrow", lambda m, t, s: days.one(t + timedelta(days=2))),
@@ -279,8 +276,8 @@ _RULES: list[_Rule] = [
         vague=True,
     ),
     _rule(  # "a year ago this week", "two years ago today": that day, week or month, years back
-        rf"(?P<n>{_NUMBER})\s+years?\s+ago\s+(?:this\s+)?(?P<unit>today|week|month)",
-        lambda m, t, s: days.unit_window(days.years_before(t, _number(m["n"])), m["unit"], 0),
+        rf"(?P<n>{NUMBER})\s+years?\s+ago\s+(?:this\s+)?(?P<unit>today|week|month)",
+        lambda m, t, s: days.unit_window(days.years_before(t, number(m["n"])), m["unit"], 0),
     ),
     _rule(
         r"tomorrow(?:\s+(?:morning|afternoon|evening|night))?",
@@ -293,16 +290,16 @@ _RULES: list[_Rule] = [
         lambda m, t, s: _within(_period(t, m["mod"], m["unit"]), m["part"] or "", t),
     ),
     _rule(
-        r"(?:(?:on|over|at|during)\s+)?(?:(?P<mod>this|next|last|past|coming)\s+|the\s+)?weekend",
+        r"(?:(?:on|over|at|during)\s+)?(?:(?P<mod>this|next|last|past|coming)\s+|the\s+)?weekend(?!\s+of\s)",
         lambda m, t, s: _weekend(t, m["mod"] or "", s),
     ),
     _rule(
-        rf"(?:(?P<mod>this|next|last|past|coming|on)\s+)?(?:on\s+)?(?P<day>{_WEEKDAY})",
+        rf"(?:(?P<mod>this|next|last|past|coming|on)\s+)?(?:on\s+)?(?P<day>{WEEKDAY})",
         lambda m, t, s: _weekday(t, WEEKDAYS[m["day"]], m["mod"] or "", s),
     ),
     _rule(
         rf"(?:(?P<prep>in|during|of|by|until|till|before|after|for)\s+)?(?:(?P<part>early|mid|late|middle\s+of|end\s+of)[\s-]+)?"
-        rf"(?:(?P<mod>this|next|last|past|coming)\s+)?(?P<month>{_FULL_MONTH})(?:,?\s+(?P<year>\d{{4}}))?",
+        rf"(?:(?P<mod>this|next|last|past|coming)\s+)?(?P<month>{FULL_MONTH})(?:,?\s+(?P<year>\d{{4}}))?",
         _month_rule,
     ),
     _rule(
@@ -321,24 +318,24 @@ _RULES: list[_Rule] = [
         ),
     ),
     _rule(
-        rf"(?:on\s+)?(?:the\s+)?(?P<day>{_WEEKDAY})\s+before\s+last",
+        rf"(?:on\s+)?(?:the\s+)?(?P<day>{WEEKDAY})\s+before\s+last",
         lambda m, t, s: days.shifted(_weekday(t, WEEKDAYS[m["day"]], "last", Tense.PAST), -7),
     ),
     _rule(
         r"(?:(?P<prep>in|during|over|for|around|at|on)\s+)?(?:the\s+)?"
         r"(?:(?P<mod>this\s+past|this|next|last|past|coming)\s+)?"
-        rf"(?:(?P<season>{_SEASON})(?!\s+(?:{named.SEASON_NOUNS}){_E})|(?P<holiday>{_HOLIDAY}))"
+        rf"(?:(?P<season>{_SEASON})(?!\s+(?:{named.SEASON_NOUNS}){WORD_END})|(?P<holiday>{_HOLIDAY}))"
         r"(?:\s+(?:of\s+)?(?P<year>\d{4}))?",
         _named,
         may_be_due=False,  # "the Christmas tree is in the attic" places a memory, is not due then
     ),
-    _rule(r"(?P<n>" + _NUMBER + r")\s+" + _UNIT.replace("(", "(?P<unit>", 1) + r"\s+(?P<ago>ago)", _ago),
-    _rule(r"in\s+(?P<n>" + _NUMBER + r")\s+" + _UNIT.replace("(", "(?P<unit>", 1) + r"(?P<ago>)", _ago),
+    _rule(r"(?P<n>" + NUMBER + r")\s+" + UNIT.replace("(", "(?P<unit>", 1) + r"\s+(?P<ago>ago)", _ago),
+    _rule(r"in\s+(?P<n>" + NUMBER + r")\s+" + UNIT.replace("(", "(?P<unit>", 1) + r"(?P<ago>)", _ago),
     _rule(
         r"(?:(?:the|in\s+the)\s+)?(?P<dir>past|last|next|coming|within)\s+(?:the\s+)?(?P<n>"
-        + _NUMBER
+        + NUMBER
         + r")\s+"
-        + _UNIT.replace("(", "(?P<unit>", 1),
+        + UNIT.replace("(", "(?P<unit>", 1),
         _span,
     ),
     _rule(

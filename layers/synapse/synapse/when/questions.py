@@ -12,8 +12,9 @@ import re
 from datetime import datetime, tzinfo
 from typing import NamedTuple
 
-from synapse.when.grammar import MONTHS, WEEKDAYS, Found, find
+from synapse.when.grammar import Found, find
 from synapse.when.named import HOLIDAY_PATTERN, SEASONS
+from synapse.when.vocabulary import MONTHS, WEEKDAYS
 from synapse.when.window import Window
 
 # Names of months, weekdays, seasons and holidays stay words too: a memory saying "every March",
