@@ -85,6 +85,7 @@ WINDOWS = [
     ("the week after next", "2026-12-14", "2026-12-20"),
     ("the weekend after next", "2026-12-19", "2026-12-20"),
     ("What am I doing the weekend after this one?", "2026-12-12", "2026-12-13"),
+    ("What's happening a week on Saturday?", "2026-12-12", "2026-12-12"),
     ("the week before this one", "2026-11-23", "2026-11-29"),
     ("What was I doing around this time last year?", "2025-11-26", "2025-12-10"),
     ("Is the review still a week today?", "2026-12-10", "2026-12-10"),  # "still" is not "till"
@@ -229,6 +230,7 @@ def test_a_range_of_days_is_each_of_its_days() -> None:
     ]
     assert len(content_days("Cottage from 10 to 17 July", written)) == 8
     assert content_days("Ski week Feb 7 to 9, 2028", written) == [date(2028, 2, d) for d in (7, 8, 9)]
+    assert len(content_days("Cottage booked from 2027-07-10 to 2027-07-17", written)) == 8
     # But not numbers that are no days of a month, nor a range running backwards
     assert content_days("Invoice due in 10-12 days", written) == []
     assert content_days("Dec 30-2", written) == [date(2027, 12, 30)]

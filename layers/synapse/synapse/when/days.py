@@ -31,6 +31,11 @@ def one(day: date) -> Window:
     return Window(day, day)
 
 
+def spanning(first: date, days_after: int) -> Window | None:
+    """`first` and the `days_after` days after it: a range of a month at most (else None; 0: the day)."""
+    return Window(first, first + timedelta(days=days_after)) if 0 <= days_after <= 31 else None
+
+
 def around(day: date, spread: int) -> Window:
     return Window(day - timedelta(days=spread), day + timedelta(days=spread))
 

@@ -157,8 +157,10 @@ def _rule(
 
 
 def _iso(m: re.Match[str], today: date, tense: Tense) -> Window | None:
+    """2027-07-10, or 2027-07-10 to 2027-07-17 (each day, a month at most)."""
     found = days.valid_date(int(m["y"]), int(m["m"]), int(m["d"]))
-    return None if found is None else days.one(found)
+    end = days.valid_date(int(m["y2"]), int(m["m2"]), int(m["d2"])) if m["y2"] else None
+    return None if found is None else days.spanning(found, (end - found).days if end else 0)
 
 
 def _ago(m: re.Match[str], today: date, tense: Tense) -> Window | None:
@@ -188,15 +190,8 @@ _TO = r"\s*(?:[-\u2013\u2014]|to|until|till)\s*"  # hyphen, en or em dash, or wo
 
 def _range(m: re.Match[str], today: date, tense: Tense) -> Window | None:
     """From the `d`th to the `d2`th of `month` (a month at most): the first day as `_month_day` picks it."""
-    first, length = (
-        _month_day(today, MONTHS[m["month"]], int(m["d"]), m["year"], tense),
-        int(m["d2"]) - int(m["d"]),
-    )
-    return (
-        None
-        if first is None or not 0 < length <= 31
-        else Window(first.start, first.start + timedelta(days=length))
-    )
+    first = _month_day(today, MONTHS[m["month"]], int(m["d"]), m["year"], tense)
+    return None if first is None else days.spanning(first.start, int(m["d2"]) - int(m["d"]))
 
 
 def _nth(m: re.Match[str], today: date, tense: Tense) -> Window | None:
@@ -246,7 +241,11 @@ _RULES: list[_Rule] = [
         r"(?P<a>\d{1,2})\.(?P<b>\d{1,2})\.(?P<y>\d{4})",
         lambda m, t, s: days.numeric(int(m["a"]), int(m["b"]), int(m["y"]), day_first=True),
     ),
-    _rule(r"(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})(?:t[\d:.]+(?:z|[+-]\d{2}:?\d{2})?)?", _iso),
+    _rule(
+        r"(?:from\s+)?(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})(?:t[\d:.]+(?:z|[+-]\d{2}:?\d{2})?)?"
+        rf"(?:{_TO}(?P<y2>\d{{4}})-(?P<m2>\d{{2}})-(?P<d2>\d{{2}}))?",
+        _iso,
+    ),
     _rule(
         rf"(?:on\s+)?(?P<month>{MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{{4}}))?",
         lambda m, t, s: _month_day(t, MONTHS[m["month"]], int(m["d"]), m["year"], s),
@@ -316,6 +315,10 @@ _RULES: list[_Rule] = [
         lambda m, t, s: days.one(
             t + timedelta(days=_WEEKS_ON[" ".join(m["n"].split())] + (m["from"] != "today"))
         ),
+    ),
+    _rule(  # "a week on Saturday": the Saturday after the coming one
+        rf"a\s+week\s+on\s+(?P<day>{WEEKDAY})",
+        lambda m, t, s: days.shifted(_weekday(t, WEEKDAYS[m["day"]], "", Tense.FUTURE), 7),
     ),
     _rule(
         rf"(?:on\s+)?(?:the\s+)?(?P<day>{WEEKDAY})\s+before\s+last",
