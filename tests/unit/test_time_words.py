@@ -86,6 +86,7 @@ WINDOWS = [
     ("the weekend after next", "2026-12-19", "2026-12-20"),
     ("What am I doing the weekend after this one?", "2026-12-12", "2026-12-13"),
     ("What's happening a week on Saturday?", "2026-12-12", "2026-12-12"),
+    ("three weeks from today", "2026-12-21", "2026-12-27"),
     ("the week before this one", "2026-11-23", "2026-11-29"),
     ("What was I doing around this time last year?", "2025-11-26", "2025-12-10"),
     ("Is the review still a week today?", "2026-12-10", "2026-12-10"),  # "still" is not "till"

@@ -334,6 +334,7 @@ _RULES: list[_Rule] = [
     ),
     _rule(r"(?P<n>" + NUMBER + r")\s+" + UNIT.replace("(", "(?P<unit>", 1) + r"\s+(?P<ago>ago)", _ago),
     _rule(r"in\s+(?P<n>" + NUMBER + r")\s+" + UNIT.replace("(", "(?P<unit>", 1) + r"(?P<ago>)", _ago),
+    _rule(rf"(?P<n>{NUMBER})\s+{UNIT.replace('(', '(?P<unit>', 1)}\s+from\s+(?:today|now)(?P<ago>)", _ago),
     _rule(
         r"(?:(?:the|in\s+the)\s+)?(?P<dir>past|last|next|coming|within)\s+(?:the\s+)?(?P<n>"
         + NUMBER
