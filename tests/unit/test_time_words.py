@@ -87,6 +87,8 @@ WINDOWS = [
     ("What am I doing the weekend after this one?", "2026-12-12", "2026-12-13"),
     ("What's happening a week on Saturday?", "2026-12-12", "2026-12-12"),
     ("three weeks from today", "2026-12-21", "2026-12-27"),
+    ("Where will I be on Friday 7 April?", "2027-04-07", "2027-04-07"),  # the weekday is no second time
+    ("What's booked for 20/03?", "2027-03-20", "2027-03-20"),
     ("the week before this one", "2026-11-23", "2026-11-29"),
     ("What was I doing around this time last year?", "2025-11-26", "2025-12-10"),
     ("Is the review still a week today?", "2026-12-10", "2026-12-10"),  # "still" is not "till"
@@ -138,6 +140,9 @@ def test_a_time_expression_reads_as_a_window_of_days(question: str, start: str, 
         "Where is my winter coat?",
         "Is summer camp booked?",
         "What happened the week after this trip?",  # "this" of a thing, not of a week
+        "Is the 24/7 support line still open?",  # a day and month with no year: after a preposition only
+        "Add 3/4 cup of flour",
+        "What happened on 4/3?",  # 4 March or 3 April: not guessed
         "Where does he live now?",
         "What may he eat?",
         "Is march madness on?",

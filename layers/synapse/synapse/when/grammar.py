@@ -17,12 +17,14 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from typing import NamedTuple
 
-from synapse.when import days, named
+from synapse.when import dates, days, named
 from synapse.when.vocabulary import (
     FULL_MONTH,
     MONTH,
     MONTHS,
     NUMBER,
+    ORDINAL,
+    RANGE_TO,
     UNIT,
     WEEKDAY,
     WEEKDAYS,
@@ -55,23 +57,6 @@ _STEPS = {"before last": -2, "after next": 2, "after this": 1, "before this": -1
 
 _SEASON = "|".join(named.SEASONS)
 _HOLIDAY = named.HOLIDAY_PATTERN
-
-
-def _month_day(today: date, month: int, day: int, year: str | None, tense: Tense) -> Window | None:
-    """A day of a month: in `year`, else the next one (past tense: the last one)."""
-    if year:
-        found = days.valid_date(int(year), month, day)
-        return None if found is None else days.one(found)
-    this_year = days.valid_date(today.year, month, day)
-    if tense is Tense.FUTURE:
-        if this_year is not None and this_year >= today:
-            return days.one(this_year)
-        found = days.valid_date(today.year + 1, month, day)
-    else:
-        if this_year is not None and this_year <= today:
-            return days.one(this_year)
-        found = days.valid_date(today.year - 1, month, day)
-    return None if found is None else days.one(found)
 
 
 def _month(today: date, month: int, year: str | None, modifier: str, tense: Tense) -> Window:
@@ -156,13 +141,6 @@ def _rule(
     return _Rule(re.compile(WORD_START + pattern + WORD_END), resolve, vague, may_be_due)
 
 
-def _iso(m: re.Match[str], today: date, tense: Tense) -> Window | None:
-    """2027-07-10, or 2027-07-10 to 2027-07-17 (each day, a month at most)."""
-    found = days.valid_date(int(m["y"]), int(m["m"]), int(m["d"]))
-    end = days.valid_date(int(m["y2"]), int(m["m2"]), int(m["d2"])) if m["y2"] else None
-    return None if found is None else days.spanning(found, (end - found).days if end else 0)
-
-
 def _ago(m: re.Match[str], today: date, tense: Tense) -> Window | None:
     n, unit = number(m["n"]), m["unit"]
     sign = -1 if m["ago"] else 1
@@ -182,27 +160,6 @@ def _span(m: re.Match[str], today: date, tense: Tense) -> Window | None:
     if m["dir"] in {"past", "last"}:
         return Window(today - length, today)
     return Window(today, today + length)
-
-
-_TH = r"(?:st|nd|rd|th)?"
-_TO = r"\s*(?:[-\u2013\u2014]|to|until|till)\s*"  # hyphen, en or em dash, or words
-
-
-def _range(m: re.Match[str], today: date, tense: Tense) -> Window | None:
-    """From the `d`th to the `d2`th of `month` (a month at most): the first day as `_month_day` picks it."""
-    first = _month_day(today, MONTHS[m["month"]], int(m["d"]), m["year"], tense)
-    return None if first is None else days.spanning(first.start, int(m["d2"]) - int(m["d"]))
-
-
-def _nth(m: re.Match[str], today: date, tense: Tense) -> Window | None:
-    """ "on the 9th": of this month, else the next (past tense: the last) month that has it."""
-    day = int(m["d"])
-    for step in range(3):
-        shift = step if tense is Tense.FUTURE else -step
-        found = days.valid_date(*days.add_months(today, shift), day)
-        if found is not None and (found >= today if tense is Tense.FUTURE else found <= today):
-            return days.one(found)
-    return None
 
 
 def _named(m: re.Match[str], today: date, tense: Tense) -> Window | None:
@@ -237,35 +194,40 @@ _RULES: list[_Rule] = [
         r"(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4}|\d{2})(?![/\d])",
         lambda m, t, s: days.numeric(int(m["a"]), int(m["b"]), int(m["y"]), day_first=False),
     ),
+    _rule(  # no year: only after a preposition ("on 20/03", not "24/7 support", "3/4 cup")
+        r"(?:(?<=on )|(?<=for )|(?<=by )|(?<=from )|(?<=until )|(?<=till )|(?<=before )|(?<=after ))"
+        r"(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![/\d])",
+        dates.day_slash_month,
+    ),
     _rule(
         r"(?P<a>\d{1,2})\.(?P<b>\d{1,2})\.(?P<y>\d{4})",
         lambda m, t, s: days.numeric(int(m["a"]), int(m["b"]), int(m["y"]), day_first=True),
     ),
     _rule(
         r"(?:from\s+)?(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})(?:t[\d:.]+(?:z|[+-]\d{2}:?\d{2})?)?"
-        rf"(?:{_TO}(?P<y2>\d{{4}})-(?P<m2>\d{{2}})-(?P<d2>\d{{2}}))?",
-        _iso,
+        rf"(?:{RANGE_TO}(?P<y2>\d{{4}})-(?P<m2>\d{{2}})-(?P<d2>\d{{2}}))?",
+        dates.iso,
     ),
     _rule(
-        rf"(?:on\s+)?(?P<month>{MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{{4}}))?",
-        lambda m, t, s: _month_day(t, MONTHS[m["month"]], int(m["d"]), m["year"], s),
+        rf"(?:on\s+)?(?:(?:{WEEKDAY}),?\s+)?(?P<month>{MONTH})\.?\s+(?P<d>\d{{1,2}}){ORDINAL}(?:,?\s+(?P<year>\d{{4}}))?",
+        dates.of_month,
     ),
     _rule(
-        rf"(?:on\s+)?(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{MONTH})\.?"
+        rf"(?:on\s+)?(?:(?:{WEEKDAY}),?\s+)?(?:the\s+)?(?P<d>\d{{1,2}}){ORDINAL}\s+(?:of\s+)?(?P<month>{MONTH})\.?"
         r"(?:,?\s+(?P<year>\d{4}))?",
-        lambda m, t, s: _month_day(t, MONTHS[m["month"]], int(m["d"]), m["year"], s),
+        dates.of_month,
     ),
     _rule(  # "25-26 November", "from the 3rd to 5th of May": the days between, the first chosen as a day is
-        rf"(?:(?:from|on)\s+)?(?:the\s+)?(?P<d>\d{{1,2}}){_TH}{_TO}(?P<d2>\d{{1,2}}){_TH}\s+(?:of\s+)?"
+        rf"(?:(?:from|on)\s+)?(?:the\s+)?(?P<d>\d{{1,2}}){ORDINAL}{RANGE_TO}(?P<d2>\d{{1,2}}){ORDINAL}\s+(?:of\s+)?"
         rf"(?P<month>{MONTH})\.?(?:,?\s+(?P<year>\d{{4}}))?",
-        _range,
+        dates.day_range,
     ),
     _rule(  # "July 10-17", "Feb 3 to 7, 2028"
-        rf"(?:from\s+)?(?P<month>{MONTH})\.?\s+(?P<d>\d{{1,2}}){_TH}{_TO}(?P<d2>\d{{1,2}}){_TH}"
+        rf"(?:from\s+)?(?P<month>{MONTH})\.?\s+(?P<d>\d{{1,2}}){ORDINAL}{RANGE_TO}(?P<d2>\d{{1,2}}){ORDINAL}"
         r"(?:,?\s+(?P<year>\d{4}))?",
-        _range,
+        dates.day_range,
     ),
-    _rule(r"(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)", _nth),
+    _rule(r"(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)", dates.nth),
     _rule(r"(?:the\s+)?day\s+after\s+tomorrow", lambda m, t, s: days.one(t + timedelta(days=2))),
     _rule(r"(?:the\s+)?day\s+before\s+yesterday", lambda m, t, s: days.one(t - timedelta(days=2))),
     _rule(r"today|tonight|this\s+(?:morning|afternoon|evening)", lambda m, t, s: days.one(t)),

@@ -34,6 +34,8 @@ FULL_MONTH = "|".join(
 WEEKDAY = "|".join(WEEKDAYS)
 NUMBER = r"\d{1,3}|" + "|".join(sorted(NUMBERS, key=len, reverse=True))
 UNIT = r"(day|week|fortnight|month|year)s?"
+ORDINAL = r"(?:st|nd|rd|th)?"
+RANGE_TO = r"\s*(?:[-\u2013\u2014]|to|until|till)\s*"  # hyphen, en or em dash, or words
 WORD_START = r"(?<![\w-])"  # a word starts here
 WORD_END = r"(?![\w])"  # a word ends here
 
