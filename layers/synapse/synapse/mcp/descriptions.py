@@ -34,10 +34,10 @@ after/before on the reads select by it.
 Returns the stored memory (its id, version, verified flag, updated_at). An agent's write to a memory
 a person verified may come back as a proposal awaiting their review. When the mind already holds
 memories this one may replace, the answer lists them in `similar`, each with its text (relation
-`repeat`: says the same; `related`: the same subject, perhaps an older value: a guess, so read it) and
-says what to do. When a new fact replaces
-an older one ("now works at Globex" after "works at Acme"), pass the older memory's id in
-`supersedes`: it is kept, marked replaced, and drops out of recall and search."""
+`repeat`: says the same; `related`: the same subject, perhaps an older value: a guess, so read it)
+and says what to do. When a new fact replaces an older one ("now works at Globex" after "works at
+Acme"), pass the older memory's id in `supersedes`: it is kept, marked replaced, and drops out of
+recall and search."""
 
 REMEMBER_MANY = """\
 Store up to 100 memories at once, each exactly as `remember` stores one (content alone works).

@@ -3,8 +3,9 @@
 
 Seasons are the meteorological ones of the northern hemisphere, whole months: spring March to May,
 summer June to August, autumn (fall) September to November, winter December to February, named by
-the year it starts in ("winter 2025" is December 2025 to February 2026). A holiday is its day;
-Easter is Western Easter Sunday, Thanksgiving the fourth Thursday of November (the United States').
+the year it starts in ("winter 2025" is December 2025 to February 2026). A holiday is its day, and
+its stretch (PERIODS: "the Christmas holidays") the days around it; Easter is Western Easter Sunday,
+Thanksgiving the fourth Thursday of November (the United States').
 
 Which one a bare name means follows the grammar's rule for a bare month: the one under way or the
 next (the sentence's tense past: the one under way or the last); "next" skips the one under way,
