@@ -192,3 +192,11 @@ def test_handlers_are_doorways(handler: Path) -> None:
     # When its non-blank lines are counted
     # Then it is a few lines that parse, call the layer and respond
     assert len(lines) <= 30, f"{handler.parent.name}/app.py has {len(lines)} lines; move logic into the layer"
+
+
+def test_every_file_the_suite_runs_first_exists() -> None:
+    # A renamed or removed costly file would silently drop out of the front of the run
+    from tests.conftest import RUN_FIRST
+
+    root = Path(__file__).resolve().parents[2]
+    assert [path for path in RUN_FIRST if not (root / path).is_file()] == []

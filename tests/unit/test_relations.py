@@ -92,3 +92,19 @@ def test_a_move_lends_the_words_of_where_one_lives_and_names_the_address_it_repl
     assert [(s["id"], s["relation"]) for s in labels] == [("mem_a", "related")]
     # And a move of something else lends nothing ("moved up" a school year)
     assert relations.subject_of("x_3f9a2c", "Maya moved up to year 4").words == frozenset({"maya"})
+
+
+def test_a_value_held_from_a_moment_or_set_by_an_event_says_it_is_new() -> None:
+    # Given newer values with no change word, said by when they hold from or by what set them
+    for newer in [
+        "Registered with Manor Park Surgery since October",
+        "From next sprint stand-up is 10:00",
+        "Started at NHS England's analytics unit on 3 November",
+        "Joined Cragtop Bouldering in Hunslet",
+        "Bought a secondhand Kia e-Niro",
+    ]:
+        # Then each says it is a new value
+        assert relations.says_update(newer), newer
+    # But a plan starting, or a hire, is no new value of anything
+    assert not relations.says_update("She's starting a peer support group for trans youth in July")
+    assert not relations.says_update("We hired a therapist who used to run a support group")

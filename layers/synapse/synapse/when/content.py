@@ -11,11 +11,11 @@ MAX_DUE_SPAN_DAYS names it ("on Dec 9", "tomorrow", "this weekend"): "this week"
 place a memory in time, so a question's window finds it, without saying anything is due that day.
 """
 
-import re
 from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
 from synapse.when.grammar import find
+from synapse.when.vocabulary import tells_past
 
 MAX_SPAN_DAYS = 31
 MAX_DUE_SPAN_DAYS = 2
@@ -23,15 +23,6 @@ MAX_DAYS = 62
 # Content longer than this is read only this far: its dates are in the first lines, and reading
 # stays linear and cheap for the indexer whatever a memory holds (32 KiB at most).
 MAX_READ_CHARS = 8_000
-# A memory that tells what happened, in the past tense, and names no day of its own is about the day
-# it was written ("Got my flu jab at the health centre", stored that afternoon); one that states a
-# fact ("Lives in Porto", "Allergic to penicillin") is about no day. Regular past forms (not "need",
-# "speed", "bed") and the common irregular ones, in English.
-_TOLD_PAST = re.compile(
-    r"\b(?:[a-z]{2,}[^\We]ed|got|came|went|ran|took|made|did|had|was|were|saw|bought|brought|felt"
-    r"|found|gave|left|lost|met|paid|said|sent|slept|spoke|spent|told|won|wrote|began|broke|caught"
-    r"|drank|drove|ate|fell|flew|forgot|grew|kept|knew|rode|sang|sold|swam|taught|threw|woke)\b"
-)
 
 
 def _moment(text: str | None) -> datetime | None:
@@ -104,6 +95,6 @@ def days_about(content: str, created_at: str | None, occurred_at: str | None) ->
     if written is not None:
         for day, due in _dated(content, written).items():
             days[day] = days.get(day, False) or due
-        if not days and _TOLD_PAST.search(content[:MAX_READ_CHARS].casefold()):
+        if not days and tells_past(content[:MAX_READ_CHARS].casefold()):
             days[written] = False  # "Got my flu jab at the health centre", told the day it happened
     return [DayAbout(d.isoformat(), due) for d, due in list(days.items())[:MAX_DAYS]]

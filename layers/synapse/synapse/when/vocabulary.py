@@ -55,3 +55,20 @@ _PAST_WORDS = re.compile(
 def tense_of(lowered: str) -> Tense:
     """A sentence's tense, guessed from its past-tense words (else the future: plans and due dates)."""
     return Tense.PAST if _PAST_WORDS.search(lowered) else Tense.FUTURE
+
+
+# A memory that tells what happened, in the past tense, and names no day of its own is about the day
+# it was written ("Got my flu jab at the health centre", stored that afternoon); one that states a
+# fact ("Lives in Porto", "Allergic to penicillin") is about no day. Wider than a question's past
+# words above: every regular past form (not "need", "speed", "bed") and the common irregular ones,
+# where a question's "booked" or "planned" ("What's booked for Friday?") must not make it past.
+_TOLD_PAST = re.compile(
+    r"\b(?:[a-z]{2,}[^\We]ed|got|came|went|ran|took|made|did|had|was|were|saw|bought|brought|felt"
+    r"|found|gave|left|lost|met|paid|said|sent|slept|spoke|spent|told|won|wrote|began|broke|caught"
+    r"|drank|drove|ate|fell|flew|forgot|grew|kept|knew|rode|sang|sold|swam|taught|threw|woke)\b"
+)
+
+
+def tells_past(lowered: str) -> bool:
+    """Whether a memory's text tells, in the past tense, something that happened."""
+    return _TOLD_PAST.search(lowered) is not None
